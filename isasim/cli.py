@@ -1,0 +1,285 @@
+"""The ``isasim`` command.
+
+    isasim run PROGRAM [--init INIT.json] [--cpu MODEL] [--show tmm0:int32] ...
+    isasim replay TRACE.json ...
+    isasim record PROGRAM --init INIT.json -o OUT.trace.json
+    isasim asm PROGRAM          (listing: address, bytes, text)
+    isasim disasm HEX           (e.g. "c4e2785e c1" or a file with --file)
+
+Exit status: 0 success; 1 a replay found a difference; 2 bad input (one line on
+stderr naming the file, line and rule); 3 the simulated program raised an
+architectural fault (``run``).  Never a traceback: an unexpected internal error
+is reported in one line too (set ISASIM_DEBUG=1 to see the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+from .core.errors import IsasimError
+from .core.isa import get_isa
+from .core.machine import DEFAULT_STEP_LIMIT, Machine
+from .core.render import console, region_grid
+from .core.replay import replay, step_json
+from .core.trace import Init, Trace, load_json, parse_init, parse_trace, read_trace, trace_json, write_trace
+
+EXIT_OK, EXIT_DIFFERENT, EXIT_BAD_INPUT, EXIT_FAULT = 0, 1, 2, 3
+
+
+class UsageError(IsasimError):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse would print usage and exit 2; keep it one line
+        raise UsageError(f"{message} (see 'isasim {self.prog.split()[-1]} --help')"
+                         if " " in self.prog else f"{message} (see 'isasim --help')")
+
+
+def read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise IsasimError("no such file", source=path) from None
+    except IsADirectoryError:
+        raise IsasimError("is a directory, not a file", source=path) from None
+    except UnicodeDecodeError:
+        raise IsasimError("not a UTF-8 text file", source=path) from None
+    except OSError as error:
+        raise IsasimError(f"cannot read ({error.strerror})", source=path) from None
+
+
+def is_trace_file(path: str) -> bool:
+    return path.endswith(".json")
+
+
+def load_program_and_init(args) -> tuple[str, dict, object, Init]:
+    """PROGRAM is assembly (with --init for the initial state) or a trace file."""
+    if is_trace_file(args.program):
+        trace = read_trace(args.program)
+        config = dict(trace.config)
+        text, source, init = "\n".join(trace.program), f"{args.program}:program", trace.init
+        isa_name = trace.isa
+    else:
+        text, source = read_text(args.program), args.program
+        isa_name, config, init = args.isa, {}, Init()
+        if args.init:
+            data = load_json(args.init)
+            try:
+                init = parse_init(data.get("init", data) if isinstance(data, dict) and "format" in data else data)
+            except IsasimError as error:
+                raise error.located(args.init)
+            if isinstance(data, dict) and isinstance(data.get("config"), dict):
+                config.update(data["config"])
+    if getattr(args, "cpu", None):
+        config["cpu"] = args.cpu
+    isa = get_isa(isa_name)
+    config = isa.configure(config)
+    program = isa.assemble(text, source=source)
+    return isa_name, config, program, init
+
+
+def parse_show(specs: list[str]) -> dict[int, str]:
+    from .x86_amx.state import ELEMENT_TYPES  # TODO(arm_sme): let each ISA parse its own views
+
+    types = {}
+    for spec in specs or []:
+        for item in spec.split(","):
+            m = re.fullmatch(r"\s*tmm([0-7])\s*:\s*(\w+)\s*", item)
+            if not m or m.group(2) not in ELEMENT_TYPES:
+                raise UsageError(f"--show {item!r}: expected tmmN:TYPE with TYPE one of {', '.join(ELEMENT_TYPES)}")
+            types[int(m.group(1))] = m.group(2)
+    return types
+
+
+# ---- commands -------------------------------------------------------------------------
+
+
+def cmd_run(args) -> int:
+    isa_name, config, program, init = load_program_and_init(args)
+    element_types = parse_show(args.show)
+    machine = Machine(isa_name, config)
+    machine.load(program, regs=init.regs, memory=init.memory)
+    result = machine.run(args.max_steps)
+    out = console(color=not args.no_color)
+    out.print(f"[bold]{args.program}[/bold]: {result.steps} instructions on {config.get('cpu', isa_name)}")
+    out.print(machine.isa.render_state(machine.state, program, element_types=element_types, hex_values=args.hex))
+    for view in init.views:
+        if args.all_regions or view.name in (args.region or []) or not args.region:
+            out.print(region_grid(machine.memory, view, hex_values=args.hex))
+    if result.fault is not None:
+        out.print(f"[bold red]fault[/bold red] {result.fault.describe()}")
+        return EXIT_FAULT
+    return EXIT_OK
+
+
+def cmd_replay(args) -> int:
+    worst = EXIT_OK
+    out = console(color=not args.no_color)
+    for path in args.traces:
+        trace = read_trace(path)
+        final, diffs = replay(trace, backend=args.backend, max_steps=args.max_steps)
+        if diffs:
+            worst = EXIT_DIFFERENT
+            out.print(f"[bold red]DIFFERENT[/bold red] {path}: {diffs[0].describe()}")
+            for d in diffs[1:args.max_report]:
+                out.print(f"    {d.describe()}")
+            if len(diffs) > args.max_report:
+                out.print(f"    ... {len(diffs) - args.max_report} more")
+        else:
+            out.print(f"[bold green]ok[/bold green] {path} ({final.steps} steps"
+                      + (f", fault {final.fault.kind} at instruction {final.fault.index}" if final.fault else "") + ")")
+    return worst
+
+
+def cmd_record(args) -> int:
+    from .core.backends import get_backend
+
+    isa_name, config, program, init = load_program_and_init(args)
+    backend = get_backend(args.backend, isa_name)
+    final = backend.run(isa_name, config, program, init, max_steps=args.max_steps, keep_records=args.steps)
+    expect: dict = {"fault": None if final.fault is None else {"kind": final.fault.kind, "index": final.fault.index}}
+    expect["regs"] = {k: v for k, v in final.observed.get("regs", {}).items()
+                      if v != init.regs.get(k, 0) or k in init.regs}
+    if "tiles" in final.observed:
+        expect["tiles"] = final.observed["tiles"]
+        expect["tilecfg"] = final.observed["tilecfg"]
+    expect["memory"] = [(address, final.read_memory(address, len(data)))
+                        for address, data, writable in init.memory if writable]
+    lines = [ins.text if ins.undefined is None else ".byte " + ",".join(f"0x{b:02x}" for b in ins.encoding)
+             for ins in program.instructions]
+    labelled = []
+    for ins, line in zip(program.instructions, lines):
+        name = program.label_at(ins.address)
+        labelled.append(f"{name}: {line}" if name else line)
+    trace = Trace(isa_name, labelled, config, args.producer or f"isasim {args.backend}", init, expect,
+                  [step_json(r) for r in final.records] if args.steps else None)
+    # the recorded program must replay to the same result before it is written
+    _final, diffs = replay(parse_trace(json.loads(json.dumps(trace_json(trace))), args.output))
+    if diffs and args.backend == "sim":
+        raise IsasimError(f"the recorded trace does not replay on the simulator ({diffs[0].describe()})")
+    write_trace(trace, args.output, overwrite=args.force)
+    console(color=not args.no_color).print(f"wrote {args.output} ({final.steps} steps)")
+    return EXIT_OK
+
+
+def cmd_asm(args) -> int:
+    isa = get_isa(args.isa)
+    program = isa.assemble(read_text(args.program), source=args.program)
+    if args.hex:
+        print(program.code.hex())
+    else:
+        print(program.listing())
+    return EXIT_OK
+
+
+def cmd_disasm(args) -> int:
+    isa = get_isa(args.isa)
+    if args.file:
+        try:
+            code = Path(args.file).read_bytes()
+        except OSError as error:
+            raise IsasimError(f"cannot read ({error.strerror})", source=args.file) from None
+    else:
+        text = "".join(args.hex or []).replace(" ", "").replace(",", "")
+        text = re.sub(r"0x", "", text)
+        if not text or not re.fullmatch(r"(?:[0-9a-fA-F]{2})+", text):
+            raise UsageError("disasm needs bytes as hex digits, e.g. 'c4e2785ec1' (or --file BINARY)")
+        code = bytes.fromhex(text)
+    program = isa.disassemble(code, base=args.base)
+    for ins in program.instructions:
+        note = f"    # #UD: {ins.undefined}" if ins.undefined else ""
+        print(f"{ins.address:#x}:  {ins.encoding.hex(' '):<30} {ins.text}{note}")
+    return EXIT_OK
+
+
+# ---- argument parsing --------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="isasim", description="Bit-accurate simulator of matrix-engine instruction sets.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def common(p, *, program=True):
+        if program:
+            p.add_argument("program", help="assembly file (.s) or trace file (.json)")
+            p.add_argument("--init", help="initial registers and memory (JSON: {\"regs\":..., \"memory\": [...]})")
+            p.add_argument("--cpu", help="CPU model (sapphire-rapids, emerald-rapids, granite-rapids)")
+        p.add_argument("--isa", default="x86_amx", help="ISA of an assembly file (default x86_amx)")
+        p.add_argument("--max-steps", type=int, default=DEFAULT_STEP_LIMIT, help="step limit (default %(default)s)")
+        p.add_argument("--no-color", action="store_true", help="plain text output")
+
+    p = sub.add_parser("run", help="run a program and print the final state")
+    common(p)
+    p.add_argument("--show", action="append", metavar="tmmN:TYPE",
+                   help="show a tile as int8/uint8/int16/uint16/int32/uint32/bf16/fp16/fp32 (repeatable)")
+    p.add_argument("--hex", action="store_true", help="show tile elements in hex")
+    p.add_argument("--region", action="append", metavar="NAME",
+                   help="show only this named memory region of the init file (repeatable; default: all)")
+    p.set_defaults(func=cmd_run, all_regions=False)
+
+    p = sub.add_parser("replay", help="replay trace files and check their expectations")
+    p.add_argument("traces", nargs="+", metavar="TRACE")
+    p.add_argument("--backend", default="sim")
+    p.add_argument("--max-steps", type=int, default=DEFAULT_STEP_LIMIT)
+    p.add_argument("--max-report", type=int, default=10, help="differences to list per trace")
+    p.add_argument("--no-color", action="store_true")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("record", help="run a program on a backend and write a trace of the result")
+    common(p)
+    p.add_argument("-o", "--output", required=True, help="trace file to write (never overwritten without --force)")
+    p.add_argument("--backend", default="sim")
+    p.add_argument("--producer", help="who produced the expectations (default: the backend)")
+    p.add_argument("--steps", action="store_true", help="also record every step's writes")
+    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    p.set_defaults(func=cmd_record)
+
+    p = sub.add_parser("asm", help="assemble and print a listing")
+    p.add_argument("program")
+    p.add_argument("--isa", default="x86_amx")
+    p.add_argument("--hex", action="store_true", help="print only the bytes")
+    p.set_defaults(func=cmd_asm)
+
+    p = sub.add_parser("disasm", help="disassemble bytes")
+    p.add_argument("hex", nargs="*", help="bytes in hex")
+    p.add_argument("--file", help="a raw binary file instead")
+    p.add_argument("--isa", default="x86_amx")
+    p.add_argument("--base", type=lambda s: int(s, 0), default=None, help="address of the first byte")
+    p.set_defaults(func=cmd_disasm)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "command", None):
+            parser.print_help()
+            return EXIT_BAD_INPUT
+        if getattr(args, "max_steps", 1) is not None and getattr(args, "max_steps", 1) < 1:
+            raise UsageError("--max-steps must be at least 1")
+        return args.func(args)
+    except IsasimError as error:
+        print(f"isasim: error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("isasim: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as error:  # a bug in isasim: still one line, traceback on request
+        if os.environ.get("ISASIM_DEBUG"):
+            raise
+        print(f"isasim: internal error: {error.__class__.__name__}: {error} (set ISASIM_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return 70
+
+
+if __name__ == "__main__":
+    sys.exit(main())

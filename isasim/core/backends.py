@@ -1,0 +1,79 @@
+"""Backends: things that run a program from an initial state and report the final state.
+
+The simulator is one backend; real silicon (x86_amx on an AMX host), QEMU
+(arm_sme) and published golden models are others with the same interface.  A
+differential run is two backends, one program, one initial state, compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .errors import ConfigError
+from .faults import Fault
+from .isa import get_isa
+from .machine import DEFAULT_STEP_LIMIT, Machine, StepRecord
+from .program import Program
+from .trace import Init
+
+
+@dataclass
+class Final:
+    """What a backend observed at the end of a run.
+
+    observed: the ISA's observable state in trace terms, e.g. {"regs": {...},
+              "tiles": {"tmm0": bytes}, "tilecfg": bytes}.
+    memory:   read(address, size) -> bytes | None for the mapped memory at the end.
+    """
+
+    observed: dict
+    memory: object
+    fault: Fault | None
+    steps: int
+    records: list[StepRecord] = field(default_factory=list)
+    machine: Machine | None = None
+
+    def read_memory(self, address: int, size: int) -> bytes | None:
+        if not self.memory.is_mapped(address, size):
+            return None
+        return self.memory.read(address, size)
+
+
+class Backend(Protocol):
+    name: str
+
+    def unavailable_reason(self, isa: str) -> str | None: ...
+    def run(self, isa: str, config: dict, program: Program, init: Init, *,
+            max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Final: ...
+
+
+class SimulatorBackend:
+    """isasim's own semantics."""
+
+    name = "sim"
+
+    def unavailable_reason(self, isa: str) -> str | None:
+        return None
+
+    def run(self, isa: str, config: dict, program: Program, init: Init, *,
+            max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Final:
+        machine = Machine(isa, config)
+        machine.load(program, regs=init.regs, memory=init.memory)
+        result = machine.run(max_steps, keep_records=keep_records)
+        observed = machine.isa.observe(machine.state)
+        return Final(observed, machine.memory, result.fault, result.steps, result.records, machine)
+
+
+BACKENDS: dict[str, Backend] = {"sim": SimulatorBackend()}
+
+
+def get_backend(name: str, isa: str) -> Backend:
+    backend = BACKENDS.get(name)
+    if backend is None:
+        raise ConfigError(f"unknown backend '{name}' (known: {', '.join(BACKENDS)})")
+    reason = backend.unavailable_reason(isa)
+    if reason:
+        raise ConfigError(f"backend '{name}' cannot run {isa} here: {reason}")
+    get_isa(isa)
+    return backend

@@ -1,0 +1,62 @@
+"""The plug-in interface every ISA package implements, and their registry.
+
+An ISA package (``isasim.x86_amx``, later ``isasim.arm_sme`` and
+``isasim.ascend_cube``) provides one object with the methods of :class:`Isa`.
+The core engine (machine, traces, backends, CLI) only talks to that object, so a
+reader who knows one ISA package finds their way in the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Protocol
+
+from .errors import ConfigError
+from .journal import Journal
+from .program import Instruction, Program
+
+
+class State(Protocol):
+    """What the core needs of an ISA's architectural state."""
+
+    pc: int
+
+    def read_register(self, name: str) -> int: ...
+    def write_register(self, name: str, value: int) -> None: ...
+    def register_names(self) -> list[str]: ...
+
+
+class Isa(Protocol):
+    name: str
+    title: str
+    code_base: int  # where assembled code is placed unless told otherwise
+
+    def configure(self, config: dict | None) -> dict: ...
+    def new_state(self, config: dict, journal: Journal) -> State: ...
+    def assemble(self, text: str, source: str = "<input>", base: int | None = None) -> Program: ...
+    def disassemble(self, code: bytes, base: int | None = None) -> Program: ...
+    def observe(self, state: State) -> dict:
+        """The state a trace can check, in trace terms: {"regs": {...}, ...}."""
+        ...
+
+    def render_state(self, state: State, program: Program | None = None, **options: Any) -> Any:
+        """A rich renderable of the whole state (tiles as grids, ...)."""
+        ...
+
+    def execute(self, machine: Any, instruction: Instruction) -> int | None:
+        """Run one instruction; return the next pc, or None when the program ends."""
+        ...
+
+
+# name -> module that defines ``ISA``; imported on first use so the core never
+# depends on an ISA package.
+KNOWN_ISAS = {
+    "x86_amx": "isasim.x86_amx",
+}
+
+
+def get_isa(name: str) -> Isa:
+    module = KNOWN_ISAS.get(name)
+    if module is None:
+        raise ConfigError(f"unknown ISA '{name}' (known: {', '.join(sorted(KNOWN_ISAS))})")
+    return importlib.import_module(module).ISA

@@ -1,0 +1,147 @@
+"""The machine: an ISA's state, memory and a loaded program, stepped one instruction at a time.
+
+``step()`` executes one instruction and returns a :class:`StepRecord` with every
+state write it made (old and new values) or the fault it raised.  ``run()`` steps
+until the program ends, faults, or exceeds its step limit.  Nothing here knows
+which ISA it runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import IsasimError, ProgramError, StepLimitExceeded
+from .faults import Fault
+from .isa import Isa, get_isa
+from .journal import Journal, Write
+from .memory import Memory
+from .program import Instruction, Program
+
+DEFAULT_STEP_LIMIT = 1_000_000
+
+
+@dataclass
+class StepRecord:
+    index: int  # how many instructions ran before this one
+    pc: int
+    instruction: Instruction
+    writes: list[Write] = field(default_factory=list)
+    fault: Fault | None = None
+    halted: bool = False  # the instruction ended the program (x86: RET)
+
+    def describe(self) -> str:
+        head = f"[{self.index}] {self.pc:#x}: {self.instruction.text}"
+        lines = [head] + [f"    {w.describe()}" for w in self.writes]
+        if self.fault is not None:
+            lines.append(f"    fault {self.fault.kind}: {self.fault.rule}")
+        return "\n".join(lines)
+
+
+@dataclass
+class RunResult:
+    steps: int
+    halted: bool
+    fault: Fault | None
+    records: list[StepRecord]
+
+
+class Machine:
+    """One ISA's machine.  ``Machine("x86_amx", {"cpu": "emerald-rapids"})``."""
+
+    def __init__(self, isa: str | Isa = "x86_amx", config: dict | None = None):
+        self.isa: Isa = get_isa(isa) if isinstance(isa, str) else isa
+        self.config = self.isa.configure(config)
+        self.journal = Journal()
+        self.memory = Memory(self.journal)
+        self.state = self.isa.new_state(self.config, self.journal)
+        self.program: Program | None = None
+        self.steps = 0
+        self.halted = False
+        self.fault: Fault | None = None
+
+    # ---- building ----------------------------------------------------------
+    def assemble(self, text: str, source: str = "<input>", base: int | None = None) -> Program:
+        return self.isa.assemble(text, source=source, base=base)
+
+    def load(
+        self,
+        program: Program,
+        *,
+        regs: dict[str, int] | None = None,
+        memory: list[tuple[int, bytes, bool]] | None = None,
+    ) -> None:
+        """Load a program and the initial state: registers by name, and memory regions
+        as (address, bytes, writable).  Memory not given here is unmapped."""
+        if program.isa != self.isa.name:
+            raise IsasimError(f"program is for {program.isa}, machine is {self.isa.name}")
+        self.program = program
+        self.state.pc = program.base
+        for address, data, writable in memory or []:
+            self.memory.map(address, data, writable=writable)
+        for name, value in (regs or {}).items():
+            self.state.write_register(name, value)
+        self.journal.take()
+        self.steps = 0
+        self.halted = False
+        self.fault = None
+
+    # ---- running -------------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        return self.halted or self.fault is not None
+
+    def current_instruction(self) -> Instruction | None:
+        if self.program is None:
+            return None
+        return self.program.at(self.state.pc)
+
+    def step(self) -> StepRecord:
+        if self.program is None:
+            raise ProgramError("no program is loaded")
+        if self.finished:
+            raise ProgramError("the program has already ended" + (" with a fault" if self.fault else ""))
+        pc = self.state.pc
+        if pc == self.program.end:
+            # Falling off the end of the code is the same as the final RET: the
+            # silicon backend places a RET there.
+            self.halted = True
+            raise ProgramError("the program has already ended")
+        instruction = self.program.at(pc)
+        if instruction is None:
+            raise ProgramError(f"pc {pc:#x} is not the start of an instruction of the program")
+        self.journal.take()
+        record = StepRecord(self.steps, pc, instruction)
+        try:
+            next_pc = self.isa.execute(self, instruction)
+        except Fault as fault:
+            fault.index, fault.pc, fault.instruction = instruction.index, pc, instruction.text
+            Exception.__init__(fault, fault.describe())
+            self.fault = record.fault = fault
+        else:
+            if next_pc is None or next_pc == self.program.end:
+                self.halted = record.halted = True
+                next_pc = self.program.end if next_pc is None else next_pc
+            self.state.pc = next_pc
+        record.writes = self.journal.take()
+        self.steps += 1
+        return record
+
+    def run(self, max_steps: int = DEFAULT_STEP_LIMIT, *, keep_records: bool = False) -> RunResult:
+        """Step until the program ends or faults.  More than ``max_steps`` steps is an error."""
+        records: list[StepRecord] = []
+        if self.program is not None and self.state.pc == self.program.end:
+            self.halted = True
+        self.journal.enabled = keep_records
+        try:
+            while not self.finished:
+                if self.steps >= max_steps:
+                    raise StepLimitExceeded(
+                        f"the run exceeded its step limit of {max_steps} instructions "
+                        f"(pc {self.state.pc:#x}); raise it with --max-steps if the program really needs more"
+                    )
+                record = self.step()
+                if keep_records:
+                    records.append(record)
+        finally:
+            self.journal.enabled = True
+        return RunResult(self.steps, self.halted, self.fault, records)

@@ -1,0 +1,114 @@
+"""Sparse byte memory made of mapped regions.
+
+Only what a program's initial state maps exists: any access that is not wholly
+inside mapped regions raises :class:`MemoryFault` naming the first byte that is
+not covered.  Regions may be read-only, so a store to them faults as a write to a
+read-only page would.  Values are little-endian, as on both x86 and AArch64.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+from .errors import TraceFormatError
+from .faults import MemoryFault
+from .journal import Journal
+
+ADDRESS_LIMIT = 1 << 64
+
+
+@dataclass
+class Region:
+    start: int
+    data: bytearray
+    writable: bool = True
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.data)
+
+
+class Memory:
+    def __init__(self, journal: Journal | None = None) -> None:
+        self.regions: list[Region] = []  # sorted by start, never overlapping
+        self.journal = journal if journal is not None else Journal()
+
+    # ---- mapping -------------------------------------------------------
+    def map(self, start: int, data: bytes | bytearray | int, *, writable: bool = True) -> Region:
+        """Map a region at ``start`` holding ``data`` (or that many zero bytes)."""
+        content = bytearray(data) if not isinstance(data, int) else bytearray(data)
+        if start < 0 or start + len(content) > ADDRESS_LIMIT:
+            raise TraceFormatError(f"region {start:#x}+{len(content)} is outside the 64-bit address space")
+        if not content:
+            raise TraceFormatError(f"region at {start:#x} is empty")
+        region = Region(start, content, writable)
+        for other in self.regions:
+            if start < other.end and other.start < region.end:
+                raise TraceFormatError(
+                    f"region {start:#x}..{region.end:#x} overlaps region {other.start:#x}..{other.end:#x}"
+                )
+        bisect.insort(self.regions, region, key=lambda r: r.start)
+        return region
+
+    def _region_at(self, address: int) -> Region | None:
+        i = bisect.bisect_right(self.regions, address, key=lambda r: r.start) - 1
+        if i >= 0 and address < self.regions[i].end:
+            return self.regions[i]
+        return None
+
+    def _pieces(self, address: int, size: int, access: str):
+        """Split [address, address+size) into (region, offset, length) pieces or fault."""
+        pieces = []
+        cursor, remaining = address, size
+        while remaining > 0:
+            region = self._region_at(cursor % ADDRESS_LIMIT)
+            if region is None:
+                raise MemoryFault(cursor % ADDRESS_LIMIT, size, access)
+            if access == "write" and not region.writable:
+                raise MemoryFault(cursor % ADDRESS_LIMIT, size, access, why="is read-only")
+            offset = cursor - region.start
+            length = min(remaining, region.end - cursor)
+            pieces.append((region, offset, length))
+            cursor += length
+            remaining -= length
+        return pieces
+
+    def is_mapped(self, address: int, size: int, access: str = "read") -> bool:
+        try:
+            self._pieces(address, size, access)
+        except MemoryFault:
+            return False
+        return True
+
+    # ---- access ----------------------------------------------------------
+    def read(self, address: int, size: int) -> bytes:
+        out = bytearray()
+        for region, offset, length in self._pieces(address, size, "read"):
+            out += region.data[offset : offset + length]
+        return bytes(out)
+
+    def write(self, address: int, data: bytes) -> None:
+        pieces = self._pieces(address, len(data), "write")  # fault before changing anything
+        old = self.read(address, len(data)) if self.journal.enabled else b""
+        pos = 0
+        for region, offset, length in pieces:
+            region.data[offset : offset + length] = data[pos : pos + length]
+            pos += length
+        self.journal.record("mem", address, old, bytes(data))
+
+    def read_int(self, address: int, size: int, *, signed: bool = False) -> int:
+        return int.from_bytes(self.read(address, size), "little", signed=signed)
+
+    def write_int(self, address: int, size: int, value: int) -> None:
+        self.write(address, (value % (1 << (8 * size))).to_bytes(size, "little"))
+
+    # ---- snapshots ---------------------------------------------------------
+    def snapshot(self) -> list[tuple[int, bytes, bool]]:
+        return [(r.start, bytes(r.data), r.writable) for r in self.regions]
+
+    def copy(self) -> "Memory":
+        twin = Memory()
+        for start, data, writable in self.snapshot():
+            twin.map(start, data, writable=writable)
+        return twin

@@ -1,0 +1,93 @@
+"""Rich views shared by every ISA: typed element grids, register tables, step records.
+
+Floating-point elements are stored as bit patterns; they are shown as the exact
+value they encode (shortest repr that round-trips), or as hex on request, never
+through a lossy host conversion of a computed result.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from . import numerics
+
+FLOAT_KINDS = ("bf16", "fp16", "fp32")
+
+
+def element_text(bits: int, kind: str, *, hex_digits: int | None = None) -> str:
+    """One element as text: ints in decimal, floats as their value, or hex if hex_digits is given."""
+    if hex_digits is not None:
+        return f"{int(bits) % (1 << (4 * hex_digits)):0{hex_digits}x}"
+    if kind == "int":
+        return str(int(bits))
+    value = {"bf16": numerics.bf16_bits_to_float, "fp16": numerics.fp16_bits_to_float,
+             "fp32": numerics.fp32_bits_to_float}[kind](int(bits))
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == 0:
+        return "-0" if math.copysign(1, value) < 0 else "0"
+    if value == int(value) and abs(value) < 1e9:
+        return str(int(value))
+    return f"{value:.6g}"
+
+
+def grid(values: np.ndarray, kind: str, *, title: str = "", hex_digits: int | None = None,
+         changed: np.ndarray | None = None, max_columns: int = 64) -> Table:
+    """A rows x columns table of elements; ``changed`` marks cells to highlight."""
+    rows, cols = values.shape if values.ndim == 2 else (0, 0)
+    table = Table(title=title, show_header=True, header_style="bold", box=None, pad_edge=False,
+                  title_justify="left", padding=(0, 1))
+    table.add_column("", style="dim", justify="right")
+    shown = min(cols, max_columns)
+    for c in range(shown):
+        table.add_column(str(c), justify="right")
+    if cols > shown:
+        table.add_column("…")
+    for r in range(rows):
+        cells = []
+        for c in range(shown):
+            text = element_text(values[r, c], kind, hex_digits=hex_digits)
+            style = "bold yellow" if changed is not None and changed[r, c] else ""
+            cells.append(Text(text, style=style))
+        if cols > shown:
+            cells.append(Text("…"))
+        table.add_row(str(r), *cells)
+    return table
+
+
+def key_value_table(title: str, rows: list[tuple[str, str]], *, highlight: set[str] | None = None) -> Table:
+    table = Table(title=title, box=None, show_header=False, title_justify="left", padding=(0, 1))
+    table.add_column(style="bold")
+    table.add_column()
+    for key, value in rows:
+        style = "bold yellow" if highlight and key in highlight else ""
+        table.add_row(key, Text(value, style=style))
+    return table
+
+
+def console(*, color: bool | None = None, width: int | None = None) -> Console:
+    return Console(highlight=False, no_color=color is False, width=width, soft_wrap=False)
+
+
+_REGION_DTYPES = {"int8": (np.int8, "int"), "uint8": (np.uint8, "int"), "int16": (np.int16, "int"),
+                  "uint16": (np.uint16, "int"), "int32": (np.int32, "int"), "uint32": (np.uint32, "int"),
+                  "int64": (np.int64, "int"), "uint64": (np.uint64, "int"),
+                  "bf16": (np.uint16, "bf16"), "fp16": (np.uint16, "fp16"), "fp32": (np.uint32, "fp32")}
+
+
+def region_grid(memory, view, *, hex_values: bool = False) -> Table:
+    """A named memory region (from an init file) as a typed grid."""
+    dtype, kind = _REGION_DTYPES[view.element]
+    rows, cols = view.shape
+    raw = memory.read(view.address, rows * cols * np.dtype(dtype).itemsize)
+    values = np.frombuffer(raw, dtype=dtype).reshape(rows, cols)
+    digits = 2 * np.dtype(dtype).itemsize if hex_values else None
+    return grid(values, kind, title=f"{view.name} @ {view.address:#x}  {rows}x{cols} {view.element}",
+                hex_digits=digits)

@@ -1,0 +1,122 @@
+"""Replaying a trace: run its program from its initial state and check every expectation.
+
+The first difference is what a user needs: ``check`` returns the differences
+in the order a reader would want them (per-step records first, then the fault,
+then registers, tiles and memory), each naming the location and both values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .backends import Final, get_backend
+from .isa import get_isa
+from .machine import DEFAULT_STEP_LIMIT
+from .trace import Trace, normalise_fault_kind, write_value
+
+
+@dataclass
+class Difference:
+    where: str  # e.g. "expect.regs.rax", "step 3 (tdpbusd ...): tile tmm0[2]"
+    expected: str
+    actual: str
+
+    def describe(self) -> str:
+        return f"{self.where}: expected {self.expected}, got {self.actual}"
+
+
+def _show(value) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, (bytes, bytearray)):
+        text = bytes(value).hex()
+        return text if len(text) <= 64 else text[:64] + f"... ({len(value)} bytes)"
+    if isinstance(value, int):
+        return hex(value)
+    return str(value)
+
+
+def _first_byte_difference(expected: bytes, actual: bytes) -> str:
+    for i, (e, a) in enumerate(zip(expected, actual)):
+        if e != a:
+            return f" (first difference at byte {i}: {e:#04x} vs {a:#04x})"
+    return ""
+
+
+def check(trace: Trace, final: Final) -> list[Difference]:
+    diffs: list[Difference] = []
+    if trace.steps is not None and final.records is not None:
+        diffs += check_steps(trace.steps, final)
+    expect = trace.expect
+    if "fault" in expect:
+        want = expect["fault"]
+        got = None if final.fault is None else {"kind": final.fault.kind, "index": final.fault.index}
+        if want is None and got is not None:
+            diffs.append(Difference("expect.fault", "no fault", f"{got['kind']} at instruction {got['index']}: {final.fault.rule}"))
+        elif want is not None and (got is None or got["kind"] != want["kind"] or
+                                   (want.get("index") is not None and got["index"] != want["index"])):
+            where = "" if want.get("index") is None else f" at instruction {want['index']}"
+            diffs.append(Difference("expect.fault", f"{want['kind']}{where}",
+                                    "no fault" if got is None else f"{got['kind']} at instruction {got['index']}"))
+    for name, value in expect.get("regs", {}).items():
+        actual = final.observed.get("regs", {}).get(name)
+        if actual != value:
+            diffs.append(Difference(f"expect.regs.{name}", _show(value), _show(actual)))
+    for name, value in expect.get("tiles", {}).items():
+        actual = final.observed.get("tiles", {}).get(name)
+        if actual != value:
+            extra = _first_byte_difference(value, actual) if actual is not None else " (tile not configured)"
+            diffs.append(Difference(f"expect.tiles.{name}", _show(value), _show(actual) + extra))
+    if "tilecfg" in expect and final.observed.get("tilecfg") != expect["tilecfg"]:
+        diffs.append(Difference("expect.tilecfg", _show(expect["tilecfg"]), _show(final.observed.get("tilecfg"))))
+    for address, data in expect.get("memory", []):
+        actual = final.read_memory(address, len(data))
+        if actual != data:
+            extra = _first_byte_difference(data, actual) if actual is not None else " (not mapped)"
+            diffs.append(Difference(f"expect.memory[{address:#x}]", _show(data), _show(actual) + extra))
+    return diffs
+
+
+def step_json(record) -> dict:
+    out = {"index": record.index, "pc": hex(record.pc), "text": record.instruction.text,
+           "writes": [{"kind": w.kind, "where": write_value(w.where), "old": write_value(w.old),
+                       "new": write_value(w.new)} for w in record.writes]}
+    if record.fault is not None:
+        out["fault"] = {"kind": record.fault.kind, "rule": record.fault.rule}
+    return out
+
+
+def check_steps(steps: list[dict], final: Final) -> list[Difference]:
+    """Compare recorded per-step writes with the run's; stop at the first diverging step."""
+    records = final.records
+    for i, want in enumerate(steps):
+        label = f"steps[{i}]"
+        if i >= len(records):
+            return [Difference(label, f"a step ({want.get('text', '?')})", "the run had ended")]
+        rec = records[i]
+        label = f"step {i} ({rec.instruction.text})"
+        got = {(w.kind, str(write_value(w.where))): write_value(w.new) for w in rec.writes}
+        exp = {(w.get("kind"), str(w.get("where"))): w.get("new") for w in want.get("writes", [])}
+        for key in list(exp) + [k for k in got if k not in exp]:
+            if exp.get(key) != got.get(key):
+                return [Difference(f"{label}: {key[0]} {key[1]}", _show(exp.get(key)), _show(got.get(key)))]
+        want_fault = want.get("fault")
+        if (want_fault is None) != (rec.fault is None) or (
+            want_fault and normalise_fault_kind(want_fault.get("kind", "")) != rec.fault.kind
+        ):
+            return [Difference(f"{label}: fault", _show(want_fault and want_fault.get("kind")),
+                               _show(rec.fault and rec.fault.kind))]
+    if len(records) > len(steps):
+        rec = records[len(steps)]
+        return [Difference(f"steps[{len(steps)}]", "the run to end", f"another step ({rec.instruction.text})")]
+    return []
+
+
+def replay(trace: Trace, backend: str = "sim", max_steps: int = DEFAULT_STEP_LIMIT) -> tuple[Final, list[Difference]]:
+    isa = get_isa(trace.isa)
+    config = isa.configure(trace.config)
+    program = isa.assemble("\n".join(trace.program), source=f"{trace.source}:program")
+    final = get_backend(backend, trace.isa).run(trace.isa, config, program, trace.init, max_steps=max_steps,
+                                                keep_records=trace.steps is not None)
+    return final, check(trace, final)
+

@@ -1,0 +1,359 @@
+"""The trace file format ``isasim-trace/1``: read, write, and check expectations.
+
+One JSON object per file::
+
+    {
+      "format":   "isasim-trace/1",
+      "isa":      "x86_amx",
+      "config":   {"cpu": "emerald-rapids"},
+      "producer": "where the expectations came from",
+      "program":  ["assembly line", ...],
+      "init":     {"regs": {"rdi": "0x10000000"},
+                   "memory": [{"addr": "0x10000000", "hex": "00ff..", "readonly": false}]},
+      "expect":   {"regs": {...}, "memory": [{"addr": ..., "hex": ...}],
+                   "fault": null | {"kind": "#UD", "index": 3},
+                   "tiles": {"tmm0": "hex of rows x colsb bytes"}, "tilecfg": "hex of 64 bytes"},
+      "steps":    [{"index": 0, "pc": "0x400000", "text": "...", "writes": [...], "fault": ...}]
+    }
+
+Integers are JSON numbers or "0x" strings.  ``expect`` lists only what is
+checked.  Memory not in ``init`` is unmapped.  A memory region may instead of
+``hex`` give ``size`` (zero-filled) or ``type`` and ``values`` (little-endian
+elements: int8 ... uint64, bf16, fp16, fp32 from numbers), which is convenient
+in hand-written init files.  Unknown keys are ignored, so later versions can add
+optional keys; a breaking change would bump the version.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import TraceFormatError
+
+FORMAT = "isasim-trace/1"
+MAX_REGION = 1 << 30  # 1 GiB: a larger region in a trace is almost certainly a typo
+
+_INT_TYPES = {"int8": (1, True), "uint8": (1, False), "int16": (2, True), "uint16": (2, False),
+              "int32": (4, True), "uint32": (4, False), "int64": (8, True), "uint64": (8, False)}
+_FLOAT_TYPES = ("bf16", "fp16", "fp32")
+_ELEMENT_SIZES = {**{k: v[0] for k, v in _INT_TYPES.items()}, "bf16": 2, "fp16": 2, "fp32": 4}
+
+
+@dataclass
+class RegionView:
+    """How to show a memory region: its name, element type and rows x columns."""
+
+    name: str
+    address: int
+    element: str
+    shape: tuple[int, int]
+
+
+@dataclass
+class Init:
+    regs: dict[str, int] = field(default_factory=dict)
+    memory: list[tuple[int, bytes, bool]] = field(default_factory=list)  # (addr, bytes, writable)
+    views: list[RegionView] = field(default_factory=list)
+
+
+@dataclass
+class Trace:
+    isa: str
+    program: list[str]
+    config: dict = field(default_factory=dict)
+    producer: str = ""
+    init: Init = field(default_factory=Init)
+    expect: dict = field(default_factory=dict)
+    steps: list[dict] | None = None
+    source: str = "<trace>"
+
+
+# ---- reading --------------------------------------------------------------------
+
+
+def _fail(where: str, message: str) -> TraceFormatError:
+    return TraceFormatError(f"{where}: {message}")
+
+
+def parse_int(value: Any, where: str, *, bits: int | None = 64, signed: bool = False) -> int:
+    if isinstance(value, bool):
+        raise _fail(where, f"expected an integer, got {json.dumps(value)}")
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str):
+        text = value.strip().lower().replace("_", "")
+        try:
+            if text.startswith(("0x", "-0x")):
+                number = int(text, 16)
+            elif text.lstrip("-").isdigit():
+                number = int(text, 10)
+            else:
+                raise ValueError
+        except ValueError:
+            raise _fail(where, f"'{value}' is not an integer (use a number or a \"0x\" string)") from None
+    else:
+        raise _fail(where, f"expected an integer, got {json.dumps(value)[:40]}")
+    if bits is not None:
+        low = -(1 << (bits - 1)) if signed else 0
+        high = (1 << bits) - 1
+        if not low <= number <= high:
+            raise _fail(where, f"{value} does not fit in {bits} bits")
+    return number
+
+
+def parse_hex(value: Any, where: str) -> bytes:
+    if not isinstance(value, str):
+        raise _fail(where, "expected a hex string")
+    text = "".join(value.split())
+    if len(text) % 2:
+        raise _fail(where, "hex string has an odd number of digits")
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        raise _fail(where, "not a hex string") from None
+
+
+def _encode_values(kind: str, values: Any, where: str) -> bytes:
+    from . import numerics  # imported here: trace reading must not need numpy work up front
+
+    if not isinstance(values, list):
+        raise _fail(where, "values must be a list")
+    out = bytearray()
+    for i, v in enumerate(values):
+        at = f"{where}[{i}]"
+        if kind in _INT_TYPES:
+            size, signed = _INT_TYPES[kind]
+            n = parse_int(v, at, bits=size * 8, signed=signed)
+            out += (n % (1 << (size * 8))).to_bytes(size, "little")
+        else:
+            if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+                raise _fail(at, f"expected a number, got {json.dumps(v)[:40]}")
+            try:
+                x = float(v)
+            except ValueError:
+                raise _fail(at, f"'{v}' is not a number") from None
+            if kind == "fp32":
+                out += int(numerics.float_to_fp32_bits(x)).to_bytes(4, "little")
+            elif kind == "bf16":
+                out += int(numerics.float_to_bf16_bits(x)).to_bytes(2, "little")
+            else:
+                out += int(numerics.float_to_fp16_bits(x)).to_bytes(2, "little")
+    return bytes(out)
+
+
+def parse_region(entry: Any, where: str) -> tuple[int, bytes, bool]:
+    return parse_region_and_view(entry, where)[0]
+
+
+def parse_region_and_view(entry: Any, where: str) -> tuple[tuple[int, bytes, bool], RegionView | None]:
+    """A region and, if it has a "name", how to show it ("type" and "shape" [rows, cols])."""
+    if not isinstance(entry, dict):
+        raise _fail(where, "a memory region must be an object with addr and hex")
+    if "addr" not in entry:
+        raise _fail(where, "missing 'addr'")
+    address = parse_int(entry["addr"], f"{where}.addr")
+    given = [k for k in ("hex", "size", "values") if k in entry]
+    if len(given) != 1:
+        raise _fail(where, "give exactly one of 'hex', 'size', or 'type' with 'values'")
+    if "hex" in entry:
+        data = parse_hex(entry["hex"], f"{where}.hex")
+    elif "size" in entry:
+        size = parse_int(entry["size"], f"{where}.size")
+        if size > MAX_REGION:
+            raise _fail(f"{where}.size", f"{size} bytes is more than the {MAX_REGION >> 20} MiB limit per region")
+        data = bytes(size)
+    kind = entry.get("type")
+    if (kind is not None or "values" in entry) and kind not in _INT_TYPES and kind not in _FLOAT_TYPES:
+        raise _fail(f"{where}.type", f"unknown element type {json.dumps(kind)} "
+                    f"(known: {', '.join(list(_INT_TYPES) + list(_FLOAT_TYPES))})")
+    if "values" in entry:
+        data = _encode_values(kind, entry["values"], f"{where}.values")
+    if not data:
+        raise _fail(where, "region is empty")
+    if address + len(data) > 1 << 64:
+        raise _fail(where, "region runs past the end of the 64-bit address space")
+    readonly = entry.get("readonly", False)
+    if not isinstance(readonly, bool):
+        raise _fail(f"{where}.readonly", "must be true or false")
+    view = None
+    if "name" in entry:
+        name = entry["name"]
+        if not isinstance(name, str) or not name:
+            raise _fail(f"{where}.name", "must be a non-empty string")
+        element = kind or "uint8"
+        size = _ELEMENT_SIZES[element]
+        count = len(data) // size
+        shape = entry.get("shape", [1, count])
+        if (not isinstance(shape, list) or len(shape) != 2 or not all(isinstance(n, int) and n > 0 for n in shape)
+                or shape[0] * shape[1] * size > len(data)):
+            raise _fail(f"{where}.shape", f"must be [rows, columns] fitting in {count} {element} elements")
+        view = RegionView(name, address, element, (shape[0], shape[1]))
+    return (address, data, not readonly), view
+
+
+def parse_init(data: Any, where: str = "init") -> Init:
+    if data is None:
+        return Init()
+    if not isinstance(data, dict):
+        raise _fail(where, "must be an object with 'regs' and 'memory'")
+    regs_in = data.get("regs", {})
+    if not isinstance(regs_in, dict):
+        raise _fail(f"{where}.regs", "must be an object mapping register names to values")
+    regs = {}
+    for name, value in regs_in.items():
+        regs[str(name).lower()] = parse_int(value, f"{where}.regs.{name}")
+    memory_in = data.get("memory", [])
+    if not isinstance(memory_in, list):
+        raise _fail(f"{where}.memory", "must be a list of regions")
+    parsed = [parse_region_and_view(entry, f"{where}.memory[{i}]") for i, entry in enumerate(memory_in)]
+    memory = [region for region, _view in parsed]
+    views = [view for _region, view in parsed if view is not None]
+    ordered = sorted(memory, key=lambda r: r[0])
+    for (a, da, _), (b, _db, _) in zip(ordered, ordered[1:]):
+        if a + len(da) > b:
+            raise _fail(f"{where}.memory", f"regions at {a:#x} and {b:#x} overlap")
+    return Init(regs, memory, views)
+
+
+def parse_trace(data: Any, source: str = "<trace>") -> Trace:
+    if not isinstance(data, dict):
+        raise TraceFormatError("a trace must be a JSON object", source=source)
+    try:
+        fmt = data.get("format")
+        if fmt != FORMAT:
+            raise _fail("format", f"expected \"{FORMAT}\", got {json.dumps(fmt)[:40]}")
+        isa = data.get("isa")
+        if not isinstance(isa, str):
+            raise _fail("isa", "missing or not a string")
+        program = data.get("program")
+        if not isinstance(program, list) or not all(isinstance(line, str) for line in program):
+            raise _fail("program", "must be a list of assembly lines (strings)")
+        config = data.get("config", {}) or {}
+        if not isinstance(config, dict):
+            raise _fail("config", "must be an object")
+        producer = data.get("producer", "")
+        if not isinstance(producer, str):
+            raise _fail("producer", "must be a string")
+        init = parse_init(data.get("init"))
+        expect = data.get("expect", {}) or {}
+        if not isinstance(expect, dict):
+            raise _fail("expect", "must be an object")
+        checked = {}
+        if "regs" in expect:
+            if not isinstance(expect["regs"], dict):
+                raise _fail("expect.regs", "must be an object")
+            checked["regs"] = {str(k).lower(): parse_int(v, f"expect.regs.{k}") for k, v in expect["regs"].items()}
+        if "memory" in expect:
+            if not isinstance(expect["memory"], list):
+                raise _fail("expect.memory", "must be a list of regions")
+            checked["memory"] = [parse_region(e, f"expect.memory[{i}]")[:2] for i, e in enumerate(expect["memory"])]
+        if "fault" in expect:
+            fault = expect["fault"]
+            if fault is not None:
+                if not isinstance(fault, dict) or not isinstance(fault.get("kind"), str):
+                    raise _fail("expect.fault", "must be null or {\"kind\": \"#UD\", \"index\": N}")
+                fault = {"kind": normalise_fault_kind(fault["kind"]),
+                         "index": parse_int(fault.get("index"), "expect.fault.index") if "index" in fault else None}
+            checked["fault"] = fault
+        if "tiles" in expect:
+            if not isinstance(expect["tiles"], dict):
+                raise _fail("expect.tiles", "must be an object mapping tile names to hex")
+            checked["tiles"] = {str(k).lower(): parse_hex(v, f"expect.tiles.{k}") for k, v in expect["tiles"].items()}
+        if "tilecfg" in expect:
+            checked["tilecfg"] = parse_hex(expect["tilecfg"], "expect.tilecfg")
+        steps = data.get("steps")
+        if steps is not None and not (isinstance(steps, list) and all(isinstance(s, dict) for s in steps)):
+            raise _fail("steps", "must be a list of step objects")
+    except TraceFormatError as error:
+        raise error.located(source)
+    return Trace(isa, program, config, producer, init, checked, steps, source)
+
+
+def load_json(path: str | Path) -> Any:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TraceFormatError("no such file", source=str(path)) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise TraceFormatError(f"cannot read: {error.__class__.__name__}", source=str(path)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TraceFormatError(f"not valid JSON ({error.msg})", source=str(path), line=error.lineno) from None
+    except RecursionError:
+        raise TraceFormatError("JSON nested too deeply", source=str(path)) from None
+
+
+def read_trace(path: str | Path) -> Trace:
+    return parse_trace(load_json(path), source=str(path))
+
+
+def normalise_fault_kind(kind: str) -> str:
+    kind = kind.strip()
+    return kind if kind.startswith("#") or not kind.isupper() or len(kind) > 3 else f"#{kind}"
+
+
+# ---- writing --------------------------------------------------------------------
+
+
+def hex_int(value: int) -> str:
+    return f"{value:#x}"
+
+
+def region_json(address: int, data: bytes, writable: bool = True, view: RegionView | None = None) -> dict:
+    entry = {"addr": hex_int(address), "hex": data.hex()}
+    if not writable:
+        entry["readonly"] = True
+    if view is not None:
+        entry.update({"name": view.name, "type": view.element, "shape": list(view.shape)})
+    return entry
+
+
+def write_value(v: Any) -> Any:
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).hex()
+    if isinstance(v, int):
+        return hex_int(v)
+    return v
+
+
+def _view_at(init: Init, address: int) -> RegionView | None:
+    return next((v for v in init.views if v.address == address), None)
+
+
+def trace_json(trace: Trace) -> dict:
+    out: dict[str, Any] = {"format": FORMAT, "isa": trace.isa, "config": trace.config,
+                           "producer": trace.producer, "program": trace.program,
+                           "init": {"regs": {k: hex_int(v) for k, v in trace.init.regs.items()},
+                                    "memory": [region_json(*r, _view_at(trace.init, r[0]))
+                                               for r in trace.init.memory]}}
+    expect: dict[str, Any] = {}
+    for key, value in trace.expect.items():
+        if key == "regs":
+            expect["regs"] = {k: hex_int(v) for k, v in value.items()}
+        elif key == "memory":
+            expect["memory"] = [region_json(a, d) for a, d in value]
+        elif key == "tiles":
+            expect["tiles"] = {k: v.hex() for k, v in value.items()}
+        elif key == "tilecfg":
+            expect["tilecfg"] = value.hex()
+        else:
+            expect[key] = value
+    out["expect"] = expect
+    if trace.steps is not None:
+        out["steps"] = trace.steps
+    return out
+
+
+def write_trace(trace: Trace, path: str | Path, *, overwrite: bool = False) -> None:
+    p = Path(path)
+    if p.exists() and not overwrite:
+        raise TraceFormatError("already exists; refusing to overwrite it (pass --force to replace it)",
+                               source=str(path))
+    p.write_text(json.dumps(trace_json(trace), indent=1) + "\n", encoding="utf-8")
+
+

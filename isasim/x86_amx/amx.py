@@ -1,0 +1,554 @@
+"""The Intel AMX instructions: one definition per form.
+
+Each form is declared by the row of the Intel SDM's opcode table (instruction,
+opcode, operand encoding, CPUID feature) and one semantics function that reads
+like the SDM's Operation section.  The decoder, encoder, assembler,
+disassembler and ``isasim explain`` are all driven by these declarations; the
+function's docstring is the text ``explain`` prints.
+
+Where the SDM is silent, the semantics follow what was measured on Emerald Rapids
+silicon (rows beyond the configured shape are zeroed; start_row is reset by every
+tile instruction; a #PF leaves start_row at the faulting row; the TDPBF16PS lane
+structure with its DAZ/FTZ/NaN rules).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..core import numerics
+from ..core.errors import AssemblyError
+from ..core.faults import Fault
+from .context import GP, UD, X86Context
+from .encoding import VexOpcode, encode_memory, vex3
+from .operands import Mem, Reg
+from .registers import tile_number
+from .state import BYTES_PER_ROW, MAX_ROWS, MAX_TILES, TileConfig
+
+# ---------------------------------------------------------------------------
+# Form declarations
+# ---------------------------------------------------------------------------
+
+# Operand kinds in the SDM's instruction column: tile registers and the two
+# memory operand shapes AMX uses.
+_OPERAND_KINDS = {"tmm1": "tmm", "tmm2": "tmm", "tmm3": "tmm", "sibmem": "sibmem", "m512": "m512"}
+# Where each operand lives, from the SDM's "Instruction Operand Encoding" table.
+_OPERAND_FIELDS = ("ModRM:reg", "ModRM:r/m", "VEX.vvvv")
+
+
+@dataclass
+class AmxForm:
+    syntax: str  # the SDM's instruction column, e.g. "TILELOADD tmm1, sibmem"
+    opcode: VexOpcode
+    operand_encoding: tuple[str, ...]  # e.g. ("ModRM:reg (w)", "ModRM:r/m (r)")
+    feature: str  # the CPUID feature flag
+    semantics: Callable = field(repr=False)
+    summary: str = ""
+
+    @property
+    def mnemonic(self) -> str:
+        return self.syntax.split()[0].lower()
+
+    @property
+    def operand_names(self) -> tuple[str, ...]:
+        rest = self.syntax.split(None, 1)[1:] or [""]
+        return tuple(o.strip() for o in rest[0].split(",") if o.strip())
+
+    @property
+    def operand_kinds(self) -> tuple[str, ...]:
+        return tuple(_OPERAND_KINDS[name] for name in self.operand_names)
+
+    @property
+    def operand_fields(self) -> tuple[str, ...]:
+        return tuple(enc.split(" (")[0] for enc in self.operand_encoding)
+
+    @property
+    def doc(self) -> str:
+        return (self.semantics.__doc__ or "").strip()
+
+    def field_of(self, where: str) -> int | None:
+        """Index of the operand encoded in ``where`` (one of _OPERAND_FIELDS), if any."""
+        fields = self.operand_fields
+        return fields.index(where) if where in fields else None
+
+    # ---- encode ---------------------------------------------------------------
+    def encode(self, operands: tuple) -> bytes:
+        """Encode this form with ``operands`` (Reg/Mem in assembly order)."""
+        op = self.opcode
+        reg_field = op.modrm.reg or 0
+        vvvv = 0
+        R = X = B = 0
+        modrm_bytes = b""
+        for kind, where, operand in zip(self.operand_kinds, self.operand_fields, operands):
+            if kind == "tmm" and where == "ModRM:reg":
+                reg_field = tile_number(operand.name)
+            elif kind == "tmm" and where == "VEX.vvvv":
+                vvvv = tile_number(operand.name)
+        rm_index = self.field_of("ModRM:r/m")
+        if rm_index is not None and self.operand_kinds[rm_index] != "tmm":
+            modrm_bytes, X, B = encode_memory(
+                operands[rm_index], reg_field, require_sib=self.operand_kinds[rm_index] == "sibmem"
+            )
+        elif rm_index is not None:
+            number = tile_number(operands[rm_index].name)
+            modrm_bytes = bytes([0xC0 | (reg_field << 3) | number])
+        else:
+            rm = op.modrm.rm or 0
+            modrm_bytes = bytes([0xC0 | (reg_field << 3) | rm])
+        return vex3(R, X, B, op.map, op.W, vvvv, op.L, op.pp) + bytes([op.opcode]) + modrm_bytes
+
+    def format(self, operands: tuple) -> str:
+        """Canonical text, as ``objdump -M intel`` prints it."""
+        if not operands:
+            return self.mnemonic
+        return f"{self.mnemonic} " + ",".join(str(o) for o in operands)
+
+    # ---- execute ----------------------------------------------------------------
+    def execute(self, cpu: X86Context, operands: tuple) -> None:
+        cpu.require_feature(self.feature, self.mnemonic)
+        args = [tile_number(o.name) if isinstance(o, Reg) else o for o in operands]
+        self.semantics(cpu, *args)
+
+
+FORMS: list[AmxForm] = []
+
+
+def instruction(syntax: str, opcode: str, encoding: tuple[str, ...], feature: str):
+    """Declare an AMX instruction form: the SDM table row, then its semantics."""
+
+    def declare(semantics: Callable) -> Callable:
+        doc = (semantics.__doc__ or "").strip()
+        form = AmxForm(syntax, VexOpcode.parse(opcode), encoding, feature, semantics, doc.split("\n")[0])
+        FORMS.append(form)
+        return semantics
+
+    return declare
+
+
+# ---------------------------------------------------------------------------
+# Shared pseudocode helpers (the SDM's names)
+# ---------------------------------------------------------------------------
+
+
+def check_tiles_configured(cpu: X86Context, mnemonic: str) -> None:
+    if not cpu.state.tilecfg.configured:
+        raise UD(f"{mnemonic}: tiles are not configured (TILECFG palette is 0; run LDTILECFG first)")
+
+
+def check_tile_valid(cpu: X86Context, t: int, mnemonic: str) -> None:
+    """A tile is usable only if its rows and colsb are both non-zero."""
+    rows, colsb = cpu.state.tile_shape(t)
+    if t >= cpu.model.max_names or rows == 0 or colsb == 0:
+        raise UD(f"{mnemonic}: tmm{t} is not configured (rows={rows}, colsb={colsb})")
+
+
+def check_colsb_dword_multiple(cpu: X86Context, t: int, mnemonic: str) -> None:
+    colsb = cpu.state.tilecfg.colsb[t]
+    if colsb % 4:
+        raise UD(f"{mnemonic}: tmm{t}.colsb={colsb} is not a multiple of 4")
+
+
+def check_start_row(cpu: X86Context, t: int, mnemonic: str) -> None:
+    start, rows = cpu.state.tilecfg.start_row, cpu.state.tilecfg.rows[t]
+    if start >= rows:
+        raise UD(f"{mnemonic}: start_row={start} is not below tmm{t}.rows={rows}")
+
+
+def zero_tilecfg_start(cpu: X86Context) -> None:
+    cpu.state.set_start_row(0)
+
+
+def tile_rows_as_written(current: np.ndarray, rows: int, colsb: int, values: np.ndarray) -> np.ndarray:
+    """write_row_and_zero for rows 0..rows-1 plus zero_upper_rows: the whole 16x64 image."""
+    image = np.zeros((MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
+    image[:rows, :colsb] = values.view(np.uint8).reshape(rows, colsb)
+    return image
+
+
+def row_addresses(cpu: X86Context, mem: Mem):
+    """TILELOADD/TILESTORED addressing: row r is at base + disp + r * (index << scale)."""
+    start = cpu.effective_address(Mem(base=mem.base, disp=mem.disp))
+    stride = 0
+    if mem.index and mem.index != "riz":
+        stride = cpu.state.read_register(mem.index) * mem.scale  # a signed 64-bit stride wraps the same
+    return start, stride
+
+
+# ---------------------------------------------------------------------------
+# AMX-TILE: configuration
+# ---------------------------------------------------------------------------
+
+
+@instruction("LDTILECFG m512", "VEX.128.NP.0F38.W0 49 !(11):000:bbb", ("ModRM:r/m (r)",), "AMX-TILE")
+def ldtilecfg(cpu: X86Context, m512: Mem) -> None:
+    """Load the tile configuration from 64 bytes of memory.
+
+    Palette 0 returns the tiles to the INIT state (as TILERELEASE).  Otherwise the
+    configuration is checked and any violation raises #GP with no state changed;
+    a valid configuration is loaded and ALL tile data is zeroed.  start_row is
+    loaded as given.  colsb need not be a multiple of 4 here: that is checked when
+    a tile is used.
+
+        mem := read 64 bytes at m512
+        if mem.palette == 0: TILES_CONFIGURED := 0; zero all tile data
+        else:
+            #GP if palette > max_palette, reserved bytes 2-15 != 0,
+                bytes 32-47 (colsb of tiles >= max_names) != 0, bytes 56-63 != 0,
+                colsb[t] > bytes_per_row, rows[t] > max_rows,
+                or exactly one of rows[t], colsb[t] is 0
+            TILECFG := mem; zero all tile data; TILES_CONFIGURED := 1
+    """
+    image = cpu.read_memory(cpu.effective_address(m512), 64)
+    model = cpu.model
+    palette = image[0]
+    if palette == 0:
+        cpu.state.set_tilecfg(TileConfig())
+        cpu.state.zero_all_tiles()
+        return
+    if palette > model.max_palette:
+        raise GP(f"ldtilecfg: palette {palette} is not supported (max_palette is {model.max_palette})")
+    for offset in list(range(2, 16)) + list(range(32, 48)) + list(range(56, 64)):
+        if image[offset]:
+            raise GP(f"ldtilecfg: reserved byte {offset} of the configuration is {image[offset]:#04x}, not 0")
+    config = TileConfig.from_bytes(image)
+    for t in range(MAX_TILES):
+        rows, colsb = config.rows[t], config.colsb[t]
+        if colsb > model.bytes_per_row:
+            raise GP(f"ldtilecfg: tmm{t}.colsb={colsb} exceeds bytes_per_row={model.bytes_per_row}")
+        if rows > model.max_rows:
+            raise GP(f"ldtilecfg: tmm{t}.rows={rows} exceeds max_rows={model.max_rows}")
+        if (rows == 0) != (colsb == 0):
+            raise GP(f"ldtilecfg: tmm{t} has rows={rows} but colsb={colsb}; both must be 0 or both non-zero")
+    cpu.state.set_tilecfg(config)
+    cpu.state.zero_all_tiles()
+
+
+@instruction("STTILECFG m512", "VEX.128.66.0F38.W0 49 !(11):000:bbb", ("ModRM:r/m (w)",), "AMX-TILE")
+def sttilecfg(cpu: X86Context, m512: Mem) -> None:
+    """Store the tile configuration to 64 bytes of memory.
+
+    Stores palette, start_row, colsb[0..7] and rows[0..7] with every reserved byte
+    zero; when the tiles are not configured it stores 64 zero bytes.
+    """
+    cpu.write_memory(cpu.effective_address(m512), cpu.state.tilecfg.to_bytes())
+
+
+@instruction("TILERELEASE", "VEX.128.NP.0F38.W0 49 C0", (), "AMX-TILE")
+def tilerelease(cpu: X86Context) -> None:
+    """Return the tiles to the INIT state: TILECFG becomes all zero and all tile data is zeroed.
+
+    Allowed when the tiles are already released.
+    """
+    cpu.state.set_tilecfg(TileConfig())
+    cpu.state.zero_all_tiles()
+
+
+# ---------------------------------------------------------------------------
+# AMX-TILE: data movement
+# ---------------------------------------------------------------------------
+
+
+@instruction("TILEZERO tmm1", "VEX.128.F2.0F38.W0 49 11:rrr:000", ("ModRM:reg (w)",), "AMX-TILE")
+def tilezero(cpu: X86Context, tdest: int) -> None:
+    """Zero all 16 rows x 64 bytes of tdest, whatever its configured shape, and reset start_row.
+
+        #UD if tiles are not configured or tdest is not configured (rows or colsb 0)
+        zero all max_rows x bytes_per_row bytes of tdest
+        zero_tilecfg_start()
+
+    TILEZERO does not check colsb % 4 nor start_row < rows (both measured on silicon).
+    """
+    check_tiles_configured(cpu, "tilezero")
+    check_tile_valid(cpu, tdest, "tilezero")
+    cpu.state.write_tile(tdest, np.zeros((MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8))
+    zero_tilecfg_start(cpu)
+
+
+def tile_load(cpu: X86Context, tdest: int, sibmem: Mem, mnemonic: str) -> None:
+    check_tiles_configured(cpu, mnemonic)
+    check_tile_valid(cpu, tdest, mnemonic)
+    check_colsb_dword_multiple(cpu, tdest, mnemonic)
+    check_start_row(cpu, tdest, mnemonic)
+    rows, colsb = cpu.state.tile_shape(tdest)
+    base, stride = row_addresses(cpu, sibmem)
+    start = cpu.state.tilecfg.start_row
+    image = cpu.state.tiles[tdest].copy()
+    image[start:] = 0  # zero_upper_rows(tdest, start): rows below start_row are kept
+    try:
+        while start < rows:
+            image[start, :colsb] = np.frombuffer(cpu.read_memory(base + start * stride, colsb), dtype=np.uint8)
+            start += 1
+    except Fault:
+        # A #PF is restartable: the rows already loaded stay, and start_row names
+        # the row that faulted so the instruction resumes there.
+        cpu.state.write_tile(tdest, image)
+        cpu.state.set_start_row(start)
+        raise
+    cpu.state.write_tile(tdest, image)
+    zero_tilecfg_start(cpu)
+
+
+@instruction(
+    "TILELOADD tmm1, sibmem", "VEX.128.F2.0F38.W0 4B !(11):rrr:100", ("ModRM:reg (w)", "ModRM:r/m (r)"), "AMX-TILE"
+)
+def tileloadd(cpu: X86Context, tdest: int, sibmem: Mem) -> None:
+    """Load tdest row by row from memory: row r comes from base + disp + r * stride, stride = index << scale.
+
+        #UD if tiles or tdest are not configured, tdest.colsb % 4 != 0, or start_row >= tdest.rows
+        start := start_row
+        zero_upper_rows(tdest, start)           # rows below start_row keep their data
+        while start < tdest.rows:
+            write_row_and_zero(tdest, start, read_memory(base + start*stride, tdest.colsb), tdest.colsb)
+            start := start + 1                  # on #PF: start_row := start (the faulting row)
+        zero_tilecfg_start()
+
+    The memory operand must use a SIB byte; with no index register (riz) the
+    stride is 0 and every row is read from the same address.  Bytes beyond colsb
+    and rows beyond tdest.rows are zeroed.
+    """
+    tile_load(cpu, tdest, sibmem, "tileloadd")
+
+
+@instruction(
+    "TILELOADDT1 tmm1, sibmem", "VEX.128.66.0F38.W0 4B !(11):rrr:100", ("ModRM:reg (w)", "ModRM:r/m (r)"), "AMX-TILE"
+)
+def tileloaddt1(cpu: X86Context, tdest: int, sibmem: Mem) -> None:
+    """TILELOADD with a hint that the data is not reused soon (T1 locality); the result is identical.
+
+    Architecturally the same as TILELOADD in every respect, faults included
+    (measured: loads exactly the same data on silicon).
+    """
+    tile_load(cpu, tdest, sibmem, "tileloaddt1")
+
+
+@instruction(
+    "TILESTORED sibmem, tmm1", "VEX.128.F3.0F38.W0 4B !(11):rrr:100", ("ModRM:r/m (w)", "ModRM:reg (r)"), "AMX-TILE"
+)
+def tilestored(cpu: X86Context, sibmem: Mem, tsrc: int) -> None:
+    """Store the configured rows of tsrc to memory: colsb bytes of row r go to base + disp + r * stride.
+
+        #UD if tiles or tsrc are not configured, tsrc.colsb % 4 != 0, or start_row >= tsrc.rows
+        start := start_row
+        while start < tsrc.rows:
+            write_memory(base + start*stride, tsrc.row[start], tsrc.colsb)
+            start := start + 1                  # on #PF: start_row := start (the faulting row)
+        zero_tilecfg_start()
+
+    Exactly colsb bytes are written per row; nothing else in memory is touched.
+    """
+    mnemonic = "tilestored"
+    check_tiles_configured(cpu, mnemonic)
+    check_tile_valid(cpu, tsrc, mnemonic)
+    check_colsb_dword_multiple(cpu, tsrc, mnemonic)
+    check_start_row(cpu, tsrc, mnemonic)
+    rows, colsb = cpu.state.tile_shape(tsrc)
+    base, stride = row_addresses(cpu, sibmem)
+    start = cpu.state.tilecfg.start_row
+    try:
+        while start < rows:
+            cpu.write_memory(base + start * stride, cpu.state.tiles[tsrc, start, :colsb].tobytes())
+            start += 1
+    except Fault:
+        cpu.state.set_start_row(start)
+        raise
+    zero_tilecfg_start(cpu)
+
+
+# ---------------------------------------------------------------------------
+# TMUL: dot products
+# ---------------------------------------------------------------------------
+
+
+def check_tmul_shapes(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: int, tsrc2: int) -> tuple[int, int, int]:
+    """The checks every TMUL instruction makes; returns (M, K, N) in dwords.
+
+        #UD if tiles are not configured, or any two of the three tiles are the same register,
+            or any of them is not configured, or any colsb is not a multiple of 4,
+            or tsrcdest.colsb != tsrc2.colsb, tsrcdest.rows != tsrc1.rows,
+            tsrc1.colsb / 4 != tsrc2.rows, K > tmul_maxk or N > tmul_maxn
+    """
+    check_tiles_configured(cpu, mnemonic)
+    if len({tsrcdest, tsrc1, tsrc2}) != 3:
+        raise UD(f"{mnemonic}: the three tile registers must differ (tmm{tsrcdest}, tmm{tsrc1}, tmm{tsrc2})")
+    for t in (tsrcdest, tsrc1, tsrc2):
+        check_tile_valid(cpu, t, mnemonic)
+    for t in (tsrcdest, tsrc1, tsrc2):
+        check_colsb_dword_multiple(cpu, t, mnemonic)
+    cfg = cpu.state.tilecfg
+    if cfg.colsb[tsrcdest] != cfg.colsb[tsrc2]:
+        raise UD(f"{mnemonic}: C=tmm{tsrcdest}.colsb={cfg.colsb[tsrcdest]} differs from B=tmm{tsrc2}.colsb={cfg.colsb[tsrc2]}")
+    if cfg.rows[tsrcdest] != cfg.rows[tsrc1]:
+        raise UD(f"{mnemonic}: C=tmm{tsrcdest}.rows={cfg.rows[tsrcdest]} differs from A=tmm{tsrc1}.rows={cfg.rows[tsrc1]}")
+    if cfg.colsb[tsrc1] // 4 != cfg.rows[tsrc2]:
+        raise UD(
+            f"{mnemonic}: A=tmm{tsrc1}.colsb/4={cfg.colsb[tsrc1] // 4} differs from B=tmm{tsrc2}.rows={cfg.rows[tsrc2]}"
+        )
+    M, K, N = cfg.rows[tsrcdest], cfg.colsb[tsrc1] // 4, cfg.colsb[tsrcdest] // 4
+    if K > cpu.model.tmul_maxk:
+        raise UD(f"{mnemonic}: K={K} exceeds tmul_maxk={cpu.model.tmul_maxk}")
+    if N * 4 > cpu.model.tmul_maxn:
+        raise UD(f"{mnemonic}: N={N} dwords exceeds tmul_maxn={cpu.model.tmul_maxn} bytes")
+    return M, K, N
+
+
+def tile_dwords(cpu: X86Context, t: int, rows: int, dwords: int) -> np.ndarray:
+    """The first ``rows`` x ``dwords`` dwords of tile t as uint32 (bytes beyond are never read)."""
+    return np.ascontiguousarray(cpu.state.tiles[t, :rows, : dwords * 4]).view(np.uint32)
+
+
+def integer_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: int, tsrc2: int,
+                        a_signed: bool, b_signed: bool) -> None:
+    """DPBD: C[m][n] += sum over k and i<4 of ext(A[m].byte[4k+i]) * ext(B[k].byte[4n+i]), mod 2^32."""
+    M, K, N = check_tmul_shapes(cpu, mnemonic, tsrcdest, tsrc1, tsrc2)
+    a_type = np.int8 if a_signed else np.uint8
+    b_type = np.int8 if b_signed else np.uint8
+    A = tile_dwords(cpu, tsrc1, M, K).view(a_type).reshape(M, K, 4).astype(np.int64)
+    B = tile_dwords(cpu, tsrc2, K, N).view(b_type).reshape(K, N, 4).astype(np.int64)
+    C = tile_dwords(cpu, tsrcdest, M, N).view(np.int32).astype(np.int64)
+    # Every partial sum is exact in int64 (|sum| < 2^37); the hardware's 32-bit
+    # accumulator wraps, and with wrap-around the order of the additions cannot
+    # be observed, so one reduction followed by one wrap is the same thing.
+    total = C + np.einsum("mki,kni->mn", A, B)
+    result = (total & 0xFFFFFFFF).astype(np.uint32)
+    cpu.state.write_tile(tsrcdest, tile_rows_as_written(cpu.state.tiles[tsrcdest], M, N * 4, result))
+    zero_tilecfg_start(cpu)
+
+
+_TMUL_RMV = ("ModRM:reg (r, w)", "ModRM:r/m (r)", "VEX.vvvv (r)")
+
+
+@instruction("TDPBSSD tmm1, tmm2, tmm3", "VEX.128.F2.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8")
+def tdpbssd(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
+    """Dot product of signed bytes of tmm2 (A) with signed bytes of tmm3 (B), four per dword, accumulated into the int32 elements of tmm1 (C) with wrap-around.
+
+        for m < C.rows, n < C.colsb/4:
+            for k < A.colsb/4:
+                C[m].dword[n] += sext(A[m].byte[4k+i]) * sext(B[k].byte[4n+i])  for i = 0..3
+        (32-bit two's-complement wrap-around, never saturation)
+        zero bytes of C beyond colsb and rows beyond C.rows; zero_tilecfg_start()
+    """
+    integer_dot_product(cpu, "tdpbssd", tsrcdest, tsrc1, tsrc2, a_signed=True, b_signed=True)
+
+
+@instruction("TDPBSUD tmm1, tmm2, tmm3", "VEX.128.F3.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8")
+def tdpbsud(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
+    """Dot product of signed bytes of tmm2 (A) with unsigned bytes of tmm3 (B), accumulated into the int32 elements of tmm1 (C) with wrap-around.
+
+        C[m].dword[n] += sext(A[m].byte[4k+i]) * zext(B[k].byte[4n+i])   (mod 2^32)
+    """
+    integer_dot_product(cpu, "tdpbsud", tsrcdest, tsrc1, tsrc2, a_signed=True, b_signed=False)
+
+
+@instruction("TDPBUSD tmm1, tmm2, tmm3", "VEX.128.66.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8")
+def tdpbusd(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
+    """Dot product of unsigned bytes of tmm2 (A) with signed bytes of tmm3 (B), accumulated into the int32 elements of tmm1 (C) with wrap-around.
+
+        C[m].dword[n] += zext(A[m].byte[4k+i]) * sext(B[k].byte[4n+i])   (mod 2^32)
+    """
+    integer_dot_product(cpu, "tdpbusd", tsrcdest, tsrc1, tsrc2, a_signed=False, b_signed=True)
+
+
+@instruction("TDPBUUD tmm1, tmm2, tmm3", "VEX.128.NP.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8")
+def tdpbuud(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
+    """Dot product of unsigned bytes of tmm2 (A) with unsigned bytes of tmm3 (B), accumulated into the int32 elements of tmm1 (C) with wrap-around.
+
+        C[m].dword[n] += zext(A[m].byte[4k+i]) * zext(B[k].byte[4n+i])   (mod 2^32)
+    """
+    integer_dot_product(cpu, "tdpbuud", tsrcdest, tsrc1, tsrc2, a_signed=False, b_signed=False)
+
+
+def float_pair_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: int, tsrc2: int,
+                           widen: Callable[[np.ndarray], np.ndarray]) -> None:
+    """The TDPBF16PS / TDPFP16PS lane structure, for all outputs at once.
+
+        for m < C.rows, n < C.colsb/4:
+            E := +0.0; O := +0.0                      # two fp32 lanes, fresh per element
+            for k < A.colsb/4 (in increasing k):
+                E := FMA32(E, A[m].h[2k],   B[k].h[2n])     # even lane: bits 15:0 of each dword
+                O := FMA32(O, A[m].h[2k+1], B[k].h[2n+1])   # odd lane:  bits 31:16
+            C[m].fp32[n] := ADD32(C[m].fp32[n], ADD32(E, O))
+    """
+    M, K, N = check_tmul_shapes(cpu, mnemonic, tsrcdest, tsrc1, tsrc2)
+    A = widen(tile_dwords(cpu, tsrc1, M, K).view(np.uint16).reshape(M, K, 2))  # fp32 bits
+    B = widen(tile_dwords(cpu, tsrc2, K, N).view(np.uint16).reshape(K, N, 2))
+    C = tile_dwords(cpu, tsrcdest, M, N)
+    lanes = np.zeros((M, N, 2), dtype=np.uint32)  # [..., 0] = E, [..., 1] = O, both +0.0
+    for k in range(K):
+        lanes = numerics.tmul_fma32(lanes, A[:, k, None, :], B[None, k, :, :])
+        # (A[:, k] broadcast over n, B[k] broadcast over m: every output's two lanes at once)
+    T = numerics.tmul_add32(lanes[..., 0], lanes[..., 1])
+    result = numerics.tmul_add32(C, T)
+    cpu.state.write_tile(tsrcdest, tile_rows_as_written(cpu.state.tiles[tsrcdest], M, N * 4, result))
+    zero_tilecfg_start(cpu)
+
+
+@instruction("TDPBF16PS tmm1, tmm2, tmm3", "VEX.128.F3.0F38.W0 5C 11:rrr:bbb", _TMUL_RMV, "AMX-BF16")
+def tdpbf16ps(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
+    """Dot product of bf16 pairs of tmm2 (A) and tmm3 (B), accumulated into the fp32 elements of tmm1 (C).
+
+        for m < C.rows, n < C.colsb/4:
+            E := +0.0; O := +0.0                      # two fp32 lanes, fresh for every element
+            for k < A.colsb/4, in increasing k:
+                E := FMA32(E, A[m].bf16[2k],   B[k].bf16[2n])      # even lane
+                O := FMA32(O, A[m].bf16[2k+1], B[k].bf16[2n+1])    # odd lane
+            C[m].fp32[n] := ADD32(C[m].fp32[n], ADD32(E, O))
+
+    FMA32 computes acc + a*b exactly and rounds once (RNE); ADD32 rounds once (RNE).
+    Inputs that are denormal are treated as zero (sign kept); results that are
+    tiny after rounding become zero with the sign of the exact result.  NaN: in
+    FMA32 a NaN a wins, then b, then the accumulator, quieted; in ADD32 the first
+    operand wins (E over O, C over the sum); inf*0 and inf-inf give 0xFFC00000.
+    MXCSR is neither read nor written.  This is the SDM pseudocode, and what
+    Emerald Rapids silicon does (not the Intrinsics Guide's sequential
+    accumulation into C).
+    """
+    float_pair_dot_product(cpu, "tdpbf16ps", tsrcdest, tsrc1, tsrc2, numerics.bf16_to_fp32)
+
+
+@instruction("TDPFP16PS tmm1, tmm2, tmm3", "VEX.128.F2.0F38.W0 5C 11:rrr:bbb", _TMUL_RMV, "AMX-FP16")
+def tdpfp16ps(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
+    """Dot product of fp16 pairs of tmm2 (A) and tmm3 (B), accumulated into the fp32 elements of tmm1 (C).
+
+    The same lane structure and rounding rules as TDPBF16PS, with each fp16
+    element widened exactly to fp32 first.  Granite Rapids only (AMX-FP16);
+    on Sapphire and Emerald Rapids it is #UD.
+    """
+    float_pair_dot_product(cpu, "tdpfp16ps", tsrcdest, tsrc1, tsrc2, numerics.fp16_to_fp32)
+
+
+# ---------------------------------------------------------------------------
+# Lookup tables derived from the declarations
+# ---------------------------------------------------------------------------
+
+BY_MNEMONIC: dict[str, AmxForm] = {f.mnemonic: f for f in FORMS}
+# (map, opcode byte, pp) -> forms sharing it (LDTILECFG and TILERELEASE share NP 49)
+BY_OPCODE: dict[tuple[int, int, int], list[AmxForm]] = {}
+for _form in FORMS:
+    BY_OPCODE.setdefault((_form.opcode.map, _form.opcode.opcode, _form.opcode.pp), []).append(_form)
+AMX_OPCODE_BYTES = {(m, o) for (m, o, _pp) in BY_OPCODE}
+
+
+def check_operands(form: AmxForm, operands: tuple) -> None:
+    """Reject operands this form does not take (the assembler's job, GNU as's rules)."""
+    names = form.operand_names
+    if len(operands) != len(names):
+        raise AssemblyError(f"{form.mnemonic} takes {len(names)} operand(s) ({', '.join(names) or 'none'}), got {len(operands)}")
+    for kind, name, operand in zip(form.operand_kinds, names, operands):
+        if kind == "tmm":
+            if not (isinstance(operand, Reg) and tile_number(operand.name) is not None):
+                raise AssemblyError(f"{form.mnemonic}: operand {name} must be a tile register tmm0-tmm7, not '{operand}'")
+        else:
+            if not isinstance(operand, Mem):
+                raise AssemblyError(f"{form.mnemonic}: operand {name} must be a memory operand, not '{operand}'")
+            if operand.base == "rip":
+                raise AssemblyError(f"{form.mnemonic}: rip-relative addressing cannot be used here")
+            if operand.size not in (None,) and kind == "sibmem":
+                raise AssemblyError(f"{form.mnemonic}: the memory operand takes no size")
+    if form.mnemonic.startswith("tdp"):
+        tiles = [o.name for o in operands]
+        if len(set(tiles)) != 3:
+            # GNU as refuses these; silicon raises #UD for the raw bytes.
+            raise AssemblyError(f"{form.mnemonic}: all three tile registers must be different")

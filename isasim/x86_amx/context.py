@@ -1,0 +1,62 @@
+"""What an x86 semantics function sees: the state, memory and CPU model, plus the fault constructors.
+
+The helpers are named after the SDM's pseudocode vocabulary so that semantics
+read like the manual: ``cpu.read_memory(address, n)``, ``raise UD("...")``.
+"""
+
+from __future__ import annotations
+
+from ..core.faults import Fault, MemoryFault
+from ..core.memory import Memory
+from .cpu import CpuModel
+from .operands import Mem
+from .state import X86AmxState
+
+ADDRESS_MASK = (1 << 64) - 1
+
+
+def UD(rule: str) -> Fault:
+    """#UD, invalid opcode: the instruction is undefined in this state or encoding."""
+    return Fault("#UD", rule)
+
+
+def GP(rule: str) -> Fault:
+    """#GP(0), general protection: e.g. an invalid tile configuration."""
+    return Fault("#GP", rule)
+
+
+def PF(fault: MemoryFault) -> Fault:
+    """#PF, page fault: a memory access to an address no mapped region covers."""
+    return Fault("#PF", fault.rule, address=fault.address, access=fault.access)
+
+
+class X86Context:
+    def __init__(self, state: X86AmxState, memory: Memory, model: CpuModel):
+        self.state = state
+        self.memory = memory
+        self.model = model
+
+    def effective_address(self, mem: Mem, *, index_times: int = 1) -> int:
+        """base + index*scale + disp, wrapped to 64 bits."""
+        address = mem.disp
+        if mem.base:
+            address += self.state.read_register(mem.base)
+        if mem.index and mem.index != "riz":
+            address += self.state.read_register(mem.index) * mem.scale
+        return address & ADDRESS_MASK
+
+    def read_memory(self, address: int, size: int) -> bytes:
+        try:
+            return self.memory.read(address & ADDRESS_MASK, size)
+        except MemoryFault as fault:
+            raise PF(fault) from None
+
+    def write_memory(self, address: int, data: bytes) -> None:
+        try:
+            self.memory.write(address & ADDRESS_MASK, data)
+        except MemoryFault as fault:
+            raise PF(fault) from None
+
+    def require_feature(self, feature: str, mnemonic: str) -> None:
+        if feature not in self.model.features:
+            raise UD(f"{mnemonic} needs {feature}, which {self.model.name} does not have")

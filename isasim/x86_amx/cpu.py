@@ -1,0 +1,48 @@
+"""CPU models: which AMX features each Xeon generation has.
+
+An instruction whose feature the selected model lacks raises #UD, as it does on
+that silicon (TDPFP16PS on Emerald Rapids was measured to #UD).  The palette-1
+limits below are what CPUID leaves 0x1D and 0x1E report on every model so far.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class CpuModel:
+    name: str
+    title: str
+    features: frozenset[str]
+    # CPUID.(1DH,1): palette 1
+    max_palette: int = 1
+    max_names: int = 8
+    bytes_per_row: int = 64
+    max_rows: int = 16
+    # CPUID.(1EH,0): TMUL limits
+    tmul_maxk: int = 16
+    tmul_maxn: int = 64
+
+
+_AMX_BASE = frozenset({"AMX-TILE", "AMX-INT8", "AMX-BF16"})
+
+CPU_MODELS = {
+    m.name: m
+    for m in (
+        CpuModel("sapphire-rapids", "4th Gen Xeon Scalable (Sapphire Rapids)", _AMX_BASE),
+        CpuModel("emerald-rapids", "5th Gen Xeon Scalable (Emerald Rapids)", _AMX_BASE),
+        CpuModel("granite-rapids", "Xeon 6 P-core (Granite Rapids)", _AMX_BASE | {"AMX-FP16"}),
+    )
+}
+
+DEFAULT_CPU = "emerald-rapids"
+
+
+def cpu_model(name: str) -> CpuModel:
+    model = CPU_MODELS.get(name)
+    if model is None:
+        raise ConfigError(f"unknown CPU model '{name}' (known: {', '.join(CPU_MODELS)})")
+    return model

@@ -1,0 +1,76 @@
+"""x86 operands as the assembler parses them and the decoder produces them.
+
+Printing follows ``objdump -M intel`` so that isasim's disassembly can be
+compared with GNU binutils text for text: registers by name, immediates and
+displacements in hex, memory as ``SIZE PTR [base+index*scale+disp]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SIZE_NAMES = {1: "BYTE", 2: "WORD", 4: "DWORD", 8: "QWORD", 16: "XMMWORD", 32: "YMMWORD", 64: "ZMMWORD"}
+
+
+@dataclass(frozen=True)
+class Reg:
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Imm:
+    value: int  # as written (may be negative); encoders reduce it to the field width
+    bits: int = 0  # width of the encoded field once known (8, 16, 32, 64); 0 = not yet
+
+    def __str__(self) -> str:
+        if self.bits:
+            return hex(self.value % (1 << self.bits))
+        return hex(self.value) if self.value >= 0 else f"-{-self.value:#x}"
+
+
+@dataclass(frozen=True)
+class Mem:
+    base: str | None = None
+    index: str | None = None
+    scale: int = 1
+    disp: int = 0
+    size: int | None = None  # operand size in bytes when written or implied (QWORD PTR -> 8)
+    show_size: bool = True  # objdump omits the size for LEA and AMX memory operands
+
+    def address_text(self) -> str:
+        parts = ""
+        if self.base:
+            parts = self.base
+        if self.index:
+            parts += ("+" if parts else "") + f"{self.index}*{self.scale}"
+        if self.disp or not parts:
+            if not parts:
+                parts = f"{self.disp % (1 << 64):#x}"
+            elif self.disp < 0:
+                parts += f"-{-self.disp:#x}"
+            else:
+                parts += f"+{self.disp:#x}"
+        return f"[{parts}]"
+
+    def __str__(self) -> str:
+        text = self.address_text()
+        if self.show_size and self.size in SIZE_NAMES:
+            text = f"{SIZE_NAMES[self.size]} PTR {text}"
+        return text
+
+
+@dataclass(frozen=True)
+class Target:
+    """A branch target: an absolute address, with the label it was written as."""
+
+    address: int
+    label: str | None = None
+
+    def __str__(self) -> str:
+        return self.label if self.label else hex(self.address)
+
+
+Operand = Reg | Imm | Mem | Target

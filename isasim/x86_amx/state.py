@@ -1,0 +1,204 @@
+"""Architectural state of an x86-64 core with AMX: GPRs, RIP, RFLAGS, TILECFG and tmm0-7.
+
+Every write goes through an accessor that records it in the journal, so a step
+reports exactly what it changed.  Tile data is kept as the full 8 x 16 x 64 bytes
+the hardware holds (XTILEDATA), including the bytes beyond a tile's configured
+shape, because instructions zero those and XSAVE-based comparisons see them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.errors import IsasimError
+from ..core.journal import Journal
+from .registers import GPR_VIEWS, GPR64, TILE_REGISTERS
+
+MAX_TILES = 8  # palette 1: max_names
+MAX_ROWS = 16  # palette 1: max_rows
+BYTES_PER_ROW = 64  # palette 1: bytes_per_row
+TILECFG_BYTES = 64
+
+# RFLAGS bits the scalar subset computes (the "status flags").
+CF, PF, AF, ZF, SF, OF = 1 << 0, 1 << 2, 1 << 4, 1 << 6, 1 << 7, 1 << 11
+STATUS_FLAGS = CF | PF | AF | ZF | SF | OF
+FLAG_NAMES = {"CF": CF, "PF": PF, "AF": AF, "ZF": ZF, "SF": SF, "OF": OF}
+RFLAGS_RESET = 0x202  # bit 1 is always 1; IF is set in a Linux user process
+
+
+@dataclass
+class TileConfig:
+    """The TILECFG register (palette 1 layout, 64 bytes).
+
+    byte 0: palette; byte 1: start_row; bytes 16-31: colsb[0..7] as 16-bit
+    little-endian values; bytes 48-55: rows[0..7].  Everything else is reserved
+    and must be zero.  Palette 0 is the INIT state: tiles not configured.
+    """
+
+    palette: int = 0
+    start_row: int = 0
+    colsb: list[int] = field(default_factory=lambda: [0] * MAX_TILES)
+    rows: list[int] = field(default_factory=lambda: [0] * MAX_TILES)
+
+    @property
+    def configured(self) -> bool:
+        return self.palette != 0
+
+    def to_bytes(self) -> bytes:
+        image = bytearray(TILECFG_BYTES)
+        if not self.configured:
+            return bytes(image)  # STTILECFG of the INIT state stores 64 zero bytes
+        image[0] = self.palette
+        image[1] = self.start_row
+        for t in range(MAX_TILES):
+            image[16 + 2 * t : 18 + 2 * t] = self.colsb[t].to_bytes(2, "little")
+            image[48 + t] = self.rows[t]
+        return bytes(image)
+
+    @classmethod
+    def from_bytes(cls, image: bytes) -> "TileConfig":
+        """Read the fields; the caller has already checked the reserved bytes."""
+        return cls(
+            palette=image[0],
+            start_row=image[1],
+            colsb=[int.from_bytes(image[16 + 2 * t : 18 + 2 * t], "little") for t in range(MAX_TILES)],
+            rows=[image[48 + t] for t in range(MAX_TILES)],
+        )
+
+    def copy(self) -> "TileConfig":
+        return TileConfig(self.palette, self.start_row, list(self.colsb), list(self.rows))
+
+
+class X86AmxState:
+    def __init__(self, journal: Journal | None = None):
+        self.journal = journal if journal is not None else Journal()
+        self.gpr = [0] * 16
+        self.rip = 0
+        self.rflags = RFLAGS_RESET
+        self.tilecfg = TileConfig()
+        self.tiles = np.zeros((MAX_TILES, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
+
+    # ---- the core's State protocol -------------------------------------------
+    @property
+    def pc(self) -> int:
+        return self.rip
+
+    @pc.setter
+    def pc(self, value: int) -> None:
+        self.rip = value
+
+    def register_names(self) -> list[str]:
+        return list(GPR64) + ["rip", "rflags"]
+
+    def read_register(self, name: str) -> int:
+        name = name.lower()
+        if name == "rip":
+            return self.rip
+        if name == "rflags":
+            return self.rflags
+        view = GPR_VIEWS.get(name)
+        if view is None:
+            raise IsasimError(f"unknown register '{name}'")
+        return (self.gpr[view.number] & view.mask) >> view.shift
+
+    def write_register(self, name: str, value: int) -> None:
+        name = name.lower()
+        if name == "rip":
+            self.rip = value % (1 << 64)
+            return
+        if name == "rflags":
+            self.set_rflags(value)
+            return
+        view = GPR_VIEWS.get(name)
+        if view is None:
+            raise IsasimError(f"unknown register '{name}'")
+        value %= 1 << view.bits
+        old = self.gpr[view.number]
+        if view.bits == 32:
+            new = value  # 32-bit writes zero-extend to 64 bits
+        else:
+            new = (old & ~view.mask) | (value << view.shift)
+        self.gpr[view.number] = new
+        self.journal.record("reg", GPR64[view.number], old, new)
+
+    def set_rflags(self, value: int) -> None:
+        value = (value | 0x2) % (1 << 64)
+        self.journal.record("flags", "rflags", self.rflags, value)
+        self.rflags = value
+
+    def flag(self, bit: int) -> bool:
+        return bool(self.rflags & bit)
+
+    # ---- TILECFG --------------------------------------------------------------
+    def set_tilecfg(self, config: TileConfig) -> None:
+        old = self.tilecfg
+        if self.journal.enabled:
+            for name in ("palette", "start_row"):
+                self.journal.record("tilecfg", name, getattr(old, name), getattr(config, name))
+            for t in range(MAX_TILES):
+                self.journal.record("tilecfg", f"tmm{t}.colsb", old.colsb[t], config.colsb[t])
+                self.journal.record("tilecfg", f"tmm{t}.rows", old.rows[t], config.rows[t])
+        self.tilecfg = config
+
+    def set_start_row(self, value: int) -> None:
+        self.journal.record("tilecfg", "start_row", self.tilecfg.start_row, value)
+        self.tilecfg.start_row = value
+
+    # ---- tile data -------------------------------------------------------------
+    def write_tile(self, t: int, data: np.ndarray) -> None:
+        """Replace all 16 x 64 bytes of tile ``t``; record each row that changed."""
+        data = np.asarray(data, dtype=np.uint8).reshape(MAX_ROWS, BYTES_PER_ROW)
+        if self.journal.enabled:
+            old = self.tiles[t]
+            changed = np.flatnonzero((old != data).any(axis=1))
+            for r in changed:
+                self.journal.record("tile", f"tmm{t}[{r}]", old[r].tobytes(), data[r].tobytes())
+        self.tiles[t] = data
+
+    def write_tile_row(self, t: int, r: int, row: bytes | np.ndarray) -> None:
+        row = np.frombuffer(bytes(row), dtype=np.uint8) if isinstance(row, (bytes, bytearray)) else row
+        if self.journal.enabled:
+            self.journal.record("tile", f"tmm{t}[{r}]", self.tiles[t, r].tobytes(), row.tobytes())
+        self.tiles[t, r] = row
+
+    def zero_all_tiles(self) -> None:
+        for t in range(MAX_TILES):
+            if self.tiles[t].any():
+                self.write_tile(t, np.zeros((MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8))
+
+    def tile_bytes(self, t: int) -> bytes:
+        return self.tiles[t].tobytes()
+
+    def tile_shape(self, t: int) -> tuple[int, int]:
+        """(rows, colsb) of tile t as configured."""
+        return self.tilecfg.rows[t], self.tilecfg.colsb[t]
+
+    def tile_view(self, t: int, element: str = "int32", *, whole: bool = False) -> np.ndarray:
+        """Tile t as a rows x columns array of ``element`` (int8, uint8, int16, uint16,
+        int32, uint32, bf16, fp16, fp32).  Floating types come back as their bit
+        patterns (uint16/uint32); ``isasim.core.render`` turns them into numbers.
+        ``whole`` shows all 16 x 64 bytes instead of the configured shape."""
+        dtype, _ = ELEMENT_TYPES[element]
+        rows, colsb = (MAX_ROWS, BYTES_PER_ROW) if whole else self.tile_shape(t)
+        raw = np.ascontiguousarray(self.tiles[t, :rows, :colsb])
+        usable = colsb - colsb % np.dtype(dtype).itemsize
+        return raw[:, :usable].copy().view(dtype)
+
+    def tile_names(self) -> tuple[str, ...]:
+        return TILE_REGISTERS
+
+
+# element type name -> (numpy storage dtype, kind) where kind is "int" or the float format
+ELEMENT_TYPES = {
+    "int8": (np.int8, "int"),
+    "uint8": (np.uint8, "int"),
+    "int16": (np.int16, "int"),
+    "uint16": (np.uint16, "int"),
+    "int32": (np.int32, "int"),
+    "uint32": (np.uint32, "int"),
+    "bf16": (np.uint16, "bf16"),
+    "fp16": (np.uint16, "fp16"),
+    "fp32": (np.uint32, "fp32"),
+}
