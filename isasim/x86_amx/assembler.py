@@ -223,6 +223,8 @@ class Assembler:
             text = text.strip()[len(text.strip()) - len(low):]
         if "[" in low:
             return self.parse_memory(text, size)
+        if low.startswith("ds:"):  # an absolute address, as objdump prints one
+            return Mem(disp=self.value(text.strip()[3:]), size=size)
         if size is not None:
             raise AssemblyError(f"'{text}' after PTR must be a memory operand")
         if low in GPR_VIEWS or low in TILE_REGISTERS:

@@ -86,7 +86,7 @@ def decode_amx(code: bytes, pos: int, address: int) -> Instruction | None:
             mem = modrm.mem
             if kind == "sibmem" and not modrm.has_sib:
                 problems.append("the memory operand needs a SIB byte")
-            operands.append(Mem(mem.base, mem.index, mem.scale, mem.disp, show_size=False))
+            operands.append(Mem(mem.base, mem.index, mem.scale, mem.disp, show_size=False, disp_size=mem.disp_size))
     operands = tuple(operands)
     if problems:
         return _undefined(form, operands, address, encoding, "; ".join(problems))

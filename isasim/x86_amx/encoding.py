@@ -177,9 +177,16 @@ def decode_modrm(code: bytes, pos: int, rex_x: int, rex_b: int) -> DecodedModRM 
         cursor += 1
         scale = 1 << (sib >> 6)
         index_no = ((sib >> 3) & 7) | (rex_x << 3)
-        index = "riz" if index_no == 4 else GPR64[index_no]
         base_low = sib & 7
-        if base_low == 0b101 and mod == 0b00:
+        # Index 100 means no index.  objdump calls it "riz" (so the SIB byte stays
+        # visible) except where a SIB is the only way to write the address:
+        # an rsp/r12 base, or an absolute address with no base.
+        no_base = base_low == 0b101 and mod == 0b00
+        if index_no == 4:
+            index = None if base_low == 0b100 or no_base else "riz"
+        else:
+            index = GPR64[index_no]
+        if no_base:
             base = None
             disp_size = 4
         else:
@@ -194,7 +201,8 @@ def decode_modrm(code: bytes, pos: int, rex_x: int, rex_b: int) -> DecodedModRM 
         return None
     disp = int.from_bytes(code[cursor : cursor + disp_size], "little", signed=True) if disp_size else 0
     cursor += disp_size
-    return DecodedModRM(mod, reg, rm, has_sib, Mem(base=base, index=index, scale=scale, disp=disp), cursor - pos)
+    mem = Mem(base=base, index=index, scale=scale, disp=disp, disp_size=disp_size)
+    return DecodedModRM(mod, reg, rm, has_sib, mem, cursor - pos)
 
 
 def vex3(R: int, X: int, B: int, map_: int, W: int, vvvv: int, L: int, pp: int) -> bytes:

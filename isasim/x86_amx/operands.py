@@ -7,7 +7,7 @@ displacements in hex, memory as ``SIZE PTR [base+index*scale+disp]``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 SIZE_NAMES = {1: "BYTE", 2: "WORD", 4: "DWORD", 8: "QWORD", 16: "XMMWORD", 32: "YMMWORD", 64: "ZMMWORD"}
 
@@ -38,18 +38,19 @@ class Mem:
     scale: int = 1
     disp: int = 0
     size: int | None = None  # operand size in bytes when written or implied (QWORD PTR -> 8)
-    show_size: bool = True  # objdump omits the size for LEA and AMX memory operands
+    show_size: bool = field(default=True, compare=False)  # objdump omits it for LEA and AMX operands
+    disp_size: int = field(default=0, compare=False)  # bytes of displacement in the encoding, if decoded
 
     def address_text(self) -> str:
+        if not self.base and not self.index:
+            return f"ds:{self.disp % (1 << 64):#x}"  # objdump's form for an absolute address
         parts = ""
         if self.base:
             parts = self.base
         if self.index:
             parts += ("+" if parts else "") + f"{self.index}*{self.scale}"
-        if self.disp or not parts:
-            if not parts:
-                parts = f"{self.disp % (1 << 64):#x}"
-            elif self.disp < 0:
+        if self.disp or self.disp_size:  # objdump shows an encoded zero displacement as +0x0
+            if self.disp < 0:
                 parts += f"-{-self.disp:#x}"
             else:
                 parts += f"+{self.disp:#x}"
