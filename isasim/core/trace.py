@@ -34,7 +34,7 @@ from typing import Any
 from .errors import TraceFormatError
 
 FORMAT = "isasim-trace/1"
-MAX_REGION = 1 << 30  # 1 GiB: a larger region in a trace is almost certainly a typo
+MAX_REGION = 1 << 26  # 64 MiB: a larger region in a trace is almost certainly a mistake
 
 _INT_TYPES = {"int8": (1, True), "uint8": (1, False), "int16": (2, True), "uint16": (2, False),
               "int32": (4, True), "uint32": (4, False), "int64": (8, True), "uint64": (8, False)}

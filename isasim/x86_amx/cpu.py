@@ -42,7 +42,7 @@ DEFAULT_CPU = "emerald-rapids"
 
 
 def cpu_model(name: str) -> CpuModel:
-    model = CPU_MODELS.get(name)
+    model = CPU_MODELS.get(name) if isinstance(name, str) else None
     if model is None:
-        raise ConfigError(f"unknown CPU model '{name}' (known: {', '.join(CPU_MODELS)})")
+        raise ConfigError(f"unknown CPU model {name!r} (known: {', '.join(CPU_MODELS)})")
     return model
