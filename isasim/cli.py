@@ -108,10 +108,12 @@ def cmd_run(args) -> int:
     result = machine.run(args.max_steps)
     out = console(color=not args.no_color)
     out.print(f"[bold]{args.program}[/bold]: {result.steps} instructions on {config.get('cpu', isa_name)}")
-    out.print(machine.isa.render_state(machine.state, program, element_types=element_types, hex_values=args.hex))
+    width = max(out.width, 60)
+    out.print(machine.isa.render_state(machine.state, program, element_types=element_types, hex_values=args.hex,
+                                       width=width))
     for view in init.views:
-        if args.all_regions or view.name in (args.region or []) or not args.region:
-            out.print(region_grid(machine.memory, view, hex_values=args.hex))
+        if view.name in (args.region or []) or (not args.region and view.show):
+            out.print(region_grid(machine.memory, view, hex_values=args.hex, width=width))
     if result.fault is not None:
         out.print(f"[bold red]fault[/bold red] {result.fault.describe()}")
         return EXIT_FAULT
@@ -220,8 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="show a tile as int8/uint8/int16/uint16/int32/uint32/bf16/fp16/fp32 (repeatable)")
     p.add_argument("--hex", action="store_true", help="show tile elements in hex")
     p.add_argument("--region", action="append", metavar="NAME",
-                   help="show only this named memory region of the init file (repeatable; default: all)")
-    p.set_defaults(func=cmd_run, all_regions=False)
+                   help="show this named memory region of the init file (repeatable; default: those not marked "
+                        "\"show\": false)")
+    p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("replay", help="replay trace files and check their expectations")
     p.add_argument("traces", nargs="+", metavar="TRACE")

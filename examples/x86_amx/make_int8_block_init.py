@@ -25,9 +25,10 @@ for t in range(3):
 init = {
     "regs": {"rdi": "0x20000", "rsi": "0x30000", "rdx": "0x40000", "rcx": "0x10000"},
     "memory": [
-        {"name": "tilecfg", "addr": "0x10000", "hex": config.hex()},
-        {"name": "A", "addr": "0x20000", "type": "uint8", "shape": [M, K], "values": sum(a, [])},
-        {"name": "packed B", "addr": "0x30000", "type": "int8", "shape": [K // 4, 4 * N], "values": sum(packed_b, [])},
+        {"name": "tilecfg", "addr": "0x10000", "hex": config.hex(), "show": False},
+        {"name": "A", "addr": "0x20000", "type": "uint8", "shape": [M, K], "values": sum(a, []), "show": False},
+        {"name": "packed B", "addr": "0x30000", "type": "int8", "shape": [K // 4, 4 * N], "values": sum(packed_b, []),
+         "show": False},
         {"name": "C", "addr": "0x40000", "type": "int32", "shape": [M, N], "size": 4 * M * N},
     ],
 }

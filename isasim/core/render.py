@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
@@ -39,27 +39,27 @@ def element_text(bits: int, kind: str, *, hex_digits: int | None = None) -> str:
 
 
 def grid(values: np.ndarray, kind: str, *, title: str = "", hex_digits: int | None = None,
-         changed: np.ndarray | None = None, max_columns: int = 64) -> Table:
-    """A rows x columns table of elements; ``changed`` marks cells to highlight."""
-    rows, cols = values.shape if values.ndim == 2 else (0, 0)
-    table = Table(title=title, show_header=True, header_style="bold", box=None, pad_edge=False,
-                  title_justify="left", padding=(0, 1))
-    table.add_column("", style="dim", justify="right")
-    shown = min(cols, max_columns)
-    for c in range(shown):
-        table.add_column(str(c), justify="right")
-    if cols > shown:
-        table.add_column("…")
-    for r in range(rows):
-        cells = []
-        for c in range(shown):
-            text = element_text(values[r, c], kind, hex_digits=hex_digits)
-            style = "bold yellow" if changed is not None and changed[r, c] else ""
-            cells.append(Text(text, style=style))
-        if cols > shown:
-            cells.append(Text("…"))
-        table.add_row(str(r), *cells)
-    return table
+         changed: np.ndarray | None = None, width: int = 100) -> Group:
+    """A rows x columns grid of elements, split into column blocks that fit ``width``
+    characters (as numpy prints wide arrays); ``changed`` marks cells to highlight."""
+    rows, cols = values.shape
+    texts = [[element_text(values[r, c], kind, hex_digits=hex_digits) for c in range(cols)] for r in range(rows)]
+    cell = max([len(t) for row in texts for t in row] + [len(str(cols - 1))])
+    label = len(str(max(rows - 1, 0)))
+    per_block = max(1, (width - label - 1) // (cell + 1))
+    parts = [Text(title, style="bold")] if title else []
+    for first in range(0, cols, per_block):
+        last = min(cols, first + per_block)
+        table = Table(box=None, show_header=True, header_style="dim", pad_edge=False, padding=(0, 1, 0, 0))
+        table.add_column("", style="dim", justify="right", no_wrap=True)
+        for c in range(first, last):
+            table.add_column(str(c), justify="right", no_wrap=True, min_width=cell)
+        for r in range(rows):
+            cells = [Text(texts[r][c], style="bold yellow" if changed is not None and changed[r, c] else "")
+                     for c in range(first, last)]
+            table.add_row(str(r), *cells)
+        parts.append(table)
+    return Group(*parts)
 
 
 def key_value_table(title: str, rows: list[tuple[str, str]], *, highlight: set[str] | None = None) -> Table:
@@ -82,7 +82,7 @@ _REGION_DTYPES = {"int8": (np.int8, "int"), "uint8": (np.uint8, "int"), "int16":
                   "bf16": (np.uint16, "bf16"), "fp16": (np.uint16, "fp16"), "fp32": (np.uint32, "fp32")}
 
 
-def region_grid(memory, view, *, hex_values: bool = False) -> Table:
+def region_grid(memory, view, *, hex_values: bool = False, width: int = 100) -> Group:
     """A named memory region (from an init file) as a typed grid."""
     dtype, kind = _REGION_DTYPES[view.element]
     rows, cols = view.shape
@@ -90,4 +90,4 @@ def region_grid(memory, view, *, hex_values: bool = False) -> Table:
     values = np.frombuffer(raw, dtype=dtype).reshape(rows, cols)
     digits = 2 * np.dtype(dtype).itemsize if hex_values else None
     return grid(values, kind, title=f"{view.name} @ {view.address:#x}  {rows}x{cols} {view.element}",
-                hex_digits=digits)
+                hex_digits=digits, width=width)

@@ -50,6 +50,7 @@ class RegionView:
     address: int
     element: str
     shape: tuple[int, int]
+    show: bool = True  # printed after `isasim run` unless the init file says "show": false
 
 
 @dataclass
@@ -190,7 +191,10 @@ def parse_region_and_view(entry: Any, where: str) -> tuple[tuple[int, bytes, boo
         if (not isinstance(shape, list) or len(shape) != 2 or not all(isinstance(n, int) and n > 0 for n in shape)
                 or shape[0] * shape[1] * size > len(data)):
             raise _fail(f"{where}.shape", f"must be [rows, columns] fitting in {count} {element} elements")
-        view = RegionView(name, address, element, (shape[0], shape[1]))
+        show = entry.get("show", True)
+        if not isinstance(show, bool):
+            raise _fail(f"{where}.show", "must be true or false")
+        view = RegionView(name, address, element, (shape[0], shape[1]), show)
     return (address, data, not readonly), view
 
 
@@ -310,6 +314,8 @@ def region_json(address: int, data: bytes, writable: bool = True, view: RegionVi
         entry["readonly"] = True
     if view is not None:
         entry.update({"name": view.name, "type": view.element, "shape": list(view.shape)})
+        if not view.show:
+            entry["show"] = False
     return entry
 
 

@@ -46,13 +46,14 @@ def tilecfg_table(state: X86AmxState) -> Table:
     return table
 
 
-def tile_grid(state: X86AmxState, t: int, element: str, *, hex_values: bool = False, whole: bool = False):
+def tile_grid(state: X86AmxState, t: int, element: str, *, hex_values: bool = False, whole: bool = False,
+              width: int = 100):
     values = state.tile_view(t, element, whole=whole)
     dtype, kind = ELEMENT_TYPES[element]
     digits = 2 * values.dtype.itemsize if hex_values else None
     rows, colsb = state.tile_shape(t)
     title = f"tmm{t}  {values.shape[0]}x{values.shape[1]} {element}" + ("  (all 16x64 bytes)" if whole else "")
-    return grid(values, kind, title=title, hex_digits=digits)
+    return grid(values, kind, title=title, hex_digits=digits, width=width)
 
 
 def registers_table(state: X86AmxState, *, only_nonzero: bool = True) -> Table:
@@ -65,7 +66,7 @@ def registers_table(state: X86AmxState, *, only_nonzero: bool = True) -> Table:
 
 
 def state_view(state: X86AmxState, program: Program | None = None, *, element_types: dict[int, str] | None = None,
-               hex_values: bool = False, tiles: list[int] | None = None) -> Group:
+               hex_values: bool = False, tiles: list[int] | None = None, width: int = 100) -> Group:
     inferred = infer_element_types(program)
     inferred.update(element_types or {})
     parts = [registers_table(state), tilecfg_table(state)]
@@ -73,5 +74,5 @@ def state_view(state: X86AmxState, program: Program | None = None, *, element_ty
         for t in tiles if tiles is not None else range(MAX_TILES):
             rows, colsb = state.tile_shape(t)
             if rows and colsb:
-                parts.append(tile_grid(state, t, inferred.get(t, "int32"), hex_values=hex_values))
+                parts.append(tile_grid(state, t, inferred.get(t, "int32"), hex_values=hex_values, width=width))
     return Group(*parts)
