@@ -207,8 +207,6 @@ class Assembler:
                 raise AssemblyError(f"'{reg}' cannot address memory in 64-bit code; use a 64-bit register")
         if scale not in (1, 2, 4, 8):
             raise AssemblyError(f"scale factor must be 1, 2, 4 or 8 in '{text}'")
-        if index is not None and base is None and scale == 1 and index != "riz":
-            base, index = index, None  # [rdi] written as [rdi*1]? GNU as keeps it as index; rare
         if not -(1 << 63) <= disp < (1 << 64):
             raise AssemblyError(f"displacement of '{text}' does not fit in 64 bits")
         return Mem(base=base, index=index, scale=scale, disp=disp, size=size)
