@@ -195,7 +195,7 @@ def cmd_disasm(args) -> int:
         code = bytes.fromhex(text)
     program = isa.disassemble(code, base=args.base)
     for ins in program.instructions:
-        note = f"    # #UD: {ins.undefined}" if ins.undefined else ""
+        note = f"    # {ins.form.mnemonic} opcode, #UD: {ins.undefined}" if ins.undefined else ""
         print(f"{ins.address:#x}:  {ins.encoding.hex(' '):<30} {ins.text}{note}")
     return EXIT_OK
 
