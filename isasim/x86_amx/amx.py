@@ -157,6 +157,14 @@ def check_start_row(cpu: X86Context, t: int, mnemonic: str) -> None:
         raise UD(f"{mnemonic}: start_row={start} is not below tmm{t}.rows={rows}")
 
 
+def check_load_store(cpu: X86Context, t: int, mnemonic: str) -> None:
+    """The SDM's exception class AMX-E3 (TILELOADD, TILELOADDT1, TILESTORED)."""
+    check_tiles_configured(cpu, mnemonic)
+    check_tile_valid(cpu, t, mnemonic)
+    check_colsb_dword_multiple(cpu, t, mnemonic)
+    check_start_row(cpu, t, mnemonic)
+
+
 def zero_tilecfg_start(cpu: X86Context) -> None:
     cpu.state.set_start_row(0)
 
@@ -268,10 +276,7 @@ def tilezero(cpu: X86Context, tdest: int) -> None:
 
 
 def tile_load(cpu: X86Context, tdest: int, sibmem: Mem, mnemonic: str) -> None:
-    check_tiles_configured(cpu, mnemonic)
-    check_tile_valid(cpu, tdest, mnemonic)
-    check_colsb_dword_multiple(cpu, tdest, mnemonic)
-    check_start_row(cpu, tdest, mnemonic)
+    check_load_store(cpu, tdest, mnemonic)
     rows, colsb = cpu.state.tile_shape(tdest)
     base, stride = row_addresses(cpu, sibmem)
     start = cpu.state.tilecfg.start_row
@@ -339,11 +344,7 @@ def tilestored(cpu: X86Context, sibmem: Mem, tsrc: int) -> None:
 
     Exactly colsb bytes are written per row; nothing else in memory is touched.
     """
-    mnemonic = "tilestored"
-    check_tiles_configured(cpu, mnemonic)
-    check_tile_valid(cpu, tsrc, mnemonic)
-    check_colsb_dword_multiple(cpu, tsrc, mnemonic)
-    check_start_row(cpu, tsrc, mnemonic)
+    check_load_store(cpu, tsrc, "tilestored")
     rows, colsb = cpu.state.tile_shape(tsrc)
     base, stride = row_addresses(cpu, sibmem)
     start = cpu.state.tilecfg.start_row
