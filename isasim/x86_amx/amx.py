@@ -477,9 +477,9 @@ def float_pair_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1:
     B = widen(tile_dwords(cpu, tsrc2, K, N).view(np.uint16).reshape(K, N, 2))
     C = tile_dwords(cpu, tsrcdest, M, N)
     lanes = np.zeros((M, N, 2), dtype=np.uint32)  # [..., 0] = E, [..., 1] = O, both +0.0
-    for k in range(K):
-        lanes = numerics.tmul_fma32(lanes, A[:, k, None, :], B[None, k, :, :])
-        # (A[:, k] broadcast over n, B[k] broadcast over m: every output's two lanes at once)
+    # for k in 0..K-1: lanes := FMA32(lanes, A[:, k] (broadcast over n), B[k] (broadcast over m)),
+    # every output's two lanes at once; the fold checks its operands once for all k.
+    lanes = numerics.tmul_fma32_fold(lanes, A.transpose(1, 0, 2)[:, :, None, :], B[:, None, :, :])
     T = numerics.tmul_add32(lanes[..., 0], lanes[..., 1])
     result = numerics.tmul_add32(C, T)
     cpu.state.write_tile(tsrcdest, tile_rows_as_written(cpu.state.tiles[tsrcdest], M, N * 4, result))
