@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
 from ..core.program import Program
 from ..core.render import grid, key_value_table
@@ -31,19 +32,19 @@ def infer_element_types(program: Program | None) -> dict[int, str]:
     return types
 
 
-def tilecfg_table(state: X86AmxState) -> Table:
+def tilecfg_table(state: X86AmxState) -> Group:
     cfg = state.tilecfg
-    table = Table(title=f"TILECFG  palette={cfg.palette}  start_row={cfg.start_row}",
-                  title_justify="left", box=None, padding=(0, 1))
+    table = Table(box=None, padding=(0, 1))
     table.add_column("tile", style="bold")
     table.add_column("rows", justify="right")
     table.add_column("colsb", justify="right")
     for t in range(MAX_TILES):
         if cfg.rows[t] or cfg.colsb[t]:
             table.add_row(f"tmm{t}", str(cfg.rows[t]), str(cfg.colsb[t]))
+    heading = Text(f"TILECFG  palette={cfg.palette}  start_row={cfg.start_row}", style="bold")
     if not cfg.configured:
-        table.add_row("(INIT: tiles not configured)", "", "")
-    return table
+        return Group(heading, Text("  INIT: tiles not configured"))
+    return Group(heading, table)
 
 
 def tile_grid(state: X86AmxState, t: int, element: str, *, hex_values: bool = False, whole: bool = False,
