@@ -143,7 +143,7 @@ def cmd_record(args) -> int:
     from .core.backends import get_backend
 
     isa_name, config, program, init = load_program_and_init(args)
-    backend = get_backend(args.backend, isa_name)
+    backend = get_backend(args.backend, isa_name, program)
     final = backend.run(isa_name, config, program, init, max_steps=args.max_steps, keep_records=args.steps)
     expect: dict = {"fault": None if final.fault is None else {"kind": final.fault.kind, "index": final.fault.index}}
     expect["regs"] = {k: v for k, v in final.observed.get("regs", {}).items()
@@ -168,6 +168,44 @@ def cmd_record(args) -> int:
     write_trace(trace, args.output, overwrite=args.force)
     console(color=not args.no_color).print(f"wrote {args.output} ({final.steps} steps)")
     return EXIT_OK
+
+
+def cmd_diff(args) -> int:
+    from .core.diff import diff
+
+    isa_name, config, program, init = load_program_and_init(args)
+    report = diff(isa_name, config, program, init, a=args.backend, b=args.against,
+                  mode="lockstep" if args.lockstep else "final", max_steps=args.max_steps)
+    out = console(color=not args.no_color)
+    if report.identical:
+        end = f", both end with {report.a_fault.kind} at instruction {report.a_fault.index}" if report.a_fault else ""
+        out.print(f"[bold green]identical[/bold green]: {args.backend} and {args.against} agree "
+                  f"({report.mode}, {report.steps} instructions{end})")
+        return EXIT_OK
+    d = report.divergence
+    out.print(f"[bold red]DIVERGENCE[/bold red] {d.describe(args.backend, args.against)}")
+    if isinstance(d.a, (bytes, bytearray)) and isinstance(d.b, (bytes, bytearray)) and d.where.startswith("tmm"):
+        out.print(side_by_side_row(d.a, d.b, args.backend, args.against))
+    return EXIT_DIFFERENT
+
+
+def side_by_side_row(a: bytes, b: bytes, name_a: str, name_b: str):
+    """Two tile rows as dwords, one above the other, differing elements highlighted."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, padding=(0, 1, 0, 0))
+    count = min(len(a), len(b)) // 4
+    table.add_column("")
+    for i in range(count):
+        table.add_column(str(i), justify="right")
+    for name, data, other in ((name_a, a, b), (name_b, b, a)):
+        cells = []
+        for i in range(count):
+            word, twin = data[4 * i : 4 * i + 4], other[4 * i : 4 * i + 4]
+            cells.append(Text(word[::-1].hex(), style="bold red" if word != twin else "dim"))
+        table.add_row(name, *cells)
+    return table
 
 
 def cmd_asm(args) -> int:
@@ -242,6 +280,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", action="store_true", help="also record every step's writes")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
     p.set_defaults(func=cmd_record)
+
+    p = sub.add_parser("diff", help="run a program on two backends and report the first divergence")
+    common(p)
+    p.add_argument("--against", default="silicon", help="the other backend (default silicon)")
+    p.add_argument("--backend", default="sim", help="the first backend (default sim)")
+    p.add_argument("--lockstep", action="store_true", help="compare after every instruction")
+    p.set_defaults(func=cmd_diff)
 
     p = sub.add_parser("asm", help="assemble and print a listing")
     p.add_argument("program")

@@ -43,7 +43,7 @@ class Final:
 class Backend(Protocol):
     name: str
 
-    def unavailable_reason(self, isa: str) -> str | None: ...
+    def unavailable_reason(self, isa: str, program: Program | None = None) -> str | None: ...
     def run(self, isa: str, config: dict, program: Program, init: Init, *,
             max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Final: ...
 
@@ -53,8 +53,18 @@ class SimulatorBackend:
 
     name = "sim"
 
-    def unavailable_reason(self, isa: str) -> str | None:
+    def unavailable_reason(self, isa: str, program: Program | None = None) -> str | None:
         return None
+
+    def lockstep(self, isa: str, config: dict, program: Program, init: Init, *, max_steps: int = DEFAULT_STEP_LIMIT):
+        """Yield (index, pc, observed, memory, fault) after every instruction."""
+        machine = Machine(isa, config)
+        machine.load(program, regs=init.regs, memory=init.memory)
+        while not machine.finished and machine.steps < max_steps:
+            if machine.state.pc == program.end:
+                return
+            record = machine.step()
+            yield record.index, record.pc, machine.isa.observe(machine.state), machine.memory, record.fault
 
     def run(self, isa: str, config: dict, program: Program, init: Init, *,
             max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Final:
@@ -68,12 +78,17 @@ class SimulatorBackend:
 BACKENDS: dict[str, Backend] = {"sim": SimulatorBackend()}
 
 
-def get_backend(name: str, isa: str) -> Backend:
+def register_backend(backend: Backend) -> None:
+    """ISA packages register their oracles (x86_amx: silicon) when they are imported."""
+    BACKENDS[backend.name] = backend
+
+
+def get_backend(name: str, isa: str, program: Program | None = None) -> Backend:
+    get_isa(isa)  # importing the ISA registers its backends
     backend = BACKENDS.get(name)
     if backend is None:
         raise ConfigError(f"unknown backend '{name}' (known: {', '.join(BACKENDS)})")
-    reason = backend.unavailable_reason(isa)
+    reason = backend.unavailable_reason(isa, program)
     if reason:
-        raise ConfigError(f"backend '{name}' cannot run {isa} here: {reason}")
-    get_isa(isa)
+        raise ConfigError(f"backend '{name}' cannot run this here: {reason}")
     return backend

@@ -116,7 +116,7 @@ def replay(trace: Trace, backend: str = "sim", max_steps: int = DEFAULT_STEP_LIM
     isa = get_isa(trace.isa)
     config = isa.configure(trace.config)
     program = isa.assemble("\n".join(trace.program), source=f"{trace.source}:program")
-    final = get_backend(backend, trace.isa).run(trace.isa, config, program, trace.init, max_steps=max_steps,
-                                                keep_records=trace.steps is not None)
+    final = get_backend(backend, trace.isa, program).run(trace.isa, config, program, trace.init,
+                                                         max_steps=max_steps, keep_records=trace.steps is not None)
     return final, check(trace, final)
 

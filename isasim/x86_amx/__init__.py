@@ -13,7 +13,7 @@ from .assembler import assemble
 from .context import UD, X86Context
 from .cpu import CPU_MODELS, DEFAULT_CPU, cpu_model
 from .decoder import disassemble
-from .state import X86AmxState
+from .state import STATUS_FLAGS, X86AmxState
 
 CODE_BASE = 0x400000
 
@@ -60,6 +60,37 @@ class X86Amx:
 
         return state_view(state, program, **options)
 
+    # ---- differential comparison ------------------------------------------------
+    def comparable(self, observed: dict, executed: list[Instruction]) -> dict:
+        """The observed state without what the architecture leaves undefined: RFLAGS is
+        compared on its status flags only, less those an executed instruction left
+        undefined and no later instruction redefined (e.g. IMUL's SF, ZF, AF, PF)."""
+        undefined = 0
+        for ins in executed:
+            if ins.undefined is None:
+                written = scalar.FLAGS_WRITTEN.get(ins.form.mnemonic, 0)
+                undefined = (undefined & ~written) | scalar.UNDEFINED_FLAGS.get(ins.form.mnemonic, 0)
+        regs = dict(observed.get("regs", {}))
+        if "rflags" in regs:
+            regs["rflags"] &= STATUS_FLAGS & ~undefined
+        return {**observed, "regs": regs}
+
+    def tile_divergence(self, name: str, a: bytes | None, b: bytes | None, observed: dict):
+        """Name the first differing row and dword of a tile (rows x colsb bytes)."""
+        from ..core.diff import Divergence
+
+        if a is None or b is None or len(a) != len(b):
+            return Divergence(name, a, b, detail="configured on one side only")
+        cfg = observed.get("tilecfg", bytes(64))
+        t = int(name[3:])
+        colsb = int.from_bytes(cfg[16 + 2 * t : 18 + 2 * t], "little") or 64
+        offset = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+        row, column = divmod(offset, colsb)
+        dword = column // 4
+        value = lambda data: int.from_bytes(data[row * colsb + 4 * dword : row * colsb + 4 * dword + 4], "little")  # noqa: E731
+        return Divergence(f"{name}[{row}]", a[row * colsb : (row + 1) * colsb], b[row * colsb : (row + 1) * colsb],
+                          detail=f"first difference in dword {dword}: {value(a):#010x} vs {value(b):#010x}")
+
     def execute(self, machine, instruction: Instruction) -> int | None:
         if instruction.undefined is not None:
             raise UD(f"invalid encoding: {instruction.undefined}")
@@ -71,5 +102,15 @@ class X86Amx:
 
 
 ISA = X86Amx()
+
+
+def _register_backends() -> None:
+    from ..core.backends import register_backend
+    from .silicon import SiliconBackend
+
+    register_backend(SiliconBackend())
+
+
+_register_backends()
 
 __all__ = ["ISA", "CPU_MODELS", "X86AmxState", "amx", "scalar"]

@@ -555,6 +555,10 @@ ALIASES: dict[str, str] = {a: f.mnemonic for f in FORMS for a in f.aliases}
 
 # mnemonic (aliases included) -> RFLAGS bits the SDM leaves undefined after it.
 UNDEFINED_FLAGS: dict[str, int] = {m: BY_MNEMONIC[ALIASES.get(m, m)].undefined_flags for m in sorted(MNEMONICS)}
+# The status flags each instruction writes (defined or not); the others keep their values.
+_STATUS = CF | PF | AF | ZF | SF | OF
+FLAGS_WRITTEN: dict[str, int] = {"add": _STATUS, "sub": _STATUS, "cmp": _STATUS, "xor": _STATUS, "test": _STATUS,
+                                 "imul": _STATUS, "inc": _STATUS & ~CF, "dec": _STATUS & ~CF}
 
 # ---------------------------------------------------------------------------
 # Printing (objdump -M intel)

@@ -1,0 +1,160 @@
+"""Differential runs: one program, one initial state, two backends, compared.
+
+``final`` mode compares the end states (registers, tiles, configuration, every
+init memory region, and the fault: kind and instruction index).  ``lockstep``
+mode compares after every instruction and stops at the first instruction where
+the two disagree, so a divergence names the instruction that caused it, the
+location (register, tile row and element, memory byte) and both values.
+
+What is compared comes from the ISA: ``isa.comparable(observed, executed)``
+removes what the architecture leaves undefined (x86: flags an instruction leaves
+undefined, such as IMUL's SF/ZF/AF/PF).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .backends import get_backend
+from .errors import IsasimError
+from .faults import Fault
+from .isa import get_isa
+from .machine import DEFAULT_STEP_LIMIT
+from .program import Instruction, Program
+from .trace import Init
+
+
+@dataclass
+class Divergence:
+    where: str  # "rax", "rflags", "tmm0[3]", "memory 0x20005", "fault"
+    a: object
+    b: object
+    index: int | None = None  # the instruction after which the states differ (lockstep)
+    instruction: Instruction | None = None
+    detail: str = ""  # e.g. the first differing element of a tile row
+
+    def describe(self, a_name: str = "a", b_name: str = "b") -> str:
+        def show(v):
+            if isinstance(v, (bytes, bytearray)):
+                return bytes(v).hex()
+            if isinstance(v, int):
+                return hex(v)
+            return str(v)
+
+        at = ""
+        if self.instruction is not None:
+            at = f"after instruction {self.instruction.index} ({self.instruction.text}): "
+        text = f"{at}{self.where}: {a_name} {show(self.a)}, {b_name} {show(self.b)}"
+        return text + (f" ({self.detail})" if self.detail else "")
+
+
+@dataclass
+class DiffReport:
+    a: str
+    b: str
+    mode: str
+    steps: int
+    divergence: Divergence | None = None
+    a_fault: Fault | None = None
+    b_fault: Fault | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        return self.divergence is None
+
+
+def _fault_view(fault: Fault | None) -> str:
+    if fault is None:
+        return "no fault"
+    where = f" at instruction {fault.index}" if fault.index is not None else ""
+    return f"{fault.kind}{where}"
+
+
+def compare(isa, init: Init, executed: list[Instruction], obs_a: dict, mem_a, fault_a: Fault | None,
+            obs_b: dict, mem_b, fault_b: Fault | None) -> Divergence | None:
+    """The first difference between two observed states, in reading order."""
+    if _fault_view(fault_a) != _fault_view(fault_b):
+        return Divergence("fault", _fault_view(fault_a), _fault_view(fault_b),
+                          detail=(fault_a.rule if fault_a else fault_b.rule) if (fault_a or fault_b) else "")
+    obs_a, obs_b = isa.comparable(obs_a, executed), isa.comparable(obs_b, executed)
+    for name, value in obs_a.get("regs", {}).items():
+        other = obs_b.get("regs", {}).get(name)
+        if value != other:
+            return Divergence(name, value, other)
+    if obs_a.get("tilecfg") != obs_b.get("tilecfg"):
+        return Divergence("tilecfg", obs_a.get("tilecfg"), obs_b.get("tilecfg"))
+    for name in sorted(set(obs_a.get("tiles", {})) | set(obs_b.get("tiles", {}))):
+        ta, tb = obs_a["tiles"].get(name), obs_b["tiles"].get(name)
+        if ta != tb:
+            return isa.tile_divergence(name, ta, tb, obs_a)
+    for address, data, _writable in init.memory:
+        da = mem_a.read(address, len(data)) if mem_a is not None else None
+        db = mem_b.read(address, len(data)) if mem_b is not None else None
+        if da != db:
+            offset = next((i for i, (x, y) in enumerate(zip(da or b"", db or b"")) if x != y), 0)
+            return Divergence(f"memory {address + offset:#x}", (da or b"")[offset:offset + 16],
+                              (db or b"")[offset:offset + 16], detail=f"region {address:#x}, byte {offset}")
+    return None
+
+
+def diff(isa_name: str, config: dict, program: Program, init: Init, *, a: str = "sim", b: str = "silicon",
+         mode: str = "final", max_steps: int = DEFAULT_STEP_LIMIT) -> DiffReport:
+    isa = get_isa(isa_name)
+    config = isa.configure(config)
+    backend_a, backend_b = get_backend(a, isa_name, program), get_backend(b, isa_name, program)
+    if mode == "final":
+        fa = backend_a.run(isa_name, config, program, init, max_steps=max_steps, keep_records=False)
+        fb = backend_b.run(isa_name, config, program, init, max_steps=max_steps, keep_records=False)
+        executed = _executed(isa_name, config, program, init, max_steps)
+        report = DiffReport(a, b, mode, len(executed), a_fault=fa.fault, b_fault=fb.fault)
+        report.divergence = compare(isa, init, executed, fa.observed, fa.memory, fa.fault,
+                                    fb.observed, fb.memory, fb.fault)
+        return report
+    if mode != "lockstep":
+        raise IsasimError(f"unknown diff mode '{mode}' (final or lockstep)")
+    report = DiffReport(a, b, mode, 0)
+    steps_a = backend_a.lockstep(isa_name, config, program, init, max_steps=max_steps)
+    steps_b = backend_b.lockstep(isa_name, config, program, init, max_steps=max_steps)
+    executed: list[Instruction] = []
+    try:
+        while True:
+            sa, sb = next(steps_a, None), next(steps_b, None)
+            if sa is None and sb is None:
+                return report
+            if sa is None or sb is None:
+                pc = (sb or sa)[1]
+                went_on = f"ran another instruction at {pc:#x}"
+                report.divergence = Divergence("end of program", "ended" if sa is None else went_on,
+                                               "ended" if sb is None else went_on)
+                return report
+            index, pc, obs_a, mem_a, fault_a = sa
+            _, pc_b, obs_b, mem_b, fault_b = sb
+            ins = program.at(pc)
+            if ins is not None:
+                executed.append(ins)
+            report.steps = index + 1
+            report.a_fault, report.b_fault = fault_a, fault_b
+            if pc != pc_b:
+                report.divergence = Divergence("pc", pc, pc_b, index=index, instruction=ins)
+                return report
+            found = compare(isa, init, executed, obs_a, mem_a, fault_a, obs_b, mem_b, fault_b)
+            if found is not None:
+                found.index, found.instruction = index, ins
+                report.divergence = found
+                return report
+            if fault_a is not None:
+                return report
+    finally:
+        steps_a.close()
+        steps_b.close()
+
+
+def _executed(isa_name: str, config: dict, program: Program, init: Init, max_steps: int) -> list[Instruction]:
+    """The instructions the simulator executes, in order (for what the ISA leaves undefined)."""
+    from .machine import Machine
+
+    machine = Machine(isa_name, config)
+    machine.load(program, regs=init.regs, memory=init.memory)
+    result = machine.run(max_steps, keep_records=True)
+    return [r.instruction for r in result.records]

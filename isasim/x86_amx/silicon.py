@@ -1,0 +1,550 @@
+"""The ``silicon`` backend: run a program on this machine's CPU and report what it did.
+
+The same bytes the simulator decodes run on the real core, in a child process
+the backend controls with ptrace, so a #UD, #GP or #PF is a report (with the
+kind and the index of the faulting instruction) instead of a dead interpreter,
+and a runaway loop is stopped by a timeout.  Pure ctypes: no compiler is needed.
+
+How a run goes:
+
+1. A child Python process asks the kernel for AMX tile permission
+   (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), maps every init memory
+   region at its exact address (whole pages, never over an existing mapping),
+   maps the program's code at its own address with every RET replaced by INT3
+   (and an INT3 after the last instruction), puts itself under ptrace
+   (PTRACE_TRACEME) and stops.
+2. The parent sets the child's registers to the init state (PTRACE_SETREGS, RIP
+   at the first instruction) and either continues it to the end (``run``) or
+   single-steps it (``lockstep``), reading the full state after each step:
+   GPRs and RFLAGS (PTRACE_GETREGS), TILECFG and the tile data from the XSAVE
+   image (PTRACE_GETREGSET NT_X86_XSTATE), and the mapped memory (/proc/PID/mem).
+3. An INT3 stop is the end of the program (the simulator's RET); a SIGILL is #UD,
+   a SIGSEGV with si_code SI_KERNEL is #GP, other SIGSEGVs are #PF at si_addr.
+
+Safety: the backend runs only programs isasim encoded itself, and first runs the
+simulator: a program whose simulated run faults at an address the child process
+has mapped for its own use is refused before anything reaches the CPU.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from ..core.errors import ConfigError, IsasimError, StepLimitExceeded
+from ..core.faults import Fault
+from ..core.machine import DEFAULT_STEP_LIMIT, Machine
+from ..core.program import Program
+from ..core.trace import Init
+from .registers import GPR64
+
+PAGE = 4096
+ARCH_GET_XCOMP_SUPP = 0x1021
+ARCH_REQ_XCOMP_PERM = 0x1023
+SYS_ARCH_PRCTL = 158
+XFEATURE_XTILECFG, XFEATURE_XTILEDATA = 17, 18
+MAP_FIXED_NOREPLACE = 0x100000
+
+PTRACE_TRACEME, PTRACE_CONT, PTRACE_KILL, PTRACE_SINGLESTEP = 0, 7, 8, 9
+PTRACE_GETREGS, PTRACE_SETREGS = 12, 13
+PTRACE_GETSIGINFO, PTRACE_GETREGSET = 0x4202, 0x4204
+NT_X86_XSTATE = 0x202
+SI_KERNEL = 0x80
+INT3 = 0xCC
+
+# x86-64 struct user_regs_struct, in order
+_USER_REGS = ("r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi",
+              "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs")
+STATUS_FLAGS = 0x8D5  # CF PF AF ZF SF OF: the bits compared (TF/RF belong to the debugger, not the program)
+
+# Family 6 models with AMX, for naming the producer of a trace.
+CPU_NAMES = {143: "sapphire-rapids", 207: "emerald-rapids", 173: "granite-rapids", 174: "granite-rapids"}
+
+
+class UserRegs(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_ulonglong) for name in _USER_REGS]
+
+
+class SigInfo(ctypes.Structure):
+    _fields_ = [("si_signo", ctypes.c_int), ("si_errno", ctypes.c_int), ("si_code", ctypes.c_int),
+                ("_pad", ctypes.c_int), ("si_addr", ctypes.c_ulonglong), ("_rest", ctypes.c_byte * 104)]
+
+
+class IoVec(ctypes.Structure):
+    _fields_ = [("iov_base", ctypes.c_void_p), ("iov_len", ctypes.c_size_t)]
+
+
+_libc = None
+
+
+def libc():
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc.ptrace.restype = ctypes.c_long
+        _libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+        _libc.syscall.restype = ctypes.c_long
+    return _libc
+
+
+# ---------------------------------------------------------------------------
+# What this host can do
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HostCpu:
+    family: int
+    model: int
+    name: str  # a CPU model name isasim knows, or "unknown"
+    flags: frozenset[str]
+    xcomp_supported: int  # ARCH_GET_XCOMP_SUPP: the XSAVE features the kernel lets a process use
+
+    @property
+    def amx_features(self) -> set[str]:
+        names = {"amx_tile": "AMX-TILE", "amx_int8": "AMX-INT8", "amx_bf16": "AMX-BF16", "amx_fp16": "AMX-FP16"}
+        have = {v for k, v in names.items() if k in self.flags}
+        if not self.xcomp_supported >> XFEATURE_XTILEDATA & 1:
+            return set()
+        return have
+
+    def why_no_amx(self) -> str | None:
+        if self.amx_features:
+            return None
+        if not {"amx_tile"} & self.flags:
+            return (f"this CPU (family {self.family} model {self.model}) reports no AMX-TILE in CPUID "
+                    f"(/proc/cpuinfo has no amx_tile; the kernel's XSAVE features are {self.xcomp_supported:#x})")
+        return f"the kernel does not offer XTILEDATA (ARCH_GET_XCOMP_SUPP = {self.xcomp_supported:#x})"
+
+
+_host: HostCpu | None = None
+
+
+def host_cpu() -> HostCpu:
+    global _host
+    if _host is None:
+        family = model = 0
+        flags: frozenset[str] = frozenset()
+        try:
+            with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+                for line in f:
+                    key, _, value = line.partition(":")
+                    key = key.strip()
+                    if key == "cpu family":
+                        family = int(value)
+                    elif key == "model":
+                        model = int(value)
+                    elif key == "flags":
+                        flags = frozenset(value.split())
+                        break
+        except OSError:
+            pass
+        supported = ctypes.c_ulonglong(0)
+        if sys.platform.startswith("linux") and os.uname().machine == "x86_64":
+            libc().syscall(SYS_ARCH_PRCTL, ARCH_GET_XCOMP_SUPP, ctypes.byref(supported))
+        _host = HostCpu(family, model, CPU_NAMES.get(model, "unknown") if family == 6 else "unknown", flags,
+                        supported.value)
+    return _host
+
+
+def platform_problem() -> str | None:
+    if not sys.platform.startswith("linux") or os.uname().machine != "x86_64":
+        return f"the silicon backend needs x86-64 Linux (this is {sys.platform} {os.uname().machine})"
+    return None
+
+
+def uses_amx(program: Program) -> bool:
+    return any(getattr(ins.form, "opcode", None) is not None for ins in program.instructions)
+
+
+# ---------------------------------------------------------------------------
+# The child process (runs as ``python -m isasim.x86_amx.silicon --child``)
+# ---------------------------------------------------------------------------
+
+
+def _child_main() -> None:
+    """Map the job's memory and code, then stop under ptrace; the parent does the rest."""
+    job = json.loads(sys.stdin.readline())
+    lib = libc()
+    lib.mmap.restype = ctypes.c_void_p
+    lib.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    lib.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    if job["amx"]:
+        lib.syscall(SYS_ARCH_PRCTL, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)
+    for start, end, prot, pieces in job["mappings"]:
+        got = lib.mmap(start, end - start, 3, 0x22 | MAP_FIXED_NOREPLACE, -1, 0)  # RW, PRIVATE|ANONYMOUS
+        if got != start:
+            print(json.dumps({"error": f"cannot map {start:#x}..{end:#x}: the address is in use"}), flush=True)
+            return
+        for address, data in pieces:
+            ctypes.memmove(address, bytes.fromhex(data), len(data) // 2)
+        if prot != 3:
+            lib.mprotect(start, end - start, prot)
+    print(json.dumps({"ready": True}), flush=True)
+    lib.ptrace(PTRACE_TRACEME, 0, None, None)
+    os.kill(os.getpid(), signal.SIGSTOP)
+    # The parent never lets this process return here: it is killed after the run.
+    os._exit(99)
+
+
+# ---------------------------------------------------------------------------
+# The parent side
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class SiliconSnapshot:
+    """The architectural state read from the child."""
+
+    regs: dict[str, int]
+    rflags: int
+    rip: int
+    tilecfg: bytes  # 64 bytes (zeros when the XTILECFG component is INIT)
+    tiles: bytes  # 8 x 1024 bytes
+    memory: dict[int, bytes] = field(default_factory=dict)  # region start -> contents
+
+
+class SiliconMemory:
+    """Final memory as read from the child, with the Memory-like read()/is_mapped() the core uses."""
+
+    def __init__(self, regions: list[tuple[int, bytes, bool]], contents: dict[int, bytes]):
+        self.regions = [(a, contents.get(a, d)) for a, d, _w in regions]
+
+    def is_mapped(self, address: int, size: int) -> bool:
+        return any(a <= address and address + size <= a + len(d) for a, d in self.regions)
+
+    def read(self, address: int, size: int) -> bytes:
+        for a, d in self.regions:
+            if a <= address and address + size <= a + len(d):
+                return d[address - a : address - a + size]
+        raise IsasimError(f"memory at {address:#x} was not mapped in the silicon run")
+
+
+def _page_mappings(init: Init, program: Program) -> list:
+    """Whole-page mappings for the init regions and the code, as (start, end, prot, pieces)."""
+    spans = []
+    for address, data, writable in init.memory:
+        start, end = address // PAGE * PAGE, -(-(address + len(data)) // PAGE) * PAGE
+        spans.append([start, end, 3 if writable else 1, [(address, data.hex())]])
+    code = bytearray(program.code) + bytes([INT3])
+    for ins in program.instructions:
+        if ins.mnemonic == "ret" and ins.undefined is None:
+            code[ins.address - program.base] = INT3  # RET ends the kernel: stop there instead
+    spans.append([program.base // PAGE * PAGE, -(-(program.end + 1) // PAGE) * PAGE, 5,
+                  [(program.base, bytes(code).hex())]])
+    spans.sort()
+    merged: list = []
+    for span in spans:
+        if merged and span[0] < merged[-1][1]:
+            last = merged[-1]
+            if last[2] != span[2]:
+                raise IsasimError(f"regions at {last[3][0][0]:#x} and {span[3][0][0]:#x} share a page but "
+                                  "differ in permissions; the silicon backend maps whole 4 KiB pages")
+            last[1] = max(last[1], span[1])
+            last[3] += span[3]
+        else:
+            merged.append(span)
+    return merged
+
+
+class ChildProcess:
+    """One traced child holding the program's memory and code."""
+
+    def __init__(self, program: Program, init: Init, amx: bool, timeout: float):
+        self.program = program
+        self.init = init
+        self.timeout = timeout
+        self.stops = {ins.address for ins in program.instructions if ins.mnemonic == "ret"} | {program.end}
+        self.proc = subprocess.Popen([sys.executable, "-m", "isasim.x86_amx.silicon", "--child"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.pid = self.proc.pid
+        self.alive = True
+        try:
+            job = {"amx": amx, "mappings": _page_mappings(init, program)}
+            self.proc.stdin.write((json.dumps(job) + "\n").encode())
+            self.proc.stdin.flush()
+            answer = json.loads(self.proc.stdout.readline() or b'{"error": "the child process died while mapping"}')
+            if "error" in answer:
+                raise IsasimError(f"silicon backend: {answer['error']}")
+            status = self._wait(10.0)
+            if not (os.WIFSTOPPED(status) and os.WSTOPSIG(status) == signal.SIGSTOP):
+                raise IsasimError("silicon backend: the child did not stop under ptrace")
+            regs = self.get_regs()
+            for name in GPR64:
+                setattr(regs, name, init.regs.get(name, 0))
+            regs.rip = program.base
+            regs.eflags = 0x202
+            regs.orig_rax = (1 << 64) - 1  # not in a system call: no restart on resume
+            self.set_regs(regs)
+        except BaseException:
+            self.kill()
+            raise
+
+    # ---- ptrace plumbing --------------------------------------------------------
+    def _wait(self, timeout: float) -> int:
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                if os.WIFEXITED(status) or os.WIFSIGNALED(status):
+                    self.alive = False
+                    self.proc.returncode = -1
+                return status
+            if time.monotonic() > deadline:
+                raise TimeoutError
+            time.sleep(0.0005)
+
+    def _ptrace(self, request: int, addr=None, data=None) -> int:
+        result = libc().ptrace(request, self.pid, addr, data)
+        if result == -1:
+            err = ctypes.get_errno()
+            if err:
+                raise IsasimError(f"silicon backend: ptrace request {request} failed: {os.strerror(err)}")
+        return result
+
+    def get_regs(self) -> UserRegs:
+        regs = UserRegs()
+        self._ptrace(PTRACE_GETREGS, None, ctypes.byref(regs))
+        return regs
+
+    def set_regs(self, regs: UserRegs) -> None:
+        self._ptrace(PTRACE_SETREGS, None, ctypes.byref(regs))
+
+    def xstate(self) -> tuple[bytes, bytes]:
+        """(TILECFG, TILEDATA) from the XSAVE image; zeros for components in their INIT state."""
+        if not host_cpu().amx_features:
+            return bytes(64), bytes(8192)
+        buffer = ctypes.create_string_buffer(16384)
+        iov = IoVec(ctypes.cast(buffer, ctypes.c_void_p), len(buffer))
+        self._ptrace(PTRACE_GETREGSET, ctypes.c_void_p(NT_X86_XSTATE), ctypes.byref(iov))
+        image = buffer.raw[: iov.iov_len]
+        xstate_bv = int.from_bytes(image[512:520], "little")
+        cfg_offset, data_offset = _xsave_offsets()
+        cfg = image[cfg_offset : cfg_offset + 64] if xstate_bv >> XFEATURE_XTILECFG & 1 else bytes(64)
+        data = image[data_offset : data_offset + 8192] if xstate_bv >> XFEATURE_XTILEDATA & 1 else bytes(8192)
+        return cfg, data
+
+    def read_memory(self) -> dict[int, bytes]:
+        out = {}
+        with open(f"/proc/{self.pid}/mem", "rb", buffering=0) as mem:
+            for address, data, _writable in self.init.memory:
+                mem.seek(address)
+                out[address] = mem.read(len(data))
+        return out
+
+    def mapped_pages(self) -> list[tuple[int, int]]:
+        spans = []
+        with open(f"/proc/{self.pid}/maps", encoding="ascii") as maps:
+            for line in maps:
+                lo, hi = line.split()[0].split("-")
+                spans.append((int(lo, 16), int(hi, 16)))
+        return spans
+
+    def snapshot(self, *, with_memory: bool = True) -> SiliconSnapshot:
+        regs = self.get_regs()
+        cfg, data = self.xstate()
+        return SiliconSnapshot({name: getattr(regs, name) for name in GPR64}, regs.eflags, regs.rip, cfg, data,
+                               self.read_memory() if with_memory else {})
+
+    def kill(self) -> None:
+        if self.alive:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self.alive = False
+        self.proc.returncode = -9
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    # ---- running ----------------------------------------------------------------
+    def resume(self, request: int) -> tuple[str, Fault | None]:
+        """Continue or single-step; returns ("end" | "step" | "fault", fault)."""
+        self._ptrace(request, None, None)
+        try:
+            status = self._wait(self.timeout)
+        except TimeoutError:
+            self.kill()
+            return "timeout", None
+        if not os.WIFSTOPPED(status):
+            how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
+            raise IsasimError(f"silicon backend: the child process ended unexpectedly ({how})")
+        sig = os.WSTOPSIG(status)
+        regs = self.get_regs()
+        if sig == signal.SIGTRAP:
+            if request == PTRACE_CONT and regs.rip - 1 in self.stops:
+                regs.rip -= 1  # report the stop at the RET (or the end), as the simulator does
+                self.set_regs(regs)
+                return "end", None
+            return "step", None
+        info = SigInfo()
+        self._ptrace(PTRACE_GETSIGINFO, None, ctypes.byref(info))
+        return "fault", _fault_from_signal(sig, info)
+
+    def index_at(self, rip: int) -> int | None:
+        ins = self.program.at(rip)
+        return None if ins is None else ins.index
+
+
+def _fault_from_signal(sig: int, info: SigInfo) -> Fault:
+    if sig == signal.SIGILL:
+        return Fault("#UD", f"SIGILL (si_code {info.si_code}) on silicon")
+    if sig == signal.SIGSEGV and info.si_code == SI_KERNEL:
+        return Fault("#GP", "SIGSEGV (SI_KERNEL) on silicon")
+    if sig in (signal.SIGSEGV, signal.SIGBUS):
+        kind = {1: "address not mapped", 2: "access not permitted"}.get(info.si_code, f"si_code {info.si_code}")
+        return Fault("#PF", f"{kind} at {info.si_addr:#x} on silicon", address=info.si_addr)
+    return Fault(f"signal {sig}", f"{signal.Signals(sig).name} on silicon")
+
+
+def _xsave_offsets() -> tuple[int, int]:
+    """Standard-format XSAVE offsets of XTILECFG and XTILEDATA (CPUID.(0DH,17/18).EBX).
+
+    Reading them needs the CPUID instruction, which isasim does not execute; every
+    AMX part so far reports the same values (measured on Emerald Rapids: 2752, 2816)."""
+    return 2752, 2816
+
+
+# ---------------------------------------------------------------------------
+# The backend
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class SiliconFinal:
+    observed: dict
+    memory: SiliconMemory
+    fault: Fault | None
+    steps: int
+    records: list = field(default_factory=list)
+    machine: Machine | None = None
+    timed_out: bool = False
+
+    def read_memory(self, address: int, size: int) -> bytes | None:
+        return self.memory.read(address, size) if self.memory.is_mapped(address, size) else None
+
+
+def observed_state(snap: SiliconSnapshot) -> dict:
+    """The trace view of a silicon snapshot, shaped like X86Amx.observe()."""
+    regs = dict(snap.regs)
+    regs["rflags"] = snap.rflags
+    tiles = {}
+    palette = snap.tilecfg[0]
+    if palette:
+        for t in range(8):
+            colsb = int.from_bytes(snap.tilecfg[16 + 2 * t : 18 + 2 * t], "little")
+            rows = snap.tilecfg[48 + t]
+            if rows and colsb:
+                tile = snap.tiles[1024 * t : 1024 * (t + 1)]
+                tiles[f"tmm{t}"] = b"".join(tile[64 * r : 64 * r + colsb] for r in range(rows))
+    return {"regs": regs, "tiles": tiles, "tilecfg": snap.tilecfg if palette else bytes(64)}
+
+
+class SiliconBackend:
+    """This machine's CPU, through a ptrace-controlled child process."""
+
+    name = "silicon"
+    timeout = 10.0
+
+    def unavailable_reason(self, isa: str, program: Program | None = None) -> str | None:
+        if isa != "x86_amx":
+            return f"the silicon backend runs x86_amx only, not {isa}"
+        problem = platform_problem()
+        if problem:
+            return problem
+        if program is not None and uses_amx(program):
+            return host_cpu().why_no_amx()
+        return None
+
+    def producer(self) -> str:
+        cpu = host_cpu()
+        return f"silicon: {cpu.name} (family {cpu.family} model {cpu.model})"
+
+    def _check(self, isa: str, config: dict, program: Program, init: Init, max_steps: int) -> Fault | None:
+        reason = self.unavailable_reason(isa, program)
+        if reason:
+            raise ConfigError(f"backend 'silicon' cannot run this program here: {reason}")
+        # Run the simulator first: the program must be one isasim validated, and a
+        # fault it predicts must not land in the child's own memory.  A program the
+        # simulator cannot finish within the step limit still runs on silicon: the
+        # timeout ends it, and whatever it does stays inside the disposable child.
+        machine = Machine(isa, config)
+        machine.load(program, regs=init.regs, memory=init.memory)
+        try:
+            return machine.run(max_steps).fault
+        except StepLimitExceeded:
+            return machine.fault
+
+    def _refuse_unsafe_fault(self, child: ChildProcess, sim_fault: Fault | None) -> None:
+        if sim_fault is None or sim_fault.address is None:
+            return
+        page = sim_fault.address // PAGE * PAGE
+        own = [(lo, hi) for lo, hi in child.mapped_pages() if lo <= page < hi]
+        ours = any(a // PAGE * PAGE <= page < a + len(d) for a, d, _w in child.init.memory)
+        if own and not ours:
+            raise IsasimError(f"refusing to run on silicon: the program faults at {sim_fault.address:#x}, "
+                              "which the backend's child process has mapped for its own use")
+
+    def run(self, isa: str, config: dict, program: Program, init: Init, *,
+            max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> SiliconFinal:
+        sim_fault = self._check(isa, config, program, init, max_steps)
+        child = ChildProcess(program, init, bool(host_cpu().amx_features), self.timeout)
+        try:
+            self._refuse_unsafe_fault(child, sim_fault)
+            outcome, fault = child.resume(PTRACE_CONT)
+            if outcome == "timeout":
+                return SiliconFinal({}, SiliconMemory(init.memory, {}), Fault(
+                    "timeout", f"the program was still running after {self.timeout:g} s on silicon"), 0,
+                    timed_out=True)
+            snap = child.snapshot()
+            if fault is not None:
+                fault.index = child.index_at(snap.rip)
+                fault.pc = snap.rip
+                fault.instruction = program.at(snap.rip).text if program.at(snap.rip) else None
+            return SiliconFinal(observed_state(snap), SiliconMemory(init.memory, snap.memory), fault,
+                                -1)
+        finally:
+            child.kill()
+
+    def lockstep(self, isa: str, config: dict, program: Program, init: Init, *,
+                 max_steps: int = DEFAULT_STEP_LIMIT):
+        """Yield (index, pc, observed, memory, fault) after every instruction on silicon."""
+        sim_fault = self._check(isa, config, program, init, max_steps)
+        child = ChildProcess(program, init, bool(host_cpu().amx_features), self.timeout)
+        try:
+            self._refuse_unsafe_fault(child, sim_fault)
+            for step in range(max_steps):
+                rip = child.get_regs().rip
+                ins = program.at(rip)
+                if rip in child.stops:
+                    if ins is not None:  # the RET itself: a step that changes nothing but ends the kernel
+                        snap = child.snapshot()
+                        yield step, rip, observed_state(snap), SiliconMemory(init.memory, snap.memory), None
+                    return
+                outcome, fault = child.resume(PTRACE_SINGLESTEP)
+                if outcome == "timeout":
+                    yield step, rip, {}, None, Fault("timeout", "a single step did not finish on silicon")
+                    return
+                snap = child.snapshot()
+                if fault is not None:
+                    fault.index, fault.pc = (ins.index if ins else None), rip
+                    fault.instruction = ins.text if ins else None
+                yield step, rip, observed_state(snap), SiliconMemory(init.memory, snap.memory), fault
+                if fault is not None:
+                    return
+        finally:
+            child.kill()
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--child"]:
+    _child_main()
