@@ -159,14 +159,16 @@ def cmd_record(args) -> int:
     for ins, line in zip(program.instructions, lines):
         name = program.label_at(ins.address)
         labelled.append(f"{name}: {line}" if name else line)
-    trace = Trace(isa_name, labelled, config, args.producer or f"isasim {args.backend}", init, expect,
+    producer = args.producer or (backend.producer() if hasattr(backend, "producer") else f"isasim {args.backend}")
+    trace = Trace(isa_name, labelled, config, producer, init, expect,
                   [step_json(r) for r in final.records] if args.steps else None)
     # the recorded program must replay to the same result before it is written
     _final, diffs = replay(parse_trace(json.loads(json.dumps(trace_json(trace))), args.output))
     if diffs and args.backend == "sim":
         raise IsasimError(f"the recorded trace does not replay on the simulator ({diffs[0].describe()})")
     write_trace(trace, args.output, overwrite=args.force)
-    console(color=not args.no_color).print(f"wrote {args.output} ({final.steps} steps)")
+    steps = f" ({final.steps} steps)" if final.steps is not None else ""
+    console(color=not args.no_color).print(f"wrote {args.output}{steps}, expectations from {producer}")
     return EXIT_OK
 
 

@@ -29,6 +29,7 @@ has mapped for its own use is refused before anything reaches the CPU.
 from __future__ import annotations
 
 import ctypes
+import errno
 import json
 import os
 import signal
@@ -301,12 +302,24 @@ class ChildProcess:
             time.sleep(0.0005)
 
     def _ptrace(self, request: int, addr=None, data=None) -> int:
+        ctypes.set_errno(0)
         result = libc().ptrace(request, self.pid, addr, data)
         if result == -1:
             err = ctypes.get_errno()
+            if err == errno.ESRCH:  # the child is gone (killed from outside, or it died)
+                self._raise_if_gone()
             if err:
                 raise IsasimError(f"silicon backend: ptrace request {request} failed: {os.strerror(err)}")
         return result
+
+    def _raise_if_gone(self) -> None:
+        try:
+            status = self._wait(1.0)  # a SIGKILL may still be on its way to the stopped child
+        except (ChildProcessError, TimeoutError):
+            return
+        if os.WIFSIGNALED(status) or os.WIFEXITED(status):
+            how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "it exited"
+            raise IsasimError(f"silicon backend: the child process ended unexpectedly ({how})")
 
     def get_regs(self) -> UserRegs:
         regs = UserRegs()
@@ -425,7 +438,7 @@ class SiliconFinal:
     observed: dict
     memory: SiliconMemory
     fault: Fault | None
-    steps: int
+    steps: int | None  # a free run on silicon does not count its instructions
     records: list = field(default_factory=list)
     machine: Machine | None = None
     timed_out: bool = False
@@ -504,15 +517,14 @@ class SiliconBackend:
             outcome, fault = child.resume(PTRACE_CONT)
             if outcome == "timeout":
                 return SiliconFinal({}, SiliconMemory(init.memory, {}), Fault(
-                    "timeout", f"the program was still running after {self.timeout:g} s on silicon"), 0,
+                    "timeout", f"the program was still running after {self.timeout:g} s on silicon"), None,
                     timed_out=True)
             snap = child.snapshot()
             if fault is not None:
                 fault.index = child.index_at(snap.rip)
                 fault.pc = snap.rip
                 fault.instruction = program.at(snap.rip).text if program.at(snap.rip) else None
-            return SiliconFinal(observed_state(snap), SiliconMemory(init.memory, snap.memory), fault,
-                                -1)
+            return SiliconFinal(observed_state(snap), SiliconMemory(init.memory, snap.memory), fault, steps=None)
         finally:
             child.kill()
 
