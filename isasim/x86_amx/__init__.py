@@ -60,6 +60,60 @@ class X86Amx:
 
         return state_view(state, program, **options)
 
+    # ---- step-through views --------------------------------------------------------
+    def render_step(self, record, state: X86AmxState, program: Program | None = None, **options):
+        from .render import step_view
+
+        return step_view(record, state, program, **options)
+
+    def render_item(self, state: X86AmxState, what: str, args: list[str], program: Program | None = None, **options):
+        from .render import item_view
+
+        return item_view(state, what, args, program, **options)
+
+    def watch_value(self, state: X86AmxState, what: str):
+        from .render import watch_value
+
+        return watch_value(state, what)
+
+    def state_from_observed(self, observed: dict, previous: X86AmxState, memory, init) -> tuple[X86AmxState, list]:
+        """A state object holding what another backend (silicon) observed, and the writes that
+        lead to it from ``previous``, so the stepper can show the CPU's state and changes."""
+        import numpy as np
+
+        from ..core.journal import Journal
+        from .state import TileConfig
+
+        journal = Journal()
+        state = X86AmxState(journal)
+        state.model = previous.model
+        state.gpr, state.rip, state.rflags = list(previous.gpr), previous.rip, previous.rflags
+        state.tilecfg, state.tiles = previous.tilecfg.copy(), previous.tiles.copy()
+        raw = observed.get("raw", {})
+        for name, value in observed.get("regs", {}).items():
+            if name == "rflags":
+                state.set_rflags(value)
+            else:
+                state.write_register(name, value)
+        if "tilecfg" in raw:
+            image = raw["tilecfg"]
+            state.set_tilecfg(TileConfig.from_bytes(image) if image[0] else TileConfig())
+            tiles = np.frombuffer(raw["tiles"], dtype=np.uint8).reshape(8, 16, 64)
+            for t in range(8):
+                state.write_tile(t, tiles[t])
+        state.rip = raw.get("rip", state.rip)
+        previous_image = getattr(previous, "memory_image", {a: d for a, d, _w in init.memory})
+        state.memory_image = {}
+        for address, data, _writable in init.memory:
+            now = memory.read(address, len(data)) if memory is not None else data
+            state.memory_image[address] = now
+            before = previous_image.get(address, data)
+            if now != before:
+                first = next(i for i, (x, y) in enumerate(zip(before, now)) if x != y)
+                last = len(now) - next(i for i, (x, y) in enumerate(zip(before[::-1], now[::-1])) if x != y)
+                journal.record("mem", address + first, before[first:last], now[first:last])
+        return state, journal.take()
+
     # ---- differential comparison ------------------------------------------------
     def comparable(self, observed: dict, executed: list[Instruction]) -> dict:
         """The observed state without what the architecture leaves undefined: RFLAGS is

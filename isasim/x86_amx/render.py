@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -77,3 +78,125 @@ def state_view(state: X86AmxState, program: Program | None = None, *, element_ty
             if rows and colsb:
                 parts.append(tile_grid(state, t, inferred.get(t, "int32"), hex_values=hex_values, width=width))
     return Group(*parts)
+
+
+# ---------------------------------------------------------------------------
+# Step-through views: what one step changed, and single items on request
+# ---------------------------------------------------------------------------
+
+_FLAG_LETTERS = [(name, bit) for name, bit in FLAG_NAMES.items()]
+
+
+def _flags_text(value: int) -> str:
+    return " ".join(name for name, bit in _FLAG_LETTERS if value & bit) or "-"
+
+
+def changed_elements(old_rows: dict[int, bytes], new_rows: dict[int, bytes], rows: int, cols: int,
+                     size: int) -> np.ndarray:
+    """A rows x cols mask of the elements (of ``size`` bytes) that differ between old and new rows."""
+    mask = np.zeros((rows, cols), dtype=bool)
+    for r, new in new_rows.items():
+        if r >= rows:
+            continue
+        old = old_rows.get(r, bytes(64))
+        for c in range(cols):
+            if old[c * size : (c + 1) * size] != new[c * size : (c + 1) * size]:
+                mask[r, c] = True
+    return mask
+
+
+def step_view(record, state: X86AmxState, program: Program | None, *, element_types: dict[int, str] | None = None,
+              hex_values: bool = False, width: int = 100) -> Group:
+    """What one step changed: registers and flags (old -> new), TILECFG fields, each written
+    tile as a grid with the changed elements highlighted, and memory ranges."""
+    from ..core.render import grid
+
+    types = infer_element_types(program)
+    types.update(element_types or {})
+    parts = []
+    regs = [(w.where, f"{w.old:#x} -> {w.new:#x}") for w in record.writes if w.kind == "reg"]
+    regs += [("rflags", f"{w.old:#x} [{_flags_text(w.old)}] -> {w.new:#x} [{_flags_text(w.new)}]")
+             for w in record.writes if w.kind == "flags"]
+    if regs:
+        parts.append(key_value_table("registers", regs, highlight={name for name, _ in regs}))
+    cfg = [(w.where, f"{w.old} -> {w.new}") for w in record.writes if w.kind == "tilecfg"]
+    if cfg:
+        parts.append(key_value_table("TILECFG", cfg))
+    tiles: dict[int, tuple[dict[int, bytes], dict[int, bytes]]] = {}
+    for w in record.writes:
+        if w.kind == "tile":
+            name, row = w.where.rstrip("]").split("[")
+            old, new = tiles.setdefault(int(name[3:]), ({}, {}))
+            old[int(row)], new[int(row)] = w.old, w.new
+    for t, (old, new) in sorted(tiles.items()):
+        rows, colsb = state.tile_shape(t)
+        element = types.get(t, "int32")
+        if not (rows and colsb):
+            parts.append(Text(f"tmm{t}: {len(new)} row(s) zeroed (tile no longer configured)", style="bold"))
+            continue
+        values = state.tile_view(t, element)
+        size = values.dtype.itemsize
+        mask = changed_elements(old, new, values.shape[0], values.shape[1], size)
+        _dtype, kind = ELEMENT_TYPES[element]
+        title = f"tmm{t}  {values.shape[0]}x{values.shape[1]} {element}  ({int(mask.sum())} element(s) changed)"
+        parts.append(grid(values, kind, title=title, hex_digits=2 * size if hex_values else None, changed=mask,
+                          width=width))
+    for w in record.writes:
+        if w.kind == "mem":
+            shown = w.new if len(w.new) <= 32 else w.new[:32]
+            more = "" if len(w.new) <= 32 else f" ... ({len(w.new)} bytes)"
+            parts.append(Text(f"memory {w.where:#x}: {shown.hex(' ')}{more}"))
+    if not parts:
+        parts.append(Text("(no state change)", style="dim"))
+    return Group(*parts)
+
+
+def item_view(state: X86AmxState, what: str, args: list[str], program: Program | None, *, width: int = 100):
+    """``print`` in the stepper: a register, rflags, TILECFG, a tile in a chosen element type, or all registers.
+    Returns None if ``what`` is not an x86 item (the stepper then tries memory)."""
+    hex_values = "hex" in args
+    element = next((a for a in args if a in ELEMENT_TYPES), None)
+    name = what.lower()
+    if name in ("regs", "registers"):
+        return registers_table(state, only_nonzero=False)
+    if name in ("cfg", "tilecfg"):
+        return tilecfg_table(state)
+    if name == "rflags":
+        return Text(f"rflags = {state.rflags:#x} [{_flags_text(state.rflags)}]")
+    if name == "rip":
+        return Text(f"rip = {state.rip:#x}")
+    if name.startswith("tmm") and name[3:].isdigit() and int(name[3:]) < 8:
+        t = int(name[3:])
+        rows, colsb = state.tile_shape(t)
+        if not (rows and colsb) and "all" not in args:
+            return Text(f"tmm{t} is not configured (add 'all' to see all 16x64 bytes)")
+        element = element or infer_element_types(program).get(t, "int32")
+        return tile_grid(state, t, element, hex_values=hex_values, whole="all" in args, width=width)
+    try:
+        value = state.read_register(name)
+    except Exception:
+        return None
+    return Text(f"{name} = {value:#x} ({value})")
+
+
+def watch_value(state: X86AmxState, what: str):
+    """The current value of a watched location: a register, rflags, a tile, or an element tmmN[r][c]
+    (a dword), or None if ``what`` is not an x86 location."""
+    import re
+
+    name = what.lower()
+    m = re.fullmatch(r"tmm([0-7])(?:\[(\d+)\]\[(\d+)\])?", name)
+    if m:
+        t = int(m.group(1))
+        if m.group(2) is None:
+            return state.tiles[t].tobytes()
+        r, c = int(m.group(2)), int(m.group(3))
+        if r >= 16 or c >= 16:
+            return None
+        return int.from_bytes(state.tiles[t, r, 4 * c : 4 * c + 4].tobytes(), "little")  # the dword
+    if name == "rflags":
+        return state.rflags
+    try:
+        return state.read_register(name)
+    except Exception:
+        return None

@@ -460,7 +460,8 @@ def observed_state(snap: SiliconSnapshot) -> dict:
             if rows and colsb:
                 tile = snap.tiles[1024 * t : 1024 * (t + 1)]
                 tiles[f"tmm{t}"] = b"".join(tile[64 * r : 64 * r + colsb] for r in range(rows))
-    return {"regs": regs, "tiles": tiles, "tilecfg": snap.tilecfg if palette else bytes(64)}
+    return {"regs": regs, "tiles": tiles, "tilecfg": snap.tilecfg if palette else bytes(64),
+            "raw": {"rip": snap.rip, "tilecfg": snap.tilecfg, "tiles": snap.tiles}}
 
 
 class SiliconBackend:

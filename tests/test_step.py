@@ -1,0 +1,177 @@
+"""isasim step and isasim show, driven as a user drives them: scripted, and at a real terminal (a pty)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "x86_amx"
+KERNEL = [EXAMPLE / "int8_block.s", "--init", EXAMPLE / "int8_block.init.json"]
+
+
+def isasim(*args):
+    return subprocess.run([sys.executable, "-m", "isasim.cli", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+
+
+def step(commands: str, *extra):
+    done = isasim("step", *KERNEL, "--no-color", "--commands", commands, *extra)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def a_row_c0():
+    """C[0][0..3] by the seed article's definition (an INT64 reference of its data)."""
+    a0 = [(13 * k) % 256 for k in range(64)]
+    return [sum(a0[k] * ((11 * k + 7 * n) % 31 - 15) for k in range(64)) for n in range(4)]
+
+
+def test_step_shows_each_change_and_tmm0_fills():
+    out = step("s 5; s; p tmm0 int32")
+    assert "[0] #0 0x400000  ldtilecfg [rcx]" in out and "palette     0 -> 1" in out
+    assert "r8  0x0 -> 0x40" in out
+    assert "tmm0  16x16 int32  (256 element(s) changed)" in out  # the TDPBUSD step
+    lines = out.splitlines()
+    title = max(i for i, line in enumerate(lines) if line.startswith("tmm0  16x16 int32"))
+    row0 = lines[title + 2].split()  # the title, the column header, then row 0
+    assert [str(v) for v in a_row_c0()] == row0[1:5]
+
+
+def test_breakpoints_by_label_index_and_address_and_continue():
+    out = step("b 5; c; p tmm0 int32 hex")
+    assert "breakpoint 1 before #5" in out and "next: #5 0x40001d  tdpbusd tmm0,tmm1,tmm2" in out
+    out = step("b 0x400022; c")
+    assert "next: #6 0x400022  tilestored" in out
+    out = step("b amx_block; s; c")  # the label is at #0: continue runs to the end
+    assert "the program has ended" in out
+
+
+def test_watch_a_tile_element_stops_where_it_changes():
+    out = step("w tmm0[0][1]; c")
+    expected = a_row_c0()[1] % (1 << 32)
+    assert "[5] #5 0x40001d  tdpbusd tmm0,tmm1,tmm2" in out
+    assert f"watch tmm0[0][1] changed: 0x0 -> {expected:#x}" in out
+
+
+def test_back_replays_to_the_same_state():
+    out = step("s 6; p rdx; back 4; p r8; back 1; p r8; goto 6; p tmm0 int32")
+    assert "at step 2 (replayed from the start)" in out and "r8 = 0x40 (64)" in out
+    assert "at step 1 (replayed from the start)" in out and "r8 = 0x0 (0)" in out
+    assert "at step 6" in out
+
+
+def test_print_memory_regions_and_registers():
+    out = step("c; p C; p 0x40000 32; p rflags; p bogus; p tmm9")
+    assert "C @ 0x40000  16x16 int32" in out
+    assert "0x40000: 34 13 00 00" in out  # C[0][0] = 4916 = 0x1334, little-endian
+    assert "rflags = 0x202" in out
+    assert "error: cannot print 'bogus'" in out and "error: cannot print 'tmm9'" in out
+
+
+def test_a_fault_stops_on_the_faulting_instruction_with_the_rule(tmp_path):
+    src = tmp_path / "k.s"
+    src.write_text("ldtilecfg [rcx]\ntilezero tmm0\ntilezero tmm6\ntilezero tmm1\n")
+    init = tmp_path / "k.json"
+    cfg = "01" + "00" * 15 + "4000" * 3 + "00" * 26 + "10" * 3 + "00" * 13
+    init.write_text(json.dumps({"regs": {"rcx": "0x10000"}, "memory": [{"addr": "0x10000", "hex": cfg}]}))
+    done = isasim("step", src, "--init", init, "--no-color", "--commands", "c; s")
+    assert done.returncode == 0
+    assert "[2] #2 0x40000a  tilezero tmm6" in done.stdout
+    assert "fault #UD: tilezero: tmm6 is not configured (rows=0, colsb=0)" in done.stdout
+    assert "the program has ended with #UD" in done.stdout
+
+
+def test_bad_commands_keep_the_session_going():
+    out = step("frob; s x; b nowhere; w 0xzz; back 5; s")
+    assert "unknown command 'frob'" in out and "'x' is not a number" in out
+    assert "'nowhere' is not an instruction index, label or address" in out
+    assert "only 0 steps to go back over" in out
+    assert "[0] #0 0x400000  ldtilecfg [rcx]" in out
+
+
+def test_step_against_silicon_on_scalar_code(tmp_path):
+    from isasim.x86_amx.silicon import platform_problem
+
+    if platform_problem():
+        pytest.skip(platform_problem())
+    src = tmp_path / "k.s"
+    src.write_text("mov rax, 0x7fffffffffffffff\nadd rax, 1\nimul rbx, rax, 3\nret\n")
+    done = isasim("step", src, "--no-color", "--against", "silicon", "--commands", "c")
+    assert done.returncode == 0 and "DIVERGENCE" not in done.stdout and "the program has ended" in done.stdout
+
+
+class Terminal:
+    """The real program at a pseudo-terminal, as a user types at it."""
+
+    def __init__(self, *args):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.chdir(ROOT)
+            os.environ["COLUMNS"] = "120"
+            os.execv(sys.executable, [sys.executable, "-m", "isasim.cli", *map(str, args)])
+        self.output = ""
+
+    def read_until(self, text: str, timeout: float = 30.0) -> str:
+        deadline = time.monotonic() + timeout
+        while text not in self.output:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"did not see {text!r}; the screen has:\n{self.output[-2000:]}")
+            ready, _, _ = select.select([self.fd], [], [], remaining)
+            if ready:
+                try:
+                    chunk = os.read(self.fd, 65536).decode(errors="replace")
+                except OSError:
+                    break
+                self.output += re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", chunk)
+        start = self.output.index(text)
+        seen, self.output = self.output[: start + len(text)], self.output[start + len(text):]
+        return seen
+
+    def type(self, line: str) -> None:
+        os.write(self.fd, (line + "\n").encode())
+
+    def close(self) -> int:
+        _, status = os.waitpid(self.pid, 0)
+        os.close(self.fd)
+        return os.waitstatus_to_exitcode(status)
+
+
+def test_interactive_session_at_a_terminal():
+    term = Terminal("step", *KERNEL)
+    term.read_until("(isasim) ")
+    term.type("s 6")
+    screen = term.read_until("(isasim) ")
+    assert "tdpbusd tmm0,tmm1,tmm2" in screen and "256 element(s) changed" in screen
+    term.type("p tmm0 int32")
+    screen = term.read_until("(isasim) ")
+    assert str(a_row_c0()[0]) in screen
+    term.type("back 6")
+    assert "at step 0 (replayed from the start)" in term.read_until("(isasim) ")
+    term.type("q")
+    assert term.close() == 0
+
+
+def test_show_a_trace_in_the_terminal_and_as_html(tmp_path):
+    trace = tmp_path / "k.trace.json"
+    assert isasim("record", *KERNEL, "-o", trace, "--steps").returncode == 0
+    done = isasim("show", trace, "--no-color")
+    assert done.returncode == 0
+    assert "producer: isasim sim" in done.stdout and "tdpbusd tmm0,tmm1,tmm2" in done.stdout
+    assert "tile tmm0[0]" in done.stdout and "expectations" in done.stdout
+    page = tmp_path / "k.html"
+    assert isasim("show", trace, "--html", page).returncode == 0
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "tdpbusd" in html
+    again = isasim("show", trace, "--html", page)
+    assert again.returncode == 2 and "refusing to overwrite" in again.stderr
