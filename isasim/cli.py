@@ -210,6 +210,59 @@ def side_by_side_row(a: bytes, b: bytes, name_a: str, name_b: str):
     return table
 
 
+def cmd_step(args) -> int:
+    from .core.stepper import PROMPT, Stepper
+
+    isa_name, config, program, init = load_program_and_init(args)
+    out = console(color=not args.no_color)
+    stepper = Stepper(isa_name, config, program, init, out=out, max_steps=args.max_steps, against=args.against,
+                      backend=args.backend, element_types=parse_show(args.show), hex_values=args.hex)
+    out.print(f"[bold]{args.program}[/bold]: {len(program.instructions)} instructions on {config.get('cpu', isa_name)}"
+              + (f", checked against {args.against}" if args.against else "")
+              + (f", stepping on {args.backend}" if args.backend != "sim" else ""))
+    out.print("[dim]commands: s [N], c, back [N], b LOC, w LOC, p WHAT [TYPE], l, i, help, q[/dim]")
+    stepper.show_position()
+    script = args.commands
+    if args.commands_file:
+        script = read_text(args.commands_file)
+    if script is not None:
+        stepper.run_script(script)
+        return EXIT_OK
+    try:
+        import readline  # noqa: F401  (line editing and history at the prompt)
+    except ImportError:
+        pass
+    while True:
+        try:
+            line = input(PROMPT)
+        except EOFError:
+            out.print()
+            break
+        if not stepper.execute(line):
+            break
+    return EXIT_OK
+
+
+def cmd_show(args) -> int:
+    from .core.show import show_trace
+
+    trace = read_trace(args.trace)
+    if args.html:
+        target = Path(args.html)
+        if target.exists() and not args.force:
+            raise IsasimError("already exists; refusing to overwrite it (pass --force to replace it)",
+                              source=args.html)
+        recorder = console(color=True, width=120)
+        recorder.record = True
+        recorder.file = open(os.devnull, "w")  # noqa: SIM115 - only the recording is wanted
+        show_trace(trace, recorder)
+        target.write_text(recorder.export_html(inline_styles=True), encoding="utf-8")
+        console(color=not args.no_color).print(f"wrote {args.html}")
+        return EXIT_OK
+    show_trace(trace, console(color=not args.no_color))
+    return EXIT_OK
+
+
 def cmd_asm(args) -> int:
     isa = get_isa(args.isa)
     program = isa.assemble(read_text(args.program), source=args.program)
@@ -289,6 +342,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="sim", help="the first backend (default sim)")
     p.add_argument("--lockstep", action="store_true", help="compare after every instruction")
     p.set_defaults(func=cmd_diff)
+
+    p = sub.add_parser("step", help="step through a program instruction by instruction")
+    common(p)
+    p.add_argument("--commands", help="run these commands instead of prompting, e.g. \"s 3; p tmm0 int32; c\"")
+    p.add_argument("--commands-file", help="run the commands in this file instead of prompting")
+    p.add_argument("--against", help="also step this backend (silicon) and stop at the first difference")
+    p.add_argument("--backend", default="sim", help="whose state to show: sim (default) or silicon")
+    p.add_argument("--show", action="append", metavar="tmmN:TYPE", help="element type of a tile in the views")
+    p.add_argument("--hex", action="store_true", help="show tile elements in hex")
+    p.set_defaults(func=cmd_step)
+
+    p = sub.add_parser("show", help="show a trace file in the terminal or as an HTML page")
+    p.add_argument("trace")
+    p.add_argument("--html", help="write a self-contained HTML page instead")
+    p.add_argument("--force", action="store_true", help="overwrite the HTML file if it exists")
+    p.add_argument("--no-color", action="store_true")
+    p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("asm", help="assemble and print a listing")
     p.add_argument("program")
