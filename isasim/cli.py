@@ -215,6 +215,13 @@ def cmd_step(args) -> int:
 
     isa_name, config, program, init = load_program_and_init(args)
     out = console(color=not args.no_color)
+    if args.svg:
+        if Path(args.svg).exists() and not args.force:
+            raise IsasimError("already exists; refusing to overwrite it (pass --force to replace it)", source=args.svg)
+        if args.commands is None and not args.commands_file:
+            raise UsageError("--svg records a scripted session: give --commands or --commands-file")
+        out = console(color=True, width=args.svg_width)
+        out.record = True
     stepper = Stepper(isa_name, config, program, init, out=out, max_steps=args.max_steps, against=args.against,
                       backend=args.backend, element_types=parse_show(args.show), hex_values=args.hex)
     out.print(f"[bold]{args.program}[/bold]: {len(program.instructions)} instructions on {config.get('cpu', isa_name)}"
@@ -226,7 +233,11 @@ def cmd_step(args) -> int:
     if args.commands_file:
         script = read_text(args.commands_file)
     if script is not None:
+        if args.svg:
+            out.print(f"[dim](isasim) {script}[/dim]")
         stepper.run_script(script)
+        if args.svg:
+            Path(args.svg).write_text(out.export_svg(title=f"isasim step {Path(args.program).name}"), encoding="utf-8")
         return EXIT_OK
     try:
         import readline  # noqa: F401  (line editing and history at the prompt)
@@ -351,6 +362,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="sim", help="whose state to show: sim (default) or silicon")
     p.add_argument("--show", action="append", metavar="tmmN:TYPE", help="element type of a tile in the views")
     p.add_argument("--hex", action="store_true", help="show tile elements in hex")
+    p.add_argument("--svg", help="also save the scripted session as an SVG picture")
+    p.add_argument("--svg-width", type=int, default=110, help="terminal width of the SVG (default %(default)s)")
+    p.add_argument("--force", action="store_true", help="overwrite the SVG file if it exists")
     p.set_defaults(func=cmd_step)
 
     p = sub.add_parser("show", help="show a trace file in the terminal or as an HTML page")
