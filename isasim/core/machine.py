@@ -54,6 +54,8 @@ class Machine:
         self.journal = Journal()
         self.memory = Memory(self.journal)
         self.state = self.isa.new_state(self.config, self.journal)
+        # what the ISA's semantics functions see (x86: state + memory + CPU model), made once
+        self.context = self.isa.new_context(self.state, self.memory)
         self.program: Program | None = None
         self.steps = 0
         self.halted = False

@@ -11,6 +11,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+import numpy as np
+
 from .errors import TraceFormatError
 from .faults import MemoryFault
 from .journal import Journal
@@ -96,6 +98,37 @@ class Memory:
             region.data[offset : offset + length] = data[pos : pos + length]
             pos += length
         self.journal.record("mem", address, old, bytes(data))
+
+    # ---- whole-tile fast paths ----------------------------------------------------------
+    def _rows_region(self, starts: np.ndarray, size: int) -> Region | None:
+        """The one region holding every row [start, start+size), if there is one."""
+        low, high = int(starts.min()), int(starts.max()) + size
+        region = self._region_at(low) if low >= 0 else None
+        if region is None or high > region.end:
+            return None
+        return region
+
+    def read_rows(self, starts: np.ndarray, size: int) -> np.ndarray | None:
+        """Rows of ``size`` bytes at the addresses ``starts`` as one uint8 array, or None when they are not
+        all inside one mapped region (the caller then reads row by row and faults where the hardware does)."""
+        region = self._rows_region(starts, size)
+        if region is None:
+            return None
+        data = np.frombuffer(region.data, dtype=np.uint8)
+        return data[(starts - region.start)[:, None] + np.arange(size)]
+
+    def write_rows(self, starts: np.ndarray, rows: np.ndarray) -> bool:
+        """Write ``rows`` at ``starts`` in one go when nothing is recorded, the rows do not overlap and all
+        lie in one writable region; False means the caller must write row by row."""
+        size = rows.shape[1]
+        if self.journal.enabled or (len(starts) > 1 and np.abs(np.diff(starts)).min() < size):
+            return False
+        region = self._rows_region(starts, size)
+        if region is None or not region.writable:
+            return False
+        data = np.frombuffer(region.data, dtype=np.uint8)
+        data[(starts - region.start)[:, None] + np.arange(size)] = rows
+        return True
 
     def read_int(self, address: int, size: int, *, signed: bool = False) -> int:
         return int.from_bytes(self.read(address, size), "little", signed=signed)

@@ -63,6 +63,7 @@ class Program:
         for i, instruction in enumerate(self.instructions):
             instruction.index = i
             self._by_address[instruction.address] = instruction
+        self._end = self.base + sum(len(i.encoding) for i in self.instructions)
 
     @property
     def code(self) -> bytes:
@@ -70,7 +71,8 @@ class Program:
 
     @property
     def end(self) -> int:
-        return self.base + sum(len(i.encoding) for i in self.instructions)
+        """The address just past the last instruction."""
+        return self._end
 
     def at(self, address: int) -> Instruction | None:
         return self._by_address.get(address)

@@ -37,6 +37,9 @@ class X86Amx:
         state.model = cpu_model(config["cpu"])
         return state
 
+    def new_context(self, state: X86AmxState, memory) -> X86Context:
+        return X86Context(state, memory, state.model)
+
     def assemble(self, text: str, source: str = "<input>", base: int | None = None) -> Program:
         return assemble(text, source, CODE_BASE if base is None else base)
 
@@ -148,8 +151,7 @@ class X86Amx:
     def execute(self, machine, instruction: Instruction) -> int | None:
         if instruction.undefined is not None:
             raise UD(f"invalid encoding: {instruction.undefined}")
-        cpu = X86Context(machine.state, machine.memory, machine.state.model)
-        result = instruction.form.execute(cpu, instruction.operands)
+        result = instruction.form.execute(machine.context, instruction.operands)
         if result is scalar.HALT:
             return None
         return instruction.next_address if result is None else result

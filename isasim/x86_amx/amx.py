@@ -47,6 +47,10 @@ class AmxForm:
     feature: str  # the CPUID feature flag
     semantics: Callable = field(repr=False)
     summary: str = ""
+    # The faults the semantics can raise, as (kind, condition) in the SDM's words;
+    # ``isasim explain`` and the reference pages list them.  The CPUID-feature #UD
+    # and the encoding #UDs are derived from ``feature`` and ``opcode``.
+    faults: tuple[tuple[str, str], ...] = ()
 
     @property
     def mnemonic(self) -> str:
@@ -116,12 +120,13 @@ class AmxForm:
 FORMS: list[AmxForm] = []
 
 
-def instruction(syntax: str, opcode: str, encoding: tuple[str, ...], feature: str):
-    """Declare an AMX instruction form: the SDM table row, then its semantics."""
+def instruction(syntax: str, opcode: str, encoding: tuple[str, ...], feature: str,
+                faults: tuple[tuple[str, str], ...] = ()):
+    """Declare an AMX instruction form: the SDM table row, its faults, then its semantics."""
 
     def declare(semantics: Callable) -> Callable:
         doc = (semantics.__doc__ or "").strip()
-        form = AmxForm(syntax, VexOpcode.parse(opcode), encoding, feature, semantics, doc.split("\n")[0])
+        form = AmxForm(syntax, VexOpcode.parse(opcode), encoding, feature, semantics, doc.split("\n")[0], faults)
         FORMS.append(form)
         return semantics
 
@@ -176,6 +181,15 @@ def tile_rows_as_written(current: np.ndarray, rows: int, colsb: int, values: np.
     return image
 
 
+def row_starts(base: int, stride: int, first: int, rows: int) -> np.ndarray:
+    """Addresses of rows first..rows-1 as int64, or an empty array if any wraps past 2^63 (then the
+    row-by-row path handles them)."""
+    starts = [(base + r * stride) % (1 << 64) for r in range(first, rows)]
+    if max(starts) >= 1 << 63:
+        return np.array([-1], dtype=np.int64)
+    return np.array(starts, dtype=np.int64)
+
+
 def row_addresses(cpu: X86Context, mem: Mem):
     """TILELOADD/TILESTORED addressing: row r is at base + disp + r * (index << scale)."""
     start = cpu.effective_address(Mem(base=mem.base, disp=mem.disp))
@@ -185,12 +199,36 @@ def row_addresses(cpu: X86Context, mem: Mem):
     return start, stride
 
 
+# The SDM's exception classes, as (kind, condition) for the ``faults`` of each form.
+_NOT_CONFIGURED = ("#UD", "tiles are not configured (TILECFG.palette is 0)")
+AMX_E3_FAULTS = (  # TILELOADD, TILELOADDT1, TILESTORED
+    _NOT_CONFIGURED,
+    ("#UD", "the tile is not configured (its rows or colsb is 0)"),
+    ("#UD", "the tile's colsb is not a multiple of 4"),
+    ("#UD", "start_row >= the tile's rows"),
+    ("#PF", "a row's bytes are not mapped (or, for a store, not writable); start_row := the faulting row, "
+            "the rows before it stay done"),
+)
+TMUL_FAULTS = (
+    _NOT_CONFIGURED,
+    ("#UD", "two of the three tile registers are the same"),
+    ("#UD", "a tile is not configured (rows or colsb 0), or a colsb is not a multiple of 4"),
+    ("#UD", "shape: C.colsb != B.colsb (N), C.rows != A.rows (M), or A.colsb / 4 != B.rows (K)"),
+    ("#UD", "K > tmul_maxk (16) or N * 4 > tmul_maxn (64 bytes)"),
+)
+
 # ---------------------------------------------------------------------------
 # AMX-TILE: configuration
 # ---------------------------------------------------------------------------
 
 
-@instruction("LDTILECFG m512", "VEX.128.NP.0F38.W0 49 !(11):000:bbb", ("ModRM:r/m (r)",), "AMX-TILE")
+@instruction("LDTILECFG m512", "VEX.128.NP.0F38.W0 49 !(11):000:bbb", ("ModRM:r/m (r)",), "AMX-TILE", faults=(
+    ("#GP", "palette > max_palette (1)"),
+    ("#GP", "a reserved byte is not 0 (bytes 2-15; 32-47, the colsb of tiles >= max_names; 56-63)"),
+    ("#GP", "colsb[t] > bytes_per_row (64) or rows[t] > max_rows (16)"),
+    ("#GP", "exactly one of rows[t] and colsb[t] is 0"),
+    ("#PF", "the 64 bytes at m512 are not mapped"),
+))
 def ldtilecfg(cpu: X86Context, m512: Mem) -> None:
     """Load the tile configuration from 64 bytes of memory.
 
@@ -234,7 +272,8 @@ def ldtilecfg(cpu: X86Context, m512: Mem) -> None:
     cpu.state.zero_all_tiles()
 
 
-@instruction("STTILECFG m512", "VEX.128.66.0F38.W0 49 !(11):000:bbb", ("ModRM:r/m (w)",), "AMX-TILE")
+@instruction("STTILECFG m512", "VEX.128.66.0F38.W0 49 !(11):000:bbb", ("ModRM:r/m (w)",), "AMX-TILE",
+             faults=(("#PF", "the 64 bytes at m512 are not mapped or not writable"),))
 def sttilecfg(cpu: X86Context, m512: Mem) -> None:
     """Store the tile configuration to 64 bytes of memory.
 
@@ -259,7 +298,8 @@ def tilerelease(cpu: X86Context) -> None:
 # ---------------------------------------------------------------------------
 
 
-@instruction("TILEZERO tmm1", "VEX.128.F2.0F38.W0 49 11:rrr:000", ("ModRM:reg (w)",), "AMX-TILE")
+@instruction("TILEZERO tmm1", "VEX.128.F2.0F38.W0 49 11:rrr:000", ("ModRM:reg (w)",), "AMX-TILE", faults=(
+    _NOT_CONFIGURED, ("#UD", "tdest is not configured (its rows or colsb is 0)")))
 def tilezero(cpu: X86Context, tdest: int) -> None:
     """Zero all 16 rows x 64 bytes of tdest, whatever its configured shape, and reset start_row.
 
@@ -282,6 +322,10 @@ def tile_load(cpu: X86Context, tdest: int, sibmem: Mem, mnemonic: str) -> None:
     start = cpu.state.tilecfg.start_row
     image = cpu.state.tiles[tdest].copy()
     image[start:] = 0  # zero_upper_rows(tdest, start): rows below start_row are kept
+    whole = cpu.memory.read_rows(row_starts(base, stride, start, rows), colsb) if start < rows else None
+    if whole is not None:  # every row is mapped: nothing can fault, so read them all at once
+        image[start:rows, :colsb] = whole
+        start = rows
     try:
         while start < rows:
             image[start, :colsb] = np.frombuffer(cpu.read_memory(base + start * stride, colsb), dtype=np.uint8)
@@ -297,7 +341,8 @@ def tile_load(cpu: X86Context, tdest: int, sibmem: Mem, mnemonic: str) -> None:
 
 
 @instruction(
-    "TILELOADD tmm1, sibmem", "VEX.128.F2.0F38.W0 4B !(11):rrr:100", ("ModRM:reg (w)", "ModRM:r/m (r)"), "AMX-TILE"
+    "TILELOADD tmm1, sibmem", "VEX.128.F2.0F38.W0 4B !(11):rrr:100", ("ModRM:reg (w)", "ModRM:r/m (r)"), "AMX-TILE",
+    faults=AMX_E3_FAULTS,
 )
 def tileloadd(cpu: X86Context, tdest: int, sibmem: Mem) -> None:
     """Load tdest row by row from memory: row r comes from base + disp + r * stride, stride = index << scale.
@@ -318,7 +363,8 @@ def tileloadd(cpu: X86Context, tdest: int, sibmem: Mem) -> None:
 
 
 @instruction(
-    "TILELOADDT1 tmm1, sibmem", "VEX.128.66.0F38.W0 4B !(11):rrr:100", ("ModRM:reg (w)", "ModRM:r/m (r)"), "AMX-TILE"
+    "TILELOADDT1 tmm1, sibmem", "VEX.128.66.0F38.W0 4B !(11):rrr:100", ("ModRM:reg (w)", "ModRM:r/m (r)"), "AMX-TILE",
+    faults=AMX_E3_FAULTS,
 )
 def tileloaddt1(cpu: X86Context, tdest: int, sibmem: Mem) -> None:
     """TILELOADD with a hint that the data is not reused soon (T1 locality); the result is identical.
@@ -330,7 +376,8 @@ def tileloaddt1(cpu: X86Context, tdest: int, sibmem: Mem) -> None:
 
 
 @instruction(
-    "TILESTORED sibmem, tmm1", "VEX.128.F3.0F38.W0 4B !(11):rrr:100", ("ModRM:r/m (w)", "ModRM:reg (r)"), "AMX-TILE"
+    "TILESTORED sibmem, tmm1", "VEX.128.F3.0F38.W0 4B !(11):rrr:100", ("ModRM:r/m (w)", "ModRM:reg (r)"), "AMX-TILE",
+    faults=AMX_E3_FAULTS,
 )
 def tilestored(cpu: X86Context, sibmem: Mem, tsrc: int) -> None:
     """Store the configured rows of tsrc to memory: colsb bytes of row r go to base + disp + r * stride.
@@ -348,6 +395,8 @@ def tilestored(cpu: X86Context, sibmem: Mem, tsrc: int) -> None:
     rows, colsb = cpu.state.tile_shape(tsrc)
     base, stride = row_addresses(cpu, sibmem)
     start = cpu.state.tilecfg.start_row
+    if start < rows and cpu.memory.write_rows(row_starts(base, stride, start, rows), cpu.state.tiles[tsrc, start:rows, :colsb]):
+        start = rows  # stored in one go: every row was mapped and writable
     try:
         while start < rows:
             cpu.write_memory(base + start * stride, cpu.state.tiles[tsrc, start, :colsb].tobytes())
@@ -406,14 +455,15 @@ def integer_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: in
     M, K, N = check_tmul_shapes(cpu, mnemonic, tsrcdest, tsrc1, tsrc2)
     a_type = np.int8 if a_signed else np.uint8
     b_type = np.int8 if b_signed else np.uint8
-    A = tile_dwords(cpu, tsrc1, M, K).view(a_type).reshape(M, K, 4).astype(np.int64)
-    B = tile_dwords(cpu, tsrc2, K, N).view(b_type).reshape(K, N, 4).astype(np.int64)
+    A = tile_dwords(cpu, tsrc1, M, K).view(a_type).reshape(M, 4 * K)  # A[m].byte[4k+i]
+    B = tile_dwords(cpu, tsrc2, K, N).view(b_type).reshape(K, N, 4).transpose(0, 2, 1).reshape(4 * K, N)
     C = tile_dwords(cpu, tsrcdest, M, N).view(np.int32).astype(np.int64)
-    # Every partial sum is exact in int64 (|sum| < 2^37); the hardware's 32-bit
-    # accumulator wraps, and with wrap-around the order of the additions cannot
-    # be observed, so one reduction followed by one wrap is the same thing.
-    total = C + np.einsum("mki,kni->mn", A, B)
-    result = (total & 0xFFFFFFFF).astype(np.uint32)
+    # The products sum to at most 64 * 255 * 255 < 2^22 in magnitude, so a float64
+    # matrix product is exact.  The hardware's 32-bit accumulator wraps, and with
+    # wrap-around the order of the additions cannot be observed, so one exact sum
+    # followed by one wrap is the same thing.
+    products = (A.astype(np.float64) @ B.astype(np.float64)).astype(np.int64)
+    result = ((C + products) & 0xFFFFFFFF).astype(np.uint32)
     cpu.state.write_tile(tsrcdest, tile_rows_as_written(cpu.state.tiles[tsrcdest], M, N * 4, result))
     zero_tilecfg_start(cpu)
 
@@ -421,7 +471,7 @@ def integer_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: in
 _TMUL_RMV = ("ModRM:reg (r, w)", "ModRM:r/m (r)", "VEX.vvvv (r)")
 
 
-@instruction("TDPBSSD tmm1, tmm2, tmm3", "VEX.128.F2.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8")
+@instruction("TDPBSSD tmm1, tmm2, tmm3", "VEX.128.F2.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS)
 def tdpbssd(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of signed bytes of tmm2 (A) with signed bytes of tmm3 (B), four per dword, accumulated into the int32 elements of tmm1 (C) with wrap-around.
 
@@ -434,7 +484,7 @@ def tdpbssd(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     integer_dot_product(cpu, "tdpbssd", tsrcdest, tsrc1, tsrc2, a_signed=True, b_signed=True)
 
 
-@instruction("TDPBSUD tmm1, tmm2, tmm3", "VEX.128.F3.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8")
+@instruction("TDPBSUD tmm1, tmm2, tmm3", "VEX.128.F3.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS)
 def tdpbsud(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of signed bytes of tmm2 (A) with unsigned bytes of tmm3 (B), accumulated into the int32 elements of tmm1 (C) with wrap-around.
 
@@ -443,7 +493,7 @@ def tdpbsud(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     integer_dot_product(cpu, "tdpbsud", tsrcdest, tsrc1, tsrc2, a_signed=True, b_signed=False)
 
 
-@instruction("TDPBUSD tmm1, tmm2, tmm3", "VEX.128.66.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8")
+@instruction("TDPBUSD tmm1, tmm2, tmm3", "VEX.128.66.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS)
 def tdpbusd(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of unsigned bytes of tmm2 (A) with signed bytes of tmm3 (B), accumulated into the int32 elements of tmm1 (C) with wrap-around.
 
@@ -452,7 +502,7 @@ def tdpbusd(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     integer_dot_product(cpu, "tdpbusd", tsrcdest, tsrc1, tsrc2, a_signed=False, b_signed=True)
 
 
-@instruction("TDPBUUD tmm1, tmm2, tmm3", "VEX.128.NP.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8")
+@instruction("TDPBUUD tmm1, tmm2, tmm3", "VEX.128.NP.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS)
 def tdpbuud(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of unsigned bytes of tmm2 (A) with unsigned bytes of tmm3 (B), accumulated into the int32 elements of tmm1 (C) with wrap-around.
 
@@ -486,7 +536,7 @@ def float_pair_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1:
     zero_tilecfg_start(cpu)
 
 
-@instruction("TDPBF16PS tmm1, tmm2, tmm3", "VEX.128.F3.0F38.W0 5C 11:rrr:bbb", _TMUL_RMV, "AMX-BF16")
+@instruction("TDPBF16PS tmm1, tmm2, tmm3", "VEX.128.F3.0F38.W0 5C 11:rrr:bbb", _TMUL_RMV, "AMX-BF16", TMUL_FAULTS)
 def tdpbf16ps(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of bf16 pairs of tmm2 (A) and tmm3 (B), accumulated into the fp32 elements of tmm1 (C).
 
@@ -509,7 +559,7 @@ def tdpbf16ps(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     float_pair_dot_product(cpu, "tdpbf16ps", tsrcdest, tsrc1, tsrc2, numerics.bf16_to_fp32)
 
 
-@instruction("TDPFP16PS tmm1, tmm2, tmm3", "VEX.128.F2.0F38.W0 5C 11:rrr:bbb", _TMUL_RMV, "AMX-FP16")
+@instruction("TDPFP16PS tmm1, tmm2, tmm3", "VEX.128.F2.0F38.W0 5C 11:rrr:bbb", _TMUL_RMV, "AMX-FP16", TMUL_FAULTS)
 def tdpfp16ps(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of fp16 pairs of tmm2 (A) and tmm3 (B), accumulated into the fp32 elements of tmm1 (C).
 
