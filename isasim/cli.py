@@ -60,8 +60,9 @@ def is_trace_file(path: str) -> bool:
 
 def load_program_and_init(args) -> tuple[str, dict, object, Init]:
     """PROGRAM is assembly (with --init for the initial state) or a trace file."""
+    args.trace = None
     if is_trace_file(args.program):
-        trace = read_trace(args.program)
+        trace = args.trace = read_trace(args.program)
         config = dict(trace.config)
         text, source, init = "\n".join(trace.program), f"{args.program}:program", trace.init
         isa_name = trace.isa
@@ -116,8 +117,19 @@ def cmd_run(args) -> int:
             out.print(region_grid(machine.memory, view, hex_values=args.hex, width=width))
     if result.fault is not None:
         out.print(f"[bold red]fault[/bold red] {result.fault.describe()}")
-        return EXIT_FAULT
-    return EXIT_OK
+    if args.trace is not None and args.trace.expect:  # a trace says what the result must be
+        from .core.backends import Final
+        from .core.replay import check
+
+        observed = machine.isa.observe(machine.state)
+        diffs = check(args.trace, Final(observed, machine.memory, result.fault, result.steps))
+        if diffs:
+            out.print(f"[bold red]FAIL[/bold red]: {diffs[0].describe()}")
+            return EXIT_DIFFERENT
+        out.print(f"[bold green]PASS[/bold green]: every expectation of {args.program} holds"
+                  + (f" ({args.trace.producer})" if args.trace.producer else ""))
+        return EXIT_OK
+    return EXIT_FAULT if result.fault is not None else EXIT_OK
 
 
 def cmd_replay(args) -> int:
@@ -274,6 +286,26 @@ def cmd_show(args) -> int:
     return EXIT_OK
 
 
+def cmd_kernel(args) -> int:
+    from .core.trace import write_trace
+    from .x86_amx import kernels
+
+    build = kernels.BUILDERS[args.name]
+    options = {}
+    if args.count is not None:
+        options["count"] = args.count
+    if args.k is not None:
+        options["K"] = args.k
+    try:
+        kernel = build(**options)
+    except (TypeError, ValueError) as error:
+        raise UsageError(f"{args.name}: {error}") from None
+    write_trace(kernel.trace(), args.output, overwrite=args.force)
+    console(color=not args.no_color).print(f"wrote {args.output}: {kernel.description}, "
+                                           f"{len(kernel.lines)} lines, {kernel.macs:,} multiply-adds")
+    return EXIT_OK
+
+
 def cmd_asm(args) -> int:
     isa = get_isa(args.isa)
     program = isa.assemble(read_text(args.program), source=args.program)
@@ -373,6 +405,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="overwrite the HTML file if it exists")
     p.add_argument("--no-color", action="store_true")
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("kernel", help="write one of the seed article's kernels, at any size, as a trace file")
+    p.add_argument("name", choices=["int8_block", "int8_batch", "int8_per_block", "int8_microkernel", "bf16_block",
+                                    "bf16_microkernel"])
+    p.add_argument("--count", type=int, help="blocks (batch kernels) or 32x32 output blocks (microkernels)")
+    p.add_argument("--k", type=int, help="the K dimension")
+    p.add_argument("-o", "--output", required=True, help="trace file to write")
+    p.add_argument("--force", action="store_true", help="overwrite the output file")
+    p.add_argument("--no-color", action="store_true")
+    p.set_defaults(func=cmd_kernel)
 
     p = sub.add_parser("asm", help="assemble and print a listing")
     p.add_argument("program")

@@ -28,16 +28,17 @@ def assert_one_line_error(done, *words):
 
 
 def test_main_example_prints_the_result_matrix():
-    done = isasim("run", EXAMPLE / "int8_block.s", "--init", EXAMPLE / "int8_block.init.json", "--no-color")
+    done = isasim("run", EXAMPLE / "int8_block.trace.json", "--no-color")
     assert done.returncode == 0, done.stderr
     # C[0][0..3] of the seed article's data: sum over k of a[0][k] * b[k][n]
     a0 = [(13 * k) % 256 for k in range(64)]
     expected = [sum(a0[k] * ((11 * k + 7 * n) % 31 - 15) for k in range(64)) for n in range(4)]
     lines = done.stdout.splitlines()
-    title = next(i for i, line in enumerate(lines) if line.startswith("C @ 0x40000  16x16 int32"))
+    title = next(i for i, line in enumerate(lines) if line.startswith("C @ 0xa00000  16x16 int32"))
     header, row0 = lines[title + 1].split(), lines[title + 2].split()
     assert header[:4] == ["0", "1", "2", "3"]
     assert row0[0] == "0" and row0[1:5] == [str(v) for v in expected]
+    assert "PASS: every expectation" in done.stdout
 
 
 def test_unknown_mnemonic_names_file_and_line(tmp_path):
@@ -61,6 +62,15 @@ def test_bad_init_file(tmp_path):
     init = tmp_path / "init.json"
     init.write_text('{"regs": {"rdi": "0xzz"}}')
     assert_one_line_error(isasim("run", EXAMPLE / "int8_block.s", "--init", init), "init.regs.rdi")
+
+
+def test_a_trace_whose_expectation_fails_says_fail(tmp_path):
+    data = json.loads((EXAMPLE / "int8_block.trace.json").read_text())
+    data["expect"]["memory"][0]["hex"] = "00" + data["expect"]["memory"][0]["hex"][2:]
+    bad = tmp_path / "bad.trace.json"
+    bad.write_text(json.dumps(data))
+    done = isasim("run", bad, "--no-color")
+    assert done.returncode == 1 and "FAIL: expect.memory[0xa00000]" in done.stdout
 
 
 def test_undecodable_bytes():
@@ -90,12 +100,11 @@ def test_step_limit(tmp_path):
 
 def test_record_then_replay_and_never_overwrite(tmp_path):
     out = tmp_path / "block.trace.json"
-    done = isasim("record", EXAMPLE / "int8_block.s", "--init", EXAMPLE / "int8_block.init.json", "-o", out, "--steps")
+    done = isasim("record", EXAMPLE / "int8_block.trace.json", "-o", out, "--steps")
     assert done.returncode == 0, done.stderr
     assert isasim("replay", out).returncode == 0
     before = out.read_text()
-    assert_one_line_error(isasim("record", EXAMPLE / "int8_block.s", "--init", EXAMPLE / "int8_block.init.json",
-                                 "-o", out), "refusing to overwrite")
+    assert_one_line_error(isasim("record", EXAMPLE / "int8_block.trace.json", "-o", out), "refusing to overwrite")
     assert out.read_text() == before
     data = json.loads(before)
     data["expect"]["memory"][-1]["hex"] = "ff" + data["expect"]["memory"][-1]["hex"][2:]
