@@ -1,0 +1,185 @@
+"""isasim benchmarks: simulator throughput on the seed article's kernels, and the article's silicon tables.
+
+    python benchmarks/run.py [--quick] [--json results.json] [--rounds N]
+
+Simulator part: for each kernel, the time isasim takes to simulate it bit-exactly
+(median of rounds), simulated instructions and multiply-adds per second, and the
+ratio to the time numpy takes for the same matrix product in float64 (BLAS, one
+thread like the simulator; exact for these sizes), measured in the same run.  Also the cost of one full-tile
+TDPBF16PS and of one scalar loop instruction.
+
+Silicon part (only on an AMX host): the article's three tables measured with the
+same kernels on this CPU through the silicon backend -- ns per block for the
+original and the reuse kernel at counts 1, 3, 4, 7, 64, and the microkernel at
+K = 512, 1024, 1280, 1536 -- beside the article's Xeon 8458P figures.
+Performance is measured here, never in unit tests.
+"""
+
+from __future__ import annotations
+
+import os
+
+# The simulator runs on one core, so the numpy baseline gets one BLAS thread too (set before numpy loads;
+# on a 2-core machine a multi-threaded BLAS also jitters badly whenever the other core is busy).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from isasim.core.isa import get_isa  # noqa: E402
+from isasim.core.machine import Machine  # noqa: E402
+from isasim.x86_amx import kernels  # noqa: E402
+from isasim.x86_amx.silicon import host_cpu, platform_problem  # noqa: E402
+
+# The article's measurements (Xeon Platinum 8458P, GCC 14.1, one core).
+ARTICLE_BLOCKS = {1: (104.21, 104.69), 3: (104.13, 38.66), 4: (104.04, 30.28), 7: (103.98, 23.43),
+                  64: (117.65, 30.19)}  # count -> (original ns/block, reuse ns/block)
+ARTICLE_MICROKERNEL = {512: 9.34, 1024: 16.90, 1280: 20.61, 1536: 30.43}  # K -> us per call (M=1024, N=32)
+
+
+def median_time(fn, rounds: int) -> float:
+    fn()  # warm-up
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def simulate(kernel: kernels.Kernel, program):
+    machine = Machine("x86_amx")
+    machine.load(program, regs=kernel.init.regs, memory=kernel.init.memory)
+    result = machine.run(10**8)
+    for address, data in kernel.expected:
+        if machine.memory.read(address, len(data)) != data:
+            raise SystemExit(f"{kernel.name}: the simulated result differs from the reference")
+    return result.steps
+
+
+def numpy_product(kernel: kernels.Kernel):
+    """The same matrix product in float64 with numpy (BLAS)."""
+    ref = kernel.reference
+    M, N = ref.shape
+    K = kernel.macs // (M * N)
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(0, 256, (M, K)).astype(np.float64), rng.integers(-128, 128, (K, N)).astype(np.float64)
+    return lambda: a @ b
+
+
+def simulator_rows(quick: bool, rounds: int) -> list[dict]:
+    isa = get_isa("x86_amx")
+    suite = [kernels.int8_block(), kernels.int8_batch(64 if not quick else 4), kernels.bf16_block(),
+             kernels.int8_microkernel(32, 1280) if not quick else kernels.int8_microkernel(1, 64),
+             kernels.bf16_microkernel(8, 256) if not quick else kernels.bf16_microkernel(1, 32)]
+    rows = []
+    for kernel in suite:
+        program = isa.assemble(kernel.text)
+        steps = simulate(kernel, program)
+        sim = median_time(lambda: simulate(kernel, program), rounds)
+        ref = median_time(numpy_product(kernel), max(rounds, 20))
+        rows.append({"kernel": kernel.name, "instructions": steps, "macs": kernel.macs, "sim_s": sim,
+                     "instructions_per_s": steps / sim, "macs_per_s": kernel.macs / sim, "numpy_s": ref,
+                     "ratio_to_numpy": sim / ref})
+    return rows
+
+
+def single_instruction_costs(rounds: int) -> dict:
+    """One full-tile TDPBF16PS (16x16 outputs, 16 bf16 pairs) and one scalar loop instruction."""
+    rng = np.random.default_rng(1)
+    data = (rng.standard_normal(1024).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16).tobytes()
+    cfg = kernels.tile_config({0: (16, 64), 1: (16, 64), 2: (16, 64)})
+    isa = get_isa("x86_amx")
+    repeat = 200
+    tdp = isa.assemble("ldtilecfg [rcx]\ntileloadd tmm1, [rdi+rsi*1]\ntileloadd tmm2, [rdi+rsi*1]\n"
+                       + "tdpbf16ps tmm0, tmm1, tmm2\n" * repeat)
+    scalar = isa.assemble("mov r10, 2000\ntop:\nadd rdi, 64\nadd rdx, 128\ndec r10\njnz top\n")
+    init = dict(regs={"rcx": 0x1000, "rdi": 0x2000, "rsi": 64}, memory=[(0x1000, cfg, True), (0x2000, data, True)])
+
+    def run_tdp():
+        m = Machine("x86_amx")
+        m.load(tdp, **init)
+        m.run(10**6)
+
+    def run_scalar():
+        m = Machine("x86_amx")
+        m.load(scalar)
+        m.run(10**6)
+
+    return {"tdpbf16ps_full_tile_ms": median_time(run_tdp, rounds) / repeat * 1e3,
+            "scalar_instruction_us": median_time(run_scalar, rounds) / (1 + 4 * 2000) * 1e6}
+
+
+def silicon_tables(rounds: int) -> dict:
+    reason = platform_problem() or host_cpu().why_no_amx()
+    if reason:
+        return {"skipped": reason}
+    from isasim.x86_amx.silicon import time_on_silicon
+
+    isa = get_isa("x86_amx")
+    blocks = {}
+    for count in ARTICLE_BLOCKS:
+        times = []
+        for build in (kernels.int8_per_block, kernels.int8_batch):
+            kernel = build(count)
+            seconds = time_on_silicon(isa.assemble(kernel.text), kernel.init, rounds=rounds)
+            times.append(seconds / count * 1e9)
+        blocks[count] = times
+    micro = {}
+    for K in ARTICLE_MICROKERNEL:
+        kernel = kernels.int8_microkernel(32, K)
+        micro[K] = time_on_silicon(isa.assemble(kernel.text), kernel.init, rounds=rounds) * 1e6
+    return {"blocks_ns": blocks, "microkernel_us": micro}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (what the test suite runs)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args(argv)
+    rounds = 1 if args.quick else args.rounds
+    cpu = host_cpu()
+    machine = {"cpu": f"family {cpu.family} model {cpu.model} ({cpu.name})", "python": platform.python_version(),
+               "numpy": np.__version__, "cores": os.cpu_count(), "blas_threads": os.environ["OPENBLAS_NUM_THREADS"]}
+    results = {"machine": machine, "simulator": simulator_rows(args.quick, rounds),
+               "single": single_instruction_costs(rounds), "silicon": silicon_tables(rounds)}
+    print(f"machine: {machine['cpu']}, {machine['cores']} cores, Python {machine['python']}, numpy {machine['numpy']}")
+    print()
+    print(f"{'kernel':<28}{'instr':>8}{'sim ms':>10}{'Minstr/s':>10}{'MMAC/s':>10}{'numpy ms':>10}{'sim/numpy':>11}")
+    for row in results["simulator"]:
+        print(f"{row['kernel']:<28}{row['instructions']:>8}{row['sim_s'] * 1e3:>10.2f}"
+              f"{row['instructions_per_s'] / 1e6:>10.3f}{row['macs_per_s'] / 1e6:>10.1f}"
+              f"{row['numpy_s'] * 1e3:>10.3f}{row['ratio_to_numpy']:>10.0f}x")
+    single = results["single"]
+    print()
+    print(f"one full-tile TDPBF16PS: {single['tdpbf16ps_full_tile_ms']:.3f} ms (target <= 0.5 ms)")
+    print(f"one scalar loop instruction: {single['scalar_instruction_us']:.2f} us (target <= 5 us)")
+    print()
+    silicon = results["silicon"]
+    if "skipped" in silicon:
+        print(f"silicon tables: not measured: {silicon['skipped']}")
+    else:
+        print("silicon: ns per block        this CPU (original / reuse)    article 8458P (original / reuse)")
+        for count, (orig, reuse) in silicon["blocks_ns"].items():
+            a_orig, a_reuse = ARTICLE_BLOCKS[count]
+            print(f"  count {count:<4}{orig:>12.2f} / {reuse:<12.2f}{a_orig:>14.2f} / {a_reuse:.2f}")
+        print("silicon: microkernel M=1024 N=32     this CPU (us)    article (us)")
+        for K, us in silicon["microkernel_us"].items():
+            print(f"  K={K:<6}{us:>22.2f}{ARTICLE_MICROKERNEL[K]:>16.2f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1, default=str) + "\n")
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
