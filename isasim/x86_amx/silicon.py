@@ -559,5 +559,28 @@ class SiliconBackend:
             child.kill()
 
 
+def time_on_silicon(program: Program, init: Init, *, timeout: float = 60.0, simulate_steps: int = 100_000) -> float:
+    """Wall-clock seconds from resuming the child at the program's first instruction until it stops at
+    the end: the program runs natively, so this is the silicon's time plus a fixed ptrace stop/wake cost
+    (benchmarks cancel that by timing two repetition counts).  The program must end without a fault.
+    The simulator checks its first ``simulate_steps`` instructions (a repeated kernel repeats the same
+    accesses, so its first calls show what all of them touch)."""
+    backend = SiliconBackend()
+    fault = backend._check("x86_amx", {}, program, init, simulate_steps)
+    if fault is not None:
+        raise IsasimError(f"refusing to time a program that faults in the simulator: {fault.describe()}")
+    child = ChildProcess(program, init, bool(host_cpu().amx_features), timeout)
+    try:
+        start = time.perf_counter()
+        child._ptrace(PTRACE_CONT, None, None)
+        _pid, status = os.waitpid(child.pid, 0)  # blocking: the end is seen at once
+        elapsed = time.perf_counter() - start
+        if not (os.WIFSTOPPED(status) and os.WSTOPSIG(status) == signal.SIGTRAP):
+            raise IsasimError("silicon backend: the timed program did not end at its RET")
+        return elapsed
+    finally:
+        child.kill()
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--child"]:
     _child_main()

@@ -127,3 +127,12 @@ def test_cli_diff_record_and_replay_on_silicon(tmp_path):
     assert done.returncode == 0, done.stderr
     assert '"producer": "silicon: ' in out.read_text()
     assert isasim("replay", out).returncode == 0
+
+
+def test_time_on_silicon_runs_natively_and_refuses_faulting_programs():
+    from isasim.x86_amx.silicon import time_on_silicon
+
+    program = ISA.assemble("mov rcx, 100000\ntop: add rax, 3\ndec rcx\njnz top\nret")
+    assert time_on_silicon(program, INIT) > 0
+    with pytest.raises(IsasimError, match="faults in the simulator"):
+        time_on_silicon(ISA.assemble("mov rax, QWORD PTR [rdi+0x100000]\nret"), INIT)
