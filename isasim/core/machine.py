@@ -97,7 +97,7 @@ class Machine:
             return None
         return self.program.at(self.state.pc)
 
-    def step(self) -> StepRecord:
+    def _fetch(self):
         if self.program is None:
             raise ProgramError("no program is loaded")
         if self.finished:
@@ -111,25 +111,39 @@ class Machine:
         instruction = self.program.at(pc)
         if instruction is None:
             raise ProgramError(f"pc {pc:#x} is not the start of an instruction of the program")
-        self.journal.take()
-        record = StepRecord(self.steps, pc, instruction)
+        return pc, instruction
+
+    def _execute(self, pc: int, instruction: Instruction) -> Fault | None:
+        """Execute one instruction and move the pc on; a fault leaves the pc on the instruction."""
         try:
             next_pc = self.isa.execute(self, instruction)
         except Fault as fault:
             fault.index, fault.pc, fault.instruction = instruction.index, pc, instruction.text
             Exception.__init__(fault, fault.describe())
-            self.fault = record.fault = fault
+            self.fault = fault
         else:
-            if next_pc is None or next_pc == self.program.end:
-                self.halted = record.halted = True
-                next_pc = self.program.end if next_pc is None else next_pc
+            end = self.program.end
+            if next_pc is None or next_pc == end:
+                self.halted = True
+                next_pc = end if next_pc is None else next_pc
             self.state.pc = next_pc
-        record.writes = self.journal.take()
         self.steps += 1
+        return self.fault
+
+    def step(self) -> StepRecord:
+        pc, instruction = self._fetch()
+        self.journal.take()
+        record = StepRecord(self.steps, pc, instruction)
+        record.fault = self._execute(pc, instruction)
+        record.halted = self.halted
+        record.writes = self.journal.take()
         return record
 
     def run(self, max_steps: int = DEFAULT_STEP_LIMIT, *, keep_records: bool = False) -> RunResult:
-        """Step until the program ends or faults.  More than ``max_steps`` steps is an error."""
+        """Step until the program ends or faults.  More than ``max_steps`` steps is an error.
+
+        Without ``keep_records`` nothing is recorded and no step record is made: the same
+        fetch and execute as ``step()``, without the bookkeeping."""
         records: list[StepRecord] = []
         if self.program is not None and self.state.pc == self.program.end:
             self.halted = True
@@ -141,9 +155,10 @@ class Machine:
                         f"the run exceeded its step limit of {max_steps} instructions "
                         f"(pc {self.state.pc:#x}); raise it with --max-steps if the program really needs more"
                     )
-                record = self.step()
                 if keep_records:
-                    records.append(record)
+                    records.append(self.step())
+                else:
+                    self._execute(*self._fetch())
         finally:
             self.journal.enabled = True
         return RunResult(self.steps, self.halted, self.fault, records)

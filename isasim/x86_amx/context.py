@@ -10,6 +10,7 @@ from ..core.faults import Fault, MemoryFault
 from ..core.memory import Memory
 from .cpu import CpuModel
 from .operands import Mem
+from .registers import GPR_VIEWS
 from .state import X86AmxState
 
 ADDRESS_MASK = (1 << 64) - 1
@@ -40,9 +41,9 @@ class X86Context:
         """base + index*scale + disp, wrapped to 64 bits."""
         address = mem.disp
         if mem.base:
-            address += self.state.read_register(mem.base)
+            address += self.state.read_gpr(GPR_VIEWS[mem.base])
         if mem.index and mem.index != "riz":
-            address += self.state.read_register(mem.index) * mem.scale
+            address += self.state.read_gpr(GPR_VIEWS[mem.index]) * mem.scale
         return address & ADDRESS_MASK
 
     def read_memory(self, address: int, size: int) -> bytes:

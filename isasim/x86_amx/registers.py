@@ -25,10 +25,10 @@ class GprView:
     number: int  # 0..15: which of the 16 GPRs
     bits: int  # 8, 16, 32, 64
     shift: int = 0  # 8 for ah/ch/dh/bh
+    mask: int = 0  # the bits of the 64-bit register this view covers (derived)
 
-    @property
-    def mask(self) -> int:
-        return ((1 << self.bits) - 1) << self.shift
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mask", ((1 << self.bits) - 1) << self.shift)
 
 
 GPR_VIEWS: dict[str, GprView] = {}

@@ -145,7 +145,7 @@ def width(operand) -> int:
 def read(cpu: X86Context, operand, bits: int) -> int:
     """The operand's value as an unsigned ``bits``-bit number (immediates come sign-extended)."""
     if isinstance(operand, Reg):
-        return cpu.state.read_register(operand.name)
+        return cpu.state.read_gpr(GPR_VIEWS[operand.name])
     if isinstance(operand, Mem):
         data = cpu.read_memory(cpu.effective_address(operand), bits // 8)
         return int.from_bytes(data, "little")
@@ -156,7 +156,7 @@ def write(cpu: X86Context, operand, value: int, bits: int) -> None:
     """DEST := value: 32-bit register writes zero-extend, 8/16-bit writes merge (registers.py)."""
     value %= 1 << bits
     if isinstance(operand, Reg):
-        cpu.state.write_register(operand.name, value)
+        cpu.state.write_gpr(GPR_VIEWS[operand.name], value)
     else:
         cpu.write_memory(cpu.effective_address(operand), value.to_bytes(bits // 8, "little"))
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core.errors import IsasimError
 from ..core.journal import Journal
-from .registers import GPR_VIEWS, GPR64, TILE_REGISTERS
+from .registers import GPR_VIEWS, GPR64, TILE_REGISTERS, GprView
 
 MAX_TILES = 8  # palette 1: max_names
 MAX_ROWS = 16  # palette 1: max_rows
@@ -101,7 +101,7 @@ class X86AmxState:
         view = GPR_VIEWS.get(name)
         if view is None:
             raise IsasimError(f"unknown register '{name}'")
-        return (self.gpr[view.number] & view.mask) >> view.shift
+        return self.read_gpr(view)
 
     def write_register(self, name: str, value: int) -> None:
         name = name.lower()
@@ -114,6 +114,13 @@ class X86AmxState:
         view = GPR_VIEWS.get(name)
         if view is None:
             raise IsasimError(f"unknown register '{name}'")
+        self.write_gpr(view, value)
+
+    def read_gpr(self, view: GprView) -> int:
+        return (self.gpr[view.number] & view.mask) >> view.shift
+
+    def write_gpr(self, view: GprView, value: int) -> None:
+        """Write a GPR view: 32-bit writes zero-extend, 8- and 16-bit writes merge."""
         value %= 1 << view.bits
         old = self.gpr[view.number]
         if view.bits == 32:
