@@ -428,6 +428,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--isa", default="x86_amx")
     p.add_argument("--base", type=lambda s: int(s, 0), default=None, help="address of the first byte")
     p.set_defaults(func=cmd_disasm)
+
+    from .explain_cli import register as register_explain
+
+    register_explain(sub, common)
     return parser
 
 
