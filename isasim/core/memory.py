@@ -100,34 +100,38 @@ class Memory:
         self.journal.record("mem", address, old, bytes(data))
 
     # ---- whole-tile fast paths ----------------------------------------------------------
-    def _rows_region(self, starts: np.ndarray, size: int) -> Region | None:
-        """The one region holding every row [start, start+size), if there is one."""
-        low, high = int(starts.min()), int(starts.max()) + size
-        region = self._region_at(low) if low >= 0 else None
-        if region is None or high > region.end:
+    def _rows_view(self, first: int, stride: int, count: int, size: int, *, write: bool) -> np.ndarray | None:
+        """A (count, size) uint8 view of the rows at first + r*stride, if they all lie in one mapped
+        (and, for a write, writable) region without wrapping the address space; otherwise None."""
+        low = first + min(0, (count - 1) * stride)
+        high = first + max(0, (count - 1) * stride) + size
+        if low < 0 or high > ADDRESS_LIMIT:
             return None
-        return region
-
-    def read_rows(self, starts: np.ndarray, size: int) -> np.ndarray | None:
-        """Rows of ``size`` bytes at the addresses ``starts`` as one uint8 array, or None when they are not
-        all inside one mapped region (the caller then reads row by row and faults where the hardware does)."""
-        region = self._rows_region(starts, size)
-        if region is None:
+        region = self._region_at(low)
+        if region is None or high > region.end or (write and not region.writable):
             return None
+        if stride >= 0:  # a strided view straight onto the region's bytes
+            return np.ndarray((count, size), np.uint8, buffer=region.data, offset=first - region.start,
+                              strides=(stride, 1))
         data = np.frombuffer(region.data, dtype=np.uint8)
-        return data[(starts - region.start)[:, None] + np.arange(size)]
+        return data[(first - region.start + stride * np.arange(count))[:, None] + np.arange(size)]
 
-    def write_rows(self, starts: np.ndarray, rows: np.ndarray) -> bool:
-        """Write ``rows`` at ``starts`` in one go when nothing is recorded, the rows do not overlap and all
-        lie in one writable region; False means the caller must write row by row."""
-        size = rows.shape[1]
-        if self.journal.enabled or (len(starts) > 1 and np.abs(np.diff(starts)).min() < size):
+    def read_rows(self, first: int, stride: int, count: int, size: int) -> np.ndarray | None:
+        """Rows of ``size`` bytes at first + r*stride (r < count) as one uint8 array, or None when they are
+        not all inside one mapped region (the caller then reads row by row and faults where the hardware does)."""
+        view = self._rows_view(first, stride, count, size, write=False)
+        return None if view is None else np.array(view)
+
+    def write_rows(self, first: int, stride: int, rows: np.ndarray) -> bool:
+        """Write ``rows`` at first + r*stride in one go when nothing is recorded, the rows do not overlap
+        and all lie in one writable region; False means the caller must write row by row."""
+        count, size = rows.shape
+        if self.journal.enabled or (count > 1 and abs(stride) < size):
             return False
-        region = self._rows_region(starts, size)
-        if region is None or not region.writable:
+        view = self._rows_view(first, stride, count, size, write=True)
+        if view is None or stride < 0:  # a negative stride gives a copy, not a view
             return False
-        data = np.frombuffer(region.data, dtype=np.uint8)
-        data[(starts - region.start)[:, None] + np.arange(size)] = rows
+        view[...] = rows
         return True
 
     def read_int(self, address: int, size: int, *, signed: bool = False) -> int:

@@ -181,13 +181,10 @@ def tile_rows_as_written(current: np.ndarray, rows: int, colsb: int, values: np.
     return image
 
 
-def row_starts(base: int, stride: int, first: int, rows: int) -> np.ndarray:
-    """Addresses of rows first..rows-1 as int64, or an empty array if any wraps past 2^63 (then the
-    row-by-row path handles them)."""
-    starts = [(base + r * stride) % (1 << 64) for r in range(first, rows)]
-    if max(starts) >= 1 << 63:
-        return np.array([-1], dtype=np.int64)
-    return np.array(starts, dtype=np.int64)
+def signed64(value: int) -> int:
+    """A 64-bit register value read as a signed stride (the index register is signed)."""
+    value %= 1 << 64
+    return value - (1 << 64) if value >> 63 else value
 
 
 def row_addresses(cpu: X86Context, mem: Mem):
@@ -195,7 +192,7 @@ def row_addresses(cpu: X86Context, mem: Mem):
     start = cpu.effective_address(Mem(base=mem.base, disp=mem.disp))
     stride = 0
     if mem.index and mem.index != "riz":
-        stride = cpu.state.read_register(mem.index) * mem.scale  # a signed 64-bit stride wraps the same
+        stride = signed64(cpu.state.read_register(mem.index) * mem.scale)  # the index register is signed
     return start, stride
 
 
@@ -322,7 +319,8 @@ def tile_load(cpu: X86Context, tdest: int, sibmem: Mem, mnemonic: str) -> None:
     start = cpu.state.tilecfg.start_row
     image = cpu.state.tiles[tdest].copy()
     image[start:] = 0  # zero_upper_rows(tdest, start): rows below start_row are kept
-    whole = cpu.memory.read_rows(row_starts(base, stride, start, rows), colsb) if start < rows else None
+    first = (base + start * stride) % (1 << 64)
+    whole = cpu.memory.read_rows(first, stride, rows - start, colsb) if start < rows else None
     if whole is not None:  # every row is mapped: nothing can fault, so read them all at once
         image[start:rows, :colsb] = whole
         start = rows
@@ -395,7 +393,8 @@ def tilestored(cpu: X86Context, sibmem: Mem, tsrc: int) -> None:
     rows, colsb = cpu.state.tile_shape(tsrc)
     base, stride = row_addresses(cpu, sibmem)
     start = cpu.state.tilecfg.start_row
-    if start < rows and cpu.memory.write_rows(row_starts(base, stride, start, rows), cpu.state.tiles[tsrc, start:rows, :colsb]):
+    first = (base + start * stride) % (1 << 64)
+    if start < rows and cpu.memory.write_rows(first, stride, cpu.state.tiles[tsrc, start:rows, :colsb]):
         start = rows  # stored in one go: every row was mapped and writable
     try:
         while start < rows:
@@ -453,17 +452,16 @@ def integer_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: in
                         a_signed: bool, b_signed: bool) -> None:
     """DPBD: C[m][n] += sum over k and i<4 of ext(A[m].byte[4k+i]) * ext(B[k].byte[4n+i]), mod 2^32."""
     M, K, N = check_tmul_shapes(cpu, mnemonic, tsrcdest, tsrc1, tsrc2)
-    a_type = np.int8 if a_signed else np.uint8
-    b_type = np.int8 if b_signed else np.uint8
-    A = tile_dwords(cpu, tsrc1, M, K).view(a_type).reshape(M, 4 * K)  # A[m].byte[4k+i]
-    B = tile_dwords(cpu, tsrc2, K, N).view(b_type).reshape(K, N, 4).transpose(0, 2, 1).reshape(4 * K, N)
-    C = tile_dwords(cpu, tsrcdest, M, N).view(np.int32).astype(np.int64)
-    # The products sum to at most 64 * 255 * 255 < 2^22 in magnitude, so a float64
+    tiles = cpu.state.tiles
+    A = tiles[tsrc1, :M, : 4 * K].view(np.int8 if a_signed else np.uint8)  # A[m].byte[4k+i]
+    B = tiles[tsrc2, :K, : 4 * N].view(np.int8 if b_signed else np.uint8)  # B[k].byte[4n+i]
+    B_by_k = B.reshape(K, N, 4).transpose(0, 2, 1).reshape(4 * K, N)  # row 4k+i, column n
+    # The products sum to at most 64 * 255 * 255 < 2^24 in magnitude, so a float32
     # matrix product is exact.  The hardware's 32-bit accumulator wraps, and with
-    # wrap-around the order of the additions cannot be observed, so one exact sum
-    # followed by one wrap is the same thing.
-    products = (A.astype(np.float64) @ B.astype(np.float64)).astype(np.int64)
-    result = ((C + products) & 0xFFFFFFFF).astype(np.uint32)
+    # wrap-around the order of the additions cannot be observed: one exact sum,
+    # then one addition modulo 2^32 (unsigned 32-bit arithmetic) is the same thing.
+    products = (A.astype(np.float32) @ B_by_k.astype(np.float32)).astype(np.int32)
+    result = tile_dwords(cpu, tsrcdest, M, N) + products.view(np.uint32)
     cpu.state.write_tile(tsrcdest, tile_rows_as_written(cpu.state.tiles[tsrcdest], M, N * 4, result))
     zero_tilecfg_start(cpu)
 
