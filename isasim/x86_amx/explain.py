@@ -165,8 +165,10 @@ def _watch_memory(memory, reads: list, writes: list):
 
     wrap("read", lambda address, size: reads.append((address, size)))
     wrap("write", lambda address, data: writes.append((address, bytes(data))))
-    wrap("read_rows", lambda starts, size: reads.extend((int(s), size) for s in starts))
-    wrap("write_rows", lambda starts, rows: writes.extend((int(s), bytes(r)) for s, r in zip(starts, rows)))
+    wrap("read_rows", lambda first, stride, count, size: reads.extend(
+        ((first + r * stride) % (1 << 64), size) for r in range(count)))
+    wrap("write_rows", lambda first, stride, rows: writes.extend(
+        ((first + r * stride) % (1 << 64), bytes(row)) for r, row in enumerate(rows)))
     try:
         yield
     finally:
