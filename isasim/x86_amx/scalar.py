@@ -48,10 +48,10 @@ to the operand width and reduced modulo 2^width, with ``bits`` = the operand
 width, so ``str(Imm)`` is what objdump prints (``add rax,0xffffffffffffffff`` for
 ``48 83 c0 ff``); branch targets as ``Target``.
 
-Flags the SDM leaves undefined get deterministic values (UNDEFINED_FLAGS lists
-them so that comparisons with silicon can mask them): TEST and XOR clear AF; the
-IMUL forms set SF, ZF and PF from the truncated result (the low half for the
-one-operand form) and clear AF.
+Flags the SDM leaves undefined get the values Emerald Rapids silicon gives them
+(UNDEFINED_FLAGS lists them so that comparisons with other CPUs can mask them):
+TEST and XOR clear AF; the IMUL forms set SF and PF from the truncated result (the
+low half for the one-operand form) and clear ZF and AF.
 """
 
 from __future__ import annotations
@@ -361,8 +361,10 @@ def imul(cpu: X86Context, *operands) -> None:
         IMUL dest, src1, imm:     DEST := truncate(SRC1 * SignExtend(imm))
             CF := OF := (the full signed product differs from the truncated result)
 
-    SF, ZF, AF and PF are undefined in the SDM; isasim sets SF, ZF and PF from the
-    truncated result (for the one-operand form, the low half) and clears AF.
+    SF, ZF, AF and PF are undefined in the SDM.  isasim gives them the values
+    Emerald Rapids silicon gives (measured on every form and width): SF and PF
+    from the truncated result (for the one-operand form, the low half), ZF := 0
+    even when that result is zero, AF := 0.
     """
     if len(operands) == 1:
         (src,) = operands
@@ -381,7 +383,7 @@ def imul(cpu: X86Context, *operands) -> None:
         write(cpu, dest, product, bits)
     truncated = product % (1 << bits)
     overflow = product != signed(truncated, bits)
-    set_flags(cpu, {"CF": overflow, "OF": overflow, "AF": False, **result_flags(truncated, bits)})
+    set_flags(cpu, {"CF": overflow, "OF": overflow, **result_flags(truncated, bits), "ZF": False, "AF": False})
 
 
 # ---------------------------------------------------------------------------

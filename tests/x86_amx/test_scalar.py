@@ -682,7 +682,8 @@ FLAG_EXAMPLES = [
     ({"rax": 0xF0, "rbx": 0x0F}, "test rax,rbx", {}, dict(CF=0, PF=1, AF=0, ZF=1, SF=0, OF=0)),
     ({"rax": 0x8000000000000000}, "xor rax,-1", {"rax": 0x7FFFFFFFFFFFFFFF},
      dict(CF=0, PF=1, AF=0, ZF=0, SF=0, OF=0)),
-    # IMUL: CF = OF = signed overflow; SF ZF PF from the truncated result, AF cleared
+    # IMUL: CF = OF = signed overflow; SF PF from the truncated result; ZF and AF cleared even for a
+    # zero result (the SDM leaves SF ZF AF PF undefined; these are Emerald Rapids silicon's values)
     ({"rax": 0x4000000000000000, "rbx": 2}, "imul rax,rbx", {"rax": 0x8000000000000000},
      dict(CF=1, PF=1, AF=0, ZF=0, SF=1, OF=1)),
     ({"rbx": 0xFFFFFFFFFFFFFFFE}, "imul rax,rbx,3", {"rax": 0xFFFFFFFFFFFFFFFA},
@@ -692,12 +693,12 @@ FLAG_EXAMPLES = [
     ({"rax": 0xFFFFFFFFFFFFFFFF, "rbx": 5}, "imul rbx", {"rax": 0xFFFFFFFFFFFFFFFB, "rdx": 0xFFFFFFFFFFFFFFFF},
      dict(CF=0, PF=0, AF=0, ZF=0, SF=1, OF=0)),
     ({"rax": 0x8000000000000000, "rbx": 2, "rdx": 5}, "imul rbx", {"rax": 0, "rdx": 0xFFFFFFFFFFFFFFFF},
-     dict(CF=1, PF=1, AF=0, ZF=1, SF=0, OF=1)),
+     dict(CF=1, PF=1, AF=0, ZF=0, SF=0, OF=1)),
     ({"rax": 0xFFFFFFFF80000000, "rdx": 0xFFFFFFFFFFFFFFFF, "rcx": 2}, "imul ecx",
-     {"rax": 0, "rdx": 0xFFFFFFFF}, dict(CF=1, PF=1, AF=0, ZF=1, SF=0, OF=1)),
+     {"rax": 0, "rdx": 0xFFFFFFFF}, dict(CF=1, PF=1, AF=0, ZF=0, SF=0, OF=1)),
     ({"rax": 0x1234FFFF, "rdx": 0x5678, "rcx": 3}, "imul cx", {"rax": 0x1234FFFD, "rdx": 0xFFFF},
      dict(CF=0, PF=0, AF=0, ZF=0, SF=1, OF=0)),
-    ({"rax": 0x80, "rbx": 2}, "imul bl", {"rax": 0xFF00}, dict(CF=1, PF=1, AF=0, ZF=1, SF=0, OF=1)),
+    ({"rax": 0x80, "rbx": 2}, "imul bl", {"rax": 0xFF00}, dict(CF=1, PF=1, AF=0, ZF=0, SF=0, OF=1)),
     ({"rax": 0xFF, "rbx": 0xFF}, "imul bl", {"rax": 0x0001}, dict(CF=0, PF=0, AF=0, ZF=0, SF=0, OF=0)),
 ]
 
