@@ -112,6 +112,13 @@ def _region(name: str, address: int, data: np.ndarray, element: str, shape: tupl
     return (address, data.tobytes(), True), RegionView(name, address, element, shape, show)
 
 
+THREE_FULL_TILES = {0: (16, 64), 1: (16, 64), 2: (16, 64)}  # C, A, B: 16 rows x 64 bytes each
+
+
+def _config_region(shapes: dict[int, tuple[int, int]]):
+    return _region("tilecfg", CFG, np.frombuffer(tile_config(shapes), dtype=np.uint8), "uint8", (1, 64))
+
+
 def _init(regs: dict[str, int], regions: list) -> Init:
     return Init(regs, [r for r, _v in regions], [v for _r, v in regions])
 
@@ -156,8 +163,7 @@ def int8_block(K: int = 64) -> Kernel:
     asm("tilerelease", "return the tiles to their INIT state")
     asm("ret")
     reference = a.astype(np.int64) @ b.astype(np.int64)
-    regions = [_region("tilecfg", CFG, np.frombuffer(tile_config({0: (16, 64), 1: (16, 64), 2: (16, 64)}),
-                                                     dtype=np.uint8), "uint8", (1, 64)),
+    regions = [_config_region(THREE_FULL_TILES),
                _region("A", A_BASE, a_tile, "uint8", (16, 64)),
                _region("packed B", B_BASE, packed, "int8", (16, 64)),
                _region("C", C_BASE, np.zeros((16, 16), np.int32), "int32", (16, 16), show=True)]
@@ -223,8 +229,7 @@ def int8_per_block(count: int = 4) -> Kernel:
 
 def _batch_kernel(name, description, asm, a, b, blocks, count) -> Kernel:
     reference = a.astype(np.int64) @ b.astype(np.int64)
-    regions = [_region("tilecfg", CFG, np.frombuffer(tile_config({0: (16, 64), 1: (16, 64), 2: (16, 64)}),
-                                                     dtype=np.uint8), "uint8", (1, 64)),
+    regions = [_config_region(THREE_FULL_TILES),
                _region("A", A_BASE, blocks.reshape(16 * count, 64), "uint8", (16 * count, 64)),
                _region("packed B", B_BASE, pack_b_int8(b), "int8", (16, 64)),
                _region("C", C_BASE, np.zeros((16 * count, 16), np.int32), "int32", (16 * count, 16), show=True)]
@@ -308,8 +313,7 @@ def _microkernel(name: str, description: str, count: int, K: int, element: str) 
         a_type, b_type, c_type = "bf16", "bf16", "fp32"
         macs = M * 32 * K
     c_blocks = np.frombuffer(c_bytes, dtype=np.uint32).reshape(count, 32, 32)  # C laid out [count][32][32]
-    regions = [_region("tilecfg", CFG, np.frombuffer(tile_config({t: (16, 64) for t in range(8)}), dtype=np.uint8),
-                       "uint8", (1, 64)),
+    regions = [_config_region({t: (16, 64) for t in range(8)}),
                _region("packed A", A_BASE, np.ascontiguousarray(a_data), a_type,
                        (count * steps * 32, 64 // (1 if a_type == "uint8" else 2))),
                _region("packed B", B_BASE, np.ascontiguousarray(b_data), b_type,
@@ -355,8 +359,7 @@ def bf16_block(K: int = 32) -> Kernel:
     asm("tilerelease")
     asm("ret")
     reference = a_values @ b_values
-    regions = [_region("tilecfg", CFG, np.frombuffer(tile_config({0: (16, 64), 1: (16, 64), 2: (16, 64)}),
-                                                     dtype=np.uint8), "uint8", (1, 64)),
+    regions = [_config_region(THREE_FULL_TILES),
                _region("A", A_BASE, a_tile, "bf16", (16, 32)),
                _region("packed B", B_BASE, packed, "bf16", (16, 32)),
                _region("C", C_BASE, np.zeros((16, 16), np.float32), "fp32", (16, 16), show=True)]
