@@ -157,6 +157,9 @@ def cmd_record(args) -> int:
     isa_name, config, program, init = load_program_and_init(args)
     backend = get_backend(args.backend, isa_name, program)
     final = backend.run(isa_name, config, program, init, max_steps=args.max_steps, keep_records=args.steps)
+    step_records = [step_json(r) for r in final.records] if args.steps else None
+    if args.steps and args.backend != "sim":
+        step_records = steps_from_lockstep(backend, isa_name, config, program, init, args.max_steps)
     expect: dict = {"fault": None if final.fault is None else {"kind": final.fault.kind, "index": final.fault.index}}
     expect["regs"] = {k: v for k, v in final.observed.get("regs", {}).items()
                       if v != init.regs.get(k, 0) or k in init.regs}
@@ -172,8 +175,7 @@ def cmd_record(args) -> int:
         name = program.label_at(ins.address)
         labelled.append(f"{name}: {line}" if name else line)
     producer = args.producer or (backend.producer() if hasattr(backend, "producer") else f"isasim {args.backend}")
-    trace = Trace(isa_name, labelled, config, producer, init, expect,
-                  [step_json(r) for r in final.records] if args.steps else None)
+    trace = Trace(isa_name, labelled, config, producer, init, expect, step_records)
     # the recorded program must replay to the same result before it is written
     _final, diffs = replay(parse_trace(json.loads(json.dumps(trace_json(trace))), args.output))
     if diffs and args.backend == "sim":
@@ -201,6 +203,56 @@ def cmd_diff(args) -> int:
     if isinstance(d.a, (bytes, bytearray)) and isinstance(d.b, (bytes, bytearray)) and d.where.startswith("tmm"):
         out.print(side_by_side_row(d.a, d.b, args.backend, args.against))
     return EXIT_DIFFERENT
+
+
+def cmd_fuzz(args) -> int:
+    from rich.table import Table
+
+    if args.isa != "x86_amx":
+        raise UsageError(f"fuzz knows x86_amx programs only, not {args.isa}")
+    if args.cases < 1:
+        raise UsageError("--cases must be at least 1")
+    try:
+        from .x86_amx.fuzz import run_fuzz
+    except ImportError as error:
+        raise IsasimError(f"isasim fuzz needs hypothesis ({error}); install it with: pip install hypothesis") from None
+
+    summary = run_fuzz(args.cases, args.seed, against=args.against, isa_subset=args.only, lockstep=args.lockstep,
+                       out_dir=args.out, shrink_seconds=args.shrink_seconds)
+    out = console(color=not args.no_color)
+    ran = ", ".join(f"{subset} {count}" for subset, count in summary.cases.items())
+    head = (f"fuzz {summary.isa}: {summary.total_cases} programs ({ran}) on sim and {summary.b}, {summary.mode}, "
+            f"seed {summary.seed}")
+    if summary.divergences:
+        d = summary.divergences[0]
+        out.print(f"[bold red]DIVERGENCE[/bold red] {head}: {d.subset} case {d.case}"
+                  + (f", shrunk from {d.original_size} to {len(d.program) - 1} instructions" if d.shrunk else ""))
+        out.print(f"  {d.description}", markup=False)
+        out.print("  program:")
+        for line in d.program:
+            out.print(f"    {line}", markup=False)
+        for note in d.notes:
+            out.print(f"  ({note})", markup=False)
+        out.print(f"  trace: {d.trace}  (check it with: isasim replay {d.trace})", markup=False)
+        if len(summary.divergences) > 1:
+            out.print(f"  {len(summary.divergences) - 1} more: " + ", ".join(x.trace for x in summary.divergences[1:]),
+                      markup=False)
+        return EXIT_DIFFERENT
+    out.print(f"[bold green]no divergence[/bold green]: {head} ({summary.seconds:.1f} s)")
+    table = Table(box=None, padding=(0, 2, 0, 0))
+    table.add_column("form")
+    table.add_column("instructions compared", justify="right")
+    if summary.elements:
+        table.add_column("elements compared", justify="right")
+    for form, count in sorted(summary.instructions.items(), key=lambda kv: -kv[1]):
+        elements = summary.elements.get(form)
+        table.add_row(form, str(count), *([str(elements or "")] if summary.elements else []))
+    table.add_row("[bold]total[/bold]", f"[bold]{summary.total_instructions}[/bold]",
+                  *([f"[bold]{sum(summary.elements.values())}[/bold]"] if summary.elements else []))
+    out.print(table)
+    for subset, reason in summary.skipped.items():
+        out.print(f"{subset} programs not fuzzed: {summary.b} cannot run them here ({reason})", markup=False)
+    return EXIT_OK
 
 
 def side_by_side_row(a: bytes, b: bytes, name_a: str, name_b: str):
@@ -306,6 +358,24 @@ def cmd_kernel(args) -> int:
     return EXIT_OK
 
 
+def steps_from_lockstep(backend, isa_name: str, config: dict, program, init: Init, max_steps: int) -> list[dict]:
+    """Per-step records from another backend (silicon): its state after every instruction, and the
+    writes that lead from one state to the next."""
+    from types import SimpleNamespace
+
+    from .core.machine import Machine
+
+    isa = get_isa(isa_name)
+    start = Machine(isa_name, config)
+    start.load(program, regs=init.regs, memory=init.memory)
+    state, steps = start.state, []
+    for index, pc, observed, memory, fault in backend.lockstep(isa_name, config, program, init, max_steps=max_steps):
+        state, writes = isa.state_from_observed(observed, state, memory, init)
+        record = SimpleNamespace(index=index, pc=pc, instruction=program.at(pc), writes=writes, fault=fault)
+        steps.append(step_json(record))
+    return steps
+
+
 def cmd_asm(args) -> int:
     isa = get_isa(args.isa)
     program = isa.assemble(read_text(args.program), source=args.program)
@@ -385,6 +455,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="sim", help="the first backend (default sim)")
     p.add_argument("--lockstep", action="store_true", help="compare after every instruction")
     p.set_defaults(func=cmd_diff)
+
+    p = sub.add_parser("fuzz", help="run random programs on the simulator and another backend, shrink divergences")
+    p.add_argument("--isa", default="x86_amx", help="ISA (default x86_amx)")
+    p.add_argument("--cases", type=int, default=200, help="programs to run (default %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="the same seed draws the same programs (default %(default)s)")
+    p.add_argument("--against", default="silicon", help="the other backend: silicon (default) or sim")
+    p.add_argument("--only", choices=("scalar", "amx"),
+                   help="fuzz only this subset (default: every subset the other backend can run here)")
+    p.add_argument("--lockstep", action="store_true", help="compare after every instruction")
+    p.add_argument("--out", default=".", help="directory for the reproducing traces (default: here)")
+    p.add_argument("--shrink-seconds", type=float, default=60.0,
+                   help="time to spend shrinking each divergence (default %(default)s)")
+    p.add_argument("--no-color", action="store_true", help="plain text output")
+    p.set_defaults(func=cmd_fuzz)
 
     p = sub.add_parser("step", help="step through a program instruction by instruction")
     common(p)

@@ -37,10 +37,10 @@ ROW = 64  # bytes per tile row
 # ---------------------------------------------------------------------------
 
 
-def tile_config(shapes: dict[int, tuple[int, int]], start_row: int = 0) -> bytes:
-    """The 64-byte palette-1 configuration; shapes maps tile -> (rows, colsb)."""
+def tile_config(shapes: dict[int, tuple[int, int]], start_row: int = 0, *, palette: int = 1) -> bytes:
+    """The 64-byte configuration (palette 1 unless told); shapes maps tile -> (rows, colsb)."""
     image = bytearray(64)
-    image[0], image[1] = 1, start_row
+    image[0], image[1] = palette, start_row
     for t, (rows, colsb) in shapes.items():
         image[16 + 2 * t : 18 + 2 * t] = colsb.to_bytes(2, "little")
         image[48 + t] = rows
