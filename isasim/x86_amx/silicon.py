@@ -35,8 +35,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..core.errors import ConfigError, IsasimError, StepLimitExceeded
 from ..core.faults import Fault
@@ -47,12 +49,10 @@ from .registers import GPR64
 
 PAGE = 4096
 ARCH_GET_XCOMP_SUPP = 0x1021
-ARCH_REQ_XCOMP_PERM = 0x1023
 SYS_ARCH_PRCTL = 158
 XFEATURE_XTILECFG, XFEATURE_XTILEDATA = 17, 18
-MAP_FIXED_NOREPLACE = 0x100000
 
-PTRACE_TRACEME, PTRACE_CONT, PTRACE_KILL, PTRACE_SINGLESTEP = 0, 7, 8, 9
+PTRACE_CONT, PTRACE_SINGLESTEP = 7, 9
 PTRACE_GETREGS, PTRACE_SETREGS = 12, 13
 PTRACE_GETSIGINFO, PTRACE_GETREGSET = 0x4202, 0x4204
 NT_X86_XSTATE = 0x202
@@ -164,34 +164,9 @@ def uses_amx(program: Program) -> bool:
     return any(getattr(ins.form, "opcode", None) is not None for ins in program.instructions)
 
 
-# ---------------------------------------------------------------------------
-# The child process (runs as ``python -m isasim.x86_amx.silicon --child``)
-# ---------------------------------------------------------------------------
-
-
-def _child_main() -> None:
-    """Map the job's memory and code, then stop under ptrace; the parent does the rest."""
-    job = json.loads(sys.stdin.readline())
-    lib = libc()
-    lib.mmap.restype = ctypes.c_void_p
-    lib.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-    lib.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    if job["amx"]:
-        lib.syscall(SYS_ARCH_PRCTL, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)
-    for start, end, prot, pieces in job["mappings"]:
-        got = lib.mmap(start, end - start, 3, 0x22 | MAP_FIXED_NOREPLACE, -1, 0)  # RW, PRIVATE|ANONYMOUS
-        if got != start:
-            print(json.dumps({"error": f"cannot map {start:#x}..{end:#x}: the address is in use"}), flush=True)
-            return
-        for address, data in pieces:
-            ctypes.memmove(address, bytes.fromhex(data), len(data) // 2)
-        if prot != 3:
-            lib.mprotect(start, end - start, prot)
-    print(json.dumps({"ready": True}), flush=True)
-    lib.ptrace(PTRACE_TRACEME, 0, None, None)
-    os.kill(os.getpid(), signal.SIGSTOP)
-    # The parent never lets this process return here: it is killed after the run.
-    os._exit(99)
+# The child process: ``silicon_child.py`` (standard library only, started by path so that
+# it starts in milliseconds without importing isasim) maps the job and stops under ptrace.
+CHILD = Path(__file__).with_name("silicon_child.py")
 
 
 # ---------------------------------------------------------------------------
@@ -262,7 +237,7 @@ class ChildProcess:
         self.init = init
         self.timeout = timeout
         self.stops = {ins.address for ins in program.instructions if ins.mnemonic == "ret"} | {program.end}
-        self.proc = subprocess.Popen([sys.executable, "-m", "isasim.x86_amx.silicon", "--child"],
+        self.proc = subprocess.Popen([sys.executable, "-S", str(CHILD)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.pid = self.proc.pid
         self.alive = True
@@ -288,18 +263,31 @@ class ChildProcess:
             raise
 
     # ---- ptrace plumbing --------------------------------------------------------
-    def _wait(self, timeout: float) -> int:
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                if os.WIFEXITED(status) or os.WIFSIGNALED(status):
-                    self.alive = False
-                    self.proc.returncode = -1
-                return status
-            if time.monotonic() > deadline:
-                raise TimeoutError
-            time.sleep(0.0005)
+    def _wait(self, timeout: float | None) -> int:
+        """Block until the child stops or ends; with a timeout, a watchdog kills it when time is up."""
+        expired = threading.Event()
+        timer = None
+        if timeout is not None:
+            def expire() -> None:
+                expired.set()
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+            timer = threading.Timer(timeout, expire)
+            timer.start()
+        try:
+            _pid, status = os.waitpid(self.pid, 0)
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if os.WIFEXITED(status) or os.WIFSIGNALED(status):
+            self.alive = False
+            self.proc.returncode = -1
+        if expired.is_set():
+            raise TimeoutError
+        return status
 
     def _ptrace(self, request: int, addr=None, data=None) -> int:
         ctypes.set_errno(0)
@@ -384,8 +372,8 @@ class ChildProcess:
     def resume(self, request: int) -> tuple[str, Fault | None]:
         """Continue or single-step; returns ("end" | "step" | "fault", fault)."""
         self._ptrace(request, None, None)
-        try:
-            status = self._wait(self.timeout)
+        try:  # one instruction always ends, so only a free run needs the watchdog
+            status = self._wait(self.timeout if request == PTRACE_CONT else None)
         except TimeoutError:
             self.kill()
             return "timeout", None
@@ -582,5 +570,3 @@ def time_on_silicon(program: Program, init: Init, *, timeout: float = 60.0, simu
         child.kill()
 
 
-if __name__ == "__main__" and sys.argv[1:] == ["--child"]:
-    _child_main()
