@@ -15,6 +15,7 @@ structure with its DAZ/FTZ/NaN rules).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -52,20 +53,20 @@ class AmxForm:
     # and the encoding #UDs are derived from ``feature`` and ``opcode``.
     faults: tuple[tuple[str, str], ...] = ()
 
-    @property
+    @cached_property  # derived once from the declaration
     def mnemonic(self) -> str:
         return self.syntax.split()[0].lower()
 
-    @property
+    @cached_property  # derived once from the declaration
     def operand_names(self) -> tuple[str, ...]:
         rest = self.syntax.split(None, 1)[1:] or [""]
         return tuple(o.strip() for o in rest[0].split(",") if o.strip())
 
-    @property
+    @cached_property  # derived once from the declaration
     def operand_kinds(self) -> tuple[str, ...]:
         return tuple(_OPERAND_KINDS[name] for name in self.operand_names)
 
-    @property
+    @cached_property  # derived once from the declaration
     def operand_fields(self) -> tuple[str, ...]:
         return tuple(enc.split(" (")[0] for enc in self.operand_encoding)
 
