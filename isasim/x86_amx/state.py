@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 
 from ..core.errors import IsasimError
@@ -192,6 +193,14 @@ class X86AmxState:
         raw = np.ascontiguousarray(self.tiles[t, :rows, :colsb])
         usable = colsb - colsb % np.dtype(dtype).itemsize
         return raw[:, :usable].copy().view(dtype)
+
+    def tile_array(self, t: int, element: str = "int32", *, whole: bool = False) -> np.ndarray:
+        """Tile t as numbers of ``element``: like tile_view, but floating types come back as real
+        numpy floats (bf16 as ml_dtypes.bfloat16, fp16 as float16, fp32 as float32): the same bits,
+        reinterpreted, never converted."""
+        bits = self.tile_view(t, element, whole=whole)
+        float_type = {"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp32": np.float32}.get(element)
+        return bits if float_type is None else bits.view(float_type)
 
     def tile_names(self) -> tuple[str, ...]:
         return TILE_REGISTERS

@@ -304,3 +304,11 @@ def test_seed_article_bf16_block_is_exact_for_quarter_multiples():
     m = tdp_program("tdpbf16ps", bytes(1024), a_bits.tobytes(), packed.tobytes(), FULL)
     got = stored_dwords(m, M, N, np.uint32).view(np.float32).astype(np.float64)
     assert (got == a @ b).all()
+
+
+def test_tile_arrays_reinterpret_the_bits_as_the_element_type():
+    m = run(["ldtilecfg [rcx]", "tileloadd tmm0, [rdi+rsi*1]"], shapes={0: (2, 8)}, regs={"rsi": 64},
+            buffer=(bytes.fromhex("803f00c0" "0000c03f") + bytes(56)) * 2 + bytes(0x10000 - 128))
+    assert m.state.tile_array(0, "bf16")[0].astype(float).tolist() == [1.0, -2.0, 0.0, 1.5]
+    assert m.state.tile_array(0, "fp32")[0].tolist() == [numerics.fp32_bits_to_float(0xC0003F80), 1.5]
+    assert m.state.tile_array(0, "uint8").shape == (2, 8)
