@@ -6,9 +6,9 @@ mode compares after every instruction and stops at the first instruction where
 the two disagree, so a divergence names the instruction that caused it, the
 location (register, tile row and element, memory byte) and both values.
 
-What is compared comes from the ISA: ``isa.comparable(observed, executed)``
-removes what the architecture leaves undefined (x86: flags an instruction leaves
-undefined, such as IMUL's SF/ZF/AF/PF).
+What is compared comes from the ISA: ``isa.undefined_after(token, instruction)``
+follows what the executed instructions leave undefined (x86: flags such as IMUL's
+SF/ZF/AF/PF), and ``isa.comparable(observed, token)`` leaves that out.
 """
 
 from __future__ import annotations
@@ -71,13 +71,21 @@ def _fault_view(fault: Fault | None) -> str:
     return f"{fault.kind}{where}"
 
 
-def compare(isa, init: Init, executed: list[Instruction], obs_a: dict, mem_a, fault_a: Fault | None,
+def undefined_by(isa, executed: list[Instruction]):
+    """What the architecture leaves undefined after running ``executed`` (the ISA's token)."""
+    token = None
+    for instruction in executed:
+        token = isa.undefined_after(token, instruction)
+    return token
+
+
+def compare(isa, init: Init, undefined, obs_a: dict, mem_a, fault_a: Fault | None,
             obs_b: dict, mem_b, fault_b: Fault | None) -> Divergence | None:
     """The first difference between two observed states, in reading order."""
     if _fault_view(fault_a) != _fault_view(fault_b):
         return Divergence("fault", _fault_view(fault_a), _fault_view(fault_b),
                           detail=(fault_a.rule if fault_a else fault_b.rule) if (fault_a or fault_b) else "")
-    obs_a, obs_b = isa.comparable(obs_a, executed), isa.comparable(obs_b, executed)
+    obs_a, obs_b = isa.comparable(obs_a, undefined), isa.comparable(obs_b, undefined)
     for name, value in obs_a.get("regs", {}).items():
         other = obs_b.get("regs", {}).get(name)
         if value != other:
@@ -108,7 +116,7 @@ def diff(isa_name: str, config: dict, program: Program, init: Init, *, a: str = 
         fb = backend_b.run(isa_name, config, program, init, max_steps=max_steps, keep_records=False)
         executed = _executed(isa_name, config, program, init, max_steps)
         report = DiffReport(a, b, mode, len(executed), a_fault=fa.fault, b_fault=fb.fault)
-        report.divergence = compare(isa, init, executed, fa.observed, fa.memory, fa.fault,
+        report.divergence = compare(isa, init, undefined_by(isa, executed), fa.observed, fa.memory, fa.fault,
                                     fb.observed, fb.memory, fb.fault)
         return report
     if mode != "lockstep":
@@ -116,7 +124,7 @@ def diff(isa_name: str, config: dict, program: Program, init: Init, *, a: str = 
     report = DiffReport(a, b, mode, 0)
     steps_a = backend_a.lockstep(isa_name, config, program, init, max_steps=max_steps)
     steps_b = backend_b.lockstep(isa_name, config, program, init, max_steps=max_steps)
-    executed: list[Instruction] = []
+    undefined = None
     try:
         while True:
             sa, sb = next(steps_a, None), next(steps_b, None)
@@ -132,13 +140,13 @@ def diff(isa_name: str, config: dict, program: Program, init: Init, *, a: str = 
             _, pc_b, obs_b, mem_b, fault_b = sb
             ins = program.at(pc)
             if ins is not None:
-                executed.append(ins)
+                undefined = isa.undefined_after(undefined, ins)
             report.steps = index + 1
             report.a_fault, report.b_fault = fault_a, fault_b
             if pc != pc_b:
                 report.divergence = Divergence("pc", pc, pc_b, index=index, instruction=ins)
                 return report
-            found = compare(isa, init, executed, obs_a, mem_a, fault_a, obs_b, mem_b, fault_b)
+            found = compare(isa, init, undefined, obs_a, mem_a, fault_a, obs_b, mem_b, fault_b)
             if found is not None:
                 found.index, found.instruction = index, ins
                 report.divergence = found

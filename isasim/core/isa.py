@@ -47,6 +47,14 @@ class Isa(Protocol):
         """A rich renderable of the whole state (tiles as grids, ...)."""
         ...
 
+    def undefined_after(self, undefined: Any, instruction: Instruction) -> Any:
+        """What the architecture leaves undefined once ``instruction`` has run (an opaque token, None at first)."""
+        ...
+
+    def comparable(self, observed: dict, undefined: Any) -> dict:
+        """``observed`` without what ``undefined`` says the architecture leaves undefined."""
+        ...
+
     def execute(self, machine: Any, instruction: Instruction) -> int | None:
         """Run one instruction; return the next pc, or None when the program ends."""
         ...

@@ -79,7 +79,7 @@ class Stepper:
         self.machine.load(self.program, regs=self.init.regs, memory=self.init.memory)
         self.history = []
         self.divergence = None
-        self.executed = []
+        self.undefined = None  # what the executed instructions left undefined (the ISA's token)
         self.other = None
         if self.against or self.backend != "sim":
             from .backends import get_backend
@@ -113,7 +113,7 @@ class Stepper:
             raise CommandError(f"the step limit of {self.max_steps} is reached")
         record = machine.step()
         self.history.append(record)
-        self.executed.append(record.instruction)
+        self.undefined = self.isa.undefined_after(self.undefined, record.instruction)
         if self.other is not None:
             self._step_other(record)
         return record
@@ -128,7 +128,7 @@ class Stepper:
         if self.backend != "sim":
             self.other_state, record.writes = self.isa.state_from_observed(observed, self.other_state or
                                                                          self._initial_state(), memory, self.init)
-        found = compare(self.isa, self.init, self.executed, self.isa.observe(self.machine.state), self.machine.memory,
+        found = compare(self.isa, self.init, self.undefined, self.isa.observe(self.machine.state), self.machine.memory,
                         record.fault, observed, memory, fault)
         if pc != record.pc:
             self.divergence = f"pc: sim {record.pc:#x}, {name} {pc:#x}"

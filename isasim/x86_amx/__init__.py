@@ -118,18 +118,21 @@ class X86Amx:
         return state, journal.take()
 
     # ---- differential comparison ------------------------------------------------
-    def comparable(self, observed: dict, executed: list[Instruction]) -> dict:
-        """The observed state without what the architecture leaves undefined: RFLAGS is
-        compared on its status flags only, less those an executed instruction left
-        undefined and no later instruction redefined (e.g. IMUL's SF, ZF, AF, PF)."""
-        undefined = 0
-        for ins in executed:
-            if ins.undefined is None:
-                written = scalar.FLAGS_WRITTEN.get(ins.form.mnemonic, 0)
-                undefined = (undefined & ~written) | scalar.UNDEFINED_FLAGS.get(ins.form.mnemonic, 0)
+    def undefined_after(self, undefined: int | None, instruction: Instruction) -> int:
+        """The status flags left undefined once ``instruction`` has run: those it leaves undefined,
+        plus those undefined before that it does not write (e.g. IMUL's SF, ZF, AF, PF)."""
+        undefined = undefined or 0
+        if instruction.undefined is None:
+            written = scalar.FLAGS_WRITTEN.get(instruction.form.mnemonic, 0)
+            undefined = (undefined & ~written) | scalar.UNDEFINED_FLAGS.get(instruction.form.mnemonic, 0)
+        return undefined
+
+    def comparable(self, observed: dict, undefined: int | None) -> dict:
+        """The observed state without what the architecture leaves undefined: RFLAGS is compared on
+        its status flags only, less the ``undefined`` ones (see undefined_after)."""
         regs = dict(observed.get("regs", {}))
         if "rflags" in regs:
-            regs["rflags"] &= STATUS_FLAGS & ~undefined
+            regs["rflags"] &= STATUS_FLAGS & ~(undefined or 0)
         return {**observed, "regs": regs}
 
     def tile_divergence(self, name: str, a: bytes | None, b: bytes | None, observed: dict):
