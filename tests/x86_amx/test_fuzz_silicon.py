@@ -51,20 +51,20 @@ def divergence_report(summary: fuzz.FuzzSummary) -> str:
 
 @needs_silicon
 def test_scalar_programs_agree_with_silicon(tmp_path):
-    summary = fuzz.run_fuzz(3000, SEED, against="silicon", isa_subset="scalar", out_dir=tmp_path)
+    summary = fuzz.run_fuzz(10_000, SEED, against="silicon", isa_subset="scalar", out_dir=tmp_path)
     assert not summary.divergences, divergence_report(summary)
-    assert summary.cases["scalar"] == 3000
-    assert summary.total_instructions >= 30000, summary.instructions
+    assert summary.cases["scalar"] == 10_000
+    assert summary.total_instructions >= 100_000, summary.instructions
     assert SCALAR_FORMS <= set(summary.instructions), SCALAR_FORMS - set(summary.instructions)
     assert min(summary.instructions[form] for form in SCALAR_FORMS) >= 100, summary.instructions
 
 
 @needs_silicon
 def test_scalar_programs_agree_with_silicon_after_every_instruction(tmp_path):
-    summary = fuzz.run_fuzz(300, SEED + 1, against="silicon", isa_subset="scalar", lockstep=True, out_dir=tmp_path)
+    summary = fuzz.run_fuzz(1000, SEED + 1, against="silicon", isa_subset="scalar", lockstep=True, out_dir=tmp_path)
     assert not summary.divergences, divergence_report(summary)
-    assert summary.cases["scalar"] == 300 and summary.mode == "lockstep"
-    assert summary.total_instructions >= 2500
+    assert summary.cases["scalar"] == 1000 and summary.mode == "lockstep"
+    assert summary.total_instructions >= 9000
 
 
 # ---- the fuzzer finds and shrinks a planted bug ----------------------------------------
