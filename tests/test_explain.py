@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 from isasim import cli
-from isasim.core import numerics
 from isasim.core.explain import (
     Check, Code, Encoding, ExplainError, ExplainOptions, Grid, Table, render_html, render_markdown, render_svg,
     split_instruction_argument, terminal_svg, to_text,

@@ -315,7 +315,6 @@ def amx_encoding(ins: Instruction, form: amx.AmxForm) -> Encoding:
     vex = VexFields.parse(b1, b2)
     names = dict(zip(form.operand_fields, form.operand_names))
     kinds = dict(zip(form.operand_fields, form.operand_kinds))
-    operands = dict(zip(form.operand_fields, ins.operands)) if len(ins.operands) == len(form.operand_fields) else {}
     roles = _tmul_roles(form)
 
     def tile_text(where: str) -> str:
@@ -390,7 +389,6 @@ def amx_encoding(ins: Instruction, form: amx.AmxForm) -> Encoding:
         sib = code[pos]
         scale, index, base = sib >> 6, (sib >> 3) & 7, sib & 7
         index_no = index | vex.X << 3
-        mem = decoded.mem if decoded is not None else None
         index_meaning = (f"index {GPR64[index_no]} (the row stride register)" if index_no != 4
                          else "100: no index (riz): stride 0")
         if mod == 0 and base == 5:
@@ -403,7 +401,6 @@ def amx_encoding(ins: Instruction, form: amx.AmxForm) -> Encoding:
             BitField("base", f"{base:03b}", base_meaning),
         ]))
         pos += 1
-        del mem
     if pos < len(code):
         disp = code[pos:]
         value = int.from_bytes(disp, "little", signed=True)
@@ -730,7 +727,6 @@ def _tile_memory_example(ins, form, options, cpu, encoding, *, store: bool):
             memory.append((low, data, True))
     setup = [f"ldtilecfg [{cfg_reg}]"]
     note = ""
-    before_step = None
     if store:
         src_at = _free_address(memory, REGION, OLD_ADDR)
         memory.append((src_at, rng.integers(0, 256, REGION, dtype=np.uint8).tobytes(), True))
@@ -747,6 +743,8 @@ def _tile_memory_example(ins, form, options, cpu, encoding, *, store: bool):
 
         def before_step(machine):
             machine.state.set_start_row(start_row)
+    else:
+        before_step = None
     run = run_example(ins, setup, cpu=cpu, regs=regs, memory=memory, max_steps=options.max_steps,
                       before_step=before_step)
     blocks = _setup_block(run, note)
@@ -908,7 +906,6 @@ def _tdp_example(ins, form, options, cpu, encoding):
     regs = dict(init.regs) if init else {}
     cfg_reg, a_reg, b_reg, c_reg, a_stride, b_stride, c_stride = _scratch(set(regs), 7)
     M, K, N = (options.shape + (4, 4, 4))[:3] if options.shape else (4, 4, 4)
-    elem = 1 if kind == "int" else 2
     sources = {}
     if init is not None and ("a" in views or "b" in views):
         for role in ("A", "B", "C"):

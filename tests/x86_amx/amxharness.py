@@ -50,11 +50,6 @@ def run(lines, **kw) -> Machine:
     return m
 
 
-def fault_of(lines, **kw):
-    m = run(lines, **kw)
-    return m.fault
-
-
 def set_tile(m: Machine, t: int, data: bytes | int) -> None:
     """Put raw bytes straight into a tile (as XRSTOR does in the silicon experiments)."""
     if isinstance(data, int):

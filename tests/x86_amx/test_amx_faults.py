@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from amxharness import BUF_ADDR, CFG_ADDR, fault_of, machine, run, set_tile, tilecfg_bytes
+from amxharness import BUF_ADDR, CFG_ADDR, machine, run, set_tile, tilecfg_bytes
 
 FULL = {0: (16, 64), 1: (16, 64), 2: (16, 64)}
 
