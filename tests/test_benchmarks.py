@@ -16,3 +16,23 @@ def test_benchmark_command_runs_quick(tmp_path):
     results = json.loads(out.read_text())
     assert {row["kernel"] for row in results["simulator"]} >= {"int8_block", "bf16_block"}
     assert "sim/numpy" in done.stdout and "silicon" in done.stdout
+
+
+def test_the_silicon_timing_program_repeats_the_kernel_correctly():
+    """The program timed on AMX hosts (the kernel in a loop of calls) computes the kernel's result."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import run as bench
+    finally:
+        sys.path.pop(0)
+    from isasim.core.machine import Machine
+    from isasim.x86_amx import ISA, kernels
+
+    for kernel in (kernels.int8_per_block(3), kernels.int8_batch(3), kernels.int8_microkernel(1, 128)):
+        program = ISA.assemble(bench.repeated(kernel, 3))
+        machine = Machine("x86_amx")
+        machine.load(program, regs=kernel.init.regs, memory=kernel.init.memory)
+        result = machine.run(100_000)
+        assert result.fault is None and result.halted
+        for address, data in kernel.expected:
+            assert machine.memory.read(address, len(data)) == data
