@@ -175,7 +175,7 @@ def zero_tilecfg_start(cpu: X86Context) -> None:
     cpu.state.set_start_row(0)
 
 
-def tile_rows_as_written(current: np.ndarray, rows: int, colsb: int, values: np.ndarray) -> np.ndarray:
+def tile_rows_as_written(rows: int, colsb: int, values: np.ndarray) -> np.ndarray:
     """write_row_and_zero for rows 0..rows-1 plus zero_upper_rows: the whole 16x64 image."""
     image = np.zeros((MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
     image[:rows, :colsb] = values.view(np.uint8).reshape(rows, colsb)
@@ -463,7 +463,7 @@ def integer_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: in
     # then one addition modulo 2^32 (unsigned 32-bit arithmetic) is the same thing.
     products = (A.astype(np.float32) @ B_by_k.astype(np.float32)).astype(np.int32)
     result = tile_dwords(cpu, tsrcdest, M, N) + products.view(np.uint32)
-    cpu.state.write_tile(tsrcdest, tile_rows_as_written(cpu.state.tiles[tsrcdest], M, N * 4, result))
+    cpu.state.write_tile(tsrcdest, tile_rows_as_written(M, N * 4, result))
     zero_tilecfg_start(cpu)
 
 
@@ -531,7 +531,7 @@ def float_pair_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1:
     lanes = numerics.tmul_fma32_fold(lanes, A.transpose(1, 0, 2)[:, :, None, :], B[:, None, :, :])
     T = numerics.tmul_add32(lanes[..., 0], lanes[..., 1])
     result = numerics.tmul_add32(C, T)
-    cpu.state.write_tile(tsrcdest, tile_rows_as_written(cpu.state.tiles[tsrcdest], M, N * 4, result))
+    cpu.state.write_tile(tsrcdest, tile_rows_as_written(M, N * 4, result))
     zero_tilecfg_start(cpu)
 
 

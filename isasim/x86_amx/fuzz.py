@@ -711,10 +711,6 @@ def zone_disp(zone: int) -> int:
     return zone * AMX_ZONE - AMX_SPAN // 2
 
 
-def tilecfg(shapes: dict[int, tuple[int, int]], *, palette: int = 1, start_row: int = 0) -> bytes:
-    return tile_config(shapes, start_row, palette=palette)
-
-
 @dataclass(frozen=True)
 class AmxCase:
     lines: tuple[str, ...]
@@ -760,7 +756,7 @@ def _tdp_config(draw):
                 rows, colsb = shapes[t]
                 shapes[t] = (rows, max(4, (colsb + 4) % 68)) if what == "colsb" else (rows % 16 + 1, colsb)
     start_row = draw(st.sampled_from((0,) * 6 + (1, 5, 15, 200)))
-    return tilecfg(shapes, start_row=start_row), roles, (m, k, n)
+    return tile_config(shapes, start_row), roles, (m, k, n)
 
 
 @st.composite
@@ -774,7 +770,7 @@ def _random_config(draw):
         shapes[t] = (rows, colsb)
     if draw(st.booleans()):  # mostly keep rows and colsb zero together
         shapes = {t: (r, c) if r and c else (0, 0) for t, (r, c) in shapes.items()}
-    image = bytearray(tilecfg(shapes, palette=palette, start_row=draw(st.sampled_from((0, 0, 3, 200)))))
+    image = bytearray(tile_config(shapes, draw(st.sampled_from((0, 0, 3, 200))), palette=palette))
     reserved = draw(st.sampled_from((None,) * 8 + (2, 15, 32, 47, 56, 63)))
     if reserved is not None:
         image[reserved] = 1

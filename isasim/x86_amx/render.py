@@ -53,7 +53,6 @@ def tile_grid(state: X86AmxState, t: int, element: str, *, hex_values: bool = Fa
     values = state.tile_view(t, element, whole=whole)
     dtype, kind = ELEMENT_TYPES[element]
     digits = 2 * values.dtype.itemsize if hex_values else None
-    rows, colsb = state.tile_shape(t)
     title = f"tmm{t}  {values.shape[0]}x{values.shape[1]} {element}" + ("  (all 16x64 bytes)" if whole else "")
     return grid(values, kind, title=title, hex_digits=digits, width=width)
 

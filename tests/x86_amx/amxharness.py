@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from isasim.core.machine import Machine
+from isasim.x86_amx.kernels import tile_config
 
 CFG_ADDR = 0x10000
 BUF_ADDR = 0x20000  # a 64 KiB scratch buffer
@@ -20,12 +21,7 @@ DST_SIZE = 0x4000
 
 def tilecfg_bytes(shapes: dict[int, tuple[int, int]], *, palette: int = 1, start_row: int = 0) -> bytes:
     """The 64-byte configuration: shapes maps tile -> (rows, colsb)."""
-    image = bytearray(64)
-    image[0], image[1] = palette, start_row
-    for t, (rows, colsb) in shapes.items():
-        image[16 + 2 * t : 18 + 2 * t] = colsb.to_bytes(2, "little")
-        image[48 + t] = rows
-    return bytes(image)
+    return tile_config(shapes, start_row, palette=palette)
 
 
 def machine(lines: list[str] | str, *, shapes=None, cfg: bytes | None = None, regs=None, memory=None,
