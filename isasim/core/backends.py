@@ -24,15 +24,18 @@ class Final:
 
     observed: the ISA's observable state in trace terms, e.g. {"regs": {...},
               "tiles": {"tmm0": bytes}, "tilecfg": bytes}.
-    memory:   read(address, size) -> bytes | None for the mapped memory at the end.
+    memory:   the mapped memory at the end (is_mapped(address, size), read(address, size)).
+    steps:    instructions run, or None where the backend does not count them (a free run on silicon).
+    timed_out: the run was stopped by the backend's timeout.
     """
 
     observed: dict
     memory: object
     fault: Fault | None
-    steps: int
+    steps: int | None
     records: list[StepRecord] = field(default_factory=list)
     machine: Machine | None = None
+    timed_out: bool = False
 
     def read_memory(self, address: int, size: int) -> bytes | None:
         if not self.memory.is_mapped(address, size):

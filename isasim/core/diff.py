@@ -112,9 +112,11 @@ def diff(isa_name: str, config: dict, program: Program, init: Init, *, a: str = 
     config = isa.configure(config)
     backend_a, backend_b = get_backend(a, isa_name, program), get_backend(b, isa_name, program)
     if mode == "final":
-        fa = backend_a.run(isa_name, config, program, init, max_steps=max_steps, keep_records=False)
-        fb = backend_b.run(isa_name, config, program, init, max_steps=max_steps, keep_records=False)
-        executed = _executed(isa_name, config, program, init, max_steps)
+        fa = backend_a.run(isa_name, config, program, init, max_steps=max_steps, keep_records=a == "sim")
+        fb = backend_b.run(isa_name, config, program, init, max_steps=max_steps, keep_records=b == "sim")
+        simulated = fa if a == "sim" else fb if b == "sim" else None
+        executed = ([r.instruction for r in simulated.records] if simulated is not None
+                    else _executed(isa_name, config, program, init, max_steps))
         report = DiffReport(a, b, mode, len(executed), a_fault=fa.fault, b_fault=fb.fault)
         report.divergence = compare(isa, init, undefined_by(isa, executed), fa.observed, fa.memory, fa.fault,
                                     fb.observed, fb.memory, fb.fault)

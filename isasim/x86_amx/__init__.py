@@ -27,15 +27,13 @@ class X86Amx:
         config = dict(config or {})
         unknown = set(config) - {"cpu"}
         if unknown:
-            raise ConfigError(f"unknown x86_amx config key(s): {', '.join(sorted(unknown))} (known: cpu)")
+            raise ConfigError(f"unknown x86_amx config key(s): {', '.join(repr(k) for k in sorted(unknown))} (known: cpu)")
         name = config.get("cpu", DEFAULT_CPU)
         cpu_model(name)
         return {"cpu": name}
 
     def new_state(self, config: dict, journal: Journal) -> X86AmxState:
-        state = X86AmxState(journal)
-        state.model = cpu_model(config["cpu"])
-        return state
+        return X86AmxState(journal, cpu_model(config["cpu"]))
 
     def new_context(self, state: X86AmxState, memory) -> X86Context:
         return X86Context(state, memory, state.model)
@@ -88,8 +86,7 @@ class X86Amx:
         from .state import TileConfig
 
         journal = Journal()
-        state = X86AmxState(journal)
-        state.model = previous.model
+        state = X86AmxState(journal, previous.model)
         state.gpr, state.rip, state.rflags = list(previous.gpr), previous.rip, previous.rflags
         state.tilecfg, state.tiles = previous.tilecfg.copy(), previous.tiles.copy()
         raw = observed.get("raw", {})

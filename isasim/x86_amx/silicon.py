@@ -40,6 +40,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.backends import Final
 from ..core.errors import ConfigError, IsasimError, StepLimitExceeded
 from ..core.faults import Fault
 from ..core.machine import DEFAULT_STEP_LIMIT, Machine
@@ -421,20 +422,6 @@ def _xsave_offsets() -> tuple[int, int]:
 # ---------------------------------------------------------------------------
 
 
-@dataclass
-class SiliconFinal:
-    observed: dict
-    memory: SiliconMemory
-    fault: Fault | None
-    steps: int | None  # a free run on silicon does not count its instructions
-    records: list = field(default_factory=list)
-    machine: Machine | None = None
-    timed_out: bool = False
-
-    def read_memory(self, address: int, size: int) -> bytes | None:
-        return self.memory.read(address, size) if self.memory.is_mapped(address, size) else None
-
-
 def observed_state(snap: SiliconSnapshot) -> dict:
     """The trace view of a silicon snapshot, shaped like X86Amx.observe()."""
     regs = dict(snap.regs)
@@ -498,14 +485,14 @@ class SiliconBackend:
                               "which the backend's child process has mapped for its own use")
 
     def run(self, isa: str, config: dict, program: Program, init: Init, *,
-            max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> SiliconFinal:
+            max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Final:
         sim_fault = self._check(isa, config, program, init, max_steps)
         child = ChildProcess(program, init, bool(host_cpu().amx_features), self.timeout)
         try:
             self._refuse_unsafe_fault(child, sim_fault)
             outcome, fault = child.resume(PTRACE_CONT)
             if outcome == "timeout":
-                return SiliconFinal({}, SiliconMemory(init.memory, {}), Fault(
+                return Final({}, SiliconMemory(init.memory, {}), Fault(
                     "timeout", f"the program was still running after {self.timeout:g} s on silicon"), None,
                     timed_out=True)
             snap = child.snapshot()
@@ -513,7 +500,7 @@ class SiliconBackend:
                 fault.index = child.index_at(snap.rip)
                 fault.pc = snap.rip
                 fault.instruction = program.at(snap.rip).text if program.at(snap.rip) else None
-            return SiliconFinal(observed_state(snap), SiliconMemory(init.memory, snap.memory), fault, steps=None)
+            return Final(observed_state(snap), SiliconMemory(init.memory, snap.memory), fault, steps=None)
         finally:
             child.kill()
 

@@ -73,8 +73,9 @@ class TileConfig:
 
 
 class X86AmxState:
-    def __init__(self, journal: Journal | None = None):
+    def __init__(self, journal: Journal | None = None, model=None):
         self.journal = journal if journal is not None else Journal()
+        self.model = model  # the CpuModel whose features and limits apply
         self.gpr = [0] * 16
         self.rip = 0
         self.rflags = RFLAGS_RESET
