@@ -9,7 +9,7 @@ reader who knows one ISA package finds their way in the others.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from .errors import ConfigError
 from .journal import Journal
@@ -55,8 +55,16 @@ class Isa(Protocol):
         """``observed`` without what ``undefined`` says the architecture leaves undefined."""
         ...
 
-    def execute(self, machine: Any, instruction: Instruction) -> int | None:
-        """Run one instruction; return the next pc, or None when the program ends."""
+    def translate(self, context: Any, instruction: Instruction) -> Callable[[], int | None]:
+        """Bind one decoded instruction to a machine's context, once.
+
+        The returned function executes the instruction and returns the next pc, or
+        None when the program ends; it raises the ISA's Fault when the instruction
+        faults.  The machine caches it by address (like Spike's and QEMU's decode
+        caches), so whatever depends only on the instruction and the machine's fixed
+        configuration (operand fields, register numbers, the next address) is worked
+        out here rather than on every execution.
+        """
         ...
 
 

@@ -9,6 +9,7 @@ which ISA it runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .errors import IsasimError, ProgramError, StepLimitExceeded
 from .faults import Fault
@@ -57,6 +58,7 @@ class Machine:
         # what the ISA's semantics functions see (x86: state + memory + CPU model), made once
         self.context = self.isa.new_context(self.state, self.memory)
         self.program: Program | None = None
+        self._translations: dict[int, Callable[[], int | None]] = {}
         self.steps = 0
         self.halted = False
         self.fault: Fault | None = None
@@ -77,6 +79,7 @@ class Machine:
         if program.isa != self.isa.name:
             raise IsasimError(f"program is for {program.isa}, machine is {self.isa.name}")
         self.program = program
+        self._translations: dict[int, Callable[[], int | None]] = {}
         self.state.pc = program.base
         for address, data, writable in memory or []:
             self.memory.map(address, data, writable=writable)
@@ -97,30 +100,41 @@ class Machine:
             return None
         return self.program.at(self.state.pc)
 
-    def _fetch(self):
+    def _check_can_run(self) -> None:
         if self.program is None:
             raise ProgramError("no program is loaded")
         if self.finished:
             raise ProgramError("the program has already ended" + (" with a fault" if self.fault else ""))
-        pc = self.state.pc
-        if pc == self.program.end:
+        if self.state.pc == self.program.end:
             # Falling off the end of the code is the same as the final RET: the
             # silicon backend places a RET there.
             self.halted = True
             raise ProgramError("the program has already ended")
-        instruction = self.program.at(pc)
-        if instruction is None:
-            raise ProgramError(f"pc {pc:#x} is not the start of an instruction of the program")
-        return pc, instruction
 
-    def _execute(self, pc: int, instruction: Instruction) -> Fault | None:
-        """Execute one instruction and move the pc on; a fault leaves the pc on the instruction."""
+    def _translation(self, pc: int) -> Callable[[], int | None]:
+        """The executable form of the instruction at ``pc``, translated on first use."""
+        run = self._translations.get(pc)
+        if run is None:
+            instruction = self.program.at(pc)
+            if instruction is None:
+                raise ProgramError(f"pc {pc:#x} is not the start of an instruction of the program")
+            run = self._translations[pc] = self.isa.translate(self.context, instruction)
+        return run
+
+    def _faulted(self, pc: int, fault: Fault) -> None:
+        """A fault leaves the pc on the instruction and names it."""
+        instruction = self.program.at(pc)
+        fault.index, fault.pc, fault.instruction = instruction.index, pc, instruction.text
+        Exception.__init__(fault, fault.describe())
+        self.fault = fault
+
+    def _execute(self, pc: int) -> Fault | None:
+        """Execute the instruction at ``pc`` and move the pc on; a fault leaves the pc on the instruction."""
+        run = self._translation(pc)
         try:
-            next_pc = self.isa.execute(self, instruction)
+            next_pc = run()
         except Fault as fault:
-            fault.index, fault.pc, fault.instruction = instruction.index, pc, instruction.text
-            Exception.__init__(fault, fault.describe())
-            self.fault = fault
+            self._faulted(pc, fault)
         else:
             end = self.program.end
             if next_pc is None or next_pc == end:
@@ -131,34 +145,59 @@ class Machine:
         return self.fault
 
     def step(self) -> StepRecord:
-        pc, instruction = self._fetch()
+        self._check_can_run()
+        pc = self.state.pc
+        self._translation(pc)  # a pc that is no instruction is an error, not a step
         self.journal.take()
-        record = StepRecord(self.steps, pc, instruction)
-        record.fault = self._execute(pc, instruction)
+        record = StepRecord(self.steps, pc, self.program.at(pc))
+        record.fault = self._execute(pc)
         record.halted = self.halted
         record.writes = self.journal.take()
         return record
 
+    def _check_step_limit(self, max_steps: int) -> None:
+        if self.steps >= max_steps:
+            raise StepLimitExceeded(
+                f"the run exceeded its step limit of {max_steps} instructions "
+                f"(pc {self.state.pc:#x}); raise it with --max-steps if the program really needs more"
+            )
+
     def run(self, max_steps: int = DEFAULT_STEP_LIMIT, *, keep_records: bool = False) -> RunResult:
         """Step until the program ends or faults.  More than ``max_steps`` steps is an error.
 
-        Without ``keep_records`` nothing is recorded and no step record is made: the same
-        fetch and execute as ``step()``, without the bookkeeping."""
+        Without ``keep_records`` nothing is recorded and no step record is made: the
+        same translated instructions as ``step()`` run in a tight loop (the same
+        steps as ``_execute``, inlined, since this loop is the simulator's hot path)."""
         records: list[StepRecord] = []
         if self.program is not None and self.state.pc == self.program.end:
             self.halted = True
-        self.journal.enabled = keep_records
-        try:
+        if self.finished:
+            return RunResult(self.steps, self.halted, self.fault, records)
+        if keep_records:
             while not self.finished:
+                self._check_step_limit(max_steps)
+                records.append(self.step())
+            return RunResult(self.steps, self.halted, self.fault, records)
+        if self.program is None:
+            raise ProgramError("no program is loaded")
+        state, end, translations = self.state, self.program.end, self._translations
+        self.journal.enabled = False
+        pc = state.pc
+        try:
+            while True:
                 if self.steps >= max_steps:
-                    raise StepLimitExceeded(
-                        f"the run exceeded its step limit of {max_steps} instructions "
-                        f"(pc {self.state.pc:#x}); raise it with --max-steps if the program really needs more"
-                    )
-                if keep_records:
-                    records.append(self.step())
-                else:
-                    self._execute(*self._fetch())
+                    self._check_step_limit(max_steps)
+                run = translations.get(pc) or self._translation(pc)
+                next_pc = run()
+                self.steps += 1
+                if next_pc is None or next_pc == end:
+                    self.halted = True
+                    state.pc = end if next_pc is None else next_pc
+                    break
+                state.pc = pc = next_pc
+        except Fault as fault:
+            self.steps += 1
+            self._faulted(pc, fault)
         finally:
             self.journal.enabled = True
         return RunResult(self.steps, self.halted, self.fault, records)

@@ -34,6 +34,7 @@ class Region:
 class Memory:
     def __init__(self, journal: Journal | None = None) -> None:
         self.regions: list[Region] = []  # sorted by start, never overlapping
+        self._starts: list[int] = []  # their starts, for bisect
         self.journal = journal if journal is not None else Journal()
 
     # ---- mapping -------------------------------------------------------
@@ -51,10 +52,11 @@ class Memory:
                     f"region {start:#x}..{region.end:#x} overlaps region {other.start:#x}..{other.end:#x}"
                 )
         bisect.insort(self.regions, region, key=lambda r: r.start)
+        self._starts = [r.start for r in self.regions]
         return region
 
     def _region_at(self, address: int) -> Region | None:
-        i = bisect.bisect_right(self.regions, address, key=lambda r: r.start) - 1
+        i = bisect.bisect_right(self._starts, address) - 1
         if i >= 0 and address < self.regions[i].end:
             return self.regions[i]
         return None
@@ -103,8 +105,8 @@ class Memory:
     def _rows_view(self, first: int, stride: int, count: int, size: int, *, write: bool) -> np.ndarray | None:
         """A (count, size) uint8 view of the rows at first + r*stride, if they all lie in one mapped
         (and, for a write, writable) region without wrapping the address space; otherwise None."""
-        low = first + min(0, (count - 1) * stride)
-        high = first + max(0, (count - 1) * stride) + size
+        span = (count - 1) * stride
+        low, high = (first, first + span + size) if stride >= 0 else (first + span, first + size)
         if low < 0 or high > ADDRESS_LIMIT:
             return None
         region = self._region_at(low)
@@ -118,9 +120,9 @@ class Memory:
 
     def read_rows(self, first: int, stride: int, count: int, size: int) -> np.ndarray | None:
         """Rows of ``size`` bytes at first + r*stride (r < count) as one uint8 array, or None when they are
-        not all inside one mapped region (the caller then reads row by row and faults where the hardware does)."""
-        view = self._rows_view(first, stride, count, size, write=False)
-        return None if view is None else np.array(view)
+        not all inside one mapped region (the caller then reads row by row and faults where the hardware does).
+        The array may be a view onto memory: copy it before memory changes."""
+        return self._rows_view(first, stride, count, size, write=False)
 
     def write_rows(self, first: int, stride: int, rows: np.ndarray) -> bool:
         """Write ``rows`` at first + r*stride in one go when nothing is recorded, the rows do not overlap

@@ -148,13 +148,16 @@ class X86Amx:
         return Divergence(f"{name}[{row}]", a[row * colsb : (row + 1) * colsb], b[row * colsb : (row + 1) * colsb],
                           detail=f"first difference in dword {dword}: {value(a):#010x} vs {value(b):#010x}")
 
-    def execute(self, machine, instruction: Instruction) -> int | None:
+    def translate(self, context, instruction: Instruction):
+        """The instruction bound to ``context``: a function that executes it and returns the next rip."""
         if instruction.undefined is not None:
-            raise UD(f"invalid encoding: {instruction.undefined}")
-        result = instruction.form.execute(machine.context, instruction.operands)
-        if result is scalar.HALT:
-            return None
-        return instruction.next_address if result is None else result
+            reason = instruction.undefined
+
+            def undefined_encoding():
+                raise UD(f"invalid encoding: {reason}")
+
+            return undefined_encoding
+        return instruction.form.translate(context, instruction.operands, instruction.next_address)
 
 
 ISA = X86Amx()

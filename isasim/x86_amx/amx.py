@@ -26,7 +26,7 @@ from ..core.faults import Fault
 from .context import GP, UD, X86Context
 from .encoding import VexOpcode, encode_memory, vex3
 from .operands import Mem, Reg
-from .registers import tile_number
+from .registers import GPR_VIEWS, tile_number
 from .state import BYTES_PER_ROW, MAX_ROWS, MAX_TILES, TileConfig
 
 # ---------------------------------------------------------------------------
@@ -112,10 +112,26 @@ class AmxForm:
         return f"{self.mnemonic} " + ",".join(str(o) for o in operands)
 
     # ---- execute ----------------------------------------------------------------
+    def translate(self, cpu: X86Context, operands: tuple, next_address: int):
+        """Bind to ``cpu``: tile registers become their numbers once, here, not on every execution."""
+        semantics = self.semantics
+        args = tuple(tile_number(o.name) if isinstance(o, Reg) else o for o in operands)
+        if self.feature not in cpu.model.features:  # the CPU model is fixed for the machine's life
+
+            def unsupported() -> int:
+                cpu.require_feature(self.feature, self.mnemonic)  # raises #UD
+                return next_address
+
+            return unsupported
+
+        def execute() -> int:
+            semantics(cpu, *args)
+            return next_address
+
+        return execute
+
     def execute(self, cpu: X86Context, operands: tuple) -> None:
-        cpu.require_feature(self.feature, self.mnemonic)
-        args = [tile_number(o.name) if isinstance(o, Reg) else o for o in operands]
-        self.semantics(cpu, *args)
+        self.translate(cpu, operands, 0)()
 
 
 FORMS: list[AmxForm] = []
@@ -165,14 +181,17 @@ def check_start_row(cpu: X86Context, t: int, mnemonic: str) -> None:
 
 def check_load_store(cpu: X86Context, t: int, mnemonic: str) -> None:
     """The SDM's exception class AMX-E3 (TILELOADD, TILELOADDT1, TILESTORED)."""
-    check_tiles_configured(cpu, mnemonic)
-    check_tile_valid(cpu, t, mnemonic)
-    check_colsb_dword_multiple(cpu, t, mnemonic)
+    if ("E3", t) not in cpu.state.checks_passed:  # else the configuration's part passed before
+        check_tiles_configured(cpu, mnemonic)
+        check_tile_valid(cpu, t, mnemonic)
+        check_colsb_dword_multiple(cpu, t, mnemonic)
+        cpu.state.checks_passed["E3", t] = ()
     check_start_row(cpu, t, mnemonic)
 
 
 def zero_tilecfg_start(cpu: X86Context) -> None:
-    cpu.state.set_start_row(0)
+    if cpu.state.tilecfg.start_row:  # (almost always 0 already)
+        cpu.state.set_start_row(0)
 
 
 def tile_rows_as_written(rows: int, colsb: int, values: np.ndarray) -> np.ndarray:
@@ -190,11 +209,13 @@ def signed64(value: int) -> int:
 
 def row_addresses(cpu: X86Context, mem: Mem):
     """TILELOADD/TILESTORED addressing: row r is at base + disp + r * (index << scale)."""
-    start = cpu.effective_address(Mem(base=mem.base, disp=mem.disp))
+    start = mem.disp
+    if mem.base:
+        start += cpu.state.read_gpr(GPR_VIEWS[mem.base])
     stride = 0
     if mem.index and mem.index != "riz":
-        stride = signed64(cpu.state.read_register(mem.index) * mem.scale)  # the index register is signed
-    return start, stride
+        stride = signed64(cpu.state.read_gpr(GPR_VIEWS[mem.index]) * mem.scale)  # the index register is signed
+    return start % (1 << 64), stride
 
 
 # The SDM's exception classes, as (kind, condition) for the ``faults`` of each form.
@@ -318,8 +339,11 @@ def tile_load(cpu: X86Context, tdest: int, sibmem: Mem, mnemonic: str) -> None:
     rows, colsb = cpu.state.tile_shape(tdest)
     base, stride = row_addresses(cpu, sibmem)
     start = cpu.state.tilecfg.start_row
-    image = cpu.state.tiles[tdest].copy()
-    image[start:] = 0  # zero_upper_rows(tdest, start): rows below start_row are kept
+    if start:
+        image = cpu.state.tile(tdest).copy()
+        image[start:] = 0  # zero_upper_rows(tdest, start): rows below start_row are kept
+    else:
+        image = np.zeros((MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
     first = (base + start * stride) % (1 << 64)
     whole = cpu.memory.read_rows(first, stride, rows - start, colsb) if start < rows else None
     if whole is not None:  # every row is mapped: nothing can fault, so read them all at once
@@ -395,11 +419,11 @@ def tilestored(cpu: X86Context, sibmem: Mem, tsrc: int) -> None:
     base, stride = row_addresses(cpu, sibmem)
     start = cpu.state.tilecfg.start_row
     first = (base + start * stride) % (1 << 64)
-    if start < rows and cpu.memory.write_rows(first, stride, cpu.state.tiles[tsrc, start:rows, :colsb]):
+    if start < rows and cpu.memory.write_rows(first, stride, cpu.state.tile(tsrc)[start:rows, :colsb]):
         start = rows  # stored in one go: every row was mapped and writable
     try:
         while start < rows:
-            cpu.write_memory(base + start * stride, cpu.state.tiles[tsrc, start, :colsb].tobytes())
+            cpu.write_memory(base + start * stride, cpu.state.tile(tsrc)[start, :colsb].tobytes())
             start += 1
     except Fault:
         cpu.state.set_start_row(start)
@@ -420,6 +444,9 @@ def check_tmul_shapes(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: int,
             or tsrcdest.colsb != tsrc2.colsb, tsrcdest.rows != tsrc1.rows,
             tsrc1.colsb / 4 != tsrc2.rows, K > tmul_maxk or N > tmul_maxn
     """
+    passed = cpu.state.checks_passed.get(("TMUL", tsrcdest, tsrc1, tsrc2))
+    if passed is not None:  # the same three tiles passed under this configuration before
+        return passed
     check_tiles_configured(cpu, mnemonic)
     if len({tsrcdest, tsrc1, tsrc2}) != 3:
         raise UD(f"{mnemonic}: the three tile registers must differ (tmm{tsrcdest}, tmm{tsrc1}, tmm{tsrc2})")
@@ -441,29 +468,60 @@ def check_tmul_shapes(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: int,
         raise UD(f"{mnemonic}: K={K} exceeds tmul_maxk={cpu.model.tmul_maxk}")
     if N * 4 > cpu.model.tmul_maxn:
         raise UD(f"{mnemonic}: N={N} dwords exceeds tmul_maxn={cpu.model.tmul_maxn} bytes")
+    cpu.state.checks_passed["TMUL", tsrcdest, tsrc1, tsrc2] = M, K, N
     return M, K, N
 
 
 def tile_dwords(cpu: X86Context, t: int, rows: int, dwords: int) -> np.ndarray:
     """The first ``rows`` x ``dwords`` dwords of tile t as uint32 (bytes beyond are never read)."""
-    return np.ascontiguousarray(cpu.state.tiles[t, :rows, : dwords * 4]).view(np.uint32)
+    return np.ascontiguousarray(cpu.state.tile(t)[:rows, : dwords * 4]).view(np.uint32)
+
+
+@dataclass
+class DwordDotProducts:
+    """What one integer TMUL adds to C: P[m][n] = sum over k, i<4 of A[m].byte[4k+i] * B[k].byte[4n+i], exactly.
+
+    A and B are copies of the two source tiles' 16 x 64 bytes (the tiles may be reloaded
+    before the sum is taken)."""
+
+    A: np.ndarray
+    B: np.ndarray
+    kind: tuple[tuple[int, int, int], bool, bool]  # ((M, K, N), A signed, B signed)
+
+    @staticmethod
+    def total(batch: list["DwordDotProducts"]) -> np.ndarray:
+        """The sum of the batch's products modulo 2^32, as (M, N) uint32: one float64 matrix
+        product per kind of operand.  Every product is at most 255 * 255 in magnitude and a
+        batch holds at most X86AmxState.MAX_DEFERRED products of at most 64 terms, so all
+        partial sums stay far below 2^53 and the float64 arithmetic is exact."""
+        kinds: dict[tuple, list[DwordDotProducts]] = {}
+        for p in batch:
+            kinds.setdefault(p.kind, []).append(p)
+        total = 0
+        for ((M, K, N), a_signed, b_signed), same in kinds.items():
+            n = len(same)
+            A = np.array([p.A for p in same])[:, :M, : 4 * K].view(np.int8 if a_signed else np.uint8)
+            B = np.array([p.B for p in same])[:, :K, : 4 * N].view(np.int8 if b_signed else np.uint8)
+            # One matrix product over the contraction index (j, k, i), j counting the
+            # products: row m of the A side is A_0[m] A_1[m] ..., and row (j, k, i) of the
+            # B side is B_j[k].byte[4n+i] over n.
+            A = A.transpose(1, 0, 2).astype(np.float64, order="C").reshape(M, n * 4 * K)
+            B = B.reshape(n * K, N, 4).transpose(0, 2, 1).astype(np.float64, order="C").reshape(n * 4 * K, N)
+            total = total + (A @ B).astype(np.int64)
+        return (total % (1 << 32)).astype(np.uint32)
 
 
 def integer_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: int, tsrc2: int,
                         a_signed: bool, b_signed: bool) -> None:
     """DPBD: C[m][n] += sum over k and i<4 of ext(A[m].byte[4k+i]) * ext(B[k].byte[4n+i]), mod 2^32."""
     M, K, N = check_tmul_shapes(cpu, mnemonic, tsrcdest, tsrc1, tsrc2)
-    tiles = cpu.state.tiles
-    A = tiles[tsrc1, :M, : 4 * K].view(np.int8 if a_signed else np.uint8)  # A[m].byte[4k+i]
-    B = tiles[tsrc2, :K, : 4 * N].view(np.int8 if b_signed else np.uint8)  # B[k].byte[4n+i]
-    B_by_k = B.reshape(K, N, 4).transpose(0, 2, 1).reshape(4 * K, N)  # row 4k+i, column n
-    # The products sum to at most 64 * 255 * 255 < 2^24 in magnitude, so a float32
-    # matrix product is exact.  The hardware's 32-bit accumulator wraps, and with
-    # wrap-around the order of the additions cannot be observed: one exact sum,
-    # then one addition modulo 2^32 (unsigned 32-bit arithmetic) is the same thing.
-    products = (A.astype(np.float32) @ B_by_k.astype(np.float32)).astype(np.int32)
-    result = tile_dwords(cpu, tsrcdest, M, N) + products.view(np.uint32)
-    cpu.state.write_tile(tsrcdest, tile_rows_as_written(M, N * 4, result))
+    # The hardware's 32-bit accumulator wraps, and with wrap-around the order of the
+    # additions cannot be observed: one exact sum, then one addition modulo 2^32
+    # (unsigned 32-bit arithmetic), is the same thing.  Rows beyond M and bytes beyond
+    # 4N of C are zeroed.
+    products = DwordDotProducts(cpu.state.tile(tsrc1).copy(), cpu.state.tile(tsrc2).copy(),
+                                ((M, K, N), a_signed, b_signed))
+    cpu.state.add_to_dwords(tsrcdest, M, N, products)
     zero_tilecfg_start(cpu)
 
 

@@ -112,6 +112,18 @@ class ScalarForm:
     def execute(self, cpu: X86Context, operands: tuple):
         return self.semantics(cpu, *operands)
 
+    def translate(self, cpu: X86Context, operands: tuple, next_address: int):
+        """Bind to ``cpu``: a function that executes the instruction and returns the next rip (None: HALT)."""
+        semantics = self.semantics
+
+        def execute() -> int | None:
+            target = semantics(cpu, *operands)
+            if target is None:
+                return next_address
+            return None if target is HALT else target
+
+        return execute
+
 
 FORMS: list[ScalarForm] = []
 
@@ -168,7 +180,10 @@ def signed(value: int, bits: int) -> int:
 
 def parity(value: int) -> bool:
     """PF: set when the low byte of the result has an even number of 1 bits."""
-    return bin(value & 0xFF).count("1") % 2 == 0
+    return _EVEN_PARITY[value & 0xFF]
+
+
+_EVEN_PARITY = [bin(byte).count("1") % 2 == 0 for byte in range(256)]
 
 
 def result_flags(result: int, bits: int) -> dict[str, bool]:

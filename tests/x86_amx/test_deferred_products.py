@@ -1,0 +1,128 @@
+"""A plain run defers the integer TMULs' additions (X86AmxState.add_to_dwords); stepping makes them at once.
+
+The two must be indistinguishable.  Each program here runs twice, once with ``run()``
+(additions wait until the accumulator is read, at most MAX_DEFERRED at a time) and once
+instruction by instruction with ``step()`` (every addition made and recorded as it
+happens), and the final tiles, TILECFG and memory must be identical.  The sequences mix
+the four signednesses and two K into one accumulator, reload and store tiles between
+the products, zero and reconfigure, use an accumulator as a source, stop a run part way
+and step on, and run long enough to wrap the 32-bit accumulators.  The first test also
+checks the plain chain against an int64 matrix product computed here from the bytes.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from isasim.core.errors import StepLimitExceeded
+from isasim.core.machine import Machine
+from isasim.x86_amx import ISA
+from isasim.x86_amx.kernels import tile_config
+from isasim.x86_amx.state import X86AmxState
+
+CFG, DATA, OUT = 0x1000, 0x10000, 0x80000
+FORMS = {"tdpbssd": (True, True), "tdpbsud": (True, False), "tdpbusd": (False, True), "tdpbuud": (False, False)}
+
+
+def machine(lines: list[str], shapes: dict[int, tuple[int, int]], data: bytes) -> Machine:
+    m = Machine("x86_amx")
+    program = ISA.assemble("\n".join(lines) + "\n")
+    m.load(program, regs={"rcx": CFG, "rdi": DATA, "rsi": 64, "rdx": OUT},
+           memory=[(CFG, tile_config(shapes), False), (DATA, data, False), (OUT, bytes(1 << 16), True)])
+    return m
+
+
+def final_state(m: Machine) -> tuple:
+    return (m.state.tiles.tobytes(), m.state.tilecfg.to_bytes(), m.memory.read(OUT, 1 << 16), m.fault)
+
+
+def run_both_ways(lines, shapes, data, *, stop_after: int | None = None):
+    ran = machine(lines, shapes, data)
+    if stop_after is None:
+        ran.run(100_000)
+    else:  # a run stopped part way (with additions still waiting), then stepped to the end
+        with pytest.raises(StepLimitExceeded):
+            ran.run(stop_after)
+        while not ran.finished:
+            ran.step()
+    stepped = machine(lines, shapes, data)
+    while not stepped.finished:
+        stepped.step()
+    assert final_state(ran) == final_state(stepped)
+    return ran
+
+
+def test_a_long_mixed_chain_wraps_and_matches_int64():
+    """More products than MAX_DEFERRED, all four signednesses and two K into one accumulator that wraps."""
+    rng = np.random.default_rng(7)
+    M, N, K1, K2 = 12, 10, 16, 7
+    shapes = {0: (M, 4 * N), 2: (M, 4 * K1), 3: (M, 4 * K2), 4: (K1, 4 * N), 5: (K2, 4 * N)}
+    data = bytearray(rng.integers(0, 256, 1 << 14, dtype=np.uint8).tobytes())
+    c_init = np.full((M, N), 0xFFFFFF00, dtype=np.uint32)  # just below 2^32 and just above 0:
+    c_init[::2] = 0x80  # the sums wrap one way or the other
+    data[0x3000:0x3000 + c_init.size * 4] = c_init.tobytes()
+    loads = ["ldtilecfg [rcx]", "mov rbx, 40", "tileloadd tmm0, [rdi+rbx*1+0x3000]",
+             "tileloadd tmm2, [rdi+rsi*1]", "tileloadd tmm3, [rdi+rsi*1+0x400]",
+             "tileloadd tmm4, [rdi+rsi*1+0x800]", "tileloadd tmm5, [rdi+rsi*1+0xc00]"]
+    pick = random.Random(3)
+    order = [pick.choice(list(FORMS)) + (" tmm0, tmm2, tmm4" if i % 3 else " tmm0, tmm3, tmm5")
+             for i in range(3 * X86AmxState.MAX_DEFERRED + 5)]
+    m = run_both_ways(loads + order + ["tilestored [rdx+rbx*1], tmm0"], shapes, bytes(data))
+
+    def tile_bytes(offset: int, rows: int, colsb: int, signed: bool) -> np.ndarray:
+        raw = np.frombuffer(bytes(data), np.uint8)[offset:offset + 64 * rows].reshape(rows, 64)[:, :colsb]
+        return raw.view(np.int8).astype(np.int64) if signed else raw.astype(np.int64)
+
+    expected = c_init.astype(np.int64)
+    expected[1::2] -= 1 << 32  # read as signed: just below 0
+    for line in order:
+        a_signed, b_signed = FORMS[line.split()[0]]
+        (a_off, b_off, K) = (0, 0x800, K1) if line.endswith("tmm4") else (0x400, 0xC00, K2)
+        A = tile_bytes(a_off, M, 4 * K, a_signed)  # A[m][4k+i]
+        B = tile_bytes(b_off, K, 4 * N, b_signed).reshape(K, N, 4)  # B[k][n][i]
+        expected += np.einsum("mki,kni->mn", A.reshape(M, K, 4), B)
+    stored = np.frombuffer(m.memory.read(OUT, 40 * M), np.uint8).reshape(M, 40).copy().view(np.uint32)
+    assert (stored == (expected % (1 << 32)).astype(np.uint32)).all()
+    assert ((expected >= 0) != (c_init.view(np.int32) >= 0)).any()  # some sums do cross zero (wrap)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_tile_programs_run_as_they_step(seed):
+    """Any three distinct full tiles: accumulators become sources, tiles are reloaded, stored,
+    zeroed and reconfigured between products; sometimes the run stops part way and steps on."""
+    rng = random.Random(seed)
+    data = np.random.default_rng(seed).integers(0, 256, 1 << 15, dtype=np.uint8).tobytes()
+    shapes = {t: (16, 64) for t in range(8)}
+    lines = ["ldtilecfg [rcx]"] + [f"tileloadd tmm{t}, [rdi+rsi*1+{t * 1024}]" for t in range(8)]
+    for _ in range(rng.randrange(20, 160)):
+        t = rng.randrange(8)
+        roll = rng.random()
+        if roll < 0.6:
+            c, a, b = rng.sample(range(8), 3)
+            lines.append(f"{rng.choice(list(FORMS))} tmm{c}, tmm{a}, tmm{b}")
+        elif roll < 0.75:
+            lines.append(f"tileloadd tmm{t}, [rdi+rsi*1+{rng.randrange(0, 30) * 1024}]")
+        elif roll < 0.87:
+            lines.append(f"tilestored [rdx+rsi*1+{rng.randrange(0, 60) * 1024}], tmm{t}")
+        elif roll < 0.95:
+            lines.append(f"tilezero tmm{t}")
+        else:
+            lines.append("ldtilecfg [rcx]")  # zeroes every tile, waiting additions included
+    lines += [f"tilestored [rdx+rsi*1+{0xC000 + t * 1024}], tmm{t}" for t in range(8)]
+    stop_after = rng.randrange(1, len(lines)) if seed % 2 else None
+    run_both_ways(lines, shapes, data, stop_after=stop_after)
+
+
+def test_a_run_that_faults_leaves_the_additions_before_the_fault():
+    """A #UD part way: every product before it is in the accumulator, none after."""
+    shapes = {0: (16, 64), 1: (16, 64), 2: (16, 64), 3: (8, 64)}
+    data = np.random.default_rng(1).integers(0, 256, 1 << 13, dtype=np.uint8).tobytes()
+    lines = ["ldtilecfg [rcx]", "tileloadd tmm1, [rdi+rsi*1]", "tileloadd tmm2, [rdi+rsi*1+1024]",
+             "tdpbusd tmm0, tmm1, tmm2", "tdpbssd tmm0, tmm1, tmm2",
+             "tdpbusd tmm0, tmm3, tmm2",  # A has 8 rows, C 16: #UD
+             "tdpbuud tmm0, tmm1, tmm2"]
+    m = run_both_ways(lines, shapes, data)
+    assert m.fault is not None and m.fault.kind == "#UD" and m.fault.index == 5
