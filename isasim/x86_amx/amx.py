@@ -477,31 +477,44 @@ def tile_dwords(cpu: X86Context, t: int, rows: int, dwords: int) -> np.ndarray:
     return np.ascontiguousarray(cpu.state.tile(t)[:rows, : dwords * 4]).view(np.uint32)
 
 
-@dataclass
 class DwordDotProducts:
-    """What one integer TMUL adds to C: P[m][n] = sum over k, i<4 of A[m].byte[4k+i] * B[k].byte[4n+i], exactly.
+    """Integer TMUL products waiting to be added into one accumulator C of M rows and N dwords.
 
-    A and B are copies of the two source tiles' 16 x 64 bytes (the tiles may be reloaded
-    before the sum is taken)."""
+    Each is P[m][n] = sum over k < K, i < 4 of A[m].byte[4k+i] * B[k].byte[4n+i], exactly,
+    with the bytes signed or unsigned as the instruction says.  The batch keeps copies of
+    the source tiles, since they may be reloaded before the sum is taken."""
 
-    A: np.ndarray
-    B: np.ndarray
-    kind: tuple[tuple[int, int, int], bool, bool]  # ((M, K, N), A signed, B signed)
+    CAPACITY = 32  # measured: beyond about 32 products a batch gets slower per product
 
-    @staticmethod
-    def total(batch: list["DwordDotProducts"]) -> np.ndarray:
-        """The sum of the batch's products modulo 2^32, as (M, N) uint32: one float64 matrix
-        product per kind of operand.  Every product is at most 255 * 255 in magnitude and a
-        batch holds at most X86AmxState.MAX_DEFERRED products of at most 64 terms, so all
-        partial sums stay far below 2^53 and the float64 arithmetic is exact."""
-        kinds: dict[tuple, list[DwordDotProducts]] = {}
-        for p in batch:
-            kinds.setdefault(p.kind, []).append(p)
-        total = 0
-        for ((M, K, N), a_signed, b_signed), same in kinds.items():
+    def __init__(self, M: int, N: int):
+        self.shape = (M, N)
+        self.A = np.empty((self.CAPACITY, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
+        self.B = np.empty((self.CAPACITY, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
+        self.kinds: list[tuple[int, bool, bool]] = []  # (K, A signed, B signed) of each product
+
+    @property
+    def full(self) -> bool:
+        return len(self.kinds) == self.CAPACITY
+
+    def add(self, A: np.ndarray, B: np.ndarray, K: int, a_signed: bool, b_signed: bool) -> None:
+        self.A[len(self.kinds)] = A
+        self.B[len(self.kinds)] = B
+        self.kinds.append((K, a_signed, b_signed))
+
+    def total(self) -> np.ndarray:
+        """The sum of the products modulo 2^32, as (M, N) uint32: one float64 matrix product
+        per kind.  Every term is at most 255 * 255 in magnitude and a batch holds at most
+        CAPACITY products of at most 64 terms, so every partial sum stays far below 2^53 and
+        the float64 arithmetic is exact."""
+        (M, N), total = self.shape, 0
+        for kind in set(self.kinds):  # (almost always a single kind)
+            K, a_signed, b_signed = kind
+            same = [j for j, other in enumerate(self.kinds) if other == kind]
             n = len(same)
-            A = np.array([p.A for p in same])[:, :M, : 4 * K].view(np.int8 if a_signed else np.uint8)
-            B = np.array([p.B for p in same])[:, :K, : 4 * N].view(np.int8 if b_signed else np.uint8)
+            if n == len(self.kinds):
+                same = slice(n)  # all of them: a view rather than a copy
+            A = self.A[same, :M, : 4 * K].view(np.int8 if a_signed else np.uint8)
+            B = self.B[same, :K, : 4 * N].view(np.int8 if b_signed else np.uint8)
             # One matrix product over the contraction index (j, k, i), j counting the
             # products: row m of the A side is A_0[m] A_1[m] ..., and row (j, k, i) of the
             # B side is B_j[k].byte[4n+i] over n.
@@ -519,9 +532,8 @@ def integer_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: in
     # additions cannot be observed: one exact sum, then one addition modulo 2^32
     # (unsigned 32-bit arithmetic), is the same thing.  Rows beyond M and bytes beyond
     # 4N of C are zeroed.
-    products = DwordDotProducts(cpu.state.tile(tsrc1).copy(), cpu.state.tile(tsrc2).copy(),
-                                ((M, K, N), a_signed, b_signed))
-    cpu.state.add_to_dwords(tsrcdest, M, N, products)
+    cpu.state.add_to_dwords(tsrcdest, M, N, DwordDotProducts,
+                            cpu.state.tile(tsrc1), cpu.state.tile(tsrc2), K, a_signed, b_signed)
     zero_tilecfg_start(cpu)
 
 

@@ -81,7 +81,7 @@ class X86AmxState:
         self.rflags = RFLAGS_RESET
         self.tilecfg = TileConfig()
         self._tiles = np.zeros((MAX_TILES, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
-        # Additions into tiles' dwords not yet made, per tile: (rows, dwords, [addend, ...]).
+        # Additions into tiles' dwords not yet made: tile -> a batch of products.
         # See add_to_dwords; every read of tile data settles them first.
         self._deferred: dict[int, tuple[int, int, list]] = {}
         # Shape checks that passed under the current TILECFG, so a kernel's loop does not
@@ -201,32 +201,31 @@ class X86AmxState:
     # The integer TMULs add into a tile's dwords, and additions modulo 2^32 can be made
     # in any order with the same result.  While nothing is being recorded (a plain run),
     # a kernel's K loop therefore need not add each product into its accumulator as it
-    # comes: the addends wait, and one matrix product over all of them (MAX_DEFERRED at
-    # most) adds them when the tile is next read.  The result is bit-identical; what is
-    # saved is numpy's per-call cost, which dominates 16 x 16 tile arithmetic.
-    MAX_DEFERRED = 32  # (measured: batches beyond ~32 products get slower per product)
+    # comes: the products wait in a batch, and one matrix product over all of them adds
+    # them when the tile is next read (or the batch is full).  The result is bit-identical;
+    # what is saved is numpy's per-call cost, which dominates 16 x 16 tile arithmetic.
+    def add_to_dwords(self, t: int, rows: int, dwords: int, batch_type: type, *operands) -> None:
+        """tile t's dwords [:rows, :dwords] += the product of ``operands`` (modulo 2^32); every byte beyond := 0.
 
-    def add_to_dwords(self, t: int, rows: int, dwords: int, addend) -> None:
-        """tile t's dwords [:rows, :dwords] += addend (modulo 2^32) and every byte beyond them := 0.
-
-        ``addend`` is an object whose class has ``total(addends) -> (rows, dwords) uint32 array``,
-        the sum modulo 2^32 of a list of them (a tile's addends are all of one class).  While the journal is on (stepping) the addition is
-        made now and recorded; otherwise it may wait until the tile is next read."""
+        ``batch_type(rows, dwords)`` collects products: ``add(*operands)``, ``full``, and
+        ``total()``, their sum modulo 2^32 as a (rows, dwords) uint32 array.  While the
+        journal is on (stepping) the addition is made now and recorded; otherwise it may
+        wait until the tile is next read."""
         waiting = self._deferred.get(t)
-        if waiting is not None and waiting[:2] != (rows, dwords):
+        if waiting is not None and (type(waiting) is not batch_type or waiting.shape != (rows, dwords)):
             self._settle(t)
             waiting = None
         if waiting is None:
-            waiting = self._deferred[t] = (rows, dwords, [])
-        waiting[2].append(addend)
-        if self.journal.enabled or len(waiting[2]) >= self.MAX_DEFERRED:
+            waiting = self._deferred[t] = batch_type(rows, dwords)
+        waiting.add(*operands)
+        if self.journal.enabled or waiting.full:
             self._settle(t)
 
     def _settle(self, t: int) -> None:
-        rows, dwords, addends = self._deferred.pop(t)
-        total = type(addends[0]).total(addends)
+        batch = self._deferred.pop(t)
+        rows, dwords = batch.shape
         image = self._tiles[t].copy()
-        image.view(np.uint32)[:rows, :dwords] += total.astype(np.uint32)
+        image.view(np.uint32)[:rows, :dwords] += batch.total()
         image[rows:] = 0
         image[:rows, 4 * dwords:] = 0
         self.write_tile(t, image)

@@ -1,7 +1,7 @@
 """A plain run defers the integer TMULs' additions (X86AmxState.add_to_dwords); stepping makes them at once.
 
 The two must be indistinguishable.  Each program here runs twice, once with ``run()``
-(additions wait until the accumulator is read, at most MAX_DEFERRED at a time) and once
+(additions wait until the accumulator is read, at most DwordDotProducts.CAPACITY at a time) and once
 instruction by instruction with ``step()`` (every addition made and recorded as it
 happens), and the final tiles, TILECFG and memory must be identical.  The sequences mix
 the four signednesses and two K into one accumulator, reload and store tiles between
@@ -21,7 +21,7 @@ from isasim.core.errors import StepLimitExceeded
 from isasim.core.machine import Machine
 from isasim.x86_amx import ISA
 from isasim.x86_amx.kernels import tile_config
-from isasim.x86_amx.state import X86AmxState
+from isasim.x86_amx.amx import DwordDotProducts
 
 CFG, DATA, OUT = 0x1000, 0x10000, 0x80000
 FORMS = {"tdpbssd": (True, True), "tdpbsud": (True, False), "tdpbusd": (False, True), "tdpbuud": (False, False)}
@@ -56,7 +56,7 @@ def run_both_ways(lines, shapes, data, *, stop_after: int | None = None):
 
 
 def test_a_long_mixed_chain_wraps_and_matches_int64():
-    """More products than MAX_DEFERRED, all four signednesses and two K into one accumulator that wraps."""
+    """More products than a batch holds, all four signednesses and two K into one accumulator that wraps."""
     rng = np.random.default_rng(7)
     M, N, K1, K2 = 12, 10, 16, 7
     shapes = {0: (M, 4 * N), 2: (M, 4 * K1), 3: (M, 4 * K2), 4: (K1, 4 * N), 5: (K2, 4 * N)}
@@ -69,7 +69,7 @@ def test_a_long_mixed_chain_wraps_and_matches_int64():
              "tileloadd tmm4, [rdi+rsi*1+0x800]", "tileloadd tmm5, [rdi+rsi*1+0xc00]"]
     pick = random.Random(3)
     order = [pick.choice(list(FORMS)) + (" tmm0, tmm2, tmm4" if i % 3 else " tmm0, tmm3, tmm5")
-             for i in range(3 * X86AmxState.MAX_DEFERRED + 5)]
+             for i in range(3 * DwordDotProducts.CAPACITY + 5)]
     m = run_both_ways(loads + order + ["tilestored [rdx+rbx*1], tmm0"], shapes, bytes(data))
 
     def tile_bytes(offset: int, rows: int, colsb: int, signed: bool) -> np.ndarray:
