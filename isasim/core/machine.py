@@ -182,22 +182,24 @@ class Machine:
             raise ProgramError("no program is loaded")
         state, end, translations = self.state, self.program.end, self._translations
         self.journal.enabled = False
-        pc = state.pc
+        pc, steps = state.pc, self.steps
         try:
             while True:
-                if self.steps >= max_steps:
+                if steps >= max_steps:
+                    self.steps = steps
                     self._check_step_limit(max_steps)
                 run = translations.get(pc) or self._translation(pc)
                 next_pc = run()
-                self.steps += 1
+                steps += 1
                 if next_pc is None or next_pc == end:
                     self.halted = True
                     state.pc = end if next_pc is None else next_pc
                     break
                 state.pc = pc = next_pc
         except Fault as fault:
-            self.steps += 1
+            steps += 1
             self._faulted(pc, fault)
         finally:
+            self.steps = steps
             self.journal.enabled = True
         return RunResult(self.steps, self.halted, self.fault, records)

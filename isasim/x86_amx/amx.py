@@ -339,16 +339,13 @@ def tile_load(cpu: X86Context, tdest: int, sibmem: Mem, mnemonic: str) -> None:
     rows, colsb = cpu.state.tile_shape(tdest)
     base, stride = row_addresses(cpu, sibmem)
     start = cpu.state.tilecfg.start_row
-    if start:
-        image = cpu.state.tile(tdest).copy()
-        image[start:] = 0  # zero_upper_rows(tdest, start): rows below start_row are kept
-    else:
-        image = np.zeros((MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
-    first = (base + start * stride) % (1 << 64)
-    whole = cpu.memory.read_rows(first, stride, rows - start, colsb) if start < rows else None
-    if whole is not None:  # every row is mapped: nothing can fault, so read them all at once
-        image[start:rows, :colsb] = whole
-        start = rows
+    whole = cpu.memory.read_rows((base + start * stride) % (1 << 64), stride, rows - start, colsb)
+    if whole is not None:  # every row is mapped: nothing can fault, so load them all at once
+        cpu.state.write_rows_and_zero(tdest, start, whole)
+        zero_tilecfg_start(cpu)
+        return
+    image = cpu.state.tile(tdest).copy()
+    image[start:] = 0  # zero_upper_rows(tdest, start): rows below start_row are kept
     try:
         while start < rows:
             image[start, :colsb] = np.frombuffer(cpu.read_memory(base + start * stride, colsb), dtype=np.uint8)

@@ -81,6 +81,7 @@ class X86AmxState:
         self.rflags = RFLAGS_RESET
         self.tilecfg = TileConfig()
         self._tiles = np.zeros((MAX_TILES, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
+        self._tile_views = list(self._tiles)  # made once: creating a numpy view costs as much as a small copy
         # Additions into tiles' dwords not yet made: tile -> a batch of products.
         # See add_to_dwords; every read of tile data settles them first.
         self._deferred: dict[int, tuple[int, int, list]] = {}
@@ -174,13 +175,14 @@ class X86AmxState:
     @tiles.setter
     def tiles(self, value: np.ndarray) -> None:
         self._deferred.clear()
-        self._tiles = np.asarray(value, dtype=np.uint8).reshape(MAX_TILES, MAX_ROWS, BYTES_PER_ROW)
+        self._tiles = np.array(value, dtype=np.uint8).reshape(MAX_TILES, MAX_ROWS, BYTES_PER_ROW)
+        self._tile_views = list(self._tiles)
 
     def tile(self, t: int) -> np.ndarray:
         """Tile t's 16 x 64 bytes (a view), with its deferred additions made."""
         if t in self._deferred:
             self._settle(t)
-        return self._tiles[t]
+        return self._tile_views[t]
 
     def write_tile(self, t: int, data: np.ndarray) -> None:
         """Replace all 16 x 64 bytes of tile ``t`` (``data``: a 16 x 64 uint8 array); record each row that changed."""
@@ -190,6 +192,24 @@ class X86AmxState:
             for r in changed:
                 self.journal.record("tile", f"tmm{t}[{r}]", old[r].tobytes(), data[r].tobytes())
         old[...] = data
+
+    def write_rows_and_zero(self, t: int, first: int, rows: np.ndarray) -> None:
+        """The SDM's write_row_and_zero for rows first, first+1, ... of tile t (each row of ``rows``,
+        zeros beyond its bytes), then zero_upper_rows: rows after them := 0.  Rows before
+        ``first`` keep their bytes."""
+        count, size = rows.shape
+        if self.journal.enabled or first:
+            image = self.tile(t).copy()
+            image[first:] = 0
+            image[first : first + count, :size] = rows
+            self.write_tile(t, image)
+            return
+        tile = self.tile(t)  # nothing to record: write in place
+        tile[:count, :size] = rows
+        if size < BYTES_PER_ROW:
+            tile[:count, size:] = 0
+        if count < MAX_ROWS:
+            tile[count:] = 0
 
     def write_tile_row(self, t: int, r: int, row: bytes | np.ndarray) -> None:
         row = np.frombuffer(bytes(row), dtype=np.uint8) if isinstance(row, (bytes, bytearray)) else row
