@@ -23,12 +23,11 @@ ADDRESS_LIMIT = 1 << 64
 @dataclass
 class Region:
     start: int
-    data: bytearray
+    data: bytearray  # never resized: writes replace bytes in place
     writable: bool = True
 
-    @property
-    def end(self) -> int:
-        return self.start + len(self.data)
+    def __post_init__(self) -> None:
+        self.end = self.start + len(self.data)  # just past the last byte
 
 
 class Memory:

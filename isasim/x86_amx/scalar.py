@@ -66,7 +66,7 @@ from ..core.program import Instruction
 from .context import X86Context
 from .operands import SIZE_NAMES, Imm, Mem, Reg, Target
 from .registers import GPR64, GPR_VIEWS
-from .state import AF, CF, OF, PF, SF, ZF
+from .state import AF, CF, OF, PF, SF, STATUS_FLAGS, ZF
 
 HALT = object()  # returned by RET's semantics: the kernel is over
 
@@ -186,46 +186,39 @@ def parity(value: int) -> bool:
 _EVEN_PARITY = [bin(byte).count("1") % 2 == 0 for byte in range(256)]
 
 
-def result_flags(result: int, bits: int) -> dict[str, bool]:
-    """SF, ZF and PF of a ``bits``-wide result."""
-    return {"SF": bool(result >> (bits - 1) & 1), "ZF": result == 0, "PF": parity(result)}
+def result_flags(result: int, bits: int) -> int:
+    """SF, ZF and PF of a ``bits``-wide result, as RFLAGS bits."""
+    return (SF if result >> (bits - 1) & 1 else 0) | (ZF if result == 0 else 0) | (PF if parity(result) else 0)
 
 
-def add_flags(a: int, b: int, bits: int) -> dict[str, bool]:
+def add_flags(a: int, b: int, bits: int) -> int:
+    """The status flags of a + b: CF carry out of the top bit, OF signed overflow, AF carry out of bit 3."""
     r = (a + b) % (1 << bits)
-    return {
-        "CF": (a + b) >> bits != 0,
-        "OF": bool(((a ^ r) & (b ^ r)) >> (bits - 1) & 1),
-        "AF": bool((a ^ b ^ r) & 0x10),
-        **result_flags(r, bits),
-    }
+    return ((CF if (a + b) >> bits else 0)
+            | (OF if ((a ^ r) & (b ^ r)) >> (bits - 1) & 1 else 0)
+            | (AF if (a ^ b ^ r) & 0x10 else 0)
+            | result_flags(r, bits))
 
 
-def sub_flags(a: int, b: int, bits: int) -> dict[str, bool]:
+def sub_flags(a: int, b: int, bits: int) -> int:
+    """The status flags of a - b: CF borrow (a < b unsigned), OF signed overflow, AF borrow from bit 4."""
     r = (a - b) % (1 << bits)
-    return {
-        "CF": a < b,
-        "OF": bool(((a ^ b) & (a ^ r)) >> (bits - 1) & 1),
-        "AF": bool((a ^ b ^ r) & 0x10),
-        **result_flags(r, bits),
-    }
+    return ((CF if a < b else 0)
+            | (OF if ((a ^ b) & (a ^ r)) >> (bits - 1) & 1 else 0)
+            | (AF if (a ^ b ^ r) & 0x10 else 0)
+            | result_flags(r, bits))
 
 
-def logic_flags(r: int, bits: int) -> dict[str, bool]:
+def logic_flags(r: int, bits: int) -> int:
     """CF := 0; OF := 0; SF, ZF, PF from the result; AF (undefined) := 0."""
-    return {"CF": False, "OF": False, "AF": False, **result_flags(r, bits)}
+    return result_flags(r, bits)
 
 
-_FLAG_BITS = {"CF": CF, "PF": PF, "AF": AF, "ZF": ZF, "SF": SF, "OF": OF}
 
-
-def set_flags(cpu: X86Context, flags: dict[str, bool]) -> None:
-    """Write the named status flags; every other RFLAGS bit keeps its value."""
-    value = cpu.state.rflags
-    for name, on in flags.items():
-        bit = _FLAG_BITS[name]
-        value = (value | bit) if on else (value & ~bit)
-    cpu.state.set_rflags(value)
+def set_flags(cpu: X86Context, flags: int, written: int = STATUS_FLAGS) -> None:
+    """Write the status flags ``written`` (RFLAGS bits) with their values in ``flags``;
+    every other RFLAGS bit keeps its value."""
+    cpu.state.set_rflags(cpu.state.rflags & ~written | flags & written)
 
 
 # ---------------------------------------------------------------------------
@@ -315,9 +308,7 @@ def inc(cpu: X86Context, dest) -> None:
     bits = width(dest)
     a = read(cpu, dest, bits)
     write(cpu, dest, a + 1, bits)
-    flags = add_flags(a, 1, bits)
-    del flags["CF"]
-    set_flags(cpu, flags)
+    set_flags(cpu, add_flags(a, 1, bits), written=STATUS_FLAGS & ~CF)
 
 
 @instruction("DEC dest")
@@ -330,9 +321,7 @@ def dec(cpu: X86Context, dest) -> None:
     bits = width(dest)
     a = read(cpu, dest, bits)
     write(cpu, dest, a - 1, bits)
-    flags = sub_flags(a, 1, bits)
-    del flags["CF"]
-    set_flags(cpu, flags)
+    set_flags(cpu, sub_flags(a, 1, bits), written=STATUS_FLAGS & ~CF)
 
 
 @instruction("XOR dest, src", undefined=AF)
@@ -398,7 +387,7 @@ def imul(cpu: X86Context, *operands) -> None:
         write(cpu, dest, product, bits)
     truncated = product % (1 << bits)
     overflow = product != signed(truncated, bits)
-    set_flags(cpu, {"CF": overflow, "OF": overflow, **result_flags(truncated, bits), "ZF": False, "AF": False})
+    set_flags(cpu, (CF | OF if overflow else 0) | result_flags(truncated, bits) & (SF | PF))  # ZF := 0, AF := 0
 
 
 # ---------------------------------------------------------------------------
@@ -573,9 +562,9 @@ ALIASES: dict[str, str] = {a: f.mnemonic for f in FORMS for a in f.aliases}
 # mnemonic (aliases included) -> RFLAGS bits the SDM leaves undefined after it.
 UNDEFINED_FLAGS: dict[str, int] = {m: BY_MNEMONIC[ALIASES.get(m, m)].undefined_flags for m in sorted(MNEMONICS)}
 # The status flags each instruction writes (defined or not); the others keep their values.
-_STATUS = CF | PF | AF | ZF | SF | OF
-FLAGS_WRITTEN: dict[str, int] = {"add": _STATUS, "sub": _STATUS, "cmp": _STATUS, "xor": _STATUS, "test": _STATUS,
-                                 "imul": _STATUS, "inc": _STATUS & ~CF, "dec": _STATUS & ~CF}
+FLAGS_WRITTEN: dict[str, int] = {"add": STATUS_FLAGS, "sub": STATUS_FLAGS, "cmp": STATUS_FLAGS, "xor": STATUS_FLAGS,
+                                 "test": STATUS_FLAGS, "imul": STATUS_FLAGS, "inc": STATUS_FLAGS & ~CF,
+                                 "dec": STATUS_FLAGS & ~CF}
 
 # ---------------------------------------------------------------------------
 # Printing (objdump -M intel)
