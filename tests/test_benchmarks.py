@@ -36,3 +36,21 @@ def test_the_silicon_timing_program_repeats_the_kernel_correctly():
         assert result.fault is None and result.halted
         for address, data in kernel.expected:
             assert machine.memory.read(address, len(data)) == data
+
+
+def test_the_silicon_tables_put_the_article_beside_the_measurement_with_its_ratios():
+    """On an AMX host the measured tables print beside the article's, with the speed-ups and K ratios."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import run as bench
+    finally:
+        sys.path.pop(0)
+    measured = {"blocks_ns": {count: (100.0, 25.0) for count in bench.ARTICLE_BLOCKS},
+                "microkernel_us": {512: 10.0, 1024: 20.0, 1280: 25.0, 1536: 36.0}}
+    for silicon in (measured, json.loads(json.dumps(measured))):  # as measured, and as read back from the JSON file
+        text = "\n".join(bench.silicon_report(silicon))
+        assert "4.00x" in text  # 100 / 25 ns per block: the reuse speed-up here
+        assert f"{104.04 / 30.28:4.2f}x" in text  # the article's at count 4
+        assert "3.60x" in text and f"{30.43 / 9.34:.2f}x" in text  # K=1536 over K=512, here and in the article
+        assert f"{36.0 * 1e3 / (32 * 24):.2f}" in text  # ns per 32x32x64 step at K=1536
+    assert bench.silicon_report({"skipped": "no AMX"}) == ["silicon tables: not measured: no AMX"]
