@@ -498,6 +498,10 @@ class DwordDotProducts:
         self.B[len(self.kinds)] = B
         self.kinds.append((K, a_signed, b_signed))
 
+    def apply(self, C: np.ndarray) -> np.ndarray:
+        """C + every product, modulo 2^32 (32-bit wrap-around additions: their order cannot be seen)."""
+        return C + self.total()
+
     def total(self) -> np.ndarray:
         """The sum of the products modulo 2^32, as (M, N) uint32: one float64 matrix product
         per kind.  Every term is at most 255 * 255 in magnitude and a batch holds at most
@@ -529,8 +533,8 @@ def integer_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: in
     # additions cannot be observed: one exact sum, then one addition modulo 2^32
     # (unsigned 32-bit arithmetic), is the same thing.  Rows beyond M and bytes beyond
     # 4N of C are zeroed.
-    cpu.state.add_to_dwords(tsrcdest, M, N, DwordDotProducts,
-                            cpu.state.tile(tsrc1), cpu.state.tile(tsrc2), K, a_signed, b_signed)
+    cpu.state.accumulate(tsrcdest, M, N, DwordDotProducts,
+                         cpu.state.tile(tsrc1), cpu.state.tile(tsrc2), K, a_signed, b_signed)
     zero_tilecfg_start(cpu)
 
 
@@ -577,9 +581,67 @@ def tdpbuud(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     integer_dot_product(cpu, "tdpbuud", tsrcdest, tsrc1, tsrc2, a_signed=False, b_signed=False)
 
 
+class PairDotProducts:
+    """TDPBF16PS / TDPFP16PS products waiting to be added into one accumulator C of M rows and N dwords.
+
+    Each product is T[m][n] = ADD32(E, O), the two fp32 lanes of the SDM's loop (see
+    tdpbf16ps), which depend only on A and B; C := ADD32(C, T) is then applied for each
+    product in the order the instructions ran.  The batch keeps copies of the source
+    tiles, since they may be reloaded before the products are computed."""
+
+    CAPACITY = 32  # measured: the lane fold gets little faster per product beyond this
+
+    def __init__(self, M: int, N: int):
+        self.shape = (M, N)
+        self.A = np.empty((self.CAPACITY, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
+        self.B = np.empty((self.CAPACITY, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
+        self.kinds: list[tuple[int, Callable]] = []  # (K, the widening to fp32) of each product
+
+    @property
+    def full(self) -> bool:
+        return len(self.kinds) == self.CAPACITY
+
+    def add(self, A: np.ndarray, B: np.ndarray, K: int, widen: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.A[len(self.kinds)] = A
+        self.B[len(self.kinds)] = B
+        self.kinds.append((K, widen))
+
+    def products(self) -> np.ndarray:
+        """T of every product, as (count, M, N) fp32 bits.
+
+            E := +0.0; O := +0.0                      # two fp32 lanes, fresh for every product and element
+            for k < K (in increasing k):
+                E := FMA32(E, A[m].h[2k],   B[k].h[2n])     # even lane: bits 15:0 of each dword
+                O := FMA32(O, A[m].h[2k+1], B[k].h[2n+1])   # odd lane:  bits 31:16
+            T := ADD32(E, O)
+
+        The lanes of all products of one kind (and of all M x N outputs) are independent, so
+        one fold runs them together: for k in 0..K-1, lanes := FMA32(lanes, A[j][:, k]
+        (broadcast over n), B[j][k] (broadcast over m)); the fold checks its operands once."""
+        M, N = self.shape
+        T = np.empty((len(self.kinds), M, N), dtype=np.uint32)
+        for kind in set(self.kinds):  # (almost always a single kind)
+            K, widen = kind
+            same = [j for j, other in enumerate(self.kinds) if other == kind]
+            A = self.A[same, :M, : 4 * K].view(np.uint16).reshape(len(same), M, K, 2)
+            B = self.B[same, :K, : 4 * N].view(np.uint16).reshape(len(same), K, N, 2)
+            A, B = widen(A), widen(B)  # fp32 bits
+            lanes = np.zeros((len(same), M, N, 2), dtype=np.uint32)  # [..., 0] = E, [..., 1] = O: +0.0
+            lanes = numerics.tmul_fma32_fold(lanes, A.transpose(2, 0, 1, 3)[:, :, :, None, :],
+                                             B.transpose(1, 0, 2, 3)[:, :, None, :, :])
+            T[same] = numerics.tmul_add32(lanes[..., 0], lanes[..., 1])
+        return T
+
+    def apply(self, C: np.ndarray) -> np.ndarray:
+        """C := ADD32(C, T) for each product's T, in the order the instructions ran."""
+        for T in self.products():
+            C = numerics.tmul_add32(C, T)
+        return C
+
+
 def float_pair_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: int, tsrc2: int,
                            widen: Callable[[np.ndarray], np.ndarray]) -> None:
-    """The TDPBF16PS / TDPFP16PS lane structure, for all outputs at once.
+    """The TDPBF16PS / TDPFP16PS lane structure (PairDotProducts), for all outputs at once.
 
         for m < C.rows, n < C.colsb/4:
             E := +0.0; O := +0.0                      # two fp32 lanes, fresh per element
@@ -587,18 +649,10 @@ def float_pair_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1:
                 E := FMA32(E, A[m].h[2k],   B[k].h[2n])     # even lane: bits 15:0 of each dword
                 O := FMA32(O, A[m].h[2k+1], B[k].h[2n+1])   # odd lane:  bits 31:16
             C[m].fp32[n] := ADD32(C[m].fp32[n], ADD32(E, O))
+        rows beyond C.rows and bytes beyond C.colsb are zeroed
     """
     M, K, N = check_tmul_shapes(cpu, mnemonic, tsrcdest, tsrc1, tsrc2)
-    A = widen(tile_dwords(cpu, tsrc1, M, K).view(np.uint16).reshape(M, K, 2))  # fp32 bits
-    B = widen(tile_dwords(cpu, tsrc2, K, N).view(np.uint16).reshape(K, N, 2))
-    C = tile_dwords(cpu, tsrcdest, M, N)
-    lanes = np.zeros((M, N, 2), dtype=np.uint32)  # [..., 0] = E, [..., 1] = O, both +0.0
-    # for k in 0..K-1: lanes := FMA32(lanes, A[:, k] (broadcast over n), B[k] (broadcast over m)),
-    # every output's two lanes at once; the fold checks its operands once for all k.
-    lanes = numerics.tmul_fma32_fold(lanes, A.transpose(1, 0, 2)[:, :, None, :], B[:, None, :, :])
-    T = numerics.tmul_add32(lanes[..., 0], lanes[..., 1])
-    result = numerics.tmul_add32(C, T)
-    cpu.state.write_tile(tsrcdest, tile_rows_as_written(M, N * 4, result))
+    cpu.state.accumulate(tsrcdest, M, N, PairDotProducts, cpu.state.tile(tsrc1), cpu.state.tile(tsrc2), K, widen)
     zero_tilecfg_start(cpu)
 
 

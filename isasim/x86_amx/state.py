@@ -83,7 +83,7 @@ class X86AmxState:
         self._tiles = np.zeros((MAX_TILES, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
         self._tile_views = list(self._tiles)  # made once: creating a numpy view costs as much as a small copy
         # Additions into tiles' dwords not yet made: tile -> a batch of products.
-        # See add_to_dwords; every read of tile data settles them first.
+        # See accumulate; every read of tile data settles them first.
         self._deferred: dict[int, tuple[int, int, list]] = {}
         # Shape checks that passed under the current TILECFG, so a kernel's loop does not
         # repeat them on every instruction: they depend only on the configuration (which
@@ -218,19 +218,22 @@ class X86AmxState:
             self.journal.record("tile", f"tmm{t}[{r}]", tile[r].tobytes(), row.tobytes())
         tile[r] = row
 
-    # The integer TMULs add into a tile's dwords, and additions modulo 2^32 can be made
-    # in any order with the same result.  While nothing is being recorded (a plain run),
-    # a kernel's K loop therefore need not add each product into its accumulator as it
-    # comes: the products wait in a batch, and one matrix product over all of them adds
-    # them when the tile is next read (or the batch is full).  The result is bit-identical;
-    # what is saved is numpy's per-call cost, which dominates 16 x 16 tile arithmetic.
-    def add_to_dwords(self, t: int, rows: int, dwords: int, batch_type: type, *operands) -> None:
-        """tile t's dwords [:rows, :dwords] += the product of ``operands`` (modulo 2^32); every byte beyond := 0.
+    # A TMUL instruction adds its products into C's dwords: every output element is
+    # C := C + P for its own P, computed from A and B alone.  While nothing is being
+    # recorded (a plain run), a kernel's K loop therefore need not update C as each
+    # instruction comes: the instructions' products wait in a batch (with copies of their
+    # A and B), and the batch computes all of them at once and applies them to C, in
+    # order, when the tile is next read or the batch is full.  The result is
+    # bit-identical; what is saved is numpy's per-call cost, which dominates 16 x 16
+    # tile arithmetic.
+    def accumulate(self, t: int, rows: int, dwords: int, batch_type: type, *operands) -> None:
+        """tile t's dwords [:rows, :dwords] := C + P, C their old value and P the product of ``operands``;
+        every byte beyond them := 0.
 
         ``batch_type(rows, dwords)`` collects products: ``add(*operands)``, ``full``, and
-        ``total()``, their sum modulo 2^32 as a (rows, dwords) uint32 array.  While the
-        journal is on (stepping) the addition is made now and recorded; otherwise it may
-        wait until the tile is next read."""
+        ``apply(C)``, which returns C (a (rows, dwords) uint32 array) with every product
+        it holds added, in the order they came.  While the journal is on (stepping) the
+        addition is made now and recorded; otherwise it may wait until the tile is next read."""
         waiting = self._deferred.get(t)
         if waiting is not None and (type(waiting) is not batch_type or waiting.shape != (rows, dwords)):
             self._settle(t)
@@ -245,7 +248,8 @@ class X86AmxState:
         batch = self._deferred.pop(t)
         rows, dwords = batch.shape
         image = self._tiles[t].copy()
-        image.view(np.uint32)[:rows, :dwords] += batch.total()
+        accumulators = image.view(np.uint32)[:rows, :dwords]
+        accumulators[...] = batch.apply(accumulators)
         image[rows:] = 0
         image[:rows, 4 * dwords:] = 0
         self.write_tile(t, image)

@@ -1,4 +1,4 @@
-"""A plain run defers the integer TMULs' additions (X86AmxState.add_to_dwords); stepping makes them at once.
+"""A plain run defers the TMULs' additions into C (X86AmxState.accumulate); stepping makes them at once.
 
 The two must be indistinguishable.  Each program here runs twice, once with ``run()``
 (additions wait until the accumulator is read, at most DwordDotProducts.CAPACITY at a time) and once
@@ -27,8 +27,8 @@ CFG, DATA, OUT = 0x1000, 0x10000, 0x80000
 FORMS = {"tdpbssd": (True, True), "tdpbsud": (True, False), "tdpbusd": (False, True), "tdpbuud": (False, False)}
 
 
-def machine(lines: list[str], shapes: dict[int, tuple[int, int]], data: bytes) -> Machine:
-    m = Machine("x86_amx")
+def machine(lines: list[str], shapes: dict[int, tuple[int, int]], data: bytes, cpu: str | None = None) -> Machine:
+    m = Machine("x86_amx", {"cpu": cpu} if cpu else None)
     program = ISA.assemble("\n".join(lines) + "\n")
     m.load(program, regs={"rcx": CFG, "rdi": DATA, "rsi": 64, "rdx": OUT},
            memory=[(CFG, tile_config(shapes), False), (DATA, data, False), (OUT, bytes(1 << 16), True)])
@@ -39,8 +39,8 @@ def final_state(m: Machine) -> tuple:
     return (m.state.tiles.tobytes(), m.state.tilecfg.to_bytes(), m.memory.read(OUT, 1 << 16), m.fault)
 
 
-def run_both_ways(lines, shapes, data, *, stop_after: int | None = None):
-    ran = machine(lines, shapes, data)
+def run_both_ways(lines, shapes, data, *, stop_after: int | None = None, cpu: str | None = None):
+    ran = machine(lines, shapes, data, cpu)
     if stop_after is None:
         ran.run(100_000)
     else:  # a run stopped part way (with additions still waiting), then stepped to the end
@@ -48,7 +48,7 @@ def run_both_ways(lines, shapes, data, *, stop_after: int | None = None):
             ran.run(stop_after)
         while not ran.finished:
             ran.step()
-    stepped = machine(lines, shapes, data)
+    stepped = machine(lines, shapes, data, cpu)
     while not stepped.finished:
         stepped.step()
     assert final_state(ran) == final_state(stepped)
@@ -126,3 +126,51 @@ def test_a_run_that_faults_leaves_the_additions_before_the_fault():
              "tdpbuud tmm0, tmm1, tmm2"]
     m = run_both_ways(lines, shapes, data)
     assert m.fault is not None and m.fault.kind == "#UD" and m.fault.index == 5
+
+
+def half_floats(rng: np.random.Generator, count: int, exponent_bits: int) -> bytes:
+    """16-bit floats (bf16 or fp16 layout) with zeros, denormals, infinities and NaNs among ordinary values."""
+    values = rng.integers(0, 1 << 16, count, dtype=np.uint32)
+    mantissa_bits = 15 - exponent_bits
+    special = rng.integers(0, 6, count)
+    top = (1 << exponent_bits) - 1
+    values = np.where(special == 0, values & 0x8000, values)  # +-0
+    values = np.where(special == 1, values & (0x8000 | ((1 << mantissa_bits) - 1)), values)  # denormal
+    values = np.where(special == 2, (values & 0x8000) | (top << mantissa_bits), values)  # +-inf
+    return values.astype(np.uint16).tobytes()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_float_pair_products_run_as_they_step(seed):
+    """TDPBF16PS and TDPFP16PS (Granite Rapids) into shared accumulators, special values included:
+    each product's lanes are computed together in a run, yet C is updated in instruction order."""
+    rng = random.Random(seed)
+    values = np.random.default_rng(seed)
+    data = b"".join(half_floats(values, 512, 8 if t % 2 else 5) for t in range(32))  # bf16 and fp16 tiles
+    shapes = {t: (16, 64) for t in range(8)}
+    lines = ["ldtilecfg [rcx]"] + [f"tileloadd tmm{t}, [rdi+rsi*1+{t * 1024}]" for t in range(8)]
+    for _ in range(rng.randrange(20, 90)):
+        roll = rng.random()
+        if roll < 0.7:
+            c, a, b = rng.sample(range(8), 3)
+            lines.append(f"{rng.choice(['tdpbf16ps', 'tdpfp16ps'])} tmm{c}, tmm{a}, tmm{b}")
+        elif roll < 0.85:
+            lines.append(f"tileloadd tmm{rng.randrange(8)}, [rdi+rsi*1+{rng.randrange(0, 31) * 1024}]")
+        else:
+            lines.append(f"tilestored [rdx+rsi*1+{rng.randrange(0, 60) * 1024}], tmm{rng.randrange(8)}")
+    lines += [f"tilestored [rdx+rsi*1+{0xC000 + t * 1024}], tmm{t}" for t in range(8)]
+    run_both_ways(lines, shapes, data, stop_after=rng.randrange(1, len(lines)) if seed % 2 else None,
+                  cpu="granite-rapids")
+
+
+def test_many_bf16_products_into_one_accumulator_keep_their_order():
+    """Order-sensitive rounding: C grows large, and each product then rounds against it."""
+    values = np.random.default_rng(5)
+    big = (np.float32(3.0e7) * (1 + values.random(512).astype(np.float32))).view(np.uint32) >> 16
+    small = (values.standard_normal(512).astype(np.float32)).view(np.uint32) >> 16
+    data = big.astype(np.uint16).tobytes() + small.astype(np.uint16).tobytes() + np.ones(512, np.uint16).tobytes()
+    shapes = {0: (16, 64), 1: (16, 64), 2: (16, 64), 3: (16, 64)}
+    lines = ["ldtilecfg [rcx]", "tileloadd tmm1, [rdi+rsi*1]", "tileloadd tmm2, [rdi+rsi*1+1024]",
+             "tileloadd tmm3, [rdi+rsi*1+2048]"]
+    lines += ["tdpbf16ps tmm0, tmm1, tmm3", "tdpbf16ps tmm0, tmm2, tmm3"] * 40 + ["tilestored [rdx+rsi*1], tmm0"]
+    run_both_ways(lines, shapes, data)
