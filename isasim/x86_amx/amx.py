@@ -194,13 +194,6 @@ def zero_tilecfg_start(cpu: X86Context) -> None:
         cpu.state.set_start_row(0)
 
 
-def tile_rows_as_written(rows: int, colsb: int, values: np.ndarray) -> np.ndarray:
-    """write_row_and_zero for rows 0..rows-1 plus zero_upper_rows: the whole 16x64 image."""
-    image = np.zeros((MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
-    image[:rows, :colsb] = values.view(np.uint8).reshape(rows, colsb)
-    return image
-
-
 def signed64(value: int) -> int:
     """A 64-bit register value read as a signed stride (the index register is signed)."""
     value %= 1 << 64
@@ -469,34 +462,43 @@ def check_tmul_shapes(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: int,
     return M, K, N
 
 
-def tile_dwords(cpu: X86Context, t: int, rows: int, dwords: int) -> np.ndarray:
-    """The first ``rows`` x ``dwords`` dwords of tile t as uint32 (bytes beyond are never read)."""
-    return np.ascontiguousarray(cpu.state.tile(t)[:rows, : dwords * 4]).view(np.uint32)
+class WaitingProducts:
+    """TMUL products waiting to be applied to one accumulator C of M rows and N dwords
+    (see X86AmxState.accumulate): copies of each product's two source tiles, which may
+    be reloaded before the products are computed, and each product's kind (K and the
+    element types).  Subclasses say how products are computed and applied to C."""
 
-
-class DwordDotProducts:
-    """Integer TMUL products waiting to be added into one accumulator C of M rows and N dwords.
-
-    Each is P[m][n] = sum over k < K, i < 4 of A[m].byte[4k+i] * B[k].byte[4n+i], exactly,
-    with the bytes signed or unsigned as the instruction says.  The batch keeps copies of
-    the source tiles, since they may be reloaded before the sum is taken."""
-
-    CAPACITY = 32  # measured: beyond about 32 products a batch gets slower per product
+    CAPACITY = 32  # measured: beyond about 32 products a batch gets no faster per product
 
     def __init__(self, M: int, N: int):
         self.shape = (M, N)
         self.A = np.empty((self.CAPACITY, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
         self.B = np.empty((self.CAPACITY, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
-        self.kinds: list[tuple[int, bool, bool]] = []  # (K, A signed, B signed) of each product
+        self.kinds: list[tuple] = []
 
     @property
     def full(self) -> bool:
         return len(self.kinds) == self.CAPACITY
 
-    def add(self, A: np.ndarray, B: np.ndarray, K: int, a_signed: bool, b_signed: bool) -> None:
+    def add(self, A: np.ndarray, B: np.ndarray, *kind) -> None:
         self.A[len(self.kinds)] = A
         self.B[len(self.kinds)] = B
-        self.kinds.append((K, a_signed, b_signed))
+        self.kinds.append(kind)
+
+    def by_kind(self):
+        """(kind, which) for each kind present, ``which`` indexing its products in A, B and the order they came."""
+        for kind in dict.fromkeys(self.kinds):  # (almost always a single kind)
+            which = [j for j, other in enumerate(self.kinds) if other == kind]
+            yield kind, slice(len(which)) if len(which) == len(self.kinds) else which
+
+    def apply(self, C: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class DwordDotProducts(WaitingProducts):
+    """Integer TMUL products: P[m][n] = sum over k < K, i < 4 of A[m].byte[4k+i] * B[k].byte[4n+i],
+    exactly, with the bytes signed or unsigned as the instruction says.  A product's kind is
+    (K, A signed, B signed)."""
 
     def apply(self, C: np.ndarray) -> np.ndarray:
         """C + every product, modulo 2^32 (32-bit wrap-around additions: their order cannot be seen)."""
@@ -508,14 +510,10 @@ class DwordDotProducts:
         CAPACITY products of at most 64 terms, so every partial sum stays far below 2^53 and
         the float64 arithmetic is exact."""
         (M, N), total = self.shape, 0
-        for kind in set(self.kinds):  # (almost always a single kind)
-            K, a_signed, b_signed = kind
-            same = [j for j, other in enumerate(self.kinds) if other == kind]
-            n = len(same)
-            if n == len(self.kinds):
-                same = slice(n)  # all of them: a view rather than a copy
-            A = self.A[same, :M, : 4 * K].view(np.int8 if a_signed else np.uint8)
-            B = self.B[same, :K, : 4 * N].view(np.int8 if b_signed else np.uint8)
+        for (K, a_signed, b_signed), which in self.by_kind():
+            A = self.A[which, :M, : 4 * K].view(np.int8 if a_signed else np.uint8)
+            B = self.B[which, :K, : 4 * N].view(np.int8 if b_signed else np.uint8)
+            n = len(A)
             # One matrix product over the contraction index (j, k, i), j counting the
             # products: row m of the A side is A_0[m] A_1[m] ..., and row (j, k, i) of the
             # B side is B_j[k].byte[4n+i] over n.
@@ -581,30 +579,11 @@ def tdpbuud(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     integer_dot_product(cpu, "tdpbuud", tsrcdest, tsrc1, tsrc2, a_signed=False, b_signed=False)
 
 
-class PairDotProducts:
-    """TDPBF16PS / TDPFP16PS products waiting to be added into one accumulator C of M rows and N dwords.
-
-    Each product is T[m][n] = ADD32(E, O), the two fp32 lanes of the SDM's loop (see
-    tdpbf16ps), which depend only on A and B; C := ADD32(C, T) is then applied for each
-    product in the order the instructions ran.  The batch keeps copies of the source
-    tiles, since they may be reloaded before the products are computed."""
-
-    CAPACITY = 32  # measured: the lane fold gets little faster per product beyond this
-
-    def __init__(self, M: int, N: int):
-        self.shape = (M, N)
-        self.A = np.empty((self.CAPACITY, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
-        self.B = np.empty((self.CAPACITY, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
-        self.kinds: list[tuple[int, Callable]] = []  # (K, the widening to fp32) of each product
-
-    @property
-    def full(self) -> bool:
-        return len(self.kinds) == self.CAPACITY
-
-    def add(self, A: np.ndarray, B: np.ndarray, K: int, widen: Callable[[np.ndarray], np.ndarray]) -> None:
-        self.A[len(self.kinds)] = A
-        self.B[len(self.kinds)] = B
-        self.kinds.append((K, widen))
+class PairDotProducts(WaitingProducts):
+    """TDPBF16PS / TDPFP16PS products: T[m][n] = ADD32(E, O), the two fp32 lanes of the SDM's
+    loop (see tdpbf16ps), which depend only on A and B; C := ADD32(C, T) is then applied
+    for each product in the order the instructions ran.  A product's kind is (K, the
+    widening of its 16-bit elements to fp32)."""
 
     def products(self) -> np.ndarray:
         """T of every product, as (count, M, N) fp32 bits.
@@ -620,16 +599,13 @@ class PairDotProducts:
         (broadcast over n), B[j][k] (broadcast over m)); the fold checks its operands once."""
         M, N = self.shape
         T = np.empty((len(self.kinds), M, N), dtype=np.uint32)
-        for kind in set(self.kinds):  # (almost always a single kind)
-            K, widen = kind
-            same = [j for j, other in enumerate(self.kinds) if other == kind]
-            A = self.A[same, :M, : 4 * K].view(np.uint16).reshape(len(same), M, K, 2)
-            B = self.B[same, :K, : 4 * N].view(np.uint16).reshape(len(same), K, N, 2)
-            A, B = widen(A), widen(B)  # fp32 bits
-            lanes = np.zeros((len(same), M, N, 2), dtype=np.uint32)  # [..., 0] = E, [..., 1] = O: +0.0
+        for (K, widen), which in self.by_kind():
+            A = widen(self.A[which, :M, : 4 * K].view(np.uint16).reshape(-1, M, K, 2))  # fp32 bits
+            B = widen(self.B[which, :K, : 4 * N].view(np.uint16).reshape(-1, K, N, 2))
+            lanes = np.zeros((len(A), M, N, 2), dtype=np.uint32)  # [..., 0] = E, [..., 1] = O: +0.0
             lanes = numerics.tmul_fma32_fold(lanes, A.transpose(2, 0, 1, 3)[:, :, :, None, :],
                                              B.transpose(1, 0, 2, 3)[:, :, None, :, :])
-            T[same] = numerics.tmul_add32(lanes[..., 0], lanes[..., 1])
+            T[which] = numerics.tmul_add32(lanes[..., 0], lanes[..., 1])
         return T
 
     def apply(self, C: np.ndarray) -> np.ndarray:

@@ -20,6 +20,8 @@ CONTRACT (used by the assembler, disassembler and ISA object; do not change name
 
     ScalarForm: .mnemonic, .feature ("BASE"), .syntax, .doc (explain text),
         .execute(cpu: X86Context, operands) -> None (fall through) | int (jump target) | HALT
+        .translate(cpu, operands, next_address) -> a function that executes it and returns
+            the next rip (None: the program ends), as the machine's decode cache keeps it
         .format(operands) -> canonical text as `objdump -M intel` prints it (without
         objdump's column padding), e.g. "mov rax,QWORD PTR [rdi+0x8]".
 

@@ -55,6 +55,30 @@ def run_both_ways(lines, shapes, data, *, stop_after: int | None = None, cpu: st
     return ran
 
 
+FULL_TILES = {t: (16, 64) for t in range(8)}
+
+
+def random_tile_program(rng: random.Random, tmuls: list[str], length: int, *, zero_and_reconfigure: bool = False):
+    """All eight tiles 16 x 64 and loaded from DATA; then ``length`` random TMULs (any three distinct
+    tiles, so accumulators become sources), reloads, stores and perhaps TILEZEROs and LDTILECFGs;
+    then every tile stored to OUT + 0xC000."""
+    lines = ["ldtilecfg [rcx]"] + [f"tileloadd tmm{t}, [rdi+rsi*1+{t * 1024}]" for t in range(8)]
+    for _ in range(length):
+        t, roll = rng.randrange(8), rng.random()
+        if roll < 0.6:
+            c, a, b = rng.sample(range(8), 3)
+            lines.append(f"{rng.choice(tmuls)} tmm{c}, tmm{a}, tmm{b}")
+        elif roll < 0.75:
+            lines.append(f"tileloadd tmm{t}, [rdi+rsi*1+{rng.randrange(0, 30) * 1024}]")
+        elif roll < 0.87 or not zero_and_reconfigure:
+            lines.append(f"tilestored [rdx+rsi*1+{rng.randrange(0, 40) * 1024}], tmm{t}")
+        elif roll < 0.95:
+            lines.append(f"tilezero tmm{t}")
+        else:
+            lines.append("ldtilecfg [rcx]")  # zeroes every tile, waiting additions included
+    return lines + [f"tilestored [rdx+rsi*1+{0xC000 + t * 1024}], tmm{t}" for t in range(8)]
+
+
 def test_a_long_mixed_chain_wraps_and_matches_int64():
     """More products than a batch holds, all four signednesses and two K into one accumulator that wraps."""
     rng = np.random.default_rng(7)
@@ -95,25 +119,9 @@ def test_random_tile_programs_run_as_they_step(seed):
     zeroed and reconfigured between products; sometimes the run stops part way and steps on."""
     rng = random.Random(seed)
     data = np.random.default_rng(seed).integers(0, 256, 1 << 15, dtype=np.uint8).tobytes()
-    shapes = {t: (16, 64) for t in range(8)}
-    lines = ["ldtilecfg [rcx]"] + [f"tileloadd tmm{t}, [rdi+rsi*1+{t * 1024}]" for t in range(8)]
-    for _ in range(rng.randrange(20, 160)):
-        t = rng.randrange(8)
-        roll = rng.random()
-        if roll < 0.6:
-            c, a, b = rng.sample(range(8), 3)
-            lines.append(f"{rng.choice(list(FORMS))} tmm{c}, tmm{a}, tmm{b}")
-        elif roll < 0.75:
-            lines.append(f"tileloadd tmm{t}, [rdi+rsi*1+{rng.randrange(0, 30) * 1024}]")
-        elif roll < 0.87:
-            lines.append(f"tilestored [rdx+rsi*1+{rng.randrange(0, 60) * 1024}], tmm{t}")
-        elif roll < 0.95:
-            lines.append(f"tilezero tmm{t}")
-        else:
-            lines.append("ldtilecfg [rcx]")  # zeroes every tile, waiting additions included
-    lines += [f"tilestored [rdx+rsi*1+{0xC000 + t * 1024}], tmm{t}" for t in range(8)]
+    lines = random_tile_program(rng, list(FORMS), rng.randrange(20, 160), zero_and_reconfigure=True)
     stop_after = rng.randrange(1, len(lines)) if seed % 2 else None
-    run_both_ways(lines, shapes, data, stop_after=stop_after)
+    run_both_ways(lines, FULL_TILES, data, stop_after=stop_after)
 
 
 def test_a_run_that_faults_leaves_the_additions_before_the_fault():
@@ -147,19 +155,8 @@ def test_float_pair_products_run_as_they_step(seed):
     rng = random.Random(seed)
     values = np.random.default_rng(seed)
     data = b"".join(half_floats(values, 512, 8 if t % 2 else 5) for t in range(32))  # bf16 and fp16 tiles
-    shapes = {t: (16, 64) for t in range(8)}
-    lines = ["ldtilecfg [rcx]"] + [f"tileloadd tmm{t}, [rdi+rsi*1+{t * 1024}]" for t in range(8)]
-    for _ in range(rng.randrange(20, 90)):
-        roll = rng.random()
-        if roll < 0.7:
-            c, a, b = rng.sample(range(8), 3)
-            lines.append(f"{rng.choice(['tdpbf16ps', 'tdpfp16ps'])} tmm{c}, tmm{a}, tmm{b}")
-        elif roll < 0.85:
-            lines.append(f"tileloadd tmm{rng.randrange(8)}, [rdi+rsi*1+{rng.randrange(0, 31) * 1024}]")
-        else:
-            lines.append(f"tilestored [rdx+rsi*1+{rng.randrange(0, 60) * 1024}], tmm{rng.randrange(8)}")
-    lines += [f"tilestored [rdx+rsi*1+{0xC000 + t * 1024}], tmm{t}" for t in range(8)]
-    run_both_ways(lines, shapes, data, stop_after=rng.randrange(1, len(lines)) if seed % 2 else None,
+    lines = random_tile_program(rng, ["tdpbf16ps", "tdpfp16ps"], rng.randrange(20, 90))
+    run_both_ways(lines, FULL_TILES, data, stop_after=rng.randrange(1, len(lines)) if seed % 2 else None,
                   cpu="granite-rapids")
 
 
