@@ -114,7 +114,7 @@ def cmd_run(args) -> int:
                                        width=width))
     for view in init.views:
         if view.name in (args.region or []) or (not args.region and view.show):
-            out.print(region_grid(machine.memory, view, hex_values=args.hex, width=width))
+            out.print(region_grid(machine.memory, view, hex_values=args.hex, width=width, all_rows=args.all_rows))
     if result.fault is not None:
         out.print(f"[bold red]fault[/bold red] {result.fault.describe()}")
     if args.trace is not None and args.trace.expect:  # a trace says what the result must be
@@ -427,6 +427,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--show", action="append", metavar="tmmN:TYPE",
                    help="show a tile as int8/uint8/int16/uint16/int32/uint32/bf16/fp16/fp32 (repeatable)")
     p.add_argument("--hex", action="store_true", help="show tile elements in hex")
+    p.add_argument("--all-rows", action="store_true",
+                   help="print every row of a large region (by default the first and last 16 of more than 32)")
     p.add_argument("--region", action="append", metavar="NAME",
                    help="show this named memory region of the init file (repeatable; default: those not marked "
                         "\"show\": false)")

@@ -117,3 +117,27 @@ def test_record_then_replay_and_never_overwrite(tmp_path):
 @pytest.mark.parametrize("args", [["frobnicate"], ["run"], ["run", "x.s", "--max-steps", "zero"], ["--bogus"]])
 def test_usage_errors_are_one_line(args):
     assert_one_line_error(isasim(*args))
+
+
+def test_a_large_region_prints_its_first_and_last_rows_unless_all_rows(tmp_path):
+    trace = tmp_path / "mk.trace.json"
+    assert isasim("kernel", "int8_microkernel", "--count", "2", "--k", "64", "-o", trace).returncode == 0
+
+    def first_block_labels(stdout: str) -> list[str]:
+        """The row labels of C's first column block (after its title and column header)."""
+        lines = stdout.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("C @")) + 2
+        labels = []
+        for line in lines[start:]:
+            labels.append(line.split()[0])
+            if labels[-1] == "63":  # C's last row
+                break
+        return labels
+
+    summary = isasim("run", trace, "--no-color", "--region", "C")  # C is 64 x 32 int32
+    assert summary.returncode == 0, summary.stderr
+    assert first_block_labels(summary.stdout) == [str(r) for r in range(16)] + ["..."] + [str(r) for r in range(48, 64)]
+    assert "(32 of 64 rows not shown)" in summary.stdout and "PASS" in summary.stdout
+    everything = isasim("run", trace, "--no-color", "--region", "C", "--all-rows")
+    assert first_block_labels(everything.stdout) == [str(r) for r in range(64)]
+    assert "not shown" not in everything.stdout

@@ -39,12 +39,19 @@ def element_text(bits: int, kind: str, *, hex_digits: int | None = None) -> str:
 
 
 def grid(values: np.ndarray, kind: str, *, title: str = "", hex_digits: int | None = None,
-         changed: np.ndarray | None = None, width: int = 100) -> Group:
+         changed: np.ndarray | None = None, width: int = 100, max_rows: int | None = None) -> Group:
     """A rows x columns grid of elements, split into column blocks that fit ``width``
-    characters (as numpy prints wide arrays); ``changed`` marks cells to highlight."""
+    characters (as numpy prints wide arrays); ``changed`` marks cells to highlight.
+    With more than ``max_rows`` rows only the first and last max_rows/2 are shown, around
+    a row of dots, as numpy summarises a large array."""
     rows, cols = values.shape
-    texts = [[element_text(values[r, c], kind, hex_digits=hex_digits) for c in range(cols)] for r in range(rows)]
-    cell = max([len(t) for row in texts for t in row] + [len(str(cols - 1))])
+    shown: list[int | None] = list(range(rows))
+    if max_rows is not None and rows > max_rows:
+        half = max(1, max_rows // 2)
+        shown = list(range(half)) + [None] + list(range(rows - half, rows))
+    texts = {r: [element_text(values[r, c], kind, hex_digits=hex_digits) for c in range(cols)]
+             for r in shown if r is not None}
+    cell = max([len(t) for row in texts.values() for t in row] + [len(str(cols - 1))])
     label = len(str(max(rows - 1, 0)))
     per_block = max(1, (width - label - 1) // (cell + 1))
     parts = [Text(title, style="bold")] if title else []
@@ -54,11 +61,16 @@ def grid(values: np.ndarray, kind: str, *, title: str = "", hex_digits: int | No
         table.add_column("", style="dim", justify="right", no_wrap=True)
         for c in range(first, last):
             table.add_column(str(c), justify="right", no_wrap=True, min_width=cell)
-        for r in range(rows):
+        for r in shown:
+            if r is None:
+                table.add_row("...", *[Text("...", style="dim") for _ in range(first, last)])
+                continue
             cells = [Text(texts[r][c], style="bold yellow" if changed is not None and changed[r, c] else "")
                      for c in range(first, last)]
             table.add_row(str(r), *cells)
         parts.append(table)
+    if len(shown) < rows:
+        parts.append(Text(f"({rows - len(shown) + 1} of {rows} rows not shown)", style="dim"))
     return Group(*parts)
 
 
@@ -82,12 +94,16 @@ _REGION_DTYPES = {"int8": (np.int8, "int"), "uint8": (np.uint8, "int"), "int16":
                   "bf16": (np.uint16, "bf16"), "fp16": (np.uint16, "fp16"), "fp32": (np.uint32, "fp32")}
 
 
-def region_grid(memory, view, *, hex_values: bool = False, width: int = 100) -> Group:
-    """A named memory region (from an init file) as a typed grid."""
+REGION_ROWS_SHOWN = 32  # a larger region is summarised (its first and last 16 rows)
+
+
+def region_grid(memory, view, *, hex_values: bool = False, width: int = 100, all_rows: bool = False) -> Group:
+    """A named memory region (from an init file) as a typed grid; a region of more than
+    REGION_ROWS_SHOWN rows shows its first and last rows unless ``all_rows``."""
     dtype, kind = _REGION_DTYPES[view.element]
     rows, cols = view.shape
     raw = memory.read(view.address, rows * cols * np.dtype(dtype).itemsize)
     values = np.frombuffer(raw, dtype=dtype).reshape(rows, cols)
     digits = 2 * np.dtype(dtype).itemsize if hex_values else None
     return grid(values, kind, title=f"{view.name} @ {view.address:#x}  {rows}x{cols} {view.element}",
-                hex_digits=digits, width=width)
+                hex_digits=digits, width=width, max_rows=None if all_rows else REGION_ROWS_SHOWN)

@@ -11,7 +11,8 @@ Commands (interactive at the ``(isasim)`` prompt, or scripted with ``--commands
     w LOC, watch LOC       stop when LOC changes: a register, rflags, tmmN, tmmN[r][c], or memory 0xADDR[:N]
     d N, delete N          delete breakpoint or watch number N (see info)
     p WHAT [TYPE] [hex]    print a register, rflags, regs, cfg, a tile (tmm0 int32 / bf16 / fp32 ... [hex] [all]),
-                           a named init region (C), or memory (0xADDR [N])
+                           a named init region (C [hex] [all]: all prints every row of a large one),
+                           or memory (0xADDR [N])
     l, list                the program, with the current position
     i, info                breakpoints and watches
     h, help                this text
@@ -331,7 +332,8 @@ class Stepper:
             return
         region = next((v for v in self.init.views if v.name == what), None)
         if region is not None:
-            self.out.print(region_grid(self.machine.memory, region, hex_values="hex" in rest, width=self.width))
+            self.out.print(region_grid(self.machine.memory, region, hex_values="hex" in rest, width=self.width,
+                                       all_rows="all" in rest))
             return
         if re.fullmatch(r"0[xX][0-9a-fA-F]+", what):
             address, size = int(what, 16), self._count(rest, default=64)
