@@ -79,7 +79,7 @@ class Machine:
         if program.isa != self.isa.name:
             raise IsasimError(f"program is for {program.isa}, machine is {self.isa.name}")
         self.program = program
-        self._translations: dict[int, Callable[[], int | None]] = {}
+        self._translations = {}  # a new program: nothing translated yet
         self.state.pc = program.base
         for address, data, writable in memory or []:
             self.memory.map(address, data, writable=writable)

@@ -82,9 +82,9 @@ class X86AmxState:
         self.tilecfg = TileConfig()
         self._tiles = np.zeros((MAX_TILES, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
         self._tile_views = list(self._tiles)  # made once: creating a numpy view costs as much as a small copy
-        # Additions into tiles' dwords not yet made: tile -> a batch of products.
+        # Additions into tiles not yet made: tile -> its waiting products (an amx.WaitingProducts).
         # See accumulate; every read of tile data settles them first.
-        self._deferred: dict[int, tuple[int, int, list]] = {}
+        self._deferred: dict[int, object] = {}
         # Shape checks that passed under the current TILECFG, so a kernel's loop does not
         # repeat them on every instruction: they depend only on the configuration (which
         # LDTILECFG and TILERELEASE replace as a whole, clearing this) and the CPU model.
@@ -247,7 +247,7 @@ class X86AmxState:
     def _settle(self, t: int) -> None:
         batch = self._deferred.pop(t)
         rows, dwords = batch.shape
-        image = self._tiles[t].copy()
+        image = self._tile_views[t].copy()
         accumulators = image.view(np.uint32)[:rows, :dwords]
         accumulators[...] = batch.apply(accumulators)
         image[rows:] = 0
