@@ -255,9 +255,8 @@ class X86AmxState:
         self.write_tile(t, image)
 
     def zero_all_tiles(self) -> None:
-        for t in range(MAX_TILES):
-            if self.tiles[t].any():
-                self.write_tile(t, np.zeros((MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8))
+        for t in np.flatnonzero(self.tiles.reshape(MAX_TILES, -1).any(axis=1)):  # the tiles with data
+            self.write_tile(int(t), np.zeros((MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8))
 
     def tile_bytes(self, t: int) -> bytes:
         return self.tiles[t].tobytes()
