@@ -10,6 +10,10 @@ Where the SDM is silent, the semantics follow what was measured on Emerald Rapid
 silicon (rows beyond the configured shape are zeroed; start_row is reset by every
 tile instruction; a #PF leaves start_row at the faulting row; the TDPBF16PS lane
 structure with its DAZ/FTZ/NaN rules).
+
+The TMUL semantics hand their products to ``X86AmxState.accumulate``: a plain run
+lets a kernel's products wait and computes them together (``WaitingProducts``),
+stepping applies each at once; the two give the same bits.
 """
 
 from __future__ import annotations

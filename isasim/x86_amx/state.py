@@ -4,6 +4,8 @@ Every write goes through an accessor that records it in the journal, so a step
 reports exactly what it changed.  Tile data is kept as the full 8 x 16 x 64 bytes
 the hardware holds (XTILEDATA), including the bytes beyond a tile's configured
 shape, because instructions zero those and XSAVE-based comparisons see them.
+TMUL products may wait to be added into their accumulator during a plain run
+(``accumulate``); every read of tile data makes them first.
 """
 
 from __future__ import annotations
