@@ -175,3 +175,15 @@ def test_show_a_trace_in_the_terminal_and_as_html(tmp_path):
     assert html.startswith("<!DOCTYPE html>") and "tdpbusd" in html
     again = isasim("show", trace, "--html", page)
     assert again.returncode == 2 and "refusing to overwrite" in again.stderr
+
+
+def test_print_a_large_region_in_summary_or_all_of_it():
+    """The microkernel example's C has 64 rows: 'p C' shows the first and last 16, 'p C all' all 64."""
+    kernel = EXAMPLE / "int8_microkernel_2x256.trace.json"
+    done = isasim("step", kernel, "--no-color", "--commands", "c; p C; p C all")
+    assert done.returncode == 0, done.stderr
+    summary, everything = done.stdout.split("C @ ")[1:3]
+    labels = lambda text: [line.split()[0] for line in text.splitlines()[2:] if line.strip()]  # noqa: E731
+    assert labels(summary)[:33] == [str(r) for r in range(16)] + ["..."] + [str(r) for r in range(48, 64)]
+    assert "(32 of 64 rows not shown)" in summary
+    assert labels(everything)[:64] == [str(r) for r in range(64)] and "not shown" not in everything
