@@ -206,13 +206,10 @@ def signed64(value: int) -> int:
 
 def row_addresses(cpu: X86Context, mem: Mem):
     """TILELOADD/TILESTORED addressing: row r is at base + disp + r * (index << scale)."""
-    start = mem.disp
-    if mem.base:
-        start += cpu.state.read_gpr(GPR_VIEWS[mem.base])
     stride = 0
     if mem.index and mem.index != "riz":
         stride = signed64(cpu.state.read_gpr(GPR_VIEWS[mem.index]) * mem.scale)  # the index register is signed
-    return start % (1 << 64), stride
+    return cpu.effective_address(mem, with_index=False), stride
 
 
 # The SDM's exception classes, as (kind, condition) for the ``faults`` of each form.

@@ -37,12 +37,12 @@ class X86Context:
         self.memory = memory
         self.model = model
 
-    def effective_address(self, mem: Mem, *, index_times: int = 1) -> int:
-        """base + index*scale + disp, wrapped to 64 bits."""
+    def effective_address(self, mem: Mem, *, with_index: bool = True) -> int:
+        """base + index*scale + disp, wrapped to 64 bits (without the index: base + disp)."""
         address = mem.disp
         if mem.base:
             address += self.state.read_gpr(GPR_VIEWS[mem.base])
-        if mem.index and mem.index != "riz":
+        if with_index and mem.index and mem.index != "riz":
             address += self.state.read_gpr(GPR_VIEWS[mem.index]) * mem.scale
         return address & ADDRESS_MASK
 
