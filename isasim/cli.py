@@ -21,12 +21,14 @@ import re
 import sys
 from pathlib import Path
 
+from rich.markup import escape
+
 from .core.errors import IsasimError
 from .core.isa import get_isa
-from .core.machine import DEFAULT_STEP_LIMIT, Machine
+from .core.machine import DEFAULT_STEP_LIMIT
 from .core.render import console, region_grid
 from .core.replay import replay, step_json
-from .core.trace import Init, Trace, load_json, parse_init, parse_trace, read_trace, trace_json, write_trace
+from .core.trace import Init, Trace, load_json, parse_init, parse_trace, printable, read_trace, trace_json, write_trace
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_BAD_INPUT, EXIT_FAULT = 0, 1, 2, 3
 
@@ -104,11 +106,20 @@ def parse_show(specs: list[str]) -> dict[int, str]:
 def cmd_run(args) -> int:
     isa_name, config, program, init = load_program_and_init(args)
     element_types = parse_show(args.show)
-    machine = Machine(isa_name, config)
-    machine.load(program, regs=init.regs, memory=init.memory)
-    result = machine.run(args.max_steps)
+    if args.trace is not None:
+        # A trace runs exactly as `replay` runs it (its per-step records kept when it has steps) and is
+        # checked by the same code, so `run` and `replay` cannot give two verdicts on one trace.
+        from dataclasses import replace
+
+        result, diffs = replay(replace(args.trace, config=config), max_steps=args.max_steps)
+    else:
+        from .core.backends import SimulatorBackend
+
+        result, diffs = SimulatorBackend().run(isa_name, config, program, init, max_steps=args.max_steps), []
+    machine = result.machine
     out = console(color=not args.no_color)
-    out.print(f"[bold]{args.program}[/bold]: {result.steps} instructions on {config.get('cpu', isa_name)}")
+    out.print(f"[bold]{escape(args.program)}[/bold]: {result.steps} instruction{'' if result.steps == 1 else 's'} on "
+              f"{escape(str(config.get('cpu', isa_name)))}")
     width = max(out.width, 60)
     out.print(machine.isa.render_state(machine.state, program, element_types=element_types, hex_values=args.hex,
                                        width=width))
@@ -116,18 +127,13 @@ def cmd_run(args) -> int:
         if view.name in (args.region or []) or (not args.region and view.show):
             out.print(region_grid(machine.memory, view, hex_values=args.hex, width=width, all_rows=args.all_rows))
     if result.fault is not None:
-        out.print(f"[bold red]fault[/bold red] {result.fault.describe()}")
-    if args.trace is not None and args.trace.expect:  # a trace says what the result must be
-        from .core.backends import Final
-        from .core.replay import check
-
-        observed = machine.isa.observe(machine.state)
-        diffs = check(args.trace, Final(observed, machine.memory, result.fault, result.steps))
+        out.print(f"[bold red]fault[/bold red] {escape(result.fault.describe())}")
+    if args.trace is not None and (args.trace.expect or args.trace.steps is not None):  # what the result must be
         if diffs:
-            out.print(f"[bold red]FAIL[/bold red]: {diffs[0].describe()}")
+            out.print(f"[bold red]FAIL[/bold red]: {escape(diffs[0].describe())}")
             return EXIT_DIFFERENT
-        out.print(f"[bold green]PASS[/bold green]: every expectation of {args.program} holds"
-                  + (f" ({args.trace.producer})" if args.trace.producer else ""))
+        out.print(f"[bold green]PASS[/bold green]: every expectation of {escape(args.program)} holds"
+                  + (f" ({escape(printable(args.trace.producer))})" if args.trace.producer else ""))
         return EXIT_OK
     return EXIT_FAULT if result.fault is not None else EXIT_OK
 
@@ -140,20 +146,22 @@ def cmd_replay(args) -> int:
         final, diffs = replay(trace, backend=args.backend, max_steps=args.max_steps)
         if diffs:
             worst = EXIT_DIFFERENT
-            out.print(f"[bold red]DIFFERENT[/bold red] {path}: {diffs[0].describe()}")
+            out.print(f"[bold red]DIFFERENT[/bold red] {escape(path)}: {escape(diffs[0].describe())}")
             for d in diffs[1:args.max_report]:
-                out.print(f"    {d.describe()}")
+                out.print(f"    {d.describe()}", markup=False)
             if len(diffs) > args.max_report:
                 out.print(f"    ... {len(diffs) - args.max_report} more")
         else:
-            out.print(f"[bold green]ok[/bold green] {path} ({final.steps} steps"
+            out.print(f"[bold green]ok[/bold green] {escape(path)} ({final.steps} steps"
                       + (f", fault {final.fault.kind} at instruction {final.fault.index}" if final.fault else "") + ")")
     return worst
 
 
 def cmd_record(args) -> int:
     from .core.backends import get_backend
+    from .core.output import check_output_path, write_trace_output
 
+    check_output_path(args.output, force=args.force)  # say so before a run that may take long
     isa_name, config, program, init = load_program_and_init(args)
     backend = get_backend(args.backend, isa_name, program)
     final = backend.run(isa_name, config, program, init, max_steps=args.max_steps, keep_records=args.steps)
@@ -180,7 +188,7 @@ def cmd_record(args) -> int:
     _final, diffs = replay(parse_trace(json.loads(json.dumps(trace_json(trace))), args.output))
     if diffs and args.backend == "sim":
         raise IsasimError(f"the recorded trace does not replay on the simulator ({diffs[0].describe()})")
-    write_trace(trace, args.output, overwrite=args.force)
+    write_trace_output(trace, args.output, force=args.force)
     steps = f" ({final.steps} steps)" if final.steps is not None else ""
     console(color=not args.no_color).print(f"wrote {args.output}{steps}, expectations from {producer}")
     return EXIT_OK
@@ -199,7 +207,7 @@ def cmd_diff(args) -> int:
                   f"({report.mode}, {report.steps} instructions{end})")
         return EXIT_OK
     d = report.divergence
-    out.print(f"[bold red]DIVERGENCE[/bold red] {d.describe(args.backend, args.against)}")
+    out.print(f"[bold red]DIVERGENCE[/bold red] {escape(d.describe(args.backend, args.against))}")
     if isinstance(d.a, (bytes, bytearray)) and isinstance(d.b, (bytes, bytearray)) and d.where.startswith("tmm"):
         out.print(side_by_side_row(d.a, d.b, args.backend, args.against))
     return EXIT_DIFFERENT
@@ -280,8 +288,9 @@ def cmd_step(args) -> int:
     isa_name, config, program, init = load_program_and_init(args)
     out = console(color=not args.no_color)
     if args.svg:
-        if Path(args.svg).exists() and not args.force:
-            raise IsasimError("already exists; refusing to overwrite it (pass --force to replace it)", source=args.svg)
+        from .core.output import check_output_path
+
+        check_output_path(args.svg, force=args.force)  # before the session, not after it
         if args.commands is None and not args.commands_file:
             raise UsageError("--svg records a scripted session: give --commands or --commands-file")
         out = console(color=True, width=args.svg_width)
@@ -301,7 +310,9 @@ def cmd_step(args) -> int:
             out.print(f"[dim](isasim) {script}[/dim]")
         stepper.run_script(script)
         if args.svg:
-            Path(args.svg).write_text(out.export_svg(title=f"isasim step {Path(args.program).name}"), encoding="utf-8")
+            from .core.output import write_output
+
+            write_output(args.svg, out.export_svg(title=f"isasim step {Path(args.program).name}"), force=args.force)
         return EXIT_OK
     try:
         import readline  # noqa: F401  (line editing and history at the prompt)
@@ -323,15 +334,14 @@ def cmd_show(args) -> int:
 
     trace = read_trace(args.trace)
     if args.html:
-        target = Path(args.html)
-        if target.exists() and not args.force:
-            raise IsasimError("already exists; refusing to overwrite it (pass --force to replace it)",
-                              source=args.html)
+        from .core.output import check_output_path, write_output
+
+        check_output_path(args.html, force=args.force)
         recorder = console(color=True, width=120)
         recorder.record = True
         recorder.file = open(os.devnull, "w")  # noqa: SIM115 - only the recording is wanted
         show_trace(trace, recorder)
-        target.write_text(recorder.export_html(inline_styles=True), encoding="utf-8")
+        write_output(args.html, recorder.export_html(inline_styles=True), force=args.force)
         console(color=not args.no_color).print(f"wrote {args.html}")
         return EXIT_OK
     show_trace(trace, console(color=not args.no_color))
@@ -339,20 +349,12 @@ def cmd_show(args) -> int:
 
 
 def cmd_kernel(args) -> int:
-    from .core.trace import write_trace
+    from .core.output import check_output_path, write_trace_output
     from .x86_amx import kernels
 
-    build = kernels.BUILDERS[args.name]
-    options = {}
-    if args.count is not None:
-        options["count"] = args.count
-    if args.k is not None:
-        options["K"] = args.k
-    try:
-        kernel = build(**options)
-    except (TypeError, ValueError) as error:
-        raise UsageError(f"{args.name}: {error}") from None
-    write_trace(kernel.trace(), args.output, overwrite=args.force)
+    check_output_path(args.output, force=args.force)  # before building: a large kernel takes a while
+    kernel = kernels.build(args.name, count=args.count, K=args.k)  # refuses sizes it cannot build, up front
+    write_trace_output(kernel.trace(), args.output, force=args.force)
     console(color=not args.no_color).print(f"wrote {args.output}: {kernel.description}, "
                                            f"{len(kernel.lines)} lines, {kernel.macs:,} multiply-adds")
     return EXIT_OK
@@ -409,8 +411,38 @@ def cmd_disasm(args) -> int:
 # ---- argument parsing --------------------------------------------------------------
 
 
+def count_at_least(lowest: int):
+    """An argparse type: an integer of at least ``lowest`` (a negative step limit or count is a typo, not a
+    request, so it is refused at the command line rather than deep inside a run)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < lowest:
+            raise argparse.ArgumentTypeError(f"must be at least {lowest}, not {value}")
+        return value
+
+    parse.__name__ = f"integer >= {lowest}"  # argparse names the type in its messages
+    return parse
+
+
+positive_int, non_negative_int = count_at_least(1), count_at_least(0)
+
+
+def isasim_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("isasim")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="isasim", description="Bit-accurate simulator of matrix-engine instruction sets.")
+    parser.add_argument("--version", action="version", version=f"isasim {isasim_version()}",
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def common(p, *, program=True):
@@ -419,7 +451,8 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--init", help="initial registers and memory (JSON: {\"regs\":..., \"memory\": [...]})")
             p.add_argument("--cpu", help="CPU model (sapphire-rapids, emerald-rapids, granite-rapids)")
         p.add_argument("--isa", default="x86_amx", help="ISA of an assembly file (default x86_amx)")
-        p.add_argument("--max-steps", type=int, default=DEFAULT_STEP_LIMIT, help="step limit (default %(default)s)")
+        p.add_argument("--max-steps", type=positive_int, default=DEFAULT_STEP_LIMIT,
+                       help="stop with an error after this many instructions (default %(default)s)")
         p.add_argument("--no-color", action="store_true", help="plain text output")
 
     p = sub.add_parser("run", help="run a program and print the final state")
@@ -435,17 +468,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("replay", help="replay trace files and check their expectations")
-    p.add_argument("traces", nargs="+", metavar="TRACE")
-    p.add_argument("--backend", default="sim")
-    p.add_argument("--max-steps", type=int, default=DEFAULT_STEP_LIMIT)
-    p.add_argument("--max-report", type=int, default=10, help="differences to list per trace")
-    p.add_argument("--no-color", action="store_true")
+    p.add_argument("traces", nargs="+", metavar="TRACE", help="trace files (.json) to replay")
+    p.add_argument("--backend", default="sim", help="where to replay: sim (default) or silicon")
+    p.add_argument("--max-steps", type=positive_int, default=DEFAULT_STEP_LIMIT,
+                   help="stop with an error after this many instructions (default %(default)s)")
+    p.add_argument("--max-report", type=positive_int, default=10,
+                   help="differences to list per trace (default %(default)s)")
+    p.add_argument("--no-color", action="store_true", help="plain text output")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("record", help="run a program on a backend and write a trace of the result")
     common(p)
     p.add_argument("-o", "--output", required=True, help="trace file to write (never overwritten without --force)")
-    p.add_argument("--backend", default="sim")
+    p.add_argument("--backend", default="sim", help="where to run: sim (default) or silicon")
     p.add_argument("--producer", help="who produced the expectations (default: the backend)")
     p.add_argument("--steps", action="store_true", help="also record every step's writes")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
@@ -460,7 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("fuzz", help="run random programs on the simulator and another backend, shrink divergences")
     p.add_argument("--isa", default="x86_amx", help="ISA (default x86_amx)")
-    p.add_argument("--cases", type=int, default=200, help="programs to run (default %(default)s)")
+    p.add_argument("--cases", type=positive_int, default=200, help="programs to run (default %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="the same seed draws the same programs (default %(default)s)")
     p.add_argument("--against", default="silicon", help="the other backend: silicon (default) or sim")
     p.add_argument("--only", choices=("scalar", "amx"),
@@ -480,38 +515,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="sim", help="whose state to show: sim (default) or silicon")
     p.add_argument("--show", action="append", metavar="tmmN:TYPE", help="element type of a tile in the views")
     p.add_argument("--hex", action="store_true", help="show tile elements in hex")
-    p.add_argument("--svg", help="also save the scripted session as an SVG picture")
-    p.add_argument("--svg-width", type=int, default=110, help="terminal width of the SVG (default %(default)s)")
+    p.add_argument("--svg", metavar="FILE", help="also save the scripted session as an SVG picture")
+    p.add_argument("--svg-width", type=positive_int, default=110, help="terminal width of the SVG (default %(default)s)")
     p.add_argument("--force", action="store_true", help="overwrite the SVG file if it exists")
     p.set_defaults(func=cmd_step)
 
     p = sub.add_parser("show", help="show a trace file in the terminal or as an HTML page")
-    p.add_argument("trace")
-    p.add_argument("--html", help="write a self-contained HTML page instead")
+    p.add_argument("trace", metavar="TRACE", help="the trace file (.json) to show")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page instead")
     p.add_argument("--force", action="store_true", help="overwrite the HTML file if it exists")
-    p.add_argument("--no-color", action="store_true")
+    p.add_argument("--no-color", action="store_true", help="plain text output")
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("kernel", help="write one of the seed article's kernels, at any size, as a trace file")
-    p.add_argument("name", choices=["int8_block", "int8_batch", "int8_per_block", "int8_microkernel", "bf16_block",
-                                    "bf16_microkernel"])
-    p.add_argument("--count", type=int, help="blocks (batch kernels) or 32x32 output blocks (microkernels)")
-    p.add_argument("--k", type=int, help="the K dimension")
-    p.add_argument("-o", "--output", required=True, help="trace file to write")
+    p.add_argument("name", metavar="NAME",
+                   choices=["int8_block", "int8_batch", "int8_per_block", "int8_microkernel", "bf16_block",
+                            "bf16_microkernel"],
+                   help="int8_block, int8_batch, int8_per_block, int8_microkernel, bf16_block or bf16_microkernel")
+    p.add_argument("--count", type=positive_int,
+                   help="blocks (batch kernels) or 32x32 output blocks (microkernels), at least 1")
+    p.add_argument("--k", type=positive_int,
+                   help="the K dimension: 1..64 (int8_block), 1..32 (bf16_block), a multiple of 64 "
+                        "(int8_microkernel) or 32 (bf16_microkernel)")
+    p.add_argument("-o", "--output", required=True, help="trace file to write (never overwritten without --force)")
     p.add_argument("--force", action="store_true", help="overwrite the output file")
-    p.add_argument("--no-color", action="store_true")
+    p.add_argument("--no-color", action="store_true", help="plain text output")
     p.set_defaults(func=cmd_kernel)
 
     p = sub.add_parser("asm", help="assemble and print a listing")
-    p.add_argument("program")
-    p.add_argument("--isa", default="x86_amx")
+    p.add_argument("program", help="assembly file (.s)")
+    p.add_argument("--isa", default="x86_amx", help="ISA of the assembly file (default x86_amx)")
     p.add_argument("--hex", action="store_true", help="print only the bytes")
     p.set_defaults(func=cmd_asm)
 
     p = sub.add_parser("disasm", help="disassemble bytes")
     p.add_argument("hex", nargs="*", help="bytes in hex")
     p.add_argument("--file", help="a raw binary file instead")
-    p.add_argument("--isa", default="x86_amx")
+    p.add_argument("--isa", default="x86_amx", help="ISA of the bytes (default x86_amx)")
     p.add_argument("--base", type=lambda s: int(s, 0), default=None, help="address of the first byte")
     p.set_defaults(func=cmd_disasm)
 
@@ -532,7 +572,8 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError("--max-steps must be at least 1")
         return args.func(args)
     except IsasimError as error:
-        print(f"isasim: error: {error}", file=sys.stderr)
+        # printable: a NUL or an escape sequence from the input is shown, not sent to the terminal
+        print(f"isasim: error: {printable(str(error))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("isasim: interrupted", file=sys.stderr)

@@ -26,10 +26,22 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import numerics
+from ..core.errors import ConfigError
 from ..core.trace import Init, RegionView, Trace
 
 CFG, A_BASE, B_BASE, C_BASE = 0x10000, 0x100000, 0x800000, 0xA00000
 ROW = 64  # bytes per tile row
+REGION_ALIGN = 0x1000  # a region moved to make room for a large one starts on a page
+
+# The largest memory image (initial regions plus the expected C) a built kernel may carry.  Building one
+# takes several times this in temporaries (the int64 reference product, the index grids) and the trace
+# stores it again as hex, so this keeps `isasim kernel` within a workstation's memory; the article's
+# largest problem (int8_microkernel --count 32 --k 1280) needs 1.5 MiB.
+MAX_KERNEL_MEMORY_BYTES = 32 * 2**20
+
+
+class KernelSizeError(ConfigError):
+    """Kernel parameters outside what the kernel can be built with."""
 
 
 # ---------------------------------------------------------------------------
@@ -108,6 +120,17 @@ class Assembly:
         self.lines.append(f"{name}:")
 
 
+def _layout(a_bytes: int, b_bytes: int) -> tuple[int, int, int]:
+    """Where A, B and C go: the usual addresses, except that a region too large for the gap before the next
+    one pushes the next one up (so the regions of a large kernel never overlap)."""
+    def after(start: int, size: int) -> int:
+        return -(-(start + size) // REGION_ALIGN) * REGION_ALIGN
+
+    b_base = max(B_BASE, after(A_BASE, a_bytes))
+    c_base = max(C_BASE, after(b_base, b_bytes))
+    return A_BASE, b_base, c_base
+
+
 def _region(name: str, address: int, data: np.ndarray, element: str, shape: tuple[int, int], *, show: bool = False):
     return (address, data.tobytes(), True), RegionView(name, address, element, shape, show)
 
@@ -173,6 +196,8 @@ def int8_block(K: int = 64) -> Kernel:
 
 
 def _block_regions(count: int, K: int = 64):
+    if count < 1:  # "dec r10; jnz" with r10 = 0 would loop 2^64 times
+        raise KernelSizeError(f"count must be at least 1, not {count}")
     a = article_a(16 * count, K)
     b = article_b(K, 16)
     blocks = a.reshape(count, 16, K)
@@ -229,12 +254,13 @@ def int8_per_block(count: int = 4) -> Kernel:
 
 def _batch_kernel(name, description, asm, a, b, blocks, count) -> Kernel:
     reference = a.astype(np.int64) @ b.astype(np.int64)
+    a_base, b_base, c_base = _layout(16 * count * 64, 16 * 64)
     regions = [_config_region(THREE_FULL_TILES),
-               _region("A", A_BASE, blocks.reshape(16 * count, 64), "uint8", (16 * count, 64)),
-               _region("packed B", B_BASE, pack_b_int8(b), "int8", (16, 64)),
-               _region("C", C_BASE, np.zeros((16 * count, 16), np.int32), "int32", (16 * count, 16), show=True)]
-    init = _init({"rdi": A_BASE, "rsi": B_BASE, "rdx": C_BASE, "rcx": CFG}, regions)
-    return Kernel(name, description, asm.lines, init, [(C_BASE, _int32_bytes(reference))], count * 16 * 16 * 64,
+               _region("A", a_base, blocks.reshape(16 * count, 64), "uint8", (16 * count, 64)),
+               _region("packed B", b_base, pack_b_int8(b), "int8", (16, 64)),
+               _region("C", c_base, np.zeros((16 * count, 16), np.int32), "int32", (16 * count, 16), show=True)]
+    init = _init({"rdi": a_base, "rsi": b_base, "rdx": c_base, "rcx": CFG}, regions)
+    return Kernel(name, description, asm.lines, init, [(c_base, _int32_bytes(reference))], count * 16 * 16 * 64,
                   reference)
 
 
@@ -242,6 +268,8 @@ def _microkernel(name: str, description: str, count: int, K: int, element: str) 
     """The 32x32 microkernel: C00, C01, C10, C11 in tmm0-3 across the K loop; A in tmm4/5 (TILELOADDT1),
     B in tmm6/7 (TILELOADD), loads interleaved with the dot products as in the article."""
     per_step = 64 if element == "int8" else 32  # K elements per 64-byte tile row
+    if count < 1:  # "dec r10; jnz" with r10 = 0 would loop 2^64 times
+        raise KernelSizeError(f"count must be at least 1, not {count}")
     if K % per_step or K <= 0:
         raise ValueError(f"K must be a positive multiple of {per_step} for the {element} microkernel")
     steps, M = K // per_step, 32 * count
@@ -313,14 +341,15 @@ def _microkernel(name: str, description: str, count: int, K: int, element: str) 
         a_type, b_type, c_type = "bf16", "bf16", "fp32"
         macs = M * 32 * K
     c_blocks = np.frombuffer(c_bytes, dtype=np.uint32).reshape(count, 32, 32)  # C laid out [count][32][32]
+    a_base, b_base, c_base = _layout(count * steps * 32 * 64, steps * 32 * 64)
     regions = [_config_region({t: (16, 64) for t in range(8)}),
-               _region("packed A", A_BASE, np.ascontiguousarray(a_data), a_type,
+               _region("packed A", a_base, np.ascontiguousarray(a_data), a_type,
                        (count * steps * 32, 64 // (1 if a_type == "uint8" else 2))),
-               _region("packed B", B_BASE, np.ascontiguousarray(b_data), b_type,
+               _region("packed B", b_base, np.ascontiguousarray(b_data), b_type,
                        (steps * 32, 64 // (1 if b_type == "int8" else 2))),
-               _region("C", C_BASE, np.zeros((M, 32), np.uint32), c_type, (M, 32), show=True)]
-    init = _init({"rdi": A_BASE, "rsi": B_BASE, "rdx": C_BASE, "rcx": CFG}, regions)
-    return Kernel(name, description, asm.lines, init, [(C_BASE, c_blocks.tobytes())], macs, reference)
+               _region("C", c_base, np.zeros((M, 32), np.uint32), c_type, (M, 32), show=True)]
+    init = _init({"rdi": a_base, "rsi": b_base, "rdx": c_base, "rcx": CFG}, regions)
+    return Kernel(name, description, asm.lines, init, [(c_base, c_blocks.tobytes())], macs, reference)
 
 
 def int8_microkernel(count: int = 32, K: int = 1280) -> Kernel:
@@ -372,3 +401,57 @@ BUILDERS = {
     "int8_block": int8_block, "int8_batch": int8_batch, "int8_per_block": int8_per_block,
     "int8_microkernel": int8_microkernel, "bf16_block": bf16_block, "bf16_microkernel": bf16_microkernel,
 }
+
+# What each kernel's size parameters may be: (takes count, K rule as (lowest, highest, multiple of) or None).
+# The loop counters are "mov r10, count" and "dec r10; jnz": a count of 0 would loop 2^64 times, so the
+# smallest count is 1.
+_SIZE_RULES = {
+    "int8_block": (False, (1, 64, 1)), "bf16_block": (False, (1, 32, 1)),
+    "int8_batch": (True, None), "int8_per_block": (True, None),
+    "int8_microkernel": (True, (64, None, 64)), "bf16_microkernel": (True, (32, None, 32)),
+}
+
+
+def memory_bytes(name: str, count: int, K: int) -> int:
+    """The bytes of memory a kernel's trace carries (initial regions and the expected C), computed from the
+    sizes alone, so that an impossible size is refused before anything is allocated."""
+    config = 64
+    if name in ("int8_block", "bf16_block"):
+        return config + 3 * 16 * 64 + 16 * 64
+    if name in ("int8_batch", "int8_per_block"):
+        return config + count * 1024 + 1024 + 2 * count * 1024  # A, packed B, C and the expected C
+    element_bytes = 1 if name == "int8_microkernel" else 2
+    a, b, c = 32 * count * K * element_bytes, 32 * K * element_bytes, 32 * 32 * 4 * count
+    return config + a + b + 2 * c
+
+
+def build(name: str, count: int | None = None, K: int | None = None) -> Kernel:
+    """Build kernel ``name`` at the given size (None: its default), refusing a size it cannot be built with
+    (KernelSizeError, one line naming the rule) before allocating anything."""
+    import inspect
+
+    if name not in BUILDERS:
+        raise KernelSizeError(f"no kernel named {name!r} (known: {', '.join(BUILDERS)})")
+    builder = BUILDERS[name]
+    takes_count, k_rule = _SIZE_RULES[name]
+    defaults = {key: p.default for key, p in inspect.signature(builder).parameters.items()}
+    if count is not None and not takes_count:
+        raise KernelSizeError(f"{name} is a single block: it takes no count")
+    if count is not None and count < 1:
+        raise KernelSizeError(f"{name}: count must be at least 1, not {count}")
+    options = {}
+    if count is not None:
+        options["count"] = count
+    if K is not None:
+        if k_rule is None:
+            raise KernelSizeError(f"{name} has K = 64 (one tile row of A): it takes no K")
+        low, high, multiple = k_rule
+        if K < low or (high is not None and K > high) or K % multiple:
+            rule = f"{low}..{high}" if high is not None else f"a positive multiple of {multiple}"
+            raise KernelSizeError(f"{name}: K must be {rule}, not {K}")
+        options["K"] = K
+    needed = memory_bytes(name, options.get("count", defaults.get("count", 1)), options.get("K", defaults.get("K", 64)))
+    if needed > MAX_KERNEL_MEMORY_BYTES:
+        raise KernelSizeError(f"{name}: this size needs {needed:,} bytes of memory in its trace, more than the "
+                              f"limit of {MAX_KERNEL_MEMORY_BYTES:,} ({MAX_KERNEL_MEMORY_BYTES // 2**20} MiB)")
+    return builder(**options)

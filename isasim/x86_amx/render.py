@@ -33,6 +33,14 @@ def infer_element_types(program: Program | None) -> dict[int, str]:
     return types
 
 
+def uses_amx(program: Program) -> bool:
+    """Whether any instruction of the program is an AMX one (so its TILECFG is worth showing)."""
+    from .amx import FORMS as AMX_FORMS
+
+    amx_forms = {id(form) for form in AMX_FORMS}
+    return any(id(ins.form) in amx_forms for ins in program.instructions)
+
+
 def tilecfg_table(state: X86AmxState) -> Group:
     cfg = state.tilecfg
     table = Table(box=None, padding=(0, 1))
@@ -70,7 +78,11 @@ def state_view(state: X86AmxState, program: Program | None = None, *, element_ty
                hex_values: bool = False, tiles: list[int] | None = None, width: int = 100) -> Group:
     inferred = infer_element_types(program)
     inferred.update(element_types or {})
-    parts = [registers_table(state), tilecfg_table(state)]
+    parts = [registers_table(state)]
+    # A scalar-only program never touches the tiles: an "INIT: tiles not configured" block would only be noise.
+    # With no program to judge by, or once tiles are configured, TILECFG is always shown.
+    if state.tilecfg.configured or program is None or uses_amx(program):
+        parts.append(tilecfg_table(state))
     if state.tilecfg.configured:
         for t in tiles if tiles is not None else range(MAX_TILES):
             rows, colsb = state.tile_shape(t)
