@@ -5,17 +5,35 @@ statement is any number of ``label:`` prefixes followed by an instruction or a
 directive.  Supported directives: ``.intel_syntax noprefix``, ``.text``,
 ``.globl``/``.global``, ``.type``, ``.size``, ``.p2align 0``, ``.set``/``.equ``
 (integer constants usable in operands), and ``.byte`` (raw bytes, e.g. an
-encoding GNU as refuses to produce).  Integers are written as GNU as reads them:
-``0x1f``, ``0b101``, ``017`` (octal), ``42``, with ``+ - * / % << >> & | ^ ~`` and
-parentheses.
+encoding GNU as refuses to produce).
 
-Assembly produces bytes, and the program is the decoding of those bytes, so the
-simulator runs exactly what the silicon backend would run.
+Expressions are GNU as 2.40 expressions (checked against it by a differential
+fuzzer): ASCII numbers only (``0x1f``, ``0b101``, ``017`` octal, ``42``; a
+Unicode digit is not a digit), 64-bit two's-complement arithmetic, and GNU as's
+operators and ranks, which are not C's::
+
+    unary  - + ~ ! not                       (binds tightest)
+    8      * / % << >> mod shl shr           (/ and % signed, truncating; >> logical)
+    7      | & ^ !  or and xor               (a ! b is a | ~b)
+    5      + -
+    4      < > <> eq ne lt le gt ge          (signed; true is -1)
+    3      &&
+    2      ||                                (1 or 0)
+
+Where GNU as only warns and then assembles a made-up value (a shift count
+outside 0..63, a division by zero, a number wider than 64 bits, a missing
+operand), isasim refuses with an :class:`AssemblyError`: a warning the user
+may not see is how silently wrong code is made.
+
+Branches start short and grow to rel32 until the layout is a fixed point, as
+GNU as relaxes them.  Assembly produces bytes, and the program is the decoding
+of those bytes, so the simulator runs exactly what the silicon backend would run.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -27,9 +45,230 @@ from .operands import Imm, Mem, Reg, Target
 from .registers import GPR_VIEWS, TILE_REGISTERS
 
 _SIZE_WORDS = {"byte": 1, "word": 2, "dword": 4, "qword": 8, "xmmword": 16, "ymmword": 32, "zmmword": 64}
-_IDENT = r"[A-Za-z_.$][A-Za-z0-9_.$]*"
-_LABEL_RE = re.compile(rf"^\s*({_IDENT})\s*:(?!:)")
-_TOKEN_RE = re.compile(r"\s*(0[xX][0-9A-Fa-f]+|0[bB][01]+|\d+|<<|>>|" + _IDENT + r"|[-+*/%&|^~()])")
+# GNU as's blanks; str.strip() and \s would also take Unicode spaces, which GNU as calls junk.
+_BLANKS = " \t\r\f\v"
+# GNU as lets every byte above 0x7f into a symbol name, so a non-ASCII letter or
+# digit is part of a name (an undefined symbol here), never part of a number.
+_NAME_START = r"A-Za-z_.$\u0080-\U0010ffff"
+_IDENT = rf"[{_NAME_START}][{_NAME_START}0-9]*"
+_LABEL_RE = re.compile(rf"^[{_BLANKS}]*({_IDENT})[{_BLANKS}]*:(?!:)")
+_BLANK_RUN = re.compile(rf"[{_BLANKS}]+")
+_EXPR_TOKEN_RE = re.compile(
+    rf"(?P<number>[0-9][0-9A-Za-z_.$]*)|(?P<name>{_IDENT})|(?P<op><<|>>|<>|&&|\|\||[-+*/%&|^~!()<>])")
+_HEX_RE = re.compile(r"0[xX][0-9A-Fa-f]+")
+_BINARY_RE = re.compile(r"0[bB][01]+")
+_OCTAL_RE = re.compile(r"0[0-7]*")
+_DECIMAL_RE = re.compile(r"[1-9][0-9]*")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+_BITS = 64
+_MODULUS = 1 << _BITS
+_SIGN = 1 << (_BITS - 1)
+
+
+def ascii_lower(text: str) -> str:
+    """Lower-case A-Z only: str.lower() maps e.g. the Kelvin sign to 'k', which GNU as never would."""
+    return text.translate(_ASCII_LOWER)
+
+
+def printable(text: str) -> str:
+    """User text for an error message, with control and other invisible characters escaped."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    """Quote at most the start of a long operand: the message must stay one readable line."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _wrap(value: int) -> int:
+    """The 64-bit two's-complement value GNU as keeps (its offsetT), as a signed Python int."""
+    return ((value + _SIGN) % _MODULUS) - _SIGN
+
+
+def _divide(a: int, b: int, text: str) -> int:
+    if b == 0:
+        raise AssemblyError(f"division by zero in '{_clip(text)}' (GNU as warns and assembles the dividend)")
+    if a == -_SIGN and b == -1:
+        raise AssemblyError(f"'{_clip(text)}' overflows: -0x8000000000000000 / -1 has no 64-bit quotient")
+    quotient = abs(a) // abs(b)  # C truncates toward zero; Python's // floors
+    return quotient if (a < 0) == (b < 0) else -quotient
+
+
+def _remainder(a: int, b: int, text: str) -> int:
+    if b == 0:
+        raise AssemblyError(f"division by zero in '{_clip(text)}' (GNU as warns and assembles 0)")
+    if a == -_SIGN and b == -1:
+        return 0
+    return a - b * _divide(a, b, text)
+
+
+def _shift_count(count: int, text: str) -> int:
+    # GNU as compares the count as unsigned: -1 is 2**64-1, out of range like 64.
+    if not 0 <= count < _BITS:
+        raise AssemblyError(f"shift count out of range ({count} is not between 0 and 63) in '{_clip(text)}'")
+    return count
+
+
+_BINARY = {  # operator: (rank, function(a, b, text)) on 64-bit signed values, GNU as's ranks
+    "*": (8, lambda a, b, t: _wrap(a * b)),
+    "/": (8, _divide),
+    "%": (8, _remainder),
+    "<<": (8, lambda a, b, t: _wrap(a << _shift_count(b, t))),
+    ">>": (8, lambda a, b, t: _wrap((a % _MODULUS) >> _shift_count(b, t))),  # logical, as GNU as shifts
+    "|": (7, lambda a, b, t: a | b),
+    "!": (7, lambda a, b, t: a | ~b),  # GNU as's "or not"
+    "^": (7, lambda a, b, t: a ^ b),
+    "&": (7, lambda a, b, t: a & b),
+    "+": (5, lambda a, b, t: _wrap(a + b)),
+    "-": (5, lambda a, b, t: _wrap(a - b)),
+    "<": (4, lambda a, b, t: -1 if a < b else 0),
+    ">": (4, lambda a, b, t: -1 if a > b else 0),
+    "<>": (4, lambda a, b, t: -1 if a != b else 0),
+    "eq": (4, lambda a, b, t: -1 if a == b else 0),
+    "ne": (4, lambda a, b, t: -1 if a != b else 0),
+    "lt": (4, lambda a, b, t: -1 if a < b else 0),
+    "le": (4, lambda a, b, t: -1 if a <= b else 0),
+    "gt": (4, lambda a, b, t: -1 if a > b else 0),
+    "ge": (4, lambda a, b, t: -1 if a >= b else 0),
+    "&&": (3, lambda a, b, t: 1 if a and b else 0),
+    "||": (2, lambda a, b, t: 1 if a or b else 0),
+}
+# Intel-syntax operator words (GNU as's i386_operators), matched case-insensitively.
+_WORD_OPERATORS = {"mod": "%", "shl": "<<", "shr": ">>", "and": "&", "or": "|", "xor": "^",
+                   "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
+_UNARY = {
+    "-": lambda a: _wrap(-a),
+    "+": lambda a: a,
+    "~": lambda a: ~a,
+    "not": lambda a: ~a,
+    "!": lambda a: 0 if a else 1,
+}
+_UNARY_RANK = 9
+_LOWER_THAN_ADD = {op for op, (rank, _f) in _BINARY.items() if rank < 5}
+
+
+@dataclass(frozen=True)
+class _Token:
+    kind: str  # "number" (value holds it), "name", "op", "(" or ")"
+    text: str
+    value: int = 0
+
+
+def _read_number(text: str, expression: str) -> int:
+    # Length checks come before int(): a 5,000-digit literal is too wide for 64 bits
+    # anyway, and int() of a long decimal string trips Python's int-string limit.
+    if _HEX_RE.fullmatch(text):
+        digits, base, per_digit = text[2:].lstrip("0"), 16, 4
+    elif _BINARY_RE.fullmatch(text):
+        digits, base, per_digit = text[2:].lstrip("0"), 2, 1
+    elif _OCTAL_RE.fullmatch(text):
+        digits, base, per_digit = text[1:].lstrip("0"), 8, 3
+    elif _DECIMAL_RE.fullmatch(text):
+        digits, base, per_digit = text, 10, 3.33
+    else:
+        raise AssemblyError(f"'{_clip(text)}' is not a number GNU as reads (in '{_clip(expression)}')")
+    if len(digits) * per_digit > _BITS + 3 * per_digit:
+        raise AssemblyError(f"number '{text[:24]}{'...' if len(text) > 24 else ''}' does not fit in 64 bits")
+    value = int(digits or "0", base)
+    if value >= _MODULUS:
+        raise AssemblyError(f"number '{_clip(text)}' does not fit in 64 bits (GNU as makes it a bignum)")
+    return _wrap(value)
+
+
+def tokenize_expression(text: str) -> list[_Token]:
+    tokens, pos = [], 0
+    while pos < len(text):
+        if text[pos] in _BLANKS:
+            pos += 1
+            continue
+        m = _EXPR_TOKEN_RE.match(text, pos)
+        if not m:
+            raise AssemblyError(f"cannot read '{text[pos:]}' in expression '{_clip(text)}'")
+        if m.lastgroup == "number":
+            tokens.append(_Token("number", m.group(), _read_number(m.group(), text)))
+        elif m.lastgroup == "name":
+            word = ascii_lower(m.group())
+            if word in _WORD_OPERATORS:
+                tokens.append(_Token("op", _WORD_OPERATORS[word]))
+            elif word == "not":
+                tokens.append(_Token("op", "not"))
+            else:
+                tokens.append(_Token("name", m.group()))
+        elif m.group() in "()":
+            tokens.append(_Token(m.group(), m.group()))
+        else:
+            tokens.append(_Token("op", m.group()))
+        pos = m.end()
+    return tokens
+
+
+def evaluate_tokens(tokens: list[_Token], symbols: dict[str, int], text: str) -> int:
+    """Operator-precedence evaluation with explicit stacks, so no input depth can overflow Python's stack."""
+    if not tokens:
+        raise AssemblyError(f"missing value in '{_clip(text)}'" if text.strip(_BLANKS) else "missing value")
+    values: list[int] = []
+    pending: list[tuple[str, str]] = []  # ("unary", op), ("binary", op) or ("(", "(")
+
+    def reduce_one() -> None:
+        kind, op = pending.pop()
+        if kind == "unary":
+            values.append(_UNARY[op](values.pop()))
+        else:
+            right, left = values.pop(), values.pop()
+            values.append(_BINARY[op][1](left, right, text))
+
+    def reduce_while_rank_at_least(rank: int) -> None:
+        while pending and pending[-1][0] != "(" and (
+                pending[-1][0] == "unary" or _BINARY[pending[-1][1]][0] >= rank):
+            reduce_one()
+
+    expect_operand = True
+    for token in tokens:
+        if expect_operand:
+            if token.kind == "op" and token.text in _UNARY:
+                pending.append(("unary", token.text))
+            elif token.kind == "(":
+                pending.append(("(", "("))
+            elif token.kind == "number":
+                values.append(token.value)
+                expect_operand = False
+            elif token.kind == "name":
+                if token.text not in symbols:
+                    raise AssemblyError(f"unknown symbol '{token.text}'")
+                values.append(_wrap(symbols[token.text]))
+                expect_operand = False
+            else:
+                raise AssemblyError(f"missing operand before '{token.text}' in '{_clip(text)}'")
+        elif token.kind == ")":
+            reduce_while_rank_at_least(0)
+            if not pending:
+                raise AssemblyError(f"unexpected ')' in '{_clip(text)}'")
+            pending.pop()
+        elif token.kind == "op" and token.text in _BINARY:
+            reduce_while_rank_at_least(_BINARY[token.text][0])
+            pending.append(("binary", token.text))
+            expect_operand = True
+        else:
+            raise AssemblyError(f"unexpected '{token.text}' in expression '{_clip(text)}'")
+    if expect_operand:
+        raise AssemblyError(f"expression '{_clip(text)}' ends without an operand (GNU as would assume 0)")
+    reduce_while_rank_at_least(0)
+    if pending:
+        raise AssemblyError(f"missing ')' in '{_clip(text)}'")
+    return values[0]
+
+
+class ExpressionParser:
+    """GNU as's integer expressions: its number syntax, operators, ranks and 64-bit arithmetic."""
+
+    def __init__(self, text: str, symbols: dict[str, int]):
+        self.text = text
+        self.symbols = symbols
+        self.tokens = tokenize_expression(text)
+
+    def parse(self) -> int:
+        return evaluate_tokens(self.tokens, self.symbols, self.text)
 
 
 @dataclass
@@ -42,13 +281,17 @@ class Statement:
     encoding: bytes = b""
     long_branch: bool = False
     extra: dict = field(default_factory=dict)
+    branch: bool = False  # a jmp/jcc whose size relaxation decides
+    size: int = 0  # bytes in the current layout
 
 
 def _split_statements(text: str):
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # Only "\n" ends a line for GNU as; str.splitlines() would also split at \v, \f,
+    # \x1c-\x1e, \x85 and U+2028/2029 and so misnumber every later line.
+    for number, raw in enumerate(text.split("\n"), start=1):
         code = raw.split("#", 1)[0]
         for piece in code.split(";"):
-            if piece.strip():
+            if piece.strip(_BLANKS):
                 yield number, piece
 
 
@@ -61,96 +304,39 @@ def _split_operands(text: str) -> list[str]:
         elif ch in "])":
             depth -= 1
         if ch == "," and depth == 0:
-            parts.append(current.strip())
+            parts.append(current.strip(_BLANKS))
             current = ""
         else:
             current += ch
-    if current.strip() or parts:
-        parts.append(current.strip())
+    if current.strip(_BLANKS) or parts:
+        parts.append(current.strip(_BLANKS))
     return parts
 
 
-class ExpressionParser:
-    """A tiny integer expression evaluator with GNU as's number syntax and precedence."""
+def _address_register(token: _Token) -> str | None:
+    if token.kind != "name":
+        return None
+    name = ascii_lower(token.text)
+    return name if name in GPR_VIEWS or name in ("riz", "rip") else None
 
-    def __init__(self, text: str, symbols: dict[str, int]):
-        self.text = text
-        self.symbols = symbols
-        self.tokens = self._tokenize(text)
-        self.pos = 0
 
-    def _tokenize(self, text: str) -> list[str]:
-        tokens, pos = [], 0
-        while pos < len(text):
-            if text[pos].isspace():
-                pos += 1
-                continue
-            m = _TOKEN_RE.match(text, pos)
-            if not m:
-                raise AssemblyError(f"cannot read '{text[pos:]}' in expression '{text}'")
-            tokens.append(m.group(1))
-            pos = m.end()
-        return tokens
-
-    def parse(self) -> int:
-        if not self.tokens:
-            raise AssemblyError("missing value")
-        value = self._binary(0)
-        if self.pos != len(self.tokens):
-            raise AssemblyError(f"unexpected '{self.tokens[self.pos]}' in expression '{self.text}'")
-        return value
-
-    _LEVELS = [("|",), ("^",), ("&",), ("<<", ">>"), ("+", "-"), ("*", "/", "%")]
-
-    def _binary(self, level: int) -> int:
-        if level == len(self._LEVELS):
-            return self._unary()
-        value = self._binary(level + 1)
-        while self.pos < len(self.tokens) and self.tokens[self.pos] in self._LEVELS[level]:
-            op = self.tokens[self.pos]
-            self.pos += 1
-            rhs = self._binary(level + 1)
-            if op in ("/", "%") and rhs == 0:
-                raise AssemblyError(f"division by zero in '{self.text}'")
-            value = {
-                "|": lambda a, b: a | b, "^": lambda a, b: a ^ b, "&": lambda a, b: a & b,
-                "<<": lambda a, b: a << min(b, 128), ">>": lambda a, b: a >> min(b, 128),
-                "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-                "/": lambda a, b: int(a / b), "%": lambda a, b: a - b * int(a / b),
-            }[op](value, rhs)
-        return value
-
-    def _unary(self) -> int:
-        if self.pos >= len(self.tokens):
-            raise AssemblyError(f"expression '{self.text}' ends too early")
-        token = self.tokens[self.pos]
-        self.pos += 1
-        if token == "-":
-            return -self._unary()
-        if token == "+":
-            return self._unary()
-        if token == "~":
-            return ~self._unary()
-        if token == "(":
-            value = self._binary(0)
-            if self.pos >= len(self.tokens) or self.tokens[self.pos] != ")":
-                raise AssemblyError(f"missing ')' in '{self.text}'")
-            self.pos += 1
-            return value
-        if token[0].isdigit():
-            low = token.lower()
-            if low.startswith("0x"):
-                return int(low, 16)
-            if low.startswith("0b"):
-                return int(low[2:], 2)
-            if len(token) > 1 and token[0] == "0":
-                if not re.fullmatch(r"[0-7]+", token):
-                    raise AssemblyError(f"'{token}' is not a valid octal number")
-                return int(token, 8)
-            return int(token)
-        if token in self.symbols:
-            return self.symbols[token]
-        raise AssemblyError(f"unknown symbol '{token}'")
+def _split_address_terms(tokens: list[_Token]) -> list[tuple[str, list[_Token]]]:
+    """The terms of an address joined by + and - outside parentheses, each with its sign."""
+    terms: list[tuple[str, list[_Token]]] = []
+    sign, current, depth, expect_operand = "+", [], 0, True
+    for token in tokens:
+        if token.kind == "(":
+            depth += 1
+        elif token.kind == ")":
+            depth -= 1
+        if depth == 0 and not expect_operand and token.kind == "op" and token.text in "+-":
+            terms.append((sign, current))
+            sign, current, expect_operand = token.text, [], True
+            continue
+        current.append(token)
+        expect_operand = token.kind in ("op", "(")
+    terms.append((sign, current))
+    return terms
 
 
 class Assembler:
@@ -160,77 +346,94 @@ class Assembler:
         self.base = base
         self.constants: dict[str, int] = {}
         self.labels: dict[str, int] = {}
+        self.label_names: set[str] = set()
+        self.encodings: dict[tuple, bytes] = {}
 
     # ---- operand parsing ------------------------------------------------------
     def value(self, text: str) -> int:
         return ExpressionParser(text, self.constants).parse()
 
     def parse_memory(self, text: str, size: int | None) -> Mem:
-        inner = text.strip()
-        outside = ""
-        m = re.fullmatch(r"(.*?)\[(.*)\](.*)", inner)
+        inner = text.strip(_BLANKS)
+        m = re.fullmatch(r"(.*?)\[(.*)\](.*)", inner, re.DOTALL)
         if not m:
-            raise AssemblyError(f"bad memory operand '{text}'")
-        outside = (m.group(1) + m.group(3)).strip()
+            raise AssemblyError(f"bad memory operand '{_clip(text)}'")
+        outside = (m.group(1) + m.group(3)).strip(_BLANKS)
         body = m.group(2)
+        tokens = tokenize_expression(body)
+        if not tokens and not outside:
+            raise AssemblyError(f"empty memory operand '{_clip(text)}'")  # GNU as: junk `]' after expression
         base = index = None
         scale = 1
-        disp_terms = []
-        for sign, term in re.findall(r"([+-]?)\s*([^+-]+)", body.replace(" ", "")):
-            term = term.strip().lower()
-            if not term:
+        disp_tokens: list[_Token] = []
+        terms = _split_address_terms(tokens) if tokens else []
+        has_register = any(_address_register(t) for t in tokens)
+        if not has_register:
+            disp_tokens = tokens  # one expression, evaluated with every rank as GNU as does
+            terms = []
+        for sign, term in terms:
+            registers = [i for i, t in enumerate(term) if _address_register(t)]
+            if not registers:
+                if any(t.kind == "op" and t.text in _LOWER_THAN_ADD for t in term):
+                    # Splitting at + and - would give these operators the wrong rank.
+                    raise AssemblyError(f"put the comparison or logical operator in '{_clip(text)}' in parentheses")
+                disp_tokens += [_Token("op", sign), _Token("(", "(")] + term + [_Token(")", ")")]
                 continue
-            reg_scale = re.fullmatch(r"([a-z0-9]+)\*(\w+)|(\w+)\*([a-z0-9]+)", term)
-            if term in GPR_VIEWS or term in ("riz", "rip"):
-                if sign == "-":
-                    raise AssemblyError(f"a register cannot be subtracted in '{text}'")
-                if base is None and term != "riz":
-                    base = term
+            if sign == "-":
+                raise AssemblyError(f"a register cannot be subtracted in '{_clip(text)}'")
+            if len(term) == 1:
+                reg = _address_register(term[0])
+                if base is None and reg != "riz":
+                    base = reg
                 elif index is None:
-                    index = term
+                    index = reg
                 else:
-                    raise AssemblyError(f"too many registers in '{text}'")
-            elif reg_scale and (reg_scale.group(1) in GPR_VIEWS or reg_scale.group(4) in GPR_VIEWS or
-                                reg_scale.group(1) == "riz" or reg_scale.group(4) == "riz"):
-                reg, factor = ((reg_scale.group(1), reg_scale.group(2)) if reg_scale.group(1) in GPR_VIEWS or
-                               reg_scale.group(1) == "riz" else (reg_scale.group(4), reg_scale.group(3)))
-                if index is not None:
-                    raise AssemblyError(f"two index registers in '{text}'")
-                index, scale = reg, self.value(factor)
-            else:
-                disp_terms.append(f"{sign}({term})" if sign else f"({term})")
+                    raise AssemblyError(f"too many registers in '{_clip(text)}'")
+                continue
+            at = registers[0]
+            if len(registers) > 1 or not (
+                    (at == 0 and term[1].kind == "op" and term[1].text == "*") or
+                    (at == len(term) - 1 and term[-2].kind == "op" and term[-2].text == "*")):
+                raise AssemblyError(f"a register can only be added or scaled (reg*scale) in '{_clip(text)}'")
+            factor = term[2:] if at == 0 else term[:-2]
+            if index is not None:
+                raise AssemblyError(f"two index registers in '{_clip(text)}'")
+            index = _address_register(term[at])
+            scale = evaluate_tokens(factor, self.constants, text)
         if outside:
-            disp_terms.append(f"+({outside})")
-        disp = self.value("".join(disp_terms)) if disp_terms else 0
+            disp_tokens += [_Token("op", "+"), _Token("(", "(")] + tokenize_expression(outside) + [_Token(")", ")")]
+        disp = evaluate_tokens(disp_tokens, self.constants, text) if disp_tokens else 0
         for reg in (base, index):
             if reg and reg not in ("riz", "rip") and GPR_VIEWS[reg].bits != 64:
                 raise AssemblyError(f"'{reg}' cannot address memory in 64-bit code; use a 64-bit register")
         if scale not in (1, 2, 4, 8):
-            raise AssemblyError(f"scale factor must be 1, 2, 4 or 8 in '{text}'")
-        if not -(1 << 63) <= disp < (1 << 64):
-            raise AssemblyError(f"displacement of '{text}' does not fit in 64 bits")
+            raise AssemblyError(f"scale factor must be 1, 2, 4 or 8 in '{_clip(text)}'")
         return Mem(base=base, index=index, scale=scale, disp=disp, size=size)
 
     def parse_operand(self, text: str, mnemonic: str):
-        low = text.strip().lower()
+        text = text.strip(_BLANKS)
+        low = ascii_lower(text)
         size = None
-        m = re.match(r"^(byte|word|dword|qword|xmmword|ymmword|zmmword)\s+ptr\s+(.*)$", low)
+        m = re.match(rf"^(byte|word|dword|qword|xmmword|ymmword|zmmword)[{_BLANKS}]+ptr[{_BLANKS}]+(.*)$", low,
+                     re.DOTALL)
         if m:
             size = _SIZE_WORDS[m.group(1)]
             low = m.group(2)
-            text = text.strip()[len(text.strip()) - len(low):]
+            text = text[len(text) - len(low):]
         if "[" in low:
             return self.parse_memory(text, size)
         if low.startswith("ds:"):  # an absolute address, as objdump prints one
-            return Mem(disp=self.value(text.strip()[3:]), size=size)
+            return Mem(disp=self.value(text[3:]), size=size)
         if size is not None:
-            raise AssemblyError(f"'{text}' after PTR must be a memory operand")
+            raise AssemblyError(f"'{_clip(text)}' after PTR must be a memory operand")
         if low in GPR_VIEWS or low in TILE_REGISTERS:
             return Reg(low)
-        if re.fullmatch(r"(tmm|xmm|ymm|zmm|k|st|mm|cr|dr)\d+|[cdefgs]s|rip|riz", low):
+        if re.fullmatch(r"(tmm|xmm|ymm|zmm|k|st|mm|cr|dr)[0-9]+|[cdefgs]s|rip|riz", low):
             raise AssemblyError(f"register '{low}' cannot be used by {mnemonic}")
-        if mnemonic.startswith("j") and re.fullmatch(_IDENT, text.strip()) and text.strip() not in self.constants:
-            return Target(self.labels.get(text.strip(), -1), text.strip())
+        if mnemonic.startswith("j") and re.fullmatch(_IDENT, text) and text not in self.constants:
+            if text not in self.label_names:
+                raise AssemblyError(f"undefined label '{_clip(text)}'")
+            return Target(-1, text)  # its address comes from the layout
         return Imm(self.value(text))
 
     # ---- statements -------------------------------------------------------------
@@ -245,19 +448,19 @@ class Assembler:
                     break
                 labels.append(m.group(1))
                 rest = rest[m.end():]
-            rest = rest.strip()
+            rest = rest.strip(_BLANKS)
             statement = Statement(number, labels)
             if rest:
-                parts = rest.split(None, 1)
-                statement.mnemonic = parts[0].lower()
+                parts = _BLANK_RUN.split(rest, 1)
+                statement.mnemonic = ascii_lower(parts[0])
                 statement.operand_text = parts[1] if len(parts) > 1 else ""
             out.append(statement)
         return out
 
     def directive(self, st: Statement) -> bytes:
-        name, args = st.mnemonic, st.operand_text.strip()
+        name, args = st.mnemonic, st.operand_text.strip(_BLANKS)
         if name == ".intel_syntax":
-            if args.lower() not in ("noprefix",):
+            if ascii_lower(args) not in ("noprefix",):
                 raise AssemblyError(".intel_syntax needs 'noprefix' (isasim reads registers without %)")
             return b""
         if name in (".att_syntax",):
@@ -286,57 +489,116 @@ class Assembler:
         raise AssemblyError(f"unknown or unsupported directive '{name}'")
 
     def encode(self, st: Statement, address: int) -> bytes:
+        """Encode a statement that is not a relaxed branch (its bytes do not depend on the layout)."""
         mnemonic = st.mnemonic
-        operands = tuple(self.parse_operand(t, mnemonic) for t in _split_operands(st.operand_text))
+        operands = st.operands
         form = amx.BY_MNEMONIC.get(mnemonic)
         if form is not None:
             amx.check_operands(form, operands)
             return form.encode(operands)
         if mnemonic in scalar.MNEMONICS:
-            targets = [o for o in operands if isinstance(o, Target)]
-            for t in targets:
-                if t.label not in self.labels:
-                    raise AssemblyError(f"undefined label '{t.label}'")
             _form, _ops, code = scalar.encode(mnemonic, operands, address, long_branch=st.long_branch)
             return code
         raise AssemblyError(f"unknown mnemonic '{mnemonic}'")
 
-    def assemble(self) -> Program:
-        statements = self.statements()
-        # Lay out, then re-lay out while a branch grows from rel8 to rel32.  A
-        # branch that has grown stays long, so this always ends.
-        for _attempt in range(64):
-            address = self.base
-            new_labels: dict[str, int] = {}
-            changed = False
-            self.constants = {}
-            for st in statements:
-                for label in st.labels:
-                    if label in new_labels:
-                        raise AssemblyError(f"label '{label}' is defined twice").located(self.source, st.line)
-                    new_labels[label] = address
-                if st.mnemonic is None:
+    def _branch_target(self, st: Statement, labels: dict[str, int]) -> Target:
+        (op,) = st.operands
+        if isinstance(op, Target):
+            return Target(labels[op.label], op.label)
+        return Target(op.value % _MODULUS)
+
+    def _prepare(self, st: Statement) -> None:
+        """Parse a statement and fix its bytes, or for a branch its two possible sizes."""
+        if st.mnemonic.startswith("."):
+            st.encoding = self.directive(st)
+            st.size = len(st.encoding)
+            return
+        st.operands = tuple(self.parse_operand(t, st.mnemonic) for t in _split_operands(st.operand_text))
+        if st.mnemonic.startswith("j") and st.mnemonic in scalar.MNEMONICS:
+            if len(st.operands) == 1 and isinstance(st.operands[0], Target):
+                probe = (Target(self.base, st.operands[0].label),)
+            else:
+                probe = st.operands  # let the encoder say what is wrong with them
+            # The rel32 form's length, found by encoding it once (5 for jmp, 6 for jcc).
+            _f, _o, long_code = scalar.encode(st.mnemonic, probe, self.base, long_branch=True)
+            st.branch = True
+            st.extra["long_size"] = len(long_code)
+            st.size = 2  # every branch starts short, as GNU as starts its frags
+            return
+        key = (st.mnemonic, st.operands)
+        if key not in self.encodings:  # a kernel repeats instructions; their bytes do not depend on the address
+            self.encodings[key] = self.encode(st, 0)
+        st.encoding = self.encodings[key]
+        st.size = len(st.encoding)
+
+    def _relax(self, statements: list[Statement]) -> dict[str, int]:
+        """Grow short branches that do not reach until none does: GNU as's relaxation, to its fixed point.
+
+        Every round lays out the whole program from the current sizes and only then
+        grows the branches that do not reach, so no decision uses a stale address.
+        Sizes only grow, so each round but the last makes at least one more branch
+        long and the loop ends within len(branches) + 1 rounds."""
+        sizes = [st.size for st in statements]
+        label_at = [(label, i) for i, st in enumerate(statements) for label in st.labels]
+        branches = [i for i, st in enumerate(statements) if st.branch]
+        for _round in range(len(branches) + 2):
+            addresses = list(itertools.accumulate(sizes, initial=self.base))
+            labels = {label: addresses[i] for label, i in label_at}
+            grew = False
+            for i in branches:
+                st = statements[i]
+                if st.long_branch:
                     continue
+                target = self._branch_target(st, labels)
+                if not -128 <= target.address - (addresses[i] + 2) <= 127:
+                    st.long_branch, st.size, grew = True, st.extra["long_size"], True
+                    sizes[i] = st.size
+            if not grew:
+                for st, address in zip(statements, addresses):
+                    st.extra["address"] = address
+                return labels
+        raise AssemblyError(f"branch relaxation did not reach a fixed point in {len(branches) + 2} rounds")
+
+    def assemble(self) -> Program:
+        try:
+            return self._assemble()
+        except IsasimError as error:
+            # A NUL or escape byte from the source must not vanish from (or act in) the message.
+            error.message = printable(error.message)
+            error.args = (error.message,)
+            raise
+
+    def _assemble(self) -> Program:
+        statements = self.statements()
+        first_line: dict[str, int] = {}
+        for st in statements:
+            for label in st.labels:
+                if label in first_line:
+                    raise AssemblyError(f"label '{label}' is defined twice (first on line {first_line[label]})"
+                                        ).located(self.source, st.line)
+                first_line[label] = st.line
+        self.label_names = set(first_line)
+        self.constants = {}
+        for st in statements:
+            if st.mnemonic is not None:
                 try:
-                    if st.mnemonic.startswith("."):
-                        code = self.directive(st)
-                    else:
-                        # first layout: labels not seen yet resolve to this address (short branch)
-                        for label in re.findall(_IDENT, st.operand_text) if st.mnemonic.startswith("j") else ():
-                            self.labels.setdefault(label, address)
-                        code = self.encode(st, address)
+                    self._prepare(st)
                 except IsasimError as error:
                     raise error.located(self.source, st.line)
-                if st.mnemonic.startswith("j") and len(code) > 2 and not st.long_branch:
-                    st.long_branch = changed = True
-                st.encoding = code
-                st.extra["address"] = address
-                address += len(code)
-            if new_labels != self.labels:
-                changed = True
-            self.labels = new_labels
-            if not changed:
-                break
+        self.labels = self._relax(statements)
+        for st in statements:
+            if not st.branch:
+                continue
+            address = st.extra["address"]
+            try:
+                _f, _o, code = scalar.encode(st.mnemonic, (self._branch_target(st, self.labels),), address,
+                                             long_branch=st.long_branch)
+            except IsasimError as error:
+                raise error.located(self.source, st.line)
+            if len(code) != st.size:  # the layout would be stale: refuse rather than emit wrong targets
+                raise AssemblyError(f"{st.mnemonic} encoded in {len(code)} bytes where the layout "
+                                    f"planned {st.size}").located(self.source, st.line)
+            st.encoding = code
         return self.decode(statements)
 
     def decode(self, statements: list[Statement]) -> Program:
