@@ -80,7 +80,7 @@ def key_value_table(title: str, rows: list[tuple[str, str]], *, highlight: set[s
     table.add_column()
     for key, value in rows:
         style = "bold yellow" if highlight and key in highlight else ""
-        table.add_row(key, Text(value, style=style))
+        table.add_row(Text(key), Text(value, style=style))  # Text: a key or value is never read as markup
     return table
 
 

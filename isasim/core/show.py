@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from .isa import get_isa
-from .trace import Trace
+from .trace import Trace, printable
+
+
+def _plain(text: object) -> str:
+    """Text from the trace, safe to hand to rich: its square brackets are shown, not read as
+    markup ("tileloadd tmm1,[rsi+rdx*1]", a file "y[red].trace.json"), and control bytes are escaped."""
+    return escape(printable(str(text)))
 
 
 def _value(v) -> str:
@@ -15,9 +22,9 @@ def _value(v) -> str:
 
 
 def show_trace(trace: Trace, out: Console) -> None:
-    out.print(Text(f"{trace.source}", style="bold"))
-    out.print(f"format isasim-trace/1 · isa {trace.isa} · config {trace.config or '{}'}")
-    out.print(f"producer: {trace.producer or '(not given)'}")
+    out.print(Text(printable(trace.source), style="bold"))
+    out.print(f"format isasim-trace/1 · isa {_plain(trace.isa)} · config {_plain(trace.config or '{}')}")
+    out.print(f"producer: {_plain(trace.producer or '(not given)')}")
     try:
         program = get_isa(trace.isa).assemble("\n".join(trace.program), source=f"{trace.source}:program")
         listing = Table(title="program", title_justify="left", box=None, padding=(0, 1))
@@ -26,20 +33,20 @@ def show_trace(trace: Trace, out: Console) -> None:
         for ins in program.instructions:
             label = program.label_at(ins.address)
             listing.add_row(str(ins.index), f"{ins.address:#x}", ins.encoding.hex(" "),
-                            (f"{label}: " if label else "") + ins.text)
+                            _plain((f"{label}: " if label else "") + ins.text))
         out.print(listing)
     except Exception as error:  # a trace whose program does not assemble is still worth showing
-        out.print(Text(f"program (does not assemble: {error})", style="red"))
+        out.print(Text(printable(f"program (does not assemble: {error})"), style="red"))
         for line in trace.program:
-            out.print(f"  {line}")
+            out.print(f"  {_plain(line)}")
     init = Table(title="initial state", title_justify="left", box=None, padding=(0, 1))
     init.add_column("where")
     init.add_column("value")
     for name, value in trace.init.regs.items():
-        init.add_row(name, hex(value))
+        init.add_row(_plain(name), hex(value))
     for address, data, writable in trace.init.memory:
         view = next((v for v in trace.init.views if v.address == address), None)
-        name = f" {view.name} ({view.element} {view.shape[0]}x{view.shape[1]})" if view else ""
+        name = f" {_plain(view.name)} ({view.element} {view.shape[0]}x{view.shape[1]})" if view else ""
         preview = data[:16].hex(" ") + (" ..." if len(data) > 16 else "")
         init.add_row(f"memory {address:#x}{name}", f"{len(data)} bytes{'' if writable else ', read-only'}: {preview}")
     out.print(init)
@@ -49,13 +56,13 @@ def show_trace(trace: Trace, out: Console) -> None:
             steps.add_column(column)
         for step in trace.steps:
             writes = step.get("writes", [])
-            parts = [f"{w.get('kind')} {w.get('where')}: {_value(w.get('old'))[:18]} -> {_value(w.get('new'))[:18]}"
-                     for w in writes[:6]]
+            parts = [_plain(f"{w.get('kind')} {_value(w.get('where'))}: {_value(w.get('old'))[:18]} -> "
+                            f"{_value(w.get('new'))[:18]}") for w in writes[:6]]
             if len(writes) > 6:
                 parts.append(f"... {len(writes) - 6} more")
             if step.get("fault"):
-                parts.append(f"FAULT {step['fault'].get('kind')}: {step['fault'].get('rule', '')}")
-            steps.add_row(str(step.get("index", "?")), str(step.get("pc", "")), str(step.get("text", "")),
+                parts.append(_plain(f"FAULT {step['fault'].get('kind')}: {step['fault'].get('rule', '')}"))
+            steps.add_row(_plain(step.get("index", "?")), _plain(_value(step.get("pc", ""))), _plain(step.get("text", "")),
                           "\n".join(parts) or "-")
         out.print(steps)
     expect = Table(title="expectations", title_justify="left", box=None, padding=(0, 1))
@@ -63,11 +70,11 @@ def show_trace(trace: Trace, out: Console) -> None:
     expect.add_column("expected")
     fault = trace.expect.get("fault", "unchecked")
     if fault != "unchecked":
-        expect.add_row("fault", "none" if fault is None else f"{fault['kind']} at instruction {fault.get('index')}")
+        expect.add_row("fault", "none" if fault is None else _plain(f"{fault['kind']} at instruction {fault.get('index')}"))
     for name, value in trace.expect.get("regs", {}).items():
-        expect.add_row(name, hex(value))
+        expect.add_row(_plain(name), hex(value))
     for name, data in trace.expect.get("tiles", {}).items():
-        expect.add_row(name, f"{len(data)} bytes: {data[:16].hex(' ')} ...")
+        expect.add_row(_plain(name), f"{len(data)} bytes: {data[:16].hex(' ')} ...")
     for address, data in trace.expect.get("memory", []):
         expect.add_row(f"memory {address:#x}", f"{len(data)} bytes: {data[:16].hex(' ')}" + (" ..." if len(data) > 16 else ""))
     out.print(expect)

@@ -27,6 +27,9 @@ optional keys; a breaking change would bump the version.
 from __future__ import annotations
 
 import json
+import math
+import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,29 +82,52 @@ def _fail(where: str, message: str) -> TraceFormatError:
     return TraceFormatError(f"{where}: {message}")
 
 
+BRIEF_CHARS = 40  # how much of a rejected value an error message quotes
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (NUL, ESC, newlines ...) written as escapes, so an error
+    message stays one honest line and cannot drive the terminal."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def brief(value: Any) -> str:
+    """A rejected value as an error message quotes it: JSON-like, printable, and at most
+    BRIEF_CHARS characters (a 5,000-digit number is shown by its length)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):  # not JSON data (an in-process caller's object)
+        text = type(value).__name__
+    text = printable(text)
+    return text if len(text) <= BRIEF_CHARS else text[:BRIEF_CHARS - 3] + "..."
+
+
+# Only ASCII digits: int() would also take full-width and other Unicode digits ("１２"), which no
+# assembler or JSON reader treats as a number.
+_DECIMAL = re.compile(r"-?[0-9]+", re.ASCII)
+_HEXADECIMAL = re.compile(r"-?0x[0-9a-f]+", re.ASCII)
+MAX_INTEGER_DIGITS = 200  # far beyond any 64-bit value; keeps int() off pathological strings
+
+
 def parse_int(value: Any, where: str, *, bits: int | None = 64, signed: bool = False) -> int:
     if isinstance(value, bool):
-        raise _fail(where, f"expected an integer, got {json.dumps(value)}")
+        raise _fail(where, f"expected an integer, got {brief(value)}")
     if isinstance(value, int):
         number = value
     elif isinstance(value, str):
-        text = value.strip().lower().replace("_", "")
-        try:
-            if text.startswith(("0x", "-0x")):
-                number = int(text, 16)
-            elif text.lstrip("-").isdigit():
-                number = int(text, 10)
-            else:
-                raise ValueError
-        except ValueError:
-            raise _fail(where, f"'{value}' is not an integer (use a number or a \"0x\" string)") from None
+        text = value.strip(" \t\r\n").lower().replace("_", "")
+        if len(text) > MAX_INTEGER_DIGITS or not (_DECIMAL.fullmatch(text) or _HEXADECIMAL.fullmatch(text)):
+            raise _fail(where, f"{brief(value)} is not an integer (use a number or a \"0x\" string of ASCII digits)")
+        number = int(text, 16 if "x" in text else 10)
     else:
-        raise _fail(where, f"expected an integer, got {json.dumps(value)[:40]}")
+        raise _fail(where, f"expected an integer, got {brief(value)}")
     if bits is not None:
         low = -(1 << (bits - 1)) if signed else 0
         high = (1 << bits) - 1
         if not low <= number <= high:
-            raise _fail(where, f"{value} does not fit in {bits} bits")
+            raise _fail(where, f"{brief(value)} does not fit in {bits} bits")
     return number
 
 
@@ -131,11 +157,18 @@ def _encode_values(kind: str, values: Any, where: str) -> bytes:
             out += (n % (1 << (size * 8))).to_bytes(size, "little")
         else:
             if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-                raise _fail(at, f"expected a number, got {json.dumps(v)[:40]}")
+                raise _fail(at, f"expected a number, got {brief(v)}")
+            if isinstance(v, str) and (len(v) > MAX_INTEGER_DIGITS or not v.isascii()):
+                raise _fail(at, f"{brief(v)} is not a number")
             try:
                 x = float(v)
             except ValueError:
-                raise _fail(at, f"'{v}' is not a number") from None
+                raise _fail(at, f"{brief(v)} is not a number") from None
+            except OverflowError:  # an integer such as 10**400: no double holds it
+                raise _fail(at, f"{brief(v)} is too large for {kind}") from None
+            if math.isinf(x) and isinstance(v, str) and "inf" not in v.lower():
+                # "1e400" reads as infinity; only a string that says so may be infinite
+                raise _fail(at, f"{brief(v)} is too large for {kind} (write \"inf\" for infinity)")
             if kind == "fp32":
                 out += int(numerics.float_to_fp32_bits(x)).to_bytes(4, "little")
             elif kind == "bf16":
@@ -167,8 +200,9 @@ def parse_region_and_view(entry: Any, where: str) -> tuple[tuple[int, bytes, boo
             raise _fail(f"{where}.size", f"{size} bytes is more than the {MAX_REGION >> 20} MiB limit per region")
         data = bytes(size)
     kind = entry.get("type")
-    if (kind is not None or "values" in entry) and kind not in _INT_TYPES and kind not in _FLOAT_TYPES:
-        raise _fail(f"{where}.type", f"unknown element type {json.dumps(kind)} "
+    if (kind is not None or "values" in entry) and (
+            not isinstance(kind, str) or (kind not in _INT_TYPES and kind not in _FLOAT_TYPES)):
+        raise _fail(f"{where}.type", f"unknown element type {brief(kind)} "
                     f"(known: {', '.join(list(_INT_TYPES) + list(_FLOAT_TYPES))})")
     if "values" in entry:
         data = _encode_values(kind, entry["values"], f"{where}.values")
@@ -188,7 +222,7 @@ def parse_region_and_view(entry: Any, where: str) -> tuple[tuple[int, bytes, boo
         size = _ELEMENT_SIZES[element]
         count = len(data) // size
         shape = entry.get("shape", [1, count])
-        if (not isinstance(shape, list) or len(shape) != 2 or not all(isinstance(n, int) and n > 0 for n in shape)
+        if (not isinstance(shape, list) or len(shape) != 2 or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape)
                 or shape[0] * shape[1] * size > len(data)):
             raise _fail(f"{where}.shape", f"must be [rows, columns] fitting in {count} {element} elements")
         show = entry.get("show", True)
@@ -228,7 +262,7 @@ def parse_trace(data: Any, source: str = "<trace>") -> Trace:
     try:
         fmt = data.get("format")
         if fmt != FORMAT:
-            raise _fail("format", f"expected \"{FORMAT}\", got {json.dumps(fmt)[:40]}")
+            raise _fail("format", f"expected \"{FORMAT}\", got {brief(fmt)}")
         isa = data.get("isa")
         if not isinstance(isa, str):
             raise _fail("isa", "missing or not a string")
@@ -269,11 +303,74 @@ def parse_trace(data: Any, source: str = "<trace>") -> Trace:
         if "tilecfg" in expect:
             checked["tilecfg"] = parse_hex(expect["tilecfg"], "expect.tilecfg")
         steps = data.get("steps")
-        if steps is not None and not (isinstance(steps, list) and all(isinstance(s, dict) for s in steps)):
-            raise _fail("steps", "must be a list of step objects")
+        if steps is not None:
+            if not isinstance(steps, list):
+                raise _fail("steps", "must be a list of step objects")
+            for i, step in enumerate(steps):
+                check_step(step, f"steps[{i}]")
     except TraceFormatError as error:
         raise error.located(source)
     return Trace(isa, program, config, producer, init, checked, steps, source)
+
+
+_STEP_FAULT = "must be null or {\"kind\": \"#UD\", \"rule\": \"...\"}"
+
+
+def check_step(step: Any, where: str) -> None:
+    """One recorded step must have the shape ``replay.step_json`` writes, so that every
+    consumer (replay, run, show) can read it without guarding each key again."""
+    if not isinstance(step, dict):
+        raise _fail(where, "a step must be an object with index, pc, text, writes and fault")
+    if "index" in step:
+        parse_int(step["index"], f"{where}.index", bits=None)
+    if "pc" in step:
+        parse_int(step["pc"], f"{where}.pc")
+    if not isinstance(step.get("text", ""), str):
+        raise _fail(f"{where}.text", "must be a string (the instruction)")
+    writes = step.get("writes", [])
+    if not isinstance(writes, list):
+        raise _fail(f"{where}.writes", "must be a list of {\"kind\", \"where\", \"old\", \"new\"} objects")
+    for j, write in enumerate(writes):
+        at = f"{where}.writes[{j}]"
+        if not isinstance(write, dict):
+            raise _fail(at, "a write must be an object with kind, where, old and new")
+        if not isinstance(write.get("kind"), str):
+            raise _fail(f"{at}.kind", f"must be a string (reg, rflags, tile, tilecfg, mem), got {brief(write.get('kind'))}")
+        if not isinstance(write.get("where"), (str, int)) or isinstance(write.get("where"), bool):
+            raise _fail(f"{at}.where", f"must be a string or an address, got {brief(write.get('where'))}")
+        for key in ("old", "new"):
+            value = write.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int))):
+                raise _fail(f"{at}.{key}", f"must be a hex string or a number, got {brief(value)}")
+    fault = step.get("fault")
+    if fault is not None:
+        if not isinstance(fault, dict) or not isinstance(fault.get("kind"), str):
+            raise _fail(f"{where}.fault", _STEP_FAULT)
+        if not isinstance(fault.get("rule", ""), str):
+            raise _fail(f"{where}.fault.rule", "must be a string")
+
+
+def _finite_float(text: str) -> float:
+    """JSON reads 1e400 as infinity without a word; a number no double holds is an error instead."""
+    number = float(text)
+    if math.isinf(number):
+        raise TraceFormatError(f"the number {brief(text)} is out of the range of a double")
+    return number
+
+
+def parse_json_text(text: str, source: str) -> Any:
+    """JSON text as data, every failure a TraceFormatError naming ``source``."""
+    try:
+        return json.loads(text, parse_float=_finite_float)
+    except json.JSONDecodeError as error:
+        raise TraceFormatError(f"not valid JSON ({error.msg})", source=source, line=error.lineno) from None
+    except TraceFormatError as error:
+        raise error.located(source) from None
+    except RecursionError:
+        raise TraceFormatError("JSON nested too deeply", source=source) from None
+    except ValueError:  # Python's limit on the digits of an integer (4,300 by default)
+        raise TraceFormatError("a number in it has too many digits (more than "
+                               f"{getattr(sys, 'get_int_max_str_digits', lambda: 4300)()})", source=source) from None
 
 
 def load_json(path: str | Path) -> Any:
@@ -284,12 +381,7 @@ def load_json(path: str | Path) -> Any:
         raise TraceFormatError("no such file", source=str(path)) from None
     except (OSError, UnicodeDecodeError) as error:
         raise TraceFormatError(f"cannot read: {error.__class__.__name__}", source=str(path)) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise TraceFormatError(f"not valid JSON ({error.msg})", source=str(path), line=error.lineno) from None
-    except RecursionError:
-        raise TraceFormatError("JSON nested too deeply", source=str(path)) from None
+    return parse_json_text(text, str(path))
 
 
 def read_trace(path: str | Path) -> Trace:
