@@ -165,6 +165,14 @@ def cmd_record(args) -> int:
     isa_name, config, program, init = load_program_and_init(args)
     backend = get_backend(args.backend, isa_name, program)
     final = backend.run(isa_name, config, program, init, max_steps=args.max_steps, keep_records=args.steps)
+    # A trace says where a run ended; a run that did not end, or faulted at no instruction of the
+    # program, has nothing a trace can hold: say what happened to this program, write nothing.
+    if final.timed_out:
+        raise IsasimError(f"not recorded: {final.fault.rule} (a loop that never ends?); no trace was written",
+                          source=args.program)
+    if final.fault is not None and final.fault.index is None:
+        raise IsasimError(f"not recorded: the {args.backend} run faulted outside the program's instructions "
+                          f"({final.fault.describe()}); no trace was written", source=args.program)
     step_records = [step_json(r) for r in final.records] if args.steps else None
     if args.steps and args.backend != "sim":
         step_records = steps_from_lockstep(backend, isa_name, config, program, init, args.max_steps)
@@ -185,7 +193,12 @@ def cmd_record(args) -> int:
     producer = args.producer or (backend.producer() if hasattr(backend, "producer") else f"isasim {args.backend}")
     trace = Trace(isa_name, labelled, config, producer, init, expect, step_records)
     # the recorded program must replay to the same result before it is written
-    _final, diffs = replay(parse_trace(json.loads(json.dumps(trace_json(trace))), args.output))
+    try:
+        _final, diffs = replay(parse_trace(json.loads(json.dumps(trace_json(trace))), args.output),
+                               max_steps=args.max_steps)
+    except IsasimError as error:  # not the user's file: it was never written
+        raise IsasimError(f"not recorded: the trace of this run would not read back ({error}); "
+                          f"nothing was written to {args.output}", source=args.program) from None
     if diffs and args.backend == "sim":
         raise IsasimError(f"the recorded trace does not replay on the simulator ({diffs[0].describe()})")
     write_trace_output(trace, args.output, force=args.force)

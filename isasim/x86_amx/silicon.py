@@ -63,7 +63,11 @@ INT3 = 0xCC
 # x86-64 struct user_regs_struct, in order
 _USER_REGS = ("r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi",
               "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs")
-STATUS_FLAGS = 0x8D5  # CF PF AF ZF SF OF: the bits compared (TF/RF belong to the debugger, not the program)
+# RF (resume flag): when the kernel delivers a fault it saves RFLAGS with RF set, so that the
+# faulting instruction, if restarted, does not hit an instruction breakpoint again.  That is the
+# delivery's doing, not the program's: before delivery RF is clear (it is cleared as every
+# instruction completes), and a trace records the program's flags, so the snapshot clears it.
+RF = 1 << 16
 
 # Family 6 models with AMX, for naming the producer of a trace.
 CPU_NAMES = {143: "sapphire-rapids", 207: "emerald-rapids", 173: "granite-rapids", 174: "granite-rapids"}
@@ -351,7 +355,7 @@ class ChildProcess:
     def snapshot(self, *, with_memory: bool = True) -> SiliconSnapshot:
         regs = self.get_regs()
         cfg, data = self.xstate()
-        return SiliconSnapshot({name: getattr(regs, name) for name in GPR64}, regs.eflags, regs.rip, cfg, data,
+        return SiliconSnapshot({name: getattr(regs, name) for name in GPR64}, regs.eflags & ~RF, regs.rip, cfg, data,
                                self.read_memory() if with_memory else {})
 
     def kill(self) -> None:
@@ -459,19 +463,24 @@ class SiliconBackend:
         cpu = host_cpu()
         return f"silicon: {cpu.name} (family {cpu.family} model {cpu.model})"
 
-    def _check(self, isa: str, config: dict, program: Program, init: Init, max_steps: int) -> Fault | None:
+    def _check(self, isa: str, config: dict, program: Program, init: Init, max_steps: int, *,
+               honour_step_limit: bool = False) -> Fault | None:
         reason = self.unavailable_reason(isa, program)
         if reason:
             raise ConfigError(f"backend 'silicon' cannot run this program here: {reason}")
         # Run the simulator first: the program must be one isasim validated, and a
-        # fault it predicts must not land in the child's own memory.  A program the
-        # simulator cannot finish within the step limit still runs on silicon: the
-        # timeout ends it, and whatever it does stays inside the disposable child.
+        # fault it predicts must not land in the child's own memory.
         machine = Machine(isa, config)
         machine.load(program, regs=init.regs, memory=init.memory)
         try:
             return machine.run(max_steps).fault
         except StepLimitExceeded:
+            # A free run on the CPU cannot count its instructions, so it honours the step limit
+            # through the simulator's count: the same error the simulator gives, at once, instead
+            # of running until the timeout.  Single-stepping counts on the CPU itself and stops at
+            # the limit, and timing a repeated kernel checks only its first calls: both go on.
+            if honour_step_limit:
+                raise
             return machine.fault
 
     def _refuse_unsafe_fault(self, child: ChildProcess, sim_fault: Fault | None) -> None:
@@ -486,7 +495,7 @@ class SiliconBackend:
 
     def run(self, isa: str, config: dict, program: Program, init: Init, *,
             max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Final:
-        sim_fault = self._check(isa, config, program, init, max_steps)
+        sim_fault = self._check(isa, config, program, init, max_steps, honour_step_limit=True)
         child = ChildProcess(program, init, bool(host_cpu().amx_features), self.timeout)
         try:
             self._refuse_unsafe_fault(child, sim_fault)

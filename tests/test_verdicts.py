@@ -1,0 +1,153 @@
+"""One trace, one verdict: `run`, `replay`, `record` and `diff` agree (issue 9, items 7, 8 and 9).
+
+7. `run` on a trace recorded with --steps checks it as `replay` does (it used to build its
+   result without step records and report every such trace as FAIL).
+8. RFLAGS in a trace is the program's value before a fault's delivery (RF clear), and every
+   comparison looks at the same bits (the ISA's ``comparable``: the status flags).
+9. The silicon backend honours --max-steps, and `record` never writes, nor blames, a trace it
+   could not read back.
+
+The silicon tests run the scalar subset on this machine's CPU and skip where the silicon
+backend cannot run (not x86-64 Linux), saying why.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from isasim.cli import main
+from isasim.core.backends import Final
+from isasim.core.faults import Fault
+from isasim.x86_amx import ISA
+from isasim.x86_amx.silicon import RF, SiliconBackend, SiliconMemory, platform_problem
+from isasim.x86_amx.state import STATUS_FLAGS
+
+needs_silicon = pytest.mark.skipif(platform_problem() is not None, reason=f"silicon backend: {platform_problem()}")
+
+SCALAR = "mov rax, QWORD PTR [rdi]\nadd rax, 7\nmov QWORD PTR [rdi+8], rax\nsub rax, rax\nret\n"
+INIT = {"regs": {"rdi": "0x20000"}, "memory": [{"addr": "0x20000", "hex": "05" + "00" * 15}]}
+# a load from an unmapped address: #PF at instruction 1, after instruction 0 has changed rax
+FAULTING = "mov eax, 1\nmov rbx, QWORD PTR [rax]\nret\n"
+RUNAWAY = "top:\n  inc rax\n  jmp top\n"
+
+
+def isasim(capsys, *args) -> tuple[int, str, str]:
+    status = main([*map(str, args), "--no-color"])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.fixture
+def files(tmp_path):
+    def write(name: str, text: str):
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    write("init.json", json.dumps(INIT))
+    write("empty.json", "{}")
+    return write, tmp_path
+
+
+# ---- item 7: run and replay give the same verdict -------------------------------------
+
+
+def test_run_passes_a_trace_recorded_with_steps_as_replay_does(files, capsys):
+    write, tmp = files
+    program = write("k.s", SCALAR)
+    status, _out, err = isasim(capsys, "record", program, "--init", tmp / "init.json", "--steps",
+                               "-o", tmp / "k.trace.json")
+    assert status == 0, err
+    assert json.loads((tmp / "k.trace.json").read_text())["steps"]
+    status, out, _ = isasim(capsys, "replay", tmp / "k.trace.json")
+    assert status == 0 and "ok" in out
+    status, out, _ = isasim(capsys, "run", tmp / "k.trace.json")
+    assert status == 0 and "PASS" in out, out
+
+
+def test_run_and_replay_report_the_same_wrong_step(files, capsys):
+    write, tmp = files
+    isasim(capsys, "record", write("k.s", SCALAR), "--init", tmp / "init.json", "--steps", "-o", tmp / "k.trace.json")
+    data = json.loads((tmp / "k.trace.json").read_text())
+    data["steps"][1]["writes"][0]["new"] = "0x1234"  # step 1 writes rax: claim another value
+    (tmp / "k.trace.json").write_text(json.dumps(data))
+    status, replayed, _ = isasim(capsys, "replay", tmp / "k.trace.json")
+    assert status == 1
+    status, ran, _ = isasim(capsys, "run", tmp / "k.trace.json")
+    assert status == 1 and "FAIL: step 1 (add rax,0x7): reg rax: expected 0x1234" in " ".join(ran.split())
+    assert "step 1 (add rax,0x7): reg rax: expected 0x1234" in " ".join(replayed.split())
+
+
+# ---- item 8: RFLAGS, RF and one comparison ----------------------------------------------
+
+
+def test_replay_compares_rflags_on_the_bits_diff_compares(files, capsys):
+    """An RF bit in an expectation (as an earlier silicon recording stored it) is not compared;
+    a status flag is, in the final state and in a step's flags write."""
+    write, tmp = files
+    trace = {"format": "isasim-trace/1", "isa": "x86_amx", "producer": "silicon: test", "program": ["ret"],
+             "init": {"regs": {}, "memory": []}, "expect": {"regs": {"rflags": hex(0x202 | RF)}}}
+    write("rf.trace.json", json.dumps(trace))
+    status, out, _ = isasim(capsys, "replay", tmp / "rf.trace.json")
+    assert status == 0, out
+    trace["expect"]["regs"]["rflags"] = hex(0x202 | 1)  # CF: a status flag the program did not set
+    write("cf.trace.json", json.dumps(trace))
+    status, out, _ = isasim(capsys, "replay", tmp / "cf.trace.json")
+    assert status == 1 and "expect.regs.rflags" in out
+    assert ISA.comparable({"regs": {"rflags": 0x202 | RF | 0xFFF}}, None)["regs"]["rflags"] == STATUS_FLAGS
+
+
+@needs_silicon
+def test_a_fault_recorded_on_silicon_replays_and_runs(files, capsys):
+    write, tmp = files
+    program = write("pf.s", FAULTING)
+    for extra, name in (((), "pf.trace.json"), (("--steps",), "pf-steps.trace.json")):
+        out_file = tmp / name
+        status, _out, err = isasim(capsys, "record", program, "--init", tmp / "empty.json", "--backend", "silicon",
+                                   *extra, "-o", out_file)
+        assert status == 0, err
+        data = json.loads(out_file.read_text())
+        assert data["expect"]["fault"] == {"kind": "#PF", "index": 1}
+        assert int(data["expect"]["regs"]["rflags"], 0) & RF == 0, "RF set by the fault's delivery was recorded"
+        status, out, _ = isasim(capsys, "replay", out_file)
+        assert status == 0, out
+        status, out, _ = isasim(capsys, "run", out_file)
+        assert status == 0 and "PASS" in out, out
+    status, out, _ = isasim(capsys, "diff", program, "--init", tmp / "empty.json", "--lockstep")
+    assert status == 0 and "identical" in out
+
+
+# ---- item 9: the step limit on silicon, and no trace that cannot be read back ---------------
+
+
+@needs_silicon
+def test_recording_a_runaway_loop_on_silicon_stops_at_the_step_limit_like_the_simulator(files, capsys):
+    write, tmp = files
+    program = write("loop.s", RUNAWAY)
+    status, _out, simulated = isasim(capsys, "run", program, "--max-steps", 50)
+    assert status == 2 and "step limit of 50" in simulated
+    out_file = tmp / "loop.trace.json"
+    status, _out, err = isasim(capsys, "record", program, "--backend", "silicon", "--max-steps", 50, "-o", out_file)
+    assert status == 2 and err == simulated
+    assert "expect.fault" not in err and not out_file.exists()
+
+
+@needs_silicon
+def test_a_silicon_run_that_timed_out_is_not_recorded_and_the_error_names_the_program(files, capsys, monkeypatch):
+    """The watchdog ends a free run the simulator finished but the CPU did not: no trace, and an
+    error about the program, not about the output file that was never written."""
+    write, tmp = files
+    program = write("k.s", "ret\n")
+
+    def timed_out_run(self, isa, config, program, init, **options):
+        return Final({}, SiliconMemory(init.memory, {}), Fault("timeout", "the program was still running after "
+                                                                           "10 s on silicon"), None, timed_out=True)
+
+    monkeypatch.setattr(SiliconBackend, "run", timed_out_run)
+    out_file = tmp / "k.trace.json"
+    status, _out, err = isasim(capsys, "record", program, "--backend", "silicon", "-o", out_file)
+    assert status == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"isasim: error: {program}: not recorded: the program was still running after 10 s")
+    assert "expect.fault" not in err and not out_file.exists()
