@@ -1,0 +1,138 @@
+"""Files a user must not lose: every command that writes refuses to replace a file without --force, names a
+missing folder in one line, and `isasim docs` writes only into a folder of its own (issue 9, item 6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from isasim import cli
+from isasim.core.output import OutputError, write_output
+from isasim.docs import INDEX_HEADING, NEW_DOCS_FOLDER, default_docs_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE_TRACE = ROOT / "examples" / "x86_amx" / "int8_block.trace.json"
+MISSING_FOLDER = "no-such-folder"
+
+
+def error_line(capsys, argv: list[str], *words: str) -> str:
+    """Run isasim in-process; it must exit 2 with exactly one 'isasim: error:' line containing ``words``."""
+    code = cli.main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2, (code, err)
+    assert len(lines) == 1 and lines[0].startswith("isasim: error: "), err
+    assert "internal error" not in err and "Traceback" not in err
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    return lines[0]
+
+
+# ---- explain --html / --svg replaced the user's files -----------------------------------
+
+
+@pytest.mark.parametrize("option", ["--html", "--svg"])
+def test_explain_does_not_replace_an_existing_file(tmp_path, capsys, option):
+    program = tmp_path / "prog.s"
+    program.write_text("tilezero tmm0\n")
+    error_line(capsys, ["explain", "tilezero tmm0", option, program], "prog.s", "refusing to overwrite", "--force")
+    assert program.read_text() == "tilezero tmm0\n"
+
+
+def test_explain_refuses_before_printing_the_explanation(tmp_path, capsys):
+    taken = tmp_path / "page.html"
+    taken.write_text("mine")
+    assert cli.main(["explain", "tilezero tmm0", "--html", str(taken)]) == 2
+    assert capsys.readouterr().out == ""  # no explanation followed by an error: the refusal comes first
+
+
+def test_explain_force_replaces_and_a_new_file_is_written(tmp_path, capsys):
+    page, picture = tmp_path / "page.html", tmp_path / "pic.svg"
+    page.write_text("old")
+    assert cli.main(["explain", "tilezero tmm0", "--html", str(page), "--svg", str(picture), "--force",
+                     "--no-color"]) == 0
+    assert page.read_text().lstrip().lower().startswith("<!doctype html") or "<html" in page.read_text()
+    assert picture.read_text().lstrip().startswith("<svg")
+
+
+# ---- an output in a folder that does not exist: one line, exit 2 (was exit 70) --------------
+
+
+def test_record_into_a_missing_folder(tmp_path, capsys):
+    target = tmp_path / MISSING_FOLDER / "x.json"
+    error_line(capsys, ["record", EXAMPLE_TRACE, "-o", target], MISSING_FOLDER, "does not exist")
+
+
+def test_kernel_into_a_missing_folder(tmp_path, capsys):
+    target = tmp_path / MISSING_FOLDER / "x.json"
+    error_line(capsys, ["kernel", "int8_block", "-o", target], MISSING_FOLDER, "does not exist")
+
+
+def test_show_html_into_a_missing_folder(tmp_path, capsys):
+    target = tmp_path / MISSING_FOLDER / "x.html"
+    error_line(capsys, ["show", EXAMPLE_TRACE, "--html", target], MISSING_FOLDER, "does not exist")
+
+
+def test_step_svg_into_a_missing_folder(tmp_path, capsys):
+    target = tmp_path / MISSING_FOLDER / "x.svg"
+    error_line(capsys, ["step", EXAMPLE_TRACE, "--commands", "s", "--svg", target], MISSING_FOLDER,
+               "does not exist")
+
+
+@pytest.mark.parametrize("option", ["--html", "--svg"])
+def test_explain_into_a_missing_folder(tmp_path, capsys, option):
+    target = tmp_path / MISSING_FOLDER / "x.out"
+    error_line(capsys, ["explain", "tilezero tmm0", option, target], MISSING_FOLDER, "does not exist")
+
+
+def test_docs_into_a_missing_folder(tmp_path, capsys):
+    error_line(capsys, ["docs", "--out", tmp_path / MISSING_FOLDER / "docs"], MISSING_FOLDER, "does not exist")
+
+
+def test_output_that_is_a_directory(tmp_path, capsys):
+    error_line(capsys, ["kernel", "int8_block", "-o", tmp_path], "is a directory")
+
+
+def test_kernel_does_not_replace_an_existing_trace(tmp_path, capsys):
+    target = tmp_path / "k.trace.json"
+    target.write_text("mine")
+    error_line(capsys, ["kernel", "int8_block", "-o", target], "refusing to overwrite")
+    assert target.read_text() == "mine"
+
+
+def test_write_output_does_not_replace_a_file_created_after_the_check(tmp_path):
+    target = tmp_path / "late.txt"
+    target.write_text("created meanwhile")
+    with pytest.raises(OutputError, match="refusing to overwrite"):
+        write_output(target, "new")
+    assert target.read_text() == "created meanwhile"
+    write_output(target, "new", force=True)
+    assert target.read_text() == "new"
+
+
+# ---- docs writes only into its own folder ---------------------------------------------
+
+
+def test_docs_in_another_project_leaves_its_docs_alone(tmp_path, capsys, monkeypatch):
+    project = tmp_path / "other-project"
+    (project / "docs").mkdir(parents=True)
+    theirs = project / "docs" / "index.md"
+    theirs.write_text("# Their documentation\n")
+    monkeypatch.chdir(project)
+    assert cli.main(["docs", "--no-color"]) == 0
+    assert theirs.read_text() == "# Their documentation\n"
+    assert sorted(p.name for p in (project / "docs").iterdir()) == ["index.md"]
+    written = project / NEW_DOCS_FOLDER / "index.md"
+    assert written.read_text(encoding="utf-8").startswith(INDEX_HEADING)
+    assert NEW_DOCS_FOLDER in capsys.readouterr().out
+    # pointed explicitly at their docs/, it refuses instead of overwriting
+    error_line(capsys, ["docs", "--out", "docs"], "did not generate", "--force")
+    assert theirs.read_text() == "# Their documentation\n"
+    # and it regenerates its own folder without complaint
+    assert cli.main(["docs", "--out", NEW_DOCS_FOLDER, "--no-color"]) == 0
+
+
+def test_docs_default_in_the_checkout_is_its_docs_folder(tmp_path):
+    assert default_docs_dir(ROOT) == Path("docs")
+    assert default_docs_dir(tmp_path) == Path(NEW_DOCS_FOLDER)
