@@ -10,7 +10,9 @@ those bytes do on silicon.  Bytes that are neither are a DecodeError.
 
 from __future__ import annotations
 
-from ..core.errors import DecodeError
+import iced_x86
+
+from ..core.errors import DecodeError, IsasimError
 from ..core.program import Instruction, Program
 from . import amx, scalar
 from .encoding import MAP_NAMES, PP_NAMES, VexFields, decode_modrm
@@ -88,15 +90,117 @@ def decode_amx(code: bytes, pos: int, address: int) -> Instruction | None:
                 problems.append("the memory operand needs a SIB byte")
             operands.append(Mem(mem.base, mem.index, mem.scale, mem.disp, show_size=False, disp_size=mem.disp_size))
     operands = tuple(operands)
+    tiles = [o.name for o in operands if isinstance(o, Reg)]
+    if form.mnemonic.startswith("tdp") and len(set(tiles)) != len(tiles):
+        # The SDM's #UD rule for every TMUL (and the reason GNU as refuses such text):
+        # the destination and both sources must be three different tiles.
+        problems.append(f"{form.format(operands)} names a tile twice (the three tile registers must differ)")
     if problems:
         return _undefined(form, operands, address, encoding, "; ".join(problems))
-    return Instruction(form, operands, address, encoding, form.format(operands))
+    instruction = Instruction(form, operands, address, encoding, form.format(operands))
+    _note_if_noncanonical(instruction, form.encode(operands))
+    return instruction
+
+
+# Legacy prefix bytes (segment overrides, 66 operand size, 67 address size, LOCK,
+# REP/REPNE) and REX bytes, as they can lead a scalar instruction.
+_LEGACY_PREFIXES = {0x26: "es", 0x2E: "cs", 0x36: "ss", 0x3E: "ds", 0x64: "fs", 0x65: "gs",
+                    0x66: "data16", 0x67: "addr32", 0xF0: "lock", 0xF2: "repne", 0xF3: "rep"}
+
+
+def _split_prefixes(encoding: bytes) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
+    """(legacy prefix bytes, REX bytes, whether the last prefix is a REX) of a scalar encoding."""
+    legacy, rex, last_is_rex = [], [], False
+    for byte in encoding[:-1]:
+        if byte in _LEGACY_PREFIXES:
+            legacy.append(byte)
+            last_is_rex = False
+        elif 0x40 <= byte <= 0x4F:
+            rex.append(byte)
+            last_is_rex = True
+        else:
+            break
+    return tuple(sorted(legacy)), tuple(rex), last_is_rex
+
+
+def _prefix_problem(decoded: bytes, canonical: bytes) -> str | None:
+    """Why the prefixes of ``decoded`` are not those of the instruction its text names, or None.
+
+    iced (like the CPU) ignores a prefix that changes nothing and reads some that
+    isasim does not model (66 before a near branch or RET, 67 on an instruction
+    without memory operand): objdump shows each of them (``rex.W ret``, ``retw``,
+    ``data16``, ``addr32``), and isasim's text would hide them.  The prefixes must
+    therefore be exactly the ones GNU as writes for the text, up to which of REX.R
+    and REX.B names a register (the two ModRM directions of the same instruction).
+    """
+    legacy, rex, rex_last = _split_prefixes(decoded)
+    want_legacy, want_rex, _ = _split_prefixes(canonical)
+    if legacy != want_legacy:
+        extra = sorted(set(legacy) ^ set(want_legacy)) or legacy
+        return f"the {'/'.join(_LEGACY_PREFIXES[b] for b in extra)} prefix is not part of this instruction"
+    if len(rex) > 1 or (rex and not rex_last):
+        return "a REX prefix not immediately before the opcode is ignored"
+    if bool(rex) != bool(want_rex):
+        return f"REX {rex[0]:#04x} changes nothing here" if rex else "the instruction needs a REX prefix"
+    if rex:
+        have, want = rex[0] & 0xF, want_rex[0] & 0xF
+        # W and X mean the same in both directions; R and B may trade places.
+        if (have & 0b1010) != (want & 0b1010) or bin(have & 0b0101).count("1") != bin(want & 0b0101).count("1"):
+            return f"REX {rex[0]:#04x} sets bits this instruction does not use"
+    return None
+
+
+def _vex_difference(decoded: bytes, canonical: bytes) -> list[str]:
+    """Name the fields in which two encodings of one AMX instruction differ."""
+    reasons = []
+    for bit, name in ((7, "VEX.R"), (6, "VEX.X"), (5, "VEX.B")):
+        if (decoded[1] ^ canonical[1]) >> bit & 1:
+            reasons.append(f"{name} is ignored here")
+    if len(decoded) != len(canonical) or decoded[4] >> 6 != canonical[4] >> 6:
+        reasons.append("a longer displacement than the address needs")
+    return reasons
+
+
+def _note_if_noncanonical(instruction: Instruction, canonical: bytes) -> None:
+    """Record that ``instruction``'s bytes are a redundant encoding of its text.
+
+    x86 has several encodings for one instruction (bits the CPU ignores, the two
+    ModRM directions, a disp32 or imm32 where 8 bits suffice, a rel32 branch that
+    rel8 reaches).  objdump prints them all as the same text, GNU as writes one, so
+    the text alone cannot give these bytes back; the note says so and names the
+    bytes the text assembles to.
+    """
+    if canonical == instruction.encoding:
+        return
+    reasons = []
+    if instruction.encoding[:1] == b"\xc4" and canonical[:1] == b"\xc4":
+        reasons = _vex_difference(instruction.encoding, canonical)
+    why = "; ".join(reasons) or "another encoding of the same instruction"
+    instruction.extra["canonical_encoding"] = canonical
+    instruction.extra["noncanonical"] = f"{why}; GNU as writes {canonical.hex(' ')} for this text"
+
+
+def _decode_scalar(code: bytes, pos: int, address: int) -> Instruction | None:
+    instruction = scalar.decode(code, pos, address)
+    if instruction is None:
+        return None
+    try:
+        _form, _operands, canonical = scalar.encode(instruction.form.mnemonic, instruction.operands, address)
+    except IsasimError as error:  # the decoded operands are not something the text can say
+        raise DecodeError(f"cannot decode the bytes at {address:#x} ({instruction.encoding.hex(' ')}): "
+                          f"'{instruction.text}' does not assemble ({error.message})") from None
+    problem = _prefix_problem(instruction.encoding, canonical)
+    if problem:
+        raise DecodeError(f"cannot decode the bytes at {address:#x} ({instruction.encoding.hex(' ')}): {problem}, "
+                          f"and isasim's text '{instruction.text}' would not show it")
+    _note_if_noncanonical(instruction, canonical)
+    return instruction
 
 
 def decode_one(code: bytes, pos: int, address: int) -> Instruction:
     instruction = decode_amx(code, pos, address)
     if instruction is None:
-        instruction = scalar.decode(code, pos, address)
+        instruction = _decode_scalar(code, pos, address)
     if instruction is None:
         raise DecodeError(
             f"cannot decode the bytes at {address:#x} ({code[pos:pos + 15].hex(' ')}): "
@@ -114,3 +218,49 @@ def disassemble(code: bytes, base: int, source: str = "<bytes>") -> Program:
         instructions.append(instruction)
         pos += len(instruction.encoding)
     return Program("x86_amx", base, instructions, {}, source)
+
+
+def _x86_length(code: bytes, pos: int) -> int | None:
+    """The length of the valid x86-64 instruction at code[pos:] (iced's decoder), 0 if the bytes end
+    inside one, None if they are no instruction."""
+    window = bytes(code[pos:pos + 15])
+    # Padding tells "cut off" from "invalid": iced reports both as running out of bytes.
+    decoded = iced_x86.Decoder(64, window + b"\x90" * 15).decode()
+    if decoded.is_invalid:
+        return None
+    return decoded.len if decoded.len <= len(window) else 0
+
+
+def listing(code: bytes, base: int):
+    """Yield (address, bytes, text, note, decoded) for every instruction, going on past what isasim cannot
+    decode (``decoded`` False: isasim has no instruction for these bytes, they are shown as objdump would).
+
+    Like objdump, a byte sequence that is no instruction at all is ``(bad)`` and
+    takes one byte; a valid x86 instruction outside isasim's subset is shown as
+    ``.byte`` for its whole length (so the listing stays in step with objdump),
+    with the reason as the note.
+    """
+    pos = 0
+    while pos < len(code):
+        address = base + pos
+        try:
+            ins = decode_one(code, pos, address)
+        except DecodeError as error:
+            length = _x86_length(code, pos)
+            reason = error.message.split(": ", 1)[-1]
+            if not length:  # objdump's "(bad)" takes one byte, as does a byte of a cut-off instruction
+                chunk = code[pos:pos + 1]
+                text = "(bad)" if length is None else f".byte {chunk[0]:#04x}"
+                why = "not an x86-64 instruction" if length is None else "the bytes end inside an instruction"
+                yield address, chunk, text, why, False
+                pos += 1
+            else:
+                chunk = code[pos:pos + length]
+                yield address, chunk, ".byte " + ",".join(f"{b:#04x}" for b in chunk), reason, False
+                pos += length
+            continue
+        if ins.undefined:
+            yield address, ins.encoding, ins.text, f"{ins.form.mnemonic} opcode, #UD: {ins.undefined}", True
+        else:
+            yield address, ins.encoding, ins.text, ins.extra.get("noncanonical"), True
+        pos += len(ins.encoding)
