@@ -54,7 +54,7 @@ _IDENT = rf"[{_NAME_START}][{_NAME_START}0-9]*"
 _LABEL_RE = re.compile(rf"^[{_BLANKS}]*({_IDENT})[{_BLANKS}]*:(?!:)")
 _BLANK_RUN = re.compile(rf"[{_BLANKS}]+")
 _EXPR_TOKEN_RE = re.compile(
-    rf"(?P<number>[0-9][0-9A-Za-z_.$]*)|(?P<name>{_IDENT})|(?P<op><<|>>|<>|&&|\|\||[-+*/%&|^~!()<>])")
+    rf"(?P<number>[0-9][0-9A-Za-z_.$]*)|(?P<name>{_IDENT})|(?P<op><<|>>|<>|&&|\|\||!!|[-+*/%&|^~!()<>])")
 _HEX_RE = re.compile(r"0[xX][0-9A-Fa-f]+")
 _BINARY_RE = re.compile(r"0[bB][01]+")
 _OCTAL_RE = re.compile(r"0[0-7]*")
@@ -118,6 +118,7 @@ _BINARY = {  # operator: (rank, function(a, b, text)) on 64-bit signed values, G
     ">>": (8, lambda a, b, t: _wrap((a % _MODULUS) >> _shift_count(b, t))),  # logical, as GNU as shifts
     "|": (7, lambda a, b, t: a | b),
     "!": (7, lambda a, b, t: a | ~b),  # GNU as's "or not"
+    "!!": (7, lambda a, b, t: a ^ b),  # GNU as reads a binary !! as ^ (for MRI compatibility)
     "^": (7, lambda a, b, t: a ^ b),
     "&": (7, lambda a, b, t: a & b),
     "+": (5, lambda a, b, t: _wrap(a + b)),
@@ -176,7 +177,21 @@ def _read_number(text: str, expression: str) -> int:
     return _wrap(value)
 
 
+_WORD_CHAR = re.compile(rf"[{_NAME_START}0-9]")
+_BLANKS_BETWEEN = re.compile(rf"(?<=(.))[{_BLANKS}]+(?=(.))", re.DOTALL)
+
+
+def _scrub(text: str) -> str:
+    """Drop the blanks GNU as's input scrubber drops: all but those between two name or number characters.
+
+    So ``1 < < 3`` is ``1<<3`` and ``5 ! !1`` is ``5!!1`` (exclusive or) to GNU as, while ``1 2`` stays
+    two numbers."""
+    return _BLANKS_BETWEEN.sub(
+        lambda m: " " if _WORD_CHAR.match(m.group(1)) and _WORD_CHAR.match(m.group(2)) else "", text)
+
+
 def tokenize_expression(text: str) -> list[_Token]:
+    text = _scrub(text)
     tokens, pos = [], 0
     while pos < len(text):
         if text[pos] in _BLANKS:
@@ -226,7 +241,9 @@ def evaluate_tokens(tokens: list[_Token], symbols: dict[str, int], text: str) ->
     expect_operand = True
     for token in tokens:
         if expect_operand:
-            if token.kind == "op" and token.text in _UNARY:
+            if token.kind == "op" and token.text == "!!":  # two logical nots where an operand is due
+                pending += [("unary", "!"), ("unary", "!")]
+            elif token.kind == "op" and token.text in _UNARY:
                 pending.append(("unary", token.text))
             elif token.kind == "(":
                 pending.append(("(", "("))
@@ -339,7 +356,18 @@ def _split_address_terms(tokens: list[_Token]) -> list[tuple[str, list[_Token]]]
     return terms
 
 
+def _has_operator_outside_parentheses(tokens: list[_Token], operators: set[str]) -> bool:
+    depth = 0
+    for token in tokens:
+        depth += (token.kind == "(") - (token.kind == ")")
+        if depth == 0 and token.kind == "op" and token.text in operators:
+            return True
+    return False
+
+
 class Assembler:
+    relaxation_rounds: int | None = None  # None: enough for any program (tests lower it to see the refusal)
+
     def __init__(self, text: str, source: str, base: int):
         self.text = text
         self.source = source
@@ -374,7 +402,7 @@ class Assembler:
         for sign, term in terms:
             registers = [i for i, t in enumerate(term) if _address_register(t)]
             if not registers:
-                if any(t.kind == "op" and t.text in _LOWER_THAN_ADD for t in term):
+                if _has_operator_outside_parentheses(term, _LOWER_THAN_ADD):
                     # Splitting at + and - would give these operators the wrong rank.
                     raise AssemblyError(f"put the comparison or logical operator in '{_clip(text)}' in parentheses")
                 disp_tokens += [_Token("op", sign), _Token("(", "(")] + term + [_Token(")", ")")]
@@ -541,7 +569,8 @@ class Assembler:
         sizes = [st.size for st in statements]
         label_at = [(label, i) for i, st in enumerate(statements) for label in st.labels]
         branches = [i for i, st in enumerate(statements) if st.branch]
-        for _round in range(len(branches) + 2):
+        rounds = self.relaxation_rounds if self.relaxation_rounds is not None else len(branches) + 2
+        for _round in range(rounds):
             addresses = list(itertools.accumulate(sizes, initial=self.base))
             labels = {label: addresses[i] for label, i in label_at}
             grew = False
@@ -557,7 +586,7 @@ class Assembler:
                 for st, address in zip(statements, addresses):
                     st.extra["address"] = address
                 return labels
-        raise AssemblyError(f"branch relaxation did not reach a fixed point in {len(branches) + 2} rounds")
+        raise AssemblyError(f"branch relaxation did not reach a fixed point in {rounds} rounds")
 
     def assemble(self) -> Program:
         try:
