@@ -296,7 +296,7 @@ def side_by_side_row(a: bytes, b: bytes, name_a: str, name_b: str):
 
 
 def cmd_step(args) -> int:
-    from .core.stepper import PROMPT, Stepper
+    from .core.stepper import PROMPT, CommandError, Stepper
 
     isa_name, config, program, init = load_program_and_init(args)
     out = console(color=not args.no_color)
@@ -321,11 +321,13 @@ def cmd_step(args) -> int:
     if script is not None:
         if args.svg:
             out.print(f"[dim](isasim) {script}[/dim]")
-        stepper.run_script(script)
+        failed = stepper.run_script(script)  # stops at the first failing command, as gdb's command files do
         if args.svg:
             from .core.output import write_output
 
             write_output(args.svg, out.export_svg(title=f"isasim step {Path(args.program).name}"), force=args.force)
+        if failed is not None:
+            raise CommandError(failed)  # exit 2, naming the command
         return EXIT_OK
     try:
         import readline  # noqa: F401  (line editing and history at the prompt)
@@ -337,6 +339,9 @@ def cmd_step(args) -> int:
         except EOFError:
             out.print()
             break
+        except KeyboardInterrupt:  # Ctrl-C at the prompt drops the line typed so far, as gdb does
+            out.print()
+            continue
         if not stepper.execute(line):
             break
     return EXIT_OK
@@ -414,10 +419,31 @@ def cmd_disasm(args) -> int:
         if not text or not re.fullmatch(r"(?:[0-9a-fA-F]{2})+", text):
             raise UsageError("disasm needs bytes as hex digits, e.g. 'c4e2785ec1' (or --file BINARY)")
         code = bytes.fromhex(text)
-    program = isa.disassemble(code, base=args.base)
-    for ins in program.instructions:
-        note = f"    # {ins.form.mnemonic} opcode, #UD: {ins.undefined}" if ins.undefined else ""
-        print(f"{ins.address:#x}:  {ins.encoding.hex(' '):<30} {ins.text}{note}")
+    base = getattr(isa, "code_base", 0) if args.base is None else args.base
+    # An address is 64 bits: a negative base or one past 2^64 is no address, and code that would
+    # run past 2^64 has no honest addresses either (the CPU would wrap to 0, objdump would not).
+    if not 0 <= base < 1 << 64:
+        shown = f"{base:#x}" if base >= 0 else f"-{-base:#x}"
+        raise UsageError(f"--base {shown} is not a 64-bit address (0 to 0xffffffffffffffff)")
+    if base + len(code) > 1 << 64:
+        raise UsageError(f"--base {base:#x}: the {len(code)} bytes would run past the top of the 64-bit address "
+                         f"space (the last byte may start at most at 0xffffffffffffffff)")
+    if args.isa != "x86_amx":
+        raise UsageError(f"disasm knows x86_amx only, not {args.isa}")
+    from .core.errors import DecodeError
+    from .x86_amx.decoder import listing
+
+    undecoded = []
+    # Like objdump, go on past bytes isasim cannot decode; the exit status still says they were there.
+    for address, encoding, text, note, decoded in listing(code, base):
+        comment = f"    # {note}" if note else ""
+        print(f"{address:#x}:  {encoding.hex(' '):<30} {text}{comment}")
+        if not decoded:
+            undecoded.append((address, note))
+    if undecoded:
+        address, note = undecoded[0]
+        raise DecodeError(f"cannot decode {len(undecoded)} of the {len(code)} bytes' instructions "
+                          f"(the first at {address:#x}: {note})")
     return EXIT_OK
 
 
@@ -565,7 +591,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("hex", nargs="*", help="bytes in hex")
     p.add_argument("--file", help="a raw binary file instead")
     p.add_argument("--isa", default="x86_amx", help="ISA of the bytes (default x86_amx)")
-    p.add_argument("--base", type=lambda s: int(s, 0), default=None, help="address of the first byte")
+    p.add_argument("--base", type=lambda s: int(s, 0), default=None,
+                   help="address of the first byte (0 to 2^64-1; default the ISA's code base)")
     p.set_defaults(func=cmd_disasm)
 
     from .explain_cli import register as register_explain

@@ -8,8 +8,11 @@ which ISA it runs.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Callable
+
+import numpy as np
 
 from .errors import IsasimError, ProgramError, StepLimitExceeded
 from .faults import Fault
@@ -204,3 +207,60 @@ class Machine:
             self.steps = steps
             self.journal.enabled = True
         return RunResult(self.steps, self.halted, self.fault, records)
+
+    # ---- checkpoints (for stepping backwards) --------------------------------------------
+    def checkpoint(self) -> "Checkpoint":
+        """A copy of everything a step can change: the ISA state, the bytes of every mapped region, and the
+        step count and end flags, so that :meth:`restore` can bring the machine back to exactly this point.
+
+        Nothing here knows the ISA: the state is copied attribute by attribute.  Objects the state shares
+        with the machine's context (the journal, the memory, the CPU model) are not copied, since a step
+        never replaces them.  Take checkpoints between recorded steps (``step()``), where no ISA work is
+        left waiting for a later read."""
+        shared = {id(self.journal)} | {id(value) for value in getattr(self.context, "__dict__", {}).values()}
+        memo = {key: value for key, value in ((id(v), v) for v in vars(self.state).values()) if key in shared}
+        state = {name: copy.deepcopy(value, memo) for name, value in vars(self.state).items() if id(value) not in shared}
+        regions = [bytes(region.data) for region in self.memory.regions]
+        return Checkpoint(self.steps, self.halted, self.fault, state, regions)  # a fault is never changed once raised
+
+    def restore(self, checkpoint: "Checkpoint") -> None:
+        """Bring the machine back to ``checkpoint`` (taken from this machine, with the same regions mapped).
+
+        The state's arrays and lists are overwritten in place rather than replaced: the translated
+        instructions hold the context, which holds these very objects, and a state may keep views into
+        its own arrays (x86: one numpy view per tile), which must keep pointing at the live data."""
+        if len(checkpoint.regions) != len(self.memory.regions):
+            raise ProgramError("a checkpoint can only be restored into the machine it was taken from")
+        for region, data in zip(self.memory.regions, checkpoint.regions):
+            region.data[:] = data  # same length: regions are never resized
+        for name, saved in checkpoint.state.items():
+            current = getattr(self.state, name, None)
+            if isinstance(current, np.ndarray) and isinstance(saved, np.ndarray) and current.shape == saved.shape:
+                current[...] = saved
+            elif (isinstance(current, list) and isinstance(saved, list) and len(current) == len(saved)
+                  and all(isinstance(item, np.ndarray) for item in current)):
+                for live, kept in zip(current, saved):
+                    live[...] = kept
+            elif isinstance(current, list) and isinstance(saved, list):
+                current[:] = copy.deepcopy(saved)
+            else:
+                setattr(self.state, name, copy.deepcopy(saved))  # a copy: the checkpoint can be restored again
+        self.journal.take()
+        self.steps, self.halted, self.fault = checkpoint.steps, checkpoint.halted, checkpoint.fault
+
+
+@dataclass
+class Checkpoint:
+    """The machine after ``steps`` instructions (see Machine.checkpoint)."""
+
+    steps: int
+    halted: bool
+    fault: Fault | None
+    state: dict
+    regions: list[bytes]
+
+    @property
+    def size(self) -> int:
+        """Roughly how many bytes the checkpoint holds (its memory copy dominates)."""
+        return sum(len(data) for data in self.regions) + sum(
+            value.nbytes if isinstance(value, np.ndarray) else 64 for value in self.state.values())

@@ -3,32 +3,58 @@
 Commands (interactive at the ``(isasim)`` prompt, or scripted with ``--commands
 "s 3; p tmm0 int32; c"`` or a file):
 
-    s [N], step [N]        execute N instructions (default 1) and show what each changed
-    c, continue            run until a breakpoint, a watched location changes, a fault, or the end
-    back [N]               go back N steps (default 1): the run is replayed from the start to there
-    goto N                 go to the state after N steps (forwards or backwards)
-    b LOC, break LOC       stop before instruction LOC: an index (3 or #3), a label, or an address (0x...)
-    w LOC, watch LOC       stop when LOC changes: a register, rflags, tmmN, tmmN[r][c], or memory 0xADDR[:N]
-    d N, delete N          delete breakpoint or watch number N (see info)
-    p WHAT [TYPE] [hex]    print a register, rflags, regs, cfg, a tile (tmm0 int32 / bf16 / fp32 ... [hex] [all]),
-                           a named init region (C [hex] [all]: all prints every row of a large one),
-                           or memory (0xADDR [N])
-    l, list                the program, with the current position
-    i, info                breakpoints and watches
-    h, help                this text
-    q, quit                leave
+    s [N], step [N]      execute N instructions (default 1), showing each change
+    c, continue          run to a breakpoint, a watch's change, a fault or the
+                         end (Ctrl-C stops it)
+    back [N]             go back N steps (default 1), replayed from a checkpoint
+    goto N               go to the state after N steps (forwards or backwards)
+    b LOC, break LOC     stop before instruction LOC: an index (3 or #3), a
+                         label, or an address (0x...)
+    w LOC [TYPE], watch  stop when LOC changes: a register, rflags, tmmN,
+                         tmmN[r][c] (a dword: int32 unless TYPE), or memory
+                         0xADDR[:N] (its init region's type unless TYPE)
+    d N, delete N        delete breakpoint or watch number N (see info)
+    p WHAT [TYPE] [hex]  print a register, rflags, regs, cfg, a tile (tmm0
+                         int32, bf16, fp32 ... [hex] [all]), a named init
+                         region (C [hex] [all]: all prints every row), or
+                         memory (0xADDR [N])
+    l, list              the program, with the current position
+    i, info              breakpoints and watches
+    h, help              this text
+    q, quit              leave
 
 A fault stops the stepper on the faulting instruction with the rule it broke.
-Stepping backwards is a replay, never a guess: the step records are kept and the
-machine is re-run from the initial state.  With ``--against silicon`` every step
-also runs on the CPU, and the stepper stops at the first instruction where the
-two states differ, showing both values.
+Ctrl-C during ``c`` or a long ``s N`` stops at the next instruction boundary and
+returns to the prompt, as in gdb.
+
+A scripted session (``--commands``, ``--commands-file``) stops at the first
+command that fails, as gdb stops a command file at its first error, and the
+command exits with status 2 naming that command: later commands usually depend
+on it (a ``c`` after a mistyped ``b`` would run to the end).  Stepping past the
+end of the program is not a failure; it says that the program has ended.
+
+Stepping backwards is a replay, never a guess.  No step records are kept;
+instead the stepper keeps checkpoints, copies of the whole machine state (memory
+included), one every ``interval`` steps, and ``back``/``goto`` restore the nearest
+checkpoint before the target and replay from there.  The bound: at most
+MAX_CHECKPOINTS (64) checkpoints and at most CHECKPOINT_BUDGET (256 MiB) of them
+in all, whatever the number of steps; ``interval`` starts at
+FIRST_CHECKPOINT_INTERVAL (1,000) steps and doubles, dropping every other
+checkpoint, whenever they fill up, so a back-step replays fewer than
+max(1,000, 2 x steps / cap) steps, cap being 64 unless 64 copies of the memory
+would pass the budget (then as many as fit, at least 2).  With
+``--against silicon`` every step also runs on the CPU, and the stepper stops at
+the first instruction where the two states differ, showing both values; a CPU
+cannot be restored to a checkpoint, so there stepping back replays from the
+start.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+import signal
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,22 +64,32 @@ from rich.text import Text
 from .diff import compare
 from .errors import IsasimError
 from .isa import get_isa
-from .machine import DEFAULT_STEP_LIMIT, Machine, StepRecord
+from .machine import DEFAULT_STEP_LIMIT, Checkpoint, Machine, StepRecord
 from .program import Program
-from .render import region_grid
+from .render import _REGION_DTYPES, element_text, region_grid
 from .trace import Init
 
 PROMPT = "(isasim) "
 
+# The bound on what stepping backwards keeps (see the module docstring).
+FIRST_CHECKPOINT_INTERVAL = 1_000
+MAX_CHECKPOINTS = 64
+CHECKPOINT_BUDGET = 256 << 20  # bytes for all checkpoints together
+
+ELEMENT_TYPE_NAMES = tuple(_REGION_DTYPES)  # the element types an init region, a tile view or a watch can have
+PRINT_OPTIONS = ("hex", "all")
+WATCH_ELEMENTS_SHOWN = 8  # a watched range of more elements shows its first ones and a count
+
 
 class CommandError(IsasimError):
-    """A stepper command that cannot be carried out; the session goes on."""
+    """A stepper command that cannot be carried out; an interactive session goes on."""
 
 
 @dataclass
 class Watch:
     spec: str
     value: object
+    element: str | None = None  # how to show the value (None: the location's own type)
 
 
 class Stepper:
@@ -70,15 +106,25 @@ class Stepper:
         self.hex_values = hex_values
         self.breakpoints: list[tuple[int, str]] = []  # (instruction index, as written)
         self.watches: list[Watch] = []
-        self.history: list[StepRecord] = []
+        self.position = 0  # how many steps have run: the state shown is the one after them
         self.divergence = None
+        self.error: str | None = None  # why the last command failed, or None
+        self.interrupted = False  # set by Ctrl-C while steps run; checked between steps
         self._reset()
+        # step -> (the machine after that many steps, what was left undefined then); 0 is the loaded program
+        self.checkpoints: dict[int, tuple[Checkpoint, object]] = {}
+        self.checkpoint_interval = FIRST_CHECKPOINT_INTERVAL
+        self.checkpoint_cap = MAX_CHECKPOINTS
+        if self.other is None:
+            first = self.machine.checkpoint()
+            self.checkpoint_cap = max(2, min(MAX_CHECKPOINTS, CHECKPOINT_BUDGET // max(1, first.size)))
+            self.checkpoints[0] = (first, None)
 
     # ---- the machine(s) -------------------------------------------------------------------
     def _reset(self) -> None:
         self.machine = Machine(self.isa_name, self.config)
         self.machine.load(self.program, regs=self.init.regs, memory=self.init.memory)
-        self.history = []
+        self.position = 0
         self.divergence = None
         self.undefined = None  # what the executed instructions left undefined (the ISA's token)
         self.other = None
@@ -110,14 +156,25 @@ class Stepper:
         if self.divergence is not None:
             self.out.print("stopped at a divergence; use 'back' to look at earlier steps")
             return None
-        if len(self.history) >= self.max_steps:
+        if self.position >= self.max_steps:
             raise CommandError(f"the step limit of {self.max_steps} is reached")
         record = machine.step()
-        self.history.append(record)
+        self.position += 1
         self.undefined = self.isa.undefined_after(self.undefined, record.instruction)
         if self.other is not None:
             self._step_other(record)
+        elif self.position % self.checkpoint_interval == 0 and self.position not in self.checkpoints:
+            self._keep_checkpoint()
         return record
+
+    def _keep_checkpoint(self) -> None:
+        """Keep the machine as it is now; when there are more than the cap, keep every other one and
+        take them twice as far apart from now on, so their number never passes the cap."""
+        self.checkpoints[self.position] = (self.machine.checkpoint(), self.undefined)
+        if len(self.checkpoints) > self.checkpoint_cap:
+            self.checkpoint_interval *= 2
+            self.checkpoints = {step: kept for step, kept in self.checkpoints.items()
+                                if step % self.checkpoint_interval == 0}
 
     def _step_other(self, record: StepRecord) -> None:
         name = self.against or self.backend
@@ -141,13 +198,48 @@ class Stepper:
         fresh.load(self.program, regs=self.init.regs, memory=self.init.memory)
         return fresh.state
 
+    def _rewind(self, target: int) -> int:
+        """Put the machine at the latest kept point at or before step ``target``; returns that step."""
+        if self.other is not None:  # a CPU cannot be put back: start both again
+            self._reset()
+            return 0
+        start = max(step for step in self.checkpoints if step <= target)
+        checkpoint, self.undefined = self.checkpoints[start]
+        self.machine.restore(checkpoint)
+        self.position = start
+        self.divergence = None
+        return start
+
+    @contextmanager
+    def _ctrl_c_stops(self):
+        """While steps run, Ctrl-C (SIGINT) asks to stop after the current instruction, as gdb's does,
+        instead of raising KeyboardInterrupt in the middle of one."""
+        self.interrupted = False
+
+        def stop_soon(_signum, _frame):
+            self.interrupted = True
+
+        try:
+            previous = signal.signal(signal.SIGINT, stop_soon)
+        except ValueError:  # not the main thread: a KeyboardInterrupt is caught in execute instead
+            previous = None
+        try:
+            yield
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
+
+    def _report_interrupt(self) -> None:
+        self.interrupted = False
+        self.out.print(Text(f"interrupted at step {self.position}", style="bold magenta"))
+
     # ---- showing ---------------------------------------------------------------------------
     def show_position(self) -> None:
         ins = self.machine.current_instruction()
         if self.machine.fault is not None:
             return
         if ins is None:
-            self.out.print(Text(f"[{len(self.history)} steps] the program has ended", style="bold"))
+            self.out.print(Text(f"[{self.position} steps] the program has ended", style="bold"))
             return
         label = self.program.label_at(ins.address)
         where = f"{label}: " if label else ""
@@ -165,29 +257,48 @@ class Stepper:
             self.out.print(Text(f"DIVERGENCE {self.divergence}", style="bold red"))
 
     # ---- commands --------------------------------------------------------------------------
-    def run_script(self, text: str) -> None:
-        for command in re.split(r"[;\n]", text):
-            if command.strip() and not self.execute(command):
-                return
+    def run_script(self, text: str) -> str | None:
+        """Run the commands in order, stopping at the first that fails (see the module docstring);
+        returns what failed, or None when every command ran."""
+        commands = [command.strip() for command in re.split(r"[;\n]", text) if command.strip()]
+        for number, command in enumerate(commands, start=1):
+            going_on = self.execute(command)
+            if self.error is not None:
+                left = len(commands) - number
+                return (f"command {number} of {len(commands)} ({command!r}) failed: {self.error}"
+                        + (f" ({left} later command{'s' if left != 1 else ''} not run)" if left else ""))
+            if not going_on:
+                break
+        return None
+
+    def _fail(self, message: str) -> bool:
+        self.error = message
+        self.out.print(Text(f"error: {message}"))  # Text: the message may quote the user's brackets
+        return True
 
     def execute(self, line: str) -> bool:
-        """Run one command; False means quit."""
+        """Run one command; False means quit.  A command that fails prints why and sets ``error``."""
+        self.error = None
         try:
             words = shlex.split(line.strip())
         except ValueError as error:
-            self.out.print(f"error: {error}")
-            return True
+            return self._fail(str(error))
         if not words:
             return True
         name, args = words[0].lower(), words[1:]
         handler = COMMANDS.get(name)
         if handler is None:
-            self.out.print(f"error: unknown command '{name}' (type 'help')")
-            return True
+            return self._fail(f"unknown command '{name}' (type 'help')")
         try:
             return handler(self, args) is not False
         except CommandError as error:
-            self.out.print(f"error: {error}")
+            return self._fail(str(error))
+        except KeyboardInterrupt:
+            # Ctrl-C that the SIGINT handler did not turn into a request (it could not be installed, or it came
+            # outside a run of steps) may have stopped an instruction half-way: go back to the last whole step.
+            self._replay_to(self.position, rewind=True)
+            self._report_interrupt()
+            self.show_position()
             return True
 
     def _count(self, args: list[str], default: int = 1) -> int:
@@ -202,63 +313,88 @@ class Stepper:
         return n
 
     def cmd_step(self, args):
-        for _ in range(self._count(args)):
-            record = self._one_step()
-            if record is None:
-                break
-            self.show_record(record)
-            if record.fault is not None or self.divergence is not None:
-                break
+        count = self._count(args)
+        with self._ctrl_c_stops():
+            for _ in range(count):
+                record = self._one_step()
+                if record is None:
+                    break
+                self.show_record(record)
+                if record.fault is not None or self.divergence is not None:
+                    break
+                if self.interrupted:
+                    self._report_interrupt()
+                    break
         self.show_position()
 
     def cmd_continue(self, args):
         first = True
         ran = 0
-        while True:
-            ins = self.machine.current_instruction()
-            if ins is not None and not first:
-                hit = next((n for n, (index, _text) in enumerate(self.breakpoints, 1) if index == ins.index), None)
-                if hit is not None:
-                    self.out.print(Text(f"breakpoint {hit} before #{ins.index}", style="bold magenta"))
+        with self._ctrl_c_stops():
+            while True:
+                if self.interrupted:
+                    self._report_interrupt()
                     break
-            if ran and (self.machine.finished or self.machine.state.pc == self.program.end):
-                break
-            first = False
-            before = [(w, self._watch_value(w.spec)) for w in self.watches]
-            record = self._one_step()
-            if record is None:
-                break
-            ran += 1
-            changed = [(w, old, self._watch_value(w.spec)) for w, old in before if self._watch_value(w.spec) != old]
-            if record.fault is not None or self.divergence is not None or changed:
-                self.show_record(record)
-                for w, old, new in changed:
-                    w.value = new
-                    self.out.print(Text(f"watch {w.spec} changed: {_short(old)} -> {_short(new)}",
-                                        style="bold magenta"))
-                break
+                ins = self.machine.current_instruction()
+                if ins is not None and not first:
+                    hit = next((n for n, (index, _text) in enumerate(self.breakpoints, 1) if index == ins.index),
+                               None)
+                    if hit is not None:
+                        self.out.print(Text(f"breakpoint {hit} before #{ins.index}", style="bold magenta"))
+                        break
+                if ran and (self.machine.finished or self.machine.state.pc == self.program.end):
+                    break
+                first = False
+                before = [(w, self._watch_value(w.spec)) for w in self.watches]
+                record = self._one_step()
+                if record is None:
+                    break
+                ran += 1
+                changed = [(w, old, new) for w, old in before if (new := self._watch_value(w.spec)) != old]
+                if record.fault is not None or self.divergence is not None or changed:
+                    self.show_record(record)
+                    for w, old, new in changed:
+                        w.value = new
+                        self.out.print(Text(f"watch {w.spec} changed: {self._watch_text(w, old)} -> "
+                                            f"{self._watch_text(w, new)}", style="bold magenta"))
+                    break
         self.out.print(Text(f"({ran} instruction{'s' if ran != 1 else ''} run)", style="dim"))
         self.show_position()
 
     def cmd_back(self, args):
-        self._goto(len(self.history) - self._count(args))
+        count = self._count(args)
+        if count > self.position:
+            raise CommandError(f"there are only {self.position} steps to go back over")
+        self._goto(self.position - count)
 
     def cmd_goto(self, args):
         if not args:
             raise CommandError("goto needs a step number")
         self._goto(self._count(args))
 
+    def _replay_to(self, target: int, *, rewind: bool = False) -> int:
+        """Put the machine at step ``target`` (or the end, if the program ends first), replaying forwards
+        from where it is or (going back, or with ``rewind``) from the latest checkpoint at or before it;
+        returns the step replayed from."""
+        start = self.position if target >= self.position and not rewind else self._rewind(target)
+        quiet, self.out.quiet = self.out.quiet, True  # replayed steps were shown when they first ran
+        try:
+            while self.position < target and not self.interrupted and self._one_step() is not None:
+                pass
+        finally:
+            self.out.quiet = quiet
+        return start
+
     def _goto(self, target: int) -> None:
-        if target < 0:
-            raise CommandError(f"there are only {len(self.history)} steps to go back over")
-        kept = self.history[:target]
-        self._reset()
-        for _ in range(target):
-            if self._one_step() is None:
-                break
-        if len(kept) == len(self.history):
-            assert [r.pc for r in kept] == [r.pc for r in self.history[:len(kept)]]
-        self.out.print(Text(f"at step {len(self.history)} (replayed from the start)", style="dim"))
+        with self._ctrl_c_stops():
+            start = self._replay_to(target)
+        if self.interrupted:
+            self._report_interrupt()
+        if start == self.position:
+            self.out.print(Text(f"at step {self.position}", style="dim"))
+        else:
+            origin = "the start" if start == 0 else f"the checkpoint at step {start}"
+            self.out.print(Text(f"at step {self.position} (replayed from {origin})", style="dim"))
         self.show_position()
 
     def resolve(self, spec: str) -> int:
@@ -285,25 +421,103 @@ class Stepper:
         index = self.resolve(args[0])
         self.breakpoints.append((index, args[0]))
         ins = self.program.instructions[index]
-        self.out.print(f"breakpoint {len(self.breakpoints)} before #{index} {ins.address:#x} {ins.text}")
+        self.out.print(Text(f"breakpoint {len(self.breakpoints)} before #{index} {ins.address:#x} {ins.text}"))
 
     def _watch_value(self, spec: str):
         value = self.isa.watch_value(self.state, spec)
         if value is not None:
             return value
-        m = re.fullmatch(r"(0[xX][0-9a-fA-F]+)(?::(\d+))?", spec)
-        if m:
-            address, size = int(m.group(1), 16), int(m.group(2) or 8)
-            memory = self.machine.memory
-            return memory.read(address, size) if memory.is_mapped(address, size) else None
+        memory = self._memory_watch(spec)
+        if memory is not None:
+            address, size, _element = memory
+            return self.machine.memory.read(address, size)
         raise CommandError(f"cannot watch '{spec}': not a register, tile, tile element or memory address")
+
+    def _region_of(self, address: int, size: int):
+        """The named init region wholly holding [address, address+size) in whole elements, or None."""
+        for view in self.init.views:
+            element_size = np.dtype(_REGION_DTYPES[view.element][0]).itemsize
+            end = view.address + view.shape[0] * view.shape[1] * element_size
+            if view.address <= address and address + size <= end and (address - view.address) % element_size == 0:
+                return view, element_size
+        return None
+
+    def _memory_watch(self, spec: str) -> tuple[int, int, str | None] | None:
+        """0xADDR[:N] as (address, size, the element type of the init region it lies in), or None if
+        ``spec`` is not a memory location.  N defaults to one element of that region, else 8 bytes."""
+        m = re.fullmatch(r"(0[xX][0-9a-fA-F]+)(?::(\w+))?", spec)
+        if not m:
+            return None
+        address = int(m.group(1), 16)
+        if m.group(2) is None:
+            found = self._region_of(address, 1)
+            size = found[1] if found else 8
+        else:
+            try:
+                size = int(m.group(2), 0)
+            except ValueError:
+                raise CommandError(f"'{m.group(2)}' in '{spec}' is not a number of bytes") from None
+            if size < 1:
+                raise CommandError(f"cannot watch '{spec}': the size must be at least 1 byte")
+        if not self.machine.memory.is_mapped(address, size):
+            raise CommandError(f"cannot watch '{spec}': memory {address:#x}..{address + size:#x} is not all mapped")
+        found = self._region_of(address, size)
+        element = found[0].element if found and size % found[1] == 0 else None
+        return address, size, element
+
+    @staticmethod
+    def _element_type(words: list[str]) -> str | None:
+        """The one element type among ``words`` (None if there is none); any other word is an error."""
+        types = [word for word in words if word in ELEMENT_TYPE_NAMES]
+        unknown = [word for word in words if word not in ELEMENT_TYPE_NAMES and word not in PRINT_OPTIONS]
+        if unknown:
+            raise CommandError(f"unknown element type or option '{unknown[0]}' (types: {', '.join(ELEMENT_TYPE_NAMES)};"
+                               f" options: {', '.join(PRINT_OPTIONS)})")
+        if len(types) > 1:
+            raise CommandError(f"give one element type, not {' and '.join(types)}")
+        return types[0] if types else None
 
     def cmd_watch(self, args):
         if not args:
             raise CommandError("watch needs a location")
-        value = self._watch_value(args[0])
-        self.watches.append(Watch(args[0], value))
-        self.out.print(f"watch {len(self.breakpoints) + len(self.watches)}: {args[0]} = {_short(value)}")
+        spec, rest = args[0], args[1:]
+        if any(word in PRINT_OPTIONS for word in rest) or len(rest) > 1:
+            raise CommandError("watch takes a location and at most an element type")
+        element = self._element_type(rest)
+        value = self._watch_value(spec)
+        tile = re.fullmatch(r"[a-z]+(\d+)(\[\d+\]\[\d+\])?", spec.lower())
+        if isinstance(value, (bytes, bytearray)):
+            memory = self._memory_watch(spec)
+            element = element or (memory[2] if memory else self.element_types.get(int(tile.group(1)), "int32")
+                                  if tile else None)
+            size = len(value)
+        elif tile and tile.group(2):  # a tile element: a dword
+            element = element or self.element_types.get(int(tile.group(1)), "int32")
+            size = 4
+        elif element is not None:
+            raise CommandError(f"'{spec}' is a register: it is shown as a number, without an element type")
+        if element is not None and size % np.dtype(_REGION_DTYPES[element][0]).itemsize:
+            raise CommandError(f"{size} bytes are not a whole number of {element} elements")
+        watch = Watch(spec, value, element)
+        self.watches.append(watch)
+        self.out.print(Text(f"watch {len(self.breakpoints) + len(self.watches)}: {spec} = {self._watch_text(watch, value)}"))
+
+    def _watch_text(self, watch: Watch, value) -> str:
+        """A watched value as its type: a register as hex and decimal, a tile element or a memory range
+        as its elements (the first WATCH_ELEMENTS_SHOWN of a longer range)."""
+        if watch.element is None:
+            if isinstance(value, (bytes, bytearray)):
+                return _short(value)
+            return f"{int(value):#x} ({int(value)})"
+        raw = bytes(value) if isinstance(value, (bytes, bytearray)) else int(value).to_bytes(4, "little")
+        dtype, kind = _REGION_DTYPES[watch.element]
+        elements = np.frombuffer(raw, dtype=dtype)
+        digits = 2 * elements.dtype.itemsize if self.hex_values else None
+        texts = [element_text(bits, kind, hex_digits=digits) for bits in elements[:WATCH_ELEMENTS_SHOWN]]
+        if len(elements) == 1:
+            return texts[0]
+        more = f", ... ({len(elements)} {watch.element})" if len(elements) > WATCH_ELEMENTS_SHOWN else ""
+        return "[" + ", ".join(texts) + more + "]"
 
     def cmd_delete(self, args):
         n = self._count(args, default=0)
@@ -318,14 +532,22 @@ class Stepper:
         if not self.breakpoints and not self.watches:
             self.out.print("no breakpoints or watches")
         for i, (index, text) in enumerate(self.breakpoints, start=1):
-            self.out.print(f"{i}: break before #{index} ({text}): {self.program.instructions[index].text}")
+            self.out.print(Text(f"{i}: break before #{index} ({text}): {self.program.instructions[index].text}"))
         for i, w in enumerate(self.watches, start=len(self.breakpoints) + 1):
-            self.out.print(f"{i}: watch {w.spec} = {_short(self._watch_value(w.spec))}")
+            self.out.print(Text(f"{i}: watch {w.spec} = {self._watch_text(w, self._watch_value(w.spec))}"))
 
     def cmd_print(self, args):
         if not args:
             raise CommandError("print what? (a register, regs, cfg, tmmN [type] [hex], a region name, or 0xADDR [N])")
         what, rest = args[0], args[1:]
+        if re.fullmatch(r"0[xX][0-9a-fA-F]+", what):
+            if len(rest) > 1:
+                raise CommandError(f"print {what} takes at most a byte count, not '{' '.join(rest)}'")
+        else:
+            element = self._element_type(rest)  # an unknown type is an error, never a silent default
+            region = next((v for v in self.init.views if v.name == what), None)
+            if region is not None and element not in (None, region.element):
+                raise CommandError(f"{what} holds {region.element} elements; it is printed as {region.element}")
         view = self.isa.render_item(self.state, what, rest, self.program, width=self.width)
         if view is not None:
             self.out.print(view)
@@ -351,14 +573,15 @@ class Stepper:
         for ins in self.program.instructions:
             label = self.program.label_at(ins.address)
             if label:
-                self.out.print(f"{label}:")
+                self.out.print(Text(f"{label}:"))
             mark = "=>" if current is not None and ins.index == current.index else "  "
             stop = "*" if any(index == ins.index for index, _ in self.breakpoints) else " "
             style = "bold cyan" if mark == "=>" else ""
             self.out.print(Text(f"{mark}{stop}#{ins.index:<3} {ins.address:#x}  {ins.text}", style=style))
 
     def cmd_help(self, args):
-        self.out.print(__doc__.split("\n\n", 2)[1].strip("\n"))
+        # the docstring's command list: the paragraph naming the commands, then one line per command
+        self.out.print(Text("\n".join(__doc__.split("\n\n")[1:3]).strip("\n")))
 
     def cmd_quit(self, args):
         return False
