@@ -151,3 +151,75 @@ def test_a_silicon_run_that_timed_out_is_not_recorded_and_the_error_names_the_pr
     assert status == 2 and len(err.strip().splitlines()) == 1
     assert err.startswith(f"isasim: error: {program}: not recorded: the program was still running after 10 s")
     assert "expect.fault" not in err and not out_file.exists()
+
+
+def _recorded_on_the_simulator(capsys, write, tmp, name: str, program: str) -> dict:
+    status, _out, err = isasim(capsys, "record", write(name + ".s", program), "--init", tmp / "empty.json", "--steps",
+                               "-o", tmp / (name + ".trace.json"))
+    assert status == 0, err
+    return json.loads((tmp / (name + ".trace.json")).read_text())
+
+
+def _replays(capsys, write, tmp, data: dict) -> tuple[bool, str]:
+    path = write("edited.trace.json", json.dumps(data))
+    status, out, _ = isasim(capsys, "replay", path)
+    run_status, ran, _ = isasim(capsys, "run", path)
+    assert (status == 0) == (run_status == 0) and (run_status == 0) == ("PASS" in ran), (out, ran)
+    return status == 0, " ".join(out.split())
+
+
+def test_rf_in_a_steps_flags_write_is_not_compared_but_a_status_flag_is(files, capsys):
+    """Earlier silicon recordings stored the delivery's RF as a flags write of the faulting step."""
+    write, tmp = files
+    data = _recorded_on_the_simulator(capsys, write, tmp, "pf", FAULTING)
+    data["producer"] = "silicon: unknown (family 25 model 1)"
+    data["expect"]["regs"]["rflags"] = hex(0x202 | RF)
+    data["steps"][1]["writes"].append({"kind": "flags", "where": "rflags", "old": "0x202", "new": hex(0x202 | RF)})
+    assert _replays(capsys, write, tmp, data)[0]
+    data["steps"][1]["writes"][-1]["new"] = hex(0x202 | 1)  # CF: a status flag, compared
+    ok, out = _replays(capsys, write, tmp, data)
+    assert not ok and "step 1 (mov rbx,QWORD PTR [rax]): flags rflags: expected 0x203" in out
+
+
+IMUL_ZERO = "mov rax, 3\nmov rbx, 0\nimul rax, rbx\nret\n"  # SF, ZF, AF, PF undefined after IMUL
+
+
+@pytest.mark.parametrize("producer, compared", [
+    ("silicon: Intel(R) Xeon(R) Processor, family 6 model 207 (0xcf) stepping 2", True),  # the modelled CPU
+    ("silicon: emerald-rapids (family 6 model 207)", True),
+    ("silicon: unknown (family 25 model 1)", False),  # another CPU: its undefined flags are its own
+])
+def test_undefined_flags_are_compared_only_against_the_cpu_the_simulator_models(files, capsys, producer, compared):
+    write, tmp = files
+    data = _recorded_on_the_simulator(capsys, write, tmp, "imul", IMUL_ZERO)
+    data["producer"] = producer
+    flags = int(data["expect"]["regs"]["rflags"], 0)
+    other = flags ^ 0x04  # PF, undefined after IMUL: what another CPU may well leave
+    data["expect"]["regs"]["rflags"] = hex(other)
+    step = data["steps"][2]
+    step["writes"] = [w for w in step["writes"] if w["kind"] != "flags"]
+    step["writes"].append({"kind": "flags", "where": "rflags", "old": "0x202", "new": hex(other)})
+    ok, out = _replays(capsys, write, tmp, data)
+    assert ok != compared, out
+    if compared:
+        assert "step 2 (imul rax,rbx): flags rflags" in out
+    data["expect"]["regs"]["rflags"] = hex(flags ^ 0x01)  # CF is defined after IMUL: always compared
+    step["writes"][-1]["new"] = hex(flags ^ 0x01)
+    assert not _replays(capsys, write, tmp, data)[0]
+
+
+@needs_silicon
+def test_a_trace_recorded_on_this_cpu_replays_where_diff_says_identical(files, capsys):
+    """diff leaves out the flags the SDM leaves undefined; so does replay of a trace measured on a
+    CPU the simulator does not model (this host, unless it is the modelled Intel part)."""
+    write, tmp = files
+    program = write("imul.s", IMUL_ZERO)
+    status, out, _ = isasim(capsys, "diff", program, "--init", tmp / "empty.json", "--lockstep")
+    assert status == 0 and "identical" in out
+    for extra in ((), ("--steps",)):
+        out_file = tmp / f"imul{len(extra)}.trace.json"
+        status, _out, err = isasim(capsys, "record", program, "--init", tmp / "empty.json", "--backend", "silicon",
+                                   *extra, "-o", out_file)
+        assert status == 0, err
+        status, out, _ = isasim(capsys, "replay", out_file)
+        assert status == 0, out

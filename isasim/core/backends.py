@@ -86,6 +86,18 @@ def register_backend(backend: Backend) -> None:
     BACKENDS[backend.name] = backend
 
 
+def measured_cpu(producer: str) -> str | None:
+    """The CPU model a trace's producer names, as the backend that wrote it knows it (the silicon
+    backend: "silicon: ... family 6 model 207 ..." is emerald-rapids), or None when no backend
+    recognises it (a model, or a CPU isasim does not model)."""
+    for backend in BACKENDS.values():
+        recognise = getattr(backend, "cpu_of_producer", None)
+        found = recognise(producer) if recognise is not None else None
+        if found:
+            return found
+    return None
+
+
 def get_backend(name: str, isa: str, program: Program | None = None) -> Backend:
     get_isa(isa)  # importing the ISA registers its backends
     backend = BACKENDS.get(name)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .backends import Final, get_backend
+from .backends import Final, get_backend, measured_cpu
 from .isa import get_isa
 from .machine import DEFAULT_STEP_LIMIT
 from .trace import Trace, normalise_fault_kind, write_value
@@ -46,8 +46,10 @@ def _first_byte_difference(expected: bytes, actual: bytes) -> str:
 def check(trace: Trace, final: Final) -> list[Difference]:
     diffs: list[Difference] = []
     isa = get_isa(trace.isa)
+    elsewhere = measured_elsewhere(isa, trace)
     if trace.steps is not None and final.records is not None:
-        diffs += check_steps(trace.steps, final, isa)
+        diffs += check_steps(trace.steps, final, isa, mask_undefined=elsewhere)
+    undefined = undefined_at_end(isa, trace, final) if elsewhere else None
     expect = trace.expect
     if "fault" in expect:
         want = expect["fault"]
@@ -62,7 +64,7 @@ def check(trace: Trace, final: Final) -> list[Difference]:
     actual_regs = final.observed.get("regs", {})
     for name, value in expect.get("regs", {}).items():
         actual = actual_regs.get(name)
-        if comparable_register(isa, name, actual) != comparable_register(isa, name, value):
+        if comparable_register(isa, name, actual, undefined) != comparable_register(isa, name, value, undefined):
             diffs.append(Difference(f"expect.regs.{name}", _show(value), _show(actual)))
     for name, value in expect.get("tiles", {}).items():
         actual = final.observed.get("tiles", {}).get(name)
@@ -88,32 +90,70 @@ def step_json(record) -> dict:
     return out
 
 
-def comparable_register(isa, name: str, value):
+def comparable_register(isa, name: str, value, undefined=None):
     """The part of a register value a comparison looks at: the ISA's ``comparable``, the one definition
-    ``diff`` uses too (x86: RFLAGS on its status flags, so RF set by a fault's delivery is not compared).
-
-    Nothing is treated as undefined here: a trace's expectations were measured on the CPU model its
-    config names, which the simulator models, undefined flags included."""
+    ``diff`` uses too (x86: RFLAGS on its status flags, so RF set by a fault's delivery is not compared),
+    less what ``undefined`` (the ISA's token, see ``measured_elsewhere``) leaves undefined."""
+    if isinstance(value, str):  # a step's write as the trace holds it: "0x202"
+        try:
+            value = int(value, 16) if value.lower().startswith("0x") else value
+        except ValueError:
+            return value
     if not isinstance(value, int) or isinstance(value, bool):
         return value
-    return isa.comparable({"regs": {name: value}}, None)["regs"][name]
+    return isa.comparable({"regs": {name: value}}, undefined)["regs"][name]
 
 
-def check_steps(steps: list[dict], final: Final, isa=None) -> list[Difference]:
-    """Compare recorded per-step writes with the run's; stop at the first diverging step."""
+def measured_elsewhere(isa, trace: Trace) -> bool:
+    """Whether a trace's expectations were measured on a CPU other than the model the simulator runs
+    (recorded with --backend silicon on, say, an AMD host for an Emerald Rapids config).  What the
+    architecture leaves undefined (IMUL's SF, ZF, AF, PF) is then that CPU's choice, not a value the
+    simulator claims, so it is left out, as ``diff`` leaves it out against such a CPU.  A trace measured
+    on the modelled CPU, or recorded on the simulator, is compared on every flag."""
+    if not trace.producer.startswith("silicon: "):
+        return False
+    return measured_cpu(trace.producer) != isa.configure(trace.config).get("cpu")
+
+
+def undefined_at_end(isa, trace: Trace, final: Final):
+    """What the instructions the run executed leave undefined at its end (the ISA's token)."""
+    from .diff import undefined_by
+    from .machine import Machine
+
     records = final.records
+    if not records:  # a plain run keeps no records: run it again, recording, to learn what it executed
+        program = isa.assemble("\n".join(trace.program), source=f"{trace.source}:program")
+        machine = Machine(trace.isa, isa.configure(trace.config))
+        machine.load(program, regs=trace.init.regs, memory=trace.init.memory)
+        records = machine.run((final.steps or DEFAULT_STEP_LIMIT) + 1, keep_records=True).records
+    return undefined_by(isa, [record.instruction for record in records])
+
+
+def check_steps(steps: list[dict], final: Final, isa=None, *, mask_undefined: bool = False) -> list[Difference]:
+    """Compare recorded per-step writes with the run's; stop at the first diverging step.  With
+    ``mask_undefined`` the flags each step leaves undefined are not compared (``measured_elsewhere``)."""
+    records = final.records
+    undefined = None
     for i, want in enumerate(steps):
         label = f"steps[{i}]"
         if i >= len(records):
             return [Difference(label, f"a step ({want.get('text', '?')})", "the run had ended")]
         rec = records[i]
         label = f"step {i} ({rec.instruction.text})"
+        if mask_undefined and isa is not None:
+            undefined = isa.undefined_after(undefined, rec.instruction)
         got = {(w.kind, str(write_value(w.where))): write_value(w.new) for w in rec.writes}
         exp = {(w.get("kind"), str(w.get("where"))): w.get("new") for w in want.get("writes", [])}
+        got_before = {(w.kind, str(write_value(w.where))): write_value(w.old) for w in rec.writes}
+        exp_before = {(w.get("kind"), str(w.get("where"))): w.get("old") for w in want.get("writes", [])}
         for key in list(exp) + [k for k in got if k not in exp]:
             if isa is not None and key[0] == "flags":  # flags compared as in expect.regs
-                differs = (comparable_register(isa, key[1], exp.get(key))
-                           != comparable_register(isa, key[1], got.get(key)))
+                # a side that records no write kept the flags as they were (the other side's old value):
+                # a write of bits that are not compared, or are undefined, is then no difference
+                wanted = exp[key] if key in exp else got_before.get(key)
+                actual = got[key] if key in got else exp_before.get(key)
+                differs = (comparable_register(isa, key[1], wanted, undefined)
+                           != comparable_register(isa, key[1], actual, undefined))
             else:
                 differs = exp.get(key) != got.get(key)
             if differs:

@@ -32,6 +32,7 @@ import ctypes
 import errno
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -462,6 +463,14 @@ class SiliconBackend:
     def producer(self) -> str:
         cpu = host_cpu()
         return f"silicon: {cpu.name} (family {cpu.family} model {cpu.model})"
+
+    def cpu_of_producer(self, producer: str) -> str | None:
+        """The CPU model a silicon producer names by family and model (this backend's producer(), or
+        the "family 6 model 207 (0xcf)" of the traces measured on Emerald Rapids), None if unknown."""
+        found = re.search(r"\bfamily (\d+) model (\d+)\b", producer) if producer.startswith("silicon: ") else None
+        if found is None or int(found.group(1)) != 6:
+            return None
+        return CPU_NAMES.get(int(found.group(2)))
 
     def _check(self, isa: str, config: dict, program: Program, init: Init, max_steps: int, *,
                honour_step_limit: bool = False) -> Fault | None:
