@@ -296,7 +296,7 @@ def side_by_side_row(a: bytes, b: bytes, name_a: str, name_b: str):
 
 
 def cmd_step(args) -> int:
-    from .core.stepper import PROMPT, Stepper
+    from .core.stepper import PROMPT, CommandError, Stepper
 
     isa_name, config, program, init = load_program_and_init(args)
     out = console(color=not args.no_color)
@@ -321,11 +321,13 @@ def cmd_step(args) -> int:
     if script is not None:
         if args.svg:
             out.print(f"[dim](isasim) {script}[/dim]")
-        stepper.run_script(script)
+        failed = stepper.run_script(script)  # stops at the first failing command, as gdb's command files do
         if args.svg:
             from .core.output import write_output
 
             write_output(args.svg, out.export_svg(title=f"isasim step {Path(args.program).name}"), force=args.force)
+        if failed is not None:
+            raise CommandError(failed)  # exit 2, naming the command
         return EXIT_OK
     try:
         import readline  # noqa: F401  (line editing and history at the prompt)
@@ -337,6 +339,9 @@ def cmd_step(args) -> int:
         except EOFError:
             out.print()
             break
+        except KeyboardInterrupt:  # Ctrl-C at the prompt drops the line typed so far, as gdb does
+            out.print()
+            continue
         if not stepper.execute(line):
             break
     return EXIT_OK
