@@ -1,12 +1,14 @@
 """The ``explain`` and ``docs`` subcommands.
 
     isasim explain INSTRUCTION [--m M] [--n N] [--shape M,K,N | ROWS,COLSB] [--seed S] [--init FILE]
-                               [--start-row R] [--cpu MODEL] [--svg FILE] [--html FILE] [--width W] [--no-color]
+                               [--start-row R] [--cpu MODEL] [--svg FILE] [--html FILE] [--force] [--width W]
+                               [--no-color]
     isasim docs [--out DIR] [--check] [--force]
 
 INSTRUCTION is assembly text (``"tdpbusd tmm0, tmm1, tmm2"``) or the bytes of one
 instruction in hex (``c4e2695ec1``, ``"c4 e2 69 5e c1"``).  ``cli.build_parser``
-adds both subcommands with ``register(sub, common)``.
+adds both subcommands with ``register(sub, common)``.  Neither replaces a file it did not write without
+``--force`` (see :mod:`isasim.core.output` and :mod:`isasim.docs`).
 """
 
 from __future__ import annotations
