@@ -223,3 +223,22 @@ def test_a_trace_recorded_on_this_cpu_replays_where_diff_says_identical(files, c
         assert status == 0, err
         status, out, _ = isasim(capsys, "replay", out_file)
         assert status == 0, out
+
+
+@needs_silicon
+@pytest.mark.parametrize("claimed", ["silicon: emerald-rapids (family 6 model 207)",  # the modelled CPU
+                                     "silicon: unknown (family 25 model 1)"])
+def test_diff_and_replay_agree_on_undefined_flags_whichever_cpu_this_is(files, capsys, monkeypatch, claimed):
+    """On the CPU the simulator models both compare IMUL's undefined flags, elsewhere neither does; the
+    host is made to claim each, so the verdicts must agree whatever this CPU really leaves there."""
+    write, tmp = files
+    monkeypatch.setattr(SiliconBackend, "producer", lambda self: claimed)
+    program = write("imul.s", IMUL_ZERO)
+    diff_status, diffed, _ = isasim(capsys, "diff", program, "--init", tmp / "empty.json")
+    lockstep_status, _out, _ = isasim(capsys, "diff", program, "--init", tmp / "empty.json", "--lockstep")
+    out_file = tmp / "imul.trace.json"
+    status, _out, err = isasim(capsys, "record", program, "--init", tmp / "empty.json", "--backend", "silicon",
+                               "-o", out_file)
+    assert status == 0, err
+    replay_status, replayed, _ = isasim(capsys, "replay", out_file)
+    assert diff_status == lockstep_status == replay_status, (diffed, replayed)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .backends import get_backend
+from .backends import get_backend, measured_cpu
 from .errors import IsasimError
 from .faults import Fault
 from .isa import get_isa
@@ -106,11 +106,24 @@ def compare(isa, init: Init, undefined, obs_a: dict, mem_a, fault_a: Fault | Non
     return None
 
 
+def leaves_out_undefined(config: dict, *backends) -> bool:
+    """Whether a comparison leaves out what the architecture leaves undefined: yes when a side is a CPU
+    other than the model the simulator runs (its undefined flags are its own choice), no when both are
+    the modelled CPU or the simulator, which claims those values.  replay.measured_elsewhere is the
+    same rule for a trace, so `diff` and `replay` compare the same bits."""
+    for backend in backends:
+        producer = getattr(backend, "producer", None)
+        if producer is not None and measured_cpu(producer()) != config.get("cpu"):
+            return True
+    return False
+
+
 def diff(isa_name: str, config: dict, program: Program, init: Init, *, a: str = "sim", b: str = "silicon",
          mode: str = "final", max_steps: int = DEFAULT_STEP_LIMIT) -> DiffReport:
     isa = get_isa(isa_name)
     config = isa.configure(config)
     backend_a, backend_b = get_backend(a, isa_name, program), get_backend(b, isa_name, program)
+    masked = leaves_out_undefined(config, backend_a, backend_b)
     if mode == "final":
         fa = backend_a.run(isa_name, config, program, init, max_steps=max_steps, keep_records=a == "sim")
         fb = backend_b.run(isa_name, config, program, init, max_steps=max_steps, keep_records=b == "sim")
@@ -118,7 +131,8 @@ def diff(isa_name: str, config: dict, program: Program, init: Init, *, a: str = 
         executed = ([r.instruction for r in simulated.records] if simulated is not None
                     else _executed(isa_name, config, program, init, max_steps))
         report = DiffReport(a, b, mode, len(executed), a_fault=fa.fault, b_fault=fb.fault)
-        report.divergence = compare(isa, init, undefined_by(isa, executed), fa.observed, fa.memory, fa.fault,
+        report.divergence = compare(isa, init, undefined_by(isa, executed) if masked else None,
+                                    fa.observed, fa.memory, fa.fault,
                                     fb.observed, fb.memory, fb.fault)
         return report
     if mode != "lockstep":
@@ -141,7 +155,7 @@ def diff(isa_name: str, config: dict, program: Program, init: Init, *, a: str = 
             index, pc, obs_a, mem_a, fault_a = sa
             _, pc_b, obs_b, mem_b, fault_b = sb
             ins = program.at(pc)
-            if ins is not None:
+            if ins is not None and masked:
                 undefined = isa.undefined_after(undefined, ins)
             report.steps = index + 1
             report.a_fault, report.b_fault = fault_a, fault_b
