@@ -21,12 +21,10 @@ import re
 import sys
 from pathlib import Path
 
-from rich.markup import escape
-
 from .core.errors import IsasimError
 from .core.isa import get_isa
 from .core.machine import DEFAULT_STEP_LIMIT
-from .core.render import console, region_grid
+from .core.render import console, markup_safe, region_grid
 from .core.replay import replay, step_json
 from .core.trace import Init, Trace, load_json, parse_init, parse_trace, printable, read_trace, trace_json, write_trace
 
@@ -118,8 +116,8 @@ def cmd_run(args) -> int:
         result, diffs = SimulatorBackend().run(isa_name, config, program, init, max_steps=args.max_steps), []
     machine = result.machine
     out = console(color=not args.no_color)
-    out.print(f"[bold]{escape(args.program)}[/bold]: {result.steps} instruction{'' if result.steps == 1 else 's'} on "
-              f"{escape(str(config.get('cpu', isa_name)))}")
+    out.print(f"[bold]{markup_safe(args.program)}[/bold]: {result.steps} "
+              f"instruction{'' if result.steps == 1 else 's'} on {markup_safe(config.get('cpu', isa_name))}")
     width = max(out.width, 60)
     out.print(machine.isa.render_state(machine.state, program, element_types=element_types, hex_values=args.hex,
                                        width=width))
@@ -127,13 +125,13 @@ def cmd_run(args) -> int:
         if view.name in (args.region or []) or (not args.region and view.show):
             out.print(region_grid(machine.memory, view, hex_values=args.hex, width=width, all_rows=args.all_rows))
     if result.fault is not None:
-        out.print(f"[bold red]fault[/bold red] {escape(result.fault.describe())}")
+        out.print(f"[bold red]fault[/bold red] {markup_safe(result.fault.describe())}")
     if args.trace is not None and (args.trace.expect or args.trace.steps is not None):  # what the result must be
         if diffs:
-            out.print(f"[bold red]FAIL[/bold red]: {escape(diffs[0].describe())}")
+            out.print(f"[bold red]FAIL[/bold red]: {markup_safe(diffs[0].describe())}")
             return EXIT_DIFFERENT
-        out.print(f"[bold green]PASS[/bold green]: every expectation of {escape(args.program)} holds"
-                  + (f" ({escape(printable(args.trace.producer))})" if args.trace.producer else ""))
+        out.print(f"[bold green]PASS[/bold green]: every expectation of {markup_safe(args.program)} holds"
+                  + (f" ({markup_safe(args.trace.producer)})" if args.trace.producer else ""))
         return EXIT_OK
     return EXIT_FAULT if result.fault is not None else EXIT_OK
 
@@ -146,13 +144,13 @@ def cmd_replay(args) -> int:
         final, diffs = replay(trace, backend=args.backend, max_steps=args.max_steps)
         if diffs:
             worst = EXIT_DIFFERENT
-            out.print(f"[bold red]DIFFERENT[/bold red] {escape(path)}: {escape(diffs[0].describe())}")
+            out.print(f"[bold red]DIFFERENT[/bold red] {markup_safe(path)}: {markup_safe(diffs[0].describe())}")
             for d in diffs[1:args.max_report]:
                 out.print(f"    {d.describe()}", markup=False)
             if len(diffs) > args.max_report:
                 out.print(f"    ... {len(diffs) - args.max_report} more")
         else:
-            out.print(f"[bold green]ok[/bold green] {escape(path)} ({final.steps} steps"
+            out.print(f"[bold green]ok[/bold green] {markup_safe(path)} ({final.steps} steps"
                       + (f", fault {final.fault.kind} at instruction {final.fault.index}" if final.fault else "") + ")")
     return worst
 
@@ -220,7 +218,7 @@ def cmd_diff(args) -> int:
                   f"({report.mode}, {report.steps} instructions{end})")
         return EXIT_OK
     d = report.divergence
-    out.print(f"[bold red]DIVERGENCE[/bold red] {escape(d.describe(args.backend, args.against))}")
+    out.print(f"[bold red]DIVERGENCE[/bold red] {markup_safe(d.describe(args.backend, args.against))}")
     if isinstance(d.a, (bytes, bytearray)) and isinstance(d.b, (bytes, bytearray)) and d.where.startswith("tmm"):
         out.print(side_by_side_row(d.a, d.b, args.backend, args.against))
     return EXIT_DIFFERENT
@@ -360,7 +358,7 @@ def cmd_show(args) -> int:
         recorder.file = open(os.devnull, "w")  # noqa: SIM115 - only the recording is wanted
         show_trace(trace, recorder)
         write_output(args.html, recorder.export_html(inline_styles=True), force=args.force)
-        console(color=not args.no_color).print(f"wrote {args.html}")
+        console(color=not args.no_color).print(f"wrote {markup_safe(args.html)}")
         return EXIT_OK
     show_trace(trace, console(color=not args.no_color))
     return EXIT_OK

@@ -74,6 +74,16 @@ def grid(values: np.ndarray, kind: str, *, title: str = "", hex_digits: int | No
     return Group(*parts)
 
 
+def markup_safe(text: object) -> str:
+    """User- or program-derived text to embed in a rich markup string: square brackets are shown
+    rather than read as tags ("[rcx]", a file "y[red].s") and control bytes are written as escapes."""
+    from rich.markup import escape
+
+    from .trace import printable
+
+    return escape(printable(str(text)))
+
+
 def key_value_table(title: str, rows: list[tuple[str, str]], *, highlight: set[str] | None = None) -> Table:
     table = Table(title=title, box=None, show_header=False, title_justify="left", padding=(0, 1))
     table.add_column(style="bold")

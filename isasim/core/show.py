@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from .isa import get_isa
+from .render import markup_safe
 from .trace import Trace, printable
 
 
-def _plain(text: object) -> str:
-    """Text from the trace, safe to hand to rich: its square brackets are shown, not read as
-    markup ("tileloadd tmm1,[rsi+rdx*1]", a file "y[red].trace.json"), and control bytes are escaped."""
-    return escape(printable(str(text)))
+# Text from the trace is shown as it is: "tileloadd tmm1,[rsi+rdx*1]" keeps its operand, a file
+# "y[red].trace.json" its name, and control bytes are escaped.
+_plain = markup_safe
 
 
 def _value(v) -> str:
@@ -62,7 +61,8 @@ def show_trace(trace: Trace, out: Console) -> None:
                 parts.append(f"... {len(writes) - 6} more")
             if step.get("fault"):
                 parts.append(_plain(f"FAULT {step['fault'].get('kind')}: {step['fault'].get('rule', '')}"))
-            steps.add_row(_plain(step.get("index", "?")), _plain(_value(step.get("pc", ""))), _plain(step.get("text", "")),
+            steps.add_row(_plain(step.get("index", "?")), _plain(_value(step.get("pc", ""))),
+                          _plain(step.get("text", "")),
                           "\n".join(parts) or "-")
         out.print(steps)
     expect = Table(title="expectations", title_justify="left", box=None, padding=(0, 1))
@@ -70,7 +70,8 @@ def show_trace(trace: Trace, out: Console) -> None:
     expect.add_column("expected")
     fault = trace.expect.get("fault", "unchecked")
     if fault != "unchecked":
-        expect.add_row("fault", "none" if fault is None else _plain(f"{fault['kind']} at instruction {fault.get('index')}"))
+        expect.add_row("fault", "none" if fault is None
+                       else _plain(f"{fault['kind']} at instruction {fault.get('index')}"))
     for name, value in trace.expect.get("regs", {}).items():
         expect.add_row(_plain(name), hex(value))
     for name, data in trace.expect.get("tiles", {}).items():

@@ -222,7 +222,9 @@ def parse_region_and_view(entry: Any, where: str) -> tuple[tuple[int, bytes, boo
         size = _ELEMENT_SIZES[element]
         count = len(data) // size
         shape = entry.get("shape", [1, count])
-        if (not isinstance(shape, list) or len(shape) != 2 or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape)
+        whole_numbers = isinstance(shape, list) and all(
+            isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape)  # True is an int to Python
+        if (not whole_numbers or len(shape) != 2
                 or shape[0] * shape[1] * size > len(data)):
             raise _fail(f"{where}.shape", f"must be [rows, columns] fitting in {count} {element} elements")
         show = entry.get("show", True)
@@ -335,7 +337,8 @@ def check_step(step: Any, where: str) -> None:
         if not isinstance(write, dict):
             raise _fail(at, "a write must be an object with kind, where, old and new")
         if not isinstance(write.get("kind"), str):
-            raise _fail(f"{at}.kind", f"must be a string (reg, rflags, tile, tilecfg, mem), got {brief(write.get('kind'))}")
+            raise _fail(f"{at}.kind",
+                        f"must be a string (reg, rflags, tile, tilecfg, mem), got {brief(write.get('kind'))}")
         if not isinstance(write.get("where"), (str, int)) or isinstance(write.get("where"), bool):
             raise _fail(f"{at}.where", f"must be a string or an address, got {brief(write.get('where'))}")
         for key in ("old", "new"):

@@ -229,3 +229,12 @@ def test_the_example_trace_still_passes(capsys):
     code, out, _err = run_cli(capsys, "run", EXAMPLE)
     assert code == 0 and "PASS" in out
     assert parse_trace(copy.deepcopy(example())).init.views
+
+
+def test_control_bytes_in_a_file_name_are_escaped_in_the_output(tmp_path, capsys):
+    path = tmp_path / "bell\x07[red].trace.json"
+    path.write_text(EXAMPLE.read_text())
+    for command in ("run", "replay", "show"):
+        code, out, err = run_cli(capsys, command, path)
+        assert code == 0, (command, err)
+        assert "\x07" not in out and "bell\\x07[red].trace.json" in out.replace("\n", ""), command
