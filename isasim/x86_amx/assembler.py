@@ -73,6 +73,8 @@ def ascii_lower(text: str) -> str:
 
 def printable(text: str) -> str:
     """User text for an error message, with control and other invisible characters escaped."""
+    if text.isprintable():
+        return text
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
@@ -99,7 +101,8 @@ def _remainder(a: int, b: int, text: str) -> int:
     if b == 0:
         raise AssemblyError(f"division by zero in '{_clip(text)}' (GNU as warns and assembles 0)")
     if a == -_SIGN and b == -1:
-        return 0
+        raise AssemblyError(f"'{_clip(text)}' overflows: GNU as computes -0x8000000000000000 % -1 by a division "
+                            "that traps")
     return a - b * _divide(a, b, text)
 
 
@@ -149,11 +152,15 @@ _UNARY_RANK = 9
 _LOWER_THAN_ADD = {op for op, (rank, _f) in _BINARY.items() if rank < 5}
 
 
-@dataclass(frozen=True)
 class _Token:
-    kind: str  # "number" (value holds it), "name", "op", "(" or ")"
-    text: str
-    value: int = 0
+    """One expression token; a plain slotted class, as expressions of thousands of tokens are legitimate."""
+
+    __slots__ = ("kind", "text", "value")
+
+    def __init__(self, kind: str, text: str, value: int = 0):
+        self.kind = kind  # "number" (value holds it), "name", "op", "(" or ")"
+        self.text = text
+        self.value = value
 
 
 def _read_number(text: str, expression: str) -> int:
@@ -312,21 +319,24 @@ def _split_statements(text: str):
                 yield number, piece
 
 
+_GROUPING = re.compile(r"[\[\](),]")
+
+
 def _split_operands(text: str) -> list[str]:
     """Split on commas that are not inside brackets or parentheses."""
-    parts, depth, current = [], 0, ""
-    for ch in text:
+    parts, depth, start = [], 0, 0
+    for m in _GROUPING.finditer(text):
+        ch = m.group()
         if ch in "[(":
             depth += 1
         elif ch in "])":
             depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(current.strip(_BLANKS))
-            current = ""
-        else:
-            current += ch
-    if current.strip(_BLANKS) or parts:
-        parts.append(current.strip(_BLANKS))
+        elif depth == 0:
+            parts.append(text[start:m.start()].strip(_BLANKS))
+            start = m.end()
+    rest = text[start:].strip(_BLANKS)
+    if rest or parts:
+        parts.append(rest)
     return parts
 
 
