@@ -134,7 +134,7 @@ def parse_int(value: Any, where: str, *, bits: int | None = 64, signed: bool = F
 def parse_hex(value: Any, where: str) -> bytes:
     if not isinstance(value, str):
         raise _fail(where, "expected a hex string")
-    text = "".join(value.split())
+    text = re.sub(r"[ \t\r\n]+", "", value)  # ASCII spacing only, as for integers
     if len(text) % 2:
         raise _fail(where, "hex string has an odd number of digits")
     try:

@@ -238,3 +238,11 @@ def test_control_bytes_in_a_file_name_are_escaped_in_the_output(tmp_path, capsys
         code, out, err = run_cli(capsys, command, path)
         assert code == 0, (command, err)
         assert "\x07" not in out and "bell\\x07[red].trace.json" in out.replace("\n", ""), command
+
+
+def test_hex_strings_take_ascii_spacing_only():
+    region = {"addr": "0x1000", "hex": "01 02\n03\t04"}
+    assert parse_init({"memory": [region]}).memory[0][1] == bytes([1, 2, 3, 4])
+    for spaced in ("01\u300002", "01\u00a002"):  # an ideographic and a no-break space
+        with pytest.raises(TraceFormatError, match="hex string"):
+            parse_init({"memory": [{"addr": "0x1000", "hex": spaced}]})

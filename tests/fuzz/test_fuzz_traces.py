@@ -40,6 +40,8 @@ from .mutators import JsonMutator
 
 ROOT = Path(__file__).resolve().parents[2]
 FUZZ_INPUTS = int(os.environ.get("ISASIM_FUZZ_INPUTS", "100000"))
+# the same seed gives the same mutants (a failure is reproducible); set ISASIM_FUZZ_SEED to explore others
+FUZZ_SEED = int(os.environ.get("ISASIM_FUZZ_SEED", "0"))
 MAX_STEPS = 2_000  # a mutant that loops stops here with a typed StepLimitExceeded
 SMALL_SEED_BYTES = 12_000  # consumers are fed the smaller seeds: running and printing dominate their cost
 # distinct accepted mutants each consumer runs: about 5-15 s a target on a shared 2-core host
@@ -99,7 +101,7 @@ def _share(part: int, whole: int) -> str:
 def _fail_with_case(target: str, seed: str, case: int, mutant: Any, error: BaseException):
     shown = repr(mutant)
     shown = shown if len(shown) < 1500 else shown[:1500] + "..."
-    pytest.fail(f"{target}: seed {seed}, case {case}: {error.__class__.__name__}: {error}\nmutant: {shown}")
+    pytest.fail(f"{target}: ISASIM_FUZZ_SEED={FUZZ_SEED}, seed file {seed}, case {case}: {error.__class__.__name__}: {error}\nmutant: {shown}")
 
 
 def _documents(mutator: JsonMutator, count: int, seeds: list[str]):
@@ -137,7 +139,7 @@ class ConsumerStream:
     def __init__(self):
         self.tally = Tally("consumer stream")
         self.cases: dict[str, list[tuple[int, str, Any, Any]]] = {name: [] for name in CONSUMER_BUDGET}
-        mutator = JsonMutator(3)
+        mutator = JsonMutator(FUZZ_SEED * 10 + 3)
         seen: set[str] = set()
         for case, seed, mutant in _documents(mutator, FUZZ_INPUTS, SMALL_SEEDS):
             self.tally.inputs += 1
@@ -215,7 +217,7 @@ def cli_reads(monkeypatch):
 
 
 def test_fuzz_trace_reader(record_property):
-    mutator = JsonMutator(1)
+    mutator = JsonMutator(FUZZ_SEED * 10 + 1)
     tally = Tally("trace reader")
     for case, seed, mutant in _documents(mutator, FUZZ_INPUTS, list(SEEDS)):
         tally.inputs += 1
@@ -232,7 +234,7 @@ def test_fuzz_trace_reader(record_property):
 
 
 def test_fuzz_init_reader(record_property):
-    mutator = JsonMutator(2)
+    mutator = JsonMutator(FUZZ_SEED * 10 + 2)
     tally = Tally("init reader")
     for case in range(FUZZ_INPUTS):
         seed = INIT_SEEDS[case % len(INIT_SEEDS)]
