@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pty
@@ -13,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from isasim.core.machine import Machine
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "x86_amx"
@@ -28,6 +31,20 @@ def step(commands: str, *extra):
     done = isasim("step", *KERNEL, "--no-color", "--commands", commands, *extra)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def stepper_on(trace_path):
+    """The stepper in this process, on a trace, printing into a string."""
+    from rich.console import Console
+
+    from isasim.core.stepper import Stepper
+    from isasim.core.trace import read_trace
+
+    trace = read_trace(str(trace_path))
+    screen = io.StringIO()
+    out = Console(file=screen, width=120, no_color=True, highlight=False)
+    return Stepper(trace.isa, dict(trace.config), Machine(trace.isa, trace.config).assemble("\n".join(trace.program)),
+                   trace.init, out=out), screen
 
 
 def a_row_c0():
@@ -60,7 +77,17 @@ def test_watch_a_tile_element_stops_where_it_changes():
     out = step("w tmm0[0][1]; c")
     expected = a_row_c0()[1] % (1 << 32)
     assert "[5] #5 0x40001d  tdpbusd tmm0,tmm1,tmm2" in out
-    assert f"watch tmm0[0][1] changed: 0x0 -> {expected:#x}" in out
+    signed = expected - (1 << 32) if expected >= 1 << 31 else expected
+    assert f"watch tmm0[0][1] changed: 0 -> {signed}" in out  # the int32 (-141), not its bits (0xffffff73)
+
+
+def test_watches_show_typed_values_of_tile_elements_and_memory():
+    """A tile element as int32 or the type asked for; memory in its init region's element type."""
+    out = step("w 0xa00000; w tmm0[0][1] uint8; w rax; i; c; c")
+    assert "watch 1: 0xa00000 = 0" in out and "watch 2: tmm0[0][1] = [0, 0, 0, 0]" in out
+    assert "watch 3: rax = 0x0 (0)" in out
+    assert "watch tmm0[0][1] changed: [0, 0, 0, 0] -> [115, 255, 255, 255]" in out  # -141 byte by byte
+    assert "watch 0xa00000 changed: 0 -> 4916" in out  # C[0][0], an int32 of the region C
 
 
 def test_back_replays_to_the_same_state():
@@ -71,11 +98,13 @@ def test_back_replays_to_the_same_state():
 
 
 def test_print_memory_regions_and_registers():
-    out = step("c; p C; p 0xa00000 32; p rflags; p bogus; p tmm9")
+    out = step("c; p C; p 0xa00000 32; p rflags")
     assert "C @ 0xa00000  16x16 int32" in out
     assert "0xa00000: 34 13 00 00" in out  # C[0][0] = 4916 = 0x1334, little-endian
     assert "rflags = 0x202" in out
-    assert "error: cannot print 'bogus'" in out and "error: cannot print 'tmm9'" in out
+    for bad, why in [("p bogus", "cannot print 'bogus'"), ("p tmm9", "cannot print 'tmm9'")]:
+        done = isasim("step", *KERNEL, "--no-color", "--commands", bad)
+        assert done.returncode == 2 and f"error: {why}" in done.stdout, done.stdout
 
 
 def test_a_fault_stops_on_the_faulting_instruction_with_the_rule(tmp_path):
@@ -91,12 +120,68 @@ def test_a_fault_stops_on_the_faulting_instruction_with_the_rule(tmp_path):
     assert "the program has ended with #UD" in done.stdout
 
 
-def test_bad_commands_keep_the_session_going():
-    out = step("frob; s x; b nowhere; w 0xzz; back 5; s")
-    assert "unknown command 'frob'" in out and "'x' is not a number" in out
-    assert "'nowhere' is not an instruction index, label or address" in out
-    assert "only 0 steps to go back over" in out
-    assert "[0] #0 0x400000  ldtilecfg [rcx]" in out
+def test_bad_commands_keep_an_interactive_session_going():
+    term = Terminal("step", *KERNEL, "--no-color")
+    term.read_until("(isasim) ")
+    for bad, why in [("frob", "unknown command 'frob'"), ("s x", "'x' is not a number"),
+                     ("b nowhere", "'nowhere' is not an instruction index, label or address"),
+                     ("w 0xzz", "cannot watch '0xzz'"), ("back 5", "there are only 0 steps to go back over")]:
+        term.type(bad)
+        assert f"error: {why}" in term.read_until("(isasim) ")
+    term.type("s")
+    assert "[0] #0 0x400000  ldtilecfg [rcx]" in term.read_until("(isasim) ")
+    term.type("q")
+    assert term.close() == 0
+
+
+def test_a_scripted_session_stops_at_its_first_failing_command_and_exits_2():
+    """As gdb stops a command file at its first error: the commands after it do not run, and the
+    exit status and the one-line message say which command failed."""
+    done = isasim("step", *KERNEL, "--no-color", "--commands", "s 2; b nowhere; c; p tmm0")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "isasim: error: command 2 of 4 ('b nowhere') failed: 'nowhere' is not an instruction index, label or "
+        "address (2 later commands not run)"]
+    assert "[1] #1 0x400005  mov r8,0x40" in done.stdout and "instructions run" not in done.stdout
+    commands = ROOT / "tests" / "_step_commands.txt"  # --commands-file behaves the same
+    try:
+        commands.write_text("s\nfrob\ns\n")
+        done = isasim("step", *KERNEL, "--no-color", "--commands-file", commands)
+    finally:
+        commands.unlink()
+    assert done.returncode == 2 and "command 2 of 3 ('frob') failed: unknown command 'frob'" in done.stderr
+    assert "[1] #1" not in done.stdout
+    # a program that ends or faults is not a failed command
+    assert isasim("step", *KERNEL, "--no-color", "--commands", "c; s; c").returncode == 0
+
+
+@pytest.mark.parametrize("command, why", [
+    ("p C int4", "unknown element type or option 'int4'"),
+    ("p tmm0 int4", "unknown element type or option 'int4'"),
+    ("p C fp32", "C holds int32 elements; it is printed as int32"),
+    ("w 0x100000:999999999999", "cannot watch '0x100000:999999999999': memory 0x100000..0xe8d4b50fff is not all mapped"),
+    ("w 0xa00000:0", "the size must be at least 1 byte"),
+    ("w tmm0[0][1] int4", "unknown element type or option 'int4'"),
+    ("w rax int32", "'rax' is a register"),
+])
+def test_unknown_types_and_impossible_watches_are_one_line_errors(command, why):
+    stepper, screen = stepper_on(KERNEL[0])
+    failed = stepper.run_script(command)
+    assert failed is not None and why in failed and "\n" not in failed
+    assert "= None" not in screen.getvalue() and not stepper.watches
+
+
+def test_a_failing_print_exits_2_with_one_line():
+    done = isasim("step", *KERNEL, "--no-color", "--commands", "p C int4")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert "command 1 of 1 ('p C int4') failed: unknown element type or option 'int4'" in done.stderr
+
+
+def test_help_lists_every_command_with_a_line_each():
+    out = step("help")
+    for line in ["s [N], step [N]", "c, continue", "back [N]", "goto N", "b LOC, break LOC", "w LOC [TYPE], watch",
+                 "d N, delete N", "p WHAT [TYPE] [hex]", "l, list", "i, info", "h, help", "q, quit"]:
+        assert any(row.lstrip().startswith(line) for row in out.splitlines()), line
 
 
 def test_step_against_silicon_on_scalar_code(tmp_path):
@@ -158,6 +243,27 @@ def test_interactive_session_at_a_terminal():
     assert str(a_row_c0()[0]) in screen
     term.type("back 6")
     assert "at step 0 (replayed from the start)" in term.read_until("(isasim) ")
+    term.type("q")
+    assert term.close() == 0
+
+
+def test_ctrl_c_during_continue_returns_to_the_prompt(tmp_path):
+    """Ctrl-C at a real terminal while 'c' runs a long loop stops it, as in gdb; the session goes on, and
+    Ctrl-C at the prompt only drops the line."""
+    src = tmp_path / "spin.s"
+    src.write_text("mov rcx, 0x7fffffff\nspin:\ndec rcx\njnz spin\nret\n")
+    term = Terminal("step", src, "--no-color", "--max-steps", "4000000000")
+    term.read_until("(isasim) ")
+    term.type("c")
+    time.sleep(1.5)  # the loop is well under way (it would take hours)
+    os.write(term.fd, b"\x03")
+    screen = term.read_until("(isasim) ")
+    assert "interrupted at step" in screen and "next: #" in screen
+    time.sleep(0.5)  # readline must be waiting for a key: a signal just before it waits is seen only later
+    os.write(term.fd, b"p r\x03")
+    term.read_until("(isasim) ")
+    term.type("p rcx")
+    assert "rcx = 0x" in term.read_until("(isasim) ")
     term.type("q")
     assert term.close() == 0
 

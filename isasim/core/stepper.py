@@ -386,11 +386,12 @@ class Stepper:
         return start
 
     def _goto(self, target: int) -> None:
+        going_back = target < self.position
         with self._ctrl_c_stops():
             start = self._replay_to(target)
         if self.interrupted:
             self._report_interrupt()
-        if start == self.position:
+        if not going_back:
             self.out.print(Text(f"at step {self.position}", style="dim"))
         else:
             origin = "the start" if start == 0 else f"the checkpoint at step {start}"
