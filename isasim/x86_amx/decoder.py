@@ -53,9 +53,16 @@ def decode_amx(code: bytes, pos: int, address: int) -> Instruction | None:
         raise DecodeError(f"truncated instruction at {address:#x}: {code[start:].hex()}")
     register_form = modrm.mod == 0b11
     candidates = [f for f in forms if f.opcode.modrm.register_form == register_form]
-    if modrm.length < 0:  # RIP-relative memory operand
+    if modrm.length < 0:  # RIP-relative memory operand (ModRM.mod=00, r/m=101, no SIB)
         encoding = code[start : pos + 4 + 5]
-        return _undefined(forms[0], (), address, encoding, "RIP-relative addressing is not supported by isasim")
+        if len(encoding) < pos - start + 4 + 5:
+            raise DecodeError(f"truncated instruction at {address:#x}: {code[start:].hex()}")
+        if any(kind == "sibmem" for kind in forms[0].operand_kinds):
+            return _undefined(forms[0], (), address, encoding, "the memory operand needs a SIB byte")
+        # LDTILECFG/STTILECFG [rip+disp32] are valid instructions; isasim does not simulate
+        # RIP-relative addresses, and a #UD would be a fault the CPU does not raise.
+        raise DecodeError(f"cannot decode the bytes at {address:#x} ({encoding.hex(' ')}): "
+                          f"{forms[0].mnemonic} with a RIP-relative address is not simulated by isasim")
     encoding = code[start : pos + 4 + modrm.length]
     if not candidates:
         form = forms[0]
@@ -150,6 +157,34 @@ def _prefix_problem(decoded: bytes, canonical: bytes) -> str | None:
     return None
 
 
+def _hidden_sib_problem(encoding: bytes) -> str | None:
+    """A SIB byte with no index where none was needed (objdump shows it as ``riz``), or None.
+
+    GNU as writes such a SIB only when told ``[rcx+riz*1]``; isasim's scalar text would be
+    ``[rcx]``, which is other bytes, and its scalar assembler does not take riz.
+    """
+    pos, rex = 0, 0
+    while pos < len(encoding) and (encoding[pos] in _LEGACY_PREFIXES or 0x40 <= encoding[pos] <= 0x4F):
+        rex = encoding[pos] if 0x40 <= encoding[pos] <= 0x4F else 0
+        pos += 1
+    if pos < len(encoding) and encoding[pos] == 0x0F:
+        pos += 2 if pos + 1 < len(encoding) and encoding[pos + 1] in (0x38, 0x3A) else 1
+    pos += 1  # the opcode byte
+    if pos + 1 >= len(encoding):
+        return None
+    modrm, sib = encoding[pos], encoding[pos + 1]
+    if modrm >> 6 == 3 or modrm & 7 != 4:
+        return None
+    index = ((sib >> 3) & 7) | ((rex >> 1 & 1) << 3)
+    if index != 4:
+        return None
+    base_low, scale_bits = sib & 7, sib >> 6
+    sib_needed = base_low == 4 or (base_low == 5 and modrm >> 6 == 0)  # rsp/r12 base, or no base
+    if sib_needed and scale_bits == 0:
+        return None
+    return f"a SIB byte without an index register (objdump: riz*{1 << scale_bits})"
+
+
 def _vex_difference(decoded: bytes, canonical: bytes) -> list[str]:
     """Name the fields in which two encodings of one AMX instruction differ."""
     reasons = []
@@ -158,6 +193,8 @@ def _vex_difference(decoded: bytes, canonical: bytes) -> list[str]:
             reasons.append(f"{name} is ignored here")
     if len(decoded) != len(canonical) or decoded[4] >> 6 != canonical[4] >> 6:
         reasons.append("a longer displacement than the address needs")
+    elif decoded[4] & 7 == 4 and decoded[4] >> 6 != 3 and decoded[5] >> 6 != canonical[5] >> 6:
+        reasons.append("the SIB scale bits are ignored without an index register")
     return reasons
 
 
@@ -189,7 +226,7 @@ def _decode_scalar(code: bytes, pos: int, address: int) -> Instruction | None:
     except IsasimError as error:  # the decoded operands are not something the text can say
         raise DecodeError(f"cannot decode the bytes at {address:#x} ({instruction.encoding.hex(' ')}): "
                           f"'{instruction.text}' does not assemble ({error.message})") from None
-    problem = _prefix_problem(instruction.encoding, canonical)
+    problem = _prefix_problem(instruction.encoding, canonical) or _hidden_sib_problem(instruction.encoding)
     if problem:
         raise DecodeError(f"cannot decode the bytes at {address:#x} ({instruction.encoding.hex(' ')}): {problem}, "
                           f"and isasim's text '{instruction.text}' would not show it")

@@ -183,7 +183,9 @@ def decode_modrm(code: bytes, pos: int, rex_x: int, rex_b: int) -> DecodedModRM 
         # an rsp/r12 base, or an absolute address with no base.
         no_base = base_low == 0b101 and mod == 0b00
         if index_no == 4:
-            index = None if base_low == 0b100 or no_base else "riz"
+            # ... and where the scale is 1: a scale of 2, 4 or 8 on no index is shown (and
+            # assembled) as riz*2 etc., so that the text keeps the SIB byte's bits.
+            index = None if (base_low == 0b100 or no_base) and scale == 1 else "riz"
         else:
             index = GPR64[index_no]
         if no_base:
