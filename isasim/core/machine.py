@@ -219,7 +219,8 @@ class Machine:
         left waiting for a later read."""
         shared = {id(self.journal)} | {id(value) for value in getattr(self.context, "__dict__", {}).values()}
         memo = {key: value for key, value in ((id(v), v) for v in vars(self.state).values()) if key in shared}
-        state = {name: copy.deepcopy(value, memo) for name, value in vars(self.state).items() if id(value) not in shared}
+        state = {name: copy.deepcopy(value, memo) for name, value in vars(self.state).items()
+                 if id(value) not in shared}
         regions = [bytes(region.data) for region in self.memory.regions]
         return Checkpoint(self.steps, self.halted, self.fault, state, regions)  # a fault is never changed once raised
 

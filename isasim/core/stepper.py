@@ -501,7 +501,8 @@ class Stepper:
             raise CommandError(f"{size} bytes are not a whole number of {element} elements")
         watch = Watch(spec, value, element)
         self.watches.append(watch)
-        self.out.print(Text(f"watch {len(self.breakpoints) + len(self.watches)}: {spec} = {self._watch_text(watch, value)}"))
+        number = len(self.breakpoints) + len(self.watches)
+        self.out.print(Text(f"watch {number}: {spec} = {self._watch_text(watch, value)}"))
 
     def _watch_text(self, watch: Watch, value) -> str:
         """A watched value as its type: a register as hex and decimal, a tile element or a memory range
