@@ -415,7 +415,7 @@ def cmd_disasm(args) -> int:
         text = "".join(args.hex or []).replace(" ", "").replace(",", "")
         text = re.sub(r"0x", "", text)
         if not text or not re.fullmatch(r"(?:[0-9a-fA-F]{2})+", text):
-            raise UsageError("disasm needs bytes as hex digits, e.g. 'c4e2785ec1' (or --file BINARY)")
+            raise UsageError("disasm needs bytes as hex digits, e.g. 'c4e2695ec1' (or --file BINARY)")
         code = bytes.fromhex(text)
     base = getattr(isa, "code_base", 0) if args.base is None else args.base
     # An address is 64 bits: a negative base or one past 2^64 is no address, and code that would
