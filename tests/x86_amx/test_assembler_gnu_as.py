@@ -22,7 +22,10 @@ import pytest
 
 from isasim.core.errors import AssemblyError, IsasimError
 from isasim.x86_amx.assembler import assemble
-from tests.x86_amx.gnu_binutils import HAVE_BINUTILS, gas, gas_accepts
+try:  # pytest puts this folder on sys.path, as the other tests here rely on
+    from gnu_binutils import HAVE_BINUTILS, gas
+except ImportError:  # run by hand as a module: python -m tests.x86_amx.test_assembler_gnu_as SEED COUNT
+    from tests.x86_amx.gnu_binutils import HAVE_BINUTILS, gas
 
 HAVE_IMAGE_TOOLS = HAVE_BINUTILS and shutil.which("nm") is not None and shutil.which("objcopy") is not None
 needs_gnu_as = pytest.mark.skipif(not HAVE_IMAGE_TOOLS, reason="GNU binutils (as, nm, objcopy) are not installed")
