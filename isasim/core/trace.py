@@ -79,6 +79,11 @@ class Trace:
 
 
 def _fail(where: str, message: str) -> TraceFormatError:
+    # ``where`` holds key names from the file: a newline or a 5,000-character key must not
+    # break the one-line error or bury the rule
+    where = printable(where)
+    if len(where) > 2 * BRIEF_CHARS:
+        where = where[:BRIEF_CHARS] + "..." + where[-BRIEF_CHARS:]
     return TraceFormatError(f"{where}: {message}")
 
 

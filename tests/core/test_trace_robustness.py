@@ -246,3 +246,11 @@ def test_hex_strings_take_ascii_spacing_only():
     for spaced in ("01\u300002", "01\u00a002"):  # an ideographic and a no-break space
         with pytest.raises(TraceFormatError, match="hex string"):
             parse_init({"memory": [{"addr": "0x1000", "hex": spaced}]})
+
+
+def test_a_key_with_a_newline_or_of_5000_characters_stays_one_short_line():
+    for name in ("ra\nx", "r" * 5000):
+        with pytest.raises(TraceFormatError) as caught:
+            parse_init({"regs": {name: "one"}})
+        text = str(caught.value)
+        assert "\n" not in text and len(text) < 250 and "is not an integer" in text

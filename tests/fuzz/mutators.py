@@ -117,11 +117,10 @@ class JsonMutator:
             return value * 2 ** self.random.choice((8, 64, 1000)) if isinstance(value, int) else value * 1e300
         if how == 2:
             return value + 0.5 if isinstance(value, float) or abs(value) < 2**1000 else value + 1
-        big = isinstance(value, int) and value.bit_length() > 12_000  # str() would pass the digit limit
-        return "9" * 5000 if big else str(value)
+        return safe_text(value)
 
     def _other_type(self, value: Any) -> Any:
-        options = [{}, [], "", 0, 1.5, True, None, {"x": value}, [value], str(value)[:64],
+        options = [{}, [], "", 0, 1.5, True, None, {"x": value}, [value], safe_text(value)[:64],
                    {"kind": value, "where": value}]
         options = [o for o in options if type(o) is not type(value)]
         return self.random.choice(options)
@@ -194,6 +193,14 @@ class _ParentEdit:
                 container.insert(key, container[key])
             else:  # a list's "rename" is a reorder
                 rand.shuffle(container)
+
+
+def safe_text(value: Any) -> str:
+    """str(value), or for an integer past the host's digit limit (str() refuses it) a 5,000-digit string."""
+    try:
+        return str(value)
+    except ValueError:
+        return "9" * 5000
 
 
 def _dumpable(value: Any) -> bool:
