@@ -134,6 +134,7 @@ ISSUE_EXPRESSIONS = [
     "mov rax, 5 ! 1", "mov rax, 5 mod 3", "mov rax, 5 shl 2", "mov rax, 5 SHR 1", "mov rax, not 0",
     "mov rax, 5 eq 5", "mov rax, 5 le 4", "mov rax, 0xffffffffffffffff + 1", "mov rax, 0xffffffffffffffff",
     "lea rax, [rax + (1 - 2) * 4]",
+    "mov rax, 1 < < 3", "mov rax, 5 ! !1", "mov rax, 1 !! 3", "mov rax, !!3",  # GNU as's scrubber joins them
 ]
 
 
@@ -351,6 +352,8 @@ _CONTEXTS = [
     "lea rax, [rbx + ({})]", "lea rax, [rbx + rcx*4 + ({})]", "mov rax, QWORD PTR [rbp + ({})]",
     "mov rdx, QWORD PTR [rsp - ({})]", "lea rax, [({}) + rbx]", "lea rax, [rbx + {}]",
     "mov rax, QWORD PTR [({}) + rbx*8]", "lea r8, [r9 + r10*2 + {}]",
+    ".byte 0xb8, {}, 0, 0, 0", ".byte 0xb8, 1, 2, 3, {}",  # mov eax, imm32: any byte decodes
+    ".set c{n}, {} ; mov rax, c{n} * 3 - c{n}",  # a constant (one name per line: GNU as sees one file)
 ]
 
 
@@ -364,7 +367,7 @@ def expression_lines(seed: int, count: int) -> list[str]:
             # a bare expression beside a register: only operators that rank above + split cleanly
             expression = expression if not re.search(r"<|>|&&|\|\||\b(eq|ne|lt|le|gt|ge)\b", expression) \
                 else f"({expression})"
-        lines.append(context.format(expression))
+        lines.append(context.replace("{n}", str(len(lines))).format(expression))
     return lines
 
 
