@@ -5,7 +5,17 @@ checks while decoding (VEX.L=1, VEX.W=1, a non-1111 vvvv where no operand lives
 there, tmm8-15 through VEX.R/B/vvvv, a register form where memory is required, a
 missing SIB, a legacy 66/F2/F3/LOCK/REX prefix before VEX) still decodes: it
 becomes an instruction marked ``undefined`` that raises #UD when executed, as
-those bytes do on silicon.  Bytes that are neither are a DecodeError.
+those bytes do on silicon; so does a TMUL naming a tile twice.  Bytes that are
+neither are a DecodeError.
+
+What decodes re-assembles: the text isasim prints assembles to the same bytes,
+or the instruction is #UD, or it carries an ``extra["noncanonical"]`` note naming
+the bytes its text assembles to (one of x86's redundant encodings, which objdump
+prints as the same text).  Scalar bytes whose prefixes the text would hide (a REX
+or 66/67 that changes nothing isasim models, a REX before another prefix, a SIB
+with no index where objdump shows ``riz``) are a DecodeError rather than a text
+that names other bytes.  ``listing`` is what ``isasim disasm`` prints: it goes on
+past undecodable bytes as objdump does.
 """
 
 from __future__ import annotations
