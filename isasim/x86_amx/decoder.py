@@ -236,7 +236,10 @@ def _decode_scalar(code: bytes, pos: int, address: int) -> Instruction | None:
     except IsasimError as error:  # the decoded operands are not something the text can say
         raise DecodeError(f"cannot decode the bytes at {address:#x} ({instruction.encoding.hex(' ')}): "
                           f"'{instruction.text}' does not assemble ({error.message})") from None
-    problem = _prefix_problem(instruction.encoding, canonical) or _hidden_sib_problem(instruction.encoding)
+    problem = _prefix_problem(instruction.encoding, canonical)
+    if problem is None and any(isinstance(operand, Mem) for operand in instruction.operands):
+        # only a memory operand has a ModRM/SIB to look at (a branch's rel32 merely looks like one)
+        problem = _hidden_sib_problem(instruction.encoding)
     if problem:
         raise DecodeError(f"cannot decode the bytes at {address:#x} ({instruction.encoding.hex(' ')}): {problem}, "
                           f"and isasim's text '{instruction.text}' would not show it")

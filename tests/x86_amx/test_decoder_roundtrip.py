@@ -213,6 +213,22 @@ def test_prefixes_the_text_would_hide_are_not_decoded():
     assert decode_one(bytes.fromhex("4903c1"), 0, ADDRESS).text == "add rax,r9"
 
 
+def test_a_branch_offset_that_looks_like_a_modrm_and_sib_still_decodes():
+    # The no-index-SIB check read the rel32 of "0f 85 9c e7 ff ff" (jne, backwards) as ModRM 9c
+    # with a SIB: a 500-iteration loop then failed to assemble.  Only memory operands have a ModRM.
+    branches = []
+    for byte in range(256):
+        for code in (bytes([0x0F, 0x85, byte, 0xE7, 0xFF, 0xFF]), bytes([0xE9, byte, 0x24, 0x00, 0x00]),
+                     bytes([0x75, byte])):
+            branches.append(decode_one(code, 0, ADDRESS + 0x100000))
+    assert {ins.mnemonic for ins in branches} == {"jne", "jmp"}
+    for ins, again in zip(branches, reassemble(branches)):
+        assert again == ins.encoding or ins.extra.get("canonical_encoding") == again, ins.text
+    loop = "top:\n" + "\n".join(["mov rbx, QWORD PTR [rcx+rdx*8+0x40]", "tileloadd tmm1, [rsi+rdi*1]",
+                                   "dec r9", "jne top"] * 300)
+    assert len(ISA.assemble(loop).instructions) == 1200
+
+
 def test_a_redundant_encoding_says_what_the_text_assembles_to():
     ins = decode_one(bytes.fromhex("c4a2784900"), 0, ADDRESS)  # VEX.X set without an index register
     assert ins.text == "ldtilecfg [rax]" and ins.undefined is None
