@@ -194,7 +194,31 @@ def _scrub(text: str) -> str:
     So ``1 < < 3`` is ``1<<3`` and ``5 ! !1`` is ``5!!1`` (exclusive or) to GNU as, while ``1 2`` stays
     two numbers."""
     return _BLANKS_BETWEEN.sub(
-        lambda m: " " if _WORD_CHAR.match(m.group(1)) and _WORD_CHAR.match(m.group(2)) else "", text)
+        lambda m: m.group() if m.group(1) == "'" else  # a quoted blank is a character constant
+        " " if _WORD_CHAR.match(m.group(1)) and _WORD_CHAR.match(m.group(2)) else "", text)
+
+
+_CHARACTER_ESCAPES = {"b": 8, "f": 12, "n": 10, "r": 13, "t": 9}
+
+
+def _character_end(text: str, start: int) -> int:
+    """Where the character constant at text[start] (a quote) ends: 'c or '\\c, and a closing quote if any."""
+    end = start + (3 if text.startswith("\\", start + 1) else 2)
+    if end > len(text):
+        raise AssemblyError(f"character constant cut short in '{_clip(text)}'")
+    return end + 1 if text.startswith("'", end) else end
+
+
+def _character_value(token: str, expression: str) -> int:
+    """GNU as's character constant: 'c, with an optional closing quote; after a backslash b f n r t are
+    the control codes and any other character stands for itself ('\\0' is 0x30, not NUL)."""
+    if token[1] == "\\":
+        char = _CHARACTER_ESCAPES.get(token[2], ord(token[2]))
+    else:
+        char = ord(token[1])
+    if char > 0x7F:  # GNU as would read its first UTF-8 byte and then call the rest junk
+        raise AssemblyError(f"character constant {printable(token)} is not ASCII (in '{_clip(expression)}')")
+    return char
 
 
 def tokenize_expression(text: str) -> list[_Token]:
@@ -203,6 +227,19 @@ def tokenize_expression(text: str) -> list[_Token]:
     while pos < len(text):
         if text[pos] in _BLANKS:
             pos += 1
+            continue
+        if text[pos] == "'":
+            end = _character_end(text, pos)
+            constant = text[pos:end]
+            tokens.append(_Token("number", constant, _character_value(constant, text)))
+            pos = end
+            # GNU as then skips blanks and swallows one 'l' or 'L' (a C-style long suffix), so
+            # 'Y lt 5 is 'Y then junk "t 5" to it, while 'Y gt 5 is a comparison.
+            after = pos
+            while after < len(text) and text[after] in _BLANKS:
+                after += 1
+            if text.startswith(("l", "L"), after):
+                pos = after + 1
             continue
         m = _EXPR_TOKEN_RE.match(text, pos)
         if not m:
@@ -313,28 +350,63 @@ def _split_statements(text: str):
     # Only "\n" ends a line for GNU as; str.splitlines() would also split at \v, \f,
     # \x1c-\x1e, \x85 and U+2028/2029 and so misnumber every later line.
     for number, raw in enumerate(text.split("\n"), start=1):
-        code = raw.split("#", 1)[0]
-        for piece in code.split(";"):
+        for piece in _split_line(raw):
             if piece.strip(_BLANKS):
                 yield number, piece
 
 
-_GROUPING = re.compile(r"[\[\](),]")
+_LINE_SPECIAL = re.compile(r"[#;']")
+
+
+def _split_line(raw: str) -> list[str]:
+    """A line's statements: ';' separates and '#' starts a comment, unless quoted as a character ('# or ';)."""
+    pieces, start, pos = [], 0, 0
+    while True:
+        m = _LINE_SPECIAL.search(raw, pos)
+        if not m:
+            break
+        if m.group() == "'":
+            pos = m.end() + (2 if raw.startswith("\\", m.end()) else 1)
+            continue
+        pieces.append(raw[start:m.start()])
+        if m.group() == "#":
+            return pieces
+        start = pos = m.end()
+    pieces.append(raw[start:])
+    return pieces
+
+
+_QUOTED_CHARACTER = re.compile(r"'\\?.", re.DOTALL)
+_GROUPING = re.compile(r"[\[\](),']")
+
+
+def _strip_blanks(text: str) -> str:
+    """text without surrounding blanks, except a blank quoted as a character constant at its end (' )."""
+    stripped = text.strip(_BLANKS)
+    kept_end = text.find(stripped) + len(stripped) if stripped else 0
+    if stripped.endswith("'") and kept_end < len(text):
+        return stripped + text[kept_end]
+    return stripped
 
 
 def _split_operands(text: str) -> list[str]:
     """Split on commas that are not inside brackets or parentheses."""
-    parts, depth, start = [], 0, 0
-    for m in _GROUPING.finditer(text):
-        ch = m.group()
-        if ch in "[(":
+    parts, depth, start, pos = [], 0, 0, 0
+    while True:
+        m = _GROUPING.search(text, pos)
+        if not m:
+            break
+        ch, pos = m.group(), m.end()
+        if ch == "'":  # a character constant: ',' or '( is a value, not punctuation
+            pos += 2 if text.startswith("\\", pos) else 1
+        elif ch in "[(":
             depth += 1
         elif ch in "])":
             depth -= 1
         elif depth == 0:
-            parts.append(text[start:m.start()].strip(_BLANKS))
+            parts.append(_strip_blanks(text[start:m.start()]))
             start = m.end()
-    rest = text[start:].strip(_BLANKS)
+    rest = _strip_blanks(text[start:])
     if rest or parts:
         parts.append(rest)
     return parts
@@ -449,7 +521,7 @@ class Assembler:
         return Mem(base=base, index=index, scale=scale, disp=disp, size=size)
 
     def parse_operand(self, text: str, mnemonic: str):
-        text = text.strip(_BLANKS)
+        text = _strip_blanks(text)
         low = ascii_lower(text)
         size = None
         m = re.match(rf"^(byte|word|dword|qword|xmmword|ymmword|zmmword)[{_BLANKS}]+ptr[{_BLANKS}]+(.*)$", low,
@@ -458,7 +530,7 @@ class Assembler:
             size = _SIZE_WORDS[m.group(1)]
             low = m.group(2)
             text = text[len(text) - len(low):]
-        if "[" in low:
+        if "[" in _QUOTED_CHARACTER.sub("", low):  # '[ is a number, not an address
             return self.parse_memory(text, size)
         if low.startswith("ds:"):  # an absolute address, as objdump prints one
             return Mem(disp=self.value(text[3:]), size=size)
@@ -486,7 +558,7 @@ class Assembler:
                     break
                 labels.append(m.group(1))
                 rest = rest[m.end():]
-            rest = rest.strip(_BLANKS)
+            rest = _strip_blanks(rest)
             statement = Statement(number, labels)
             if rest:
                 parts = _BLANK_RUN.split(rest, 1)

@@ -135,6 +135,8 @@ ISSUE_EXPRESSIONS = [
     "mov rax, 5 eq 5", "mov rax, 5 le 4", "mov rax, 0xffffffffffffffff + 1", "mov rax, 0xffffffffffffffff",
     "lea rax, [rax + (1 - 2) * 4]",
     "mov rax, 1 < < 3", "mov rax, 5 ! !1", "mov rax, 1 !! 3", "mov rax, !!3",  # GNU as's scrubber joins them
+    "mov rax, 'a", "mov rax, 'a' + 1", "mov rax, '\\n", "mov rax, '\\0", "mov rax, '#", "mov rax, ',",
+    "mov rax, ' ", "mov al, ';",  # character constants; a quoted # ; , or blank is the character
 ]
 
 
@@ -307,7 +309,12 @@ _EDGE_VALUES = [0, 1, 2, 3, 7, 8, 63, 64, 65, 127, 128, 255, 256, 0x7fff, 0x8000
                 0xffffffff, 0x100000000, 0x7fffffffffffffff, 0x8000000000000000, 0xffffffffffffffff]
 
 
+_CHARACTERS = [chr(c) for c in range(0x21, 0x7f) if chr(c) not in "'\\"] + ["\\n", "\\t", "\\b", "\\q", "\\'", "\\\\"]
+
+
 def _number(rng: random.Random) -> str:
+    if rng.random() < 0.04:  # a character constant, with or without its closing quote
+        return "'" + rng.choice(_CHARACTERS) + rng.choice(["", "'"])
     roll = rng.random()
     if roll < 0.45:
         value = rng.randrange(0, 70)
