@@ -201,6 +201,12 @@ def _scrub(text: str) -> str:
 _CHARACTER_ESCAPES = {"b": 8, "f": 12, "n": 10, "r": 13, "t": 9}
 
 
+def _quoted_end(text: str, start: int) -> int:
+    """Like _character_end, for the splitters: a constant cut short just ends the text."""
+    end = start + (3 if text.startswith("\\", start + 1) else 2)
+    return end + 1 if text.startswith("'", end) else min(end, len(text))
+
+
 def _character_end(text: str, start: int) -> int:
     """Where the character constant at text[start] (a quote) ends: 'c or '\\c, and a closing quote if any."""
     end = start + (3 if text.startswith("\\", start + 1) else 2)
@@ -366,7 +372,7 @@ def _split_line(raw: str) -> list[str]:
         if not m:
             break
         if m.group() == "'":
-            pos = m.end() + (2 if raw.startswith("\\", m.end()) else 1)
+            pos = _quoted_end(raw, m.start())
             continue
         pieces.append(raw[start:m.start()])
         if m.group() == "#":
@@ -376,7 +382,7 @@ def _split_line(raw: str) -> list[str]:
     return pieces
 
 
-_QUOTED_CHARACTER = re.compile(r"'\\?.", re.DOTALL)
+_QUOTED_CHARACTER = re.compile(r"'\\?.'?", re.DOTALL)
 _GROUPING = re.compile(r"[\[\](),']")
 
 
@@ -398,7 +404,7 @@ def _split_operands(text: str) -> list[str]:
             break
         ch, pos = m.group(), m.end()
         if ch == "'":  # a character constant: ',' or '( is a value, not punctuation
-            pos += 2 if text.startswith("\\", pos) else 1
+            pos = _quoted_end(text, m.start())
         elif ch in "[(":
             depth += 1
         elif ch in "])":
@@ -593,7 +599,8 @@ class Assembler:
         if name == ".byte":
             values = [self.value(v) for v in _split_operands(args)]
             for v in values:
-                if not -128 <= v <= 255:
+                # GNU as takes -255..255 silently (-129 is 0x7f) and warns, truncating, outside it
+                if not -255 <= v <= 255:
                     raise AssemblyError(f".byte value {v} does not fit in a byte")
             return bytes(v & 0xFF for v in values)
         raise AssemblyError(f"unknown or unsupported directive '{name}'")

@@ -137,6 +137,8 @@ ISSUE_EXPRESSIONS = [
     "mov rax, 1 < < 3", "mov rax, 5 ! !1", "mov rax, 1 !! 3", "mov rax, !!3",  # GNU as's scrubber joins them
     "mov rax, 'a", "mov rax, 'a' + 1", "mov rax, '\\n", "mov rax, '\\0", "mov rax, '#", "mov rax, ',",
     "mov rax, ' ", "mov al, ';",  # character constants; a quoted # ; , or blank is the character
+    ".byte 0xb8, 'P', 0, 0, 0", ".byte 0xb8, ('P'), 0, 0, 0", "mov rax, ('#') + ';'",
+    ".byte 0xb8, -129, -255, 0, 0",  # GNU as's .byte takes -255..255
 ]
 
 
