@@ -361,6 +361,7 @@ _CONTEXTS = [
     "lea rax, [rbx + ({})]", "lea rax, [rbx + rcx*4 + ({})]", "mov rax, QWORD PTR [rbp + ({})]",
     "mov rdx, QWORD PTR [rsp - ({})]", "lea rax, [({}) + rbx]", "lea rax, [rbx + {}]",
     "mov rax, QWORD PTR [({}) + rbx*8]", "lea r8, [r9 + r10*2 + {}]",
+    "tileloadd tmm1, [rsi + rdx*1 + ({})]", "tilestored [rdi + rcx*1 + {}], tmm3", "ldtilecfg [rax + ({})]",
     ".byte 0xb8, {}, 0, 0, 0", ".byte 0xb8, 1, 2, 3, {}",  # mov eax, imm32: any byte decodes
     ".set c{n}, {} ; mov rax, c{n} * 3 - c{n}",  # a constant (one name per line: GNU as sees one file)
 ]
