@@ -157,7 +157,7 @@ def cmd_replay(args) -> int:
 
 def cmd_record(args) -> int:
     from .core.backends import get_backend
-    from .core.output import check_output_path, write_trace_output
+    from .core.output import check_output_path
 
     check_output_path(args.output, force=args.force)  # say so before a run that may take long
     isa_name, config, program, init = load_program_and_init(args)
@@ -199,7 +199,7 @@ def cmd_record(args) -> int:
                           f"nothing was written to {args.output}", source=args.program) from None
     if diffs and args.backend == "sim":
         raise IsasimError(f"the recorded trace does not replay on the simulator ({diffs[0].describe()})")
-    write_trace_output(trace, args.output, force=args.force)
+    write_trace(trace, args.output, force=args.force)
     steps = f" ({final.steps} steps)" if final.steps is not None else ""
     console(color=not args.no_color).print(f"wrote {args.output}{steps}, expectations from {producer}")
     return EXIT_OK
@@ -365,12 +365,12 @@ def cmd_show(args) -> int:
 
 
 def cmd_kernel(args) -> int:
-    from .core.output import check_output_path, write_trace_output
+    from .core.output import check_output_path
     from .x86_amx import kernels
 
     check_output_path(args.output, force=args.force)  # before building: a large kernel takes a while
     kernel = kernels.build(args.name, count=args.count, K=args.k)  # refuses sizes it cannot build, up front
-    write_trace_output(kernel.trace(), args.output, force=args.force)
+    write_trace(kernel.trace(), args.output, force=args.force)
     console(color=not args.no_color).print(f"wrote {args.output}: {kernel.description}, "
                                            f"{len(kernel.lines)} lines, {kernel.macs:,} multiply-adds")
     return EXIT_OK

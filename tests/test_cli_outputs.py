@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_harness import error_line
 from isasim import cli
 from isasim.core.output import OutputError, write_output
 from isasim.docs import INDEX_HEADING, NEW_DOCS_FOLDER, default_docs_dir
@@ -14,19 +15,6 @@ from isasim.docs import INDEX_HEADING, NEW_DOCS_FOLDER, default_docs_dir
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_TRACE = ROOT / "examples" / "x86_amx" / "int8_block.trace.json"
 MISSING_FOLDER = "no-such-folder"
-
-
-def error_line(capsys, argv: list[str], *words: str) -> str:
-    """Run isasim in-process; it must exit 2 with exactly one 'isasim: error:' line containing ``words``."""
-    code = cli.main([str(a) for a in argv])
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert code == 2, (code, err)
-    assert len(lines) == 1 and lines[0].startswith("isasim: error: "), err
-    assert "internal error" not in err and "Traceback" not in err
-    for word in words:
-        assert word in lines[0], (word, lines[0])
-    return lines[0]
 
 
 # ---- explain --html / --svg replaced the user's files -----------------------------------

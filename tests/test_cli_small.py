@@ -11,25 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from cli_harness import error_line
 from isasim import cli
 from isasim.core.trace import parse_trace, trace_json
 from isasim.x86_amx import kernels
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_TRACE = ROOT / "examples" / "x86_amx" / "int8_block.trace.json"
-
-
-def error_line(capsys, argv: list[str], *words: str) -> str:
-    """Run isasim in-process; it must exit 2 with exactly one 'isasim: error:' line containing ``words``."""
-    code = cli.main([str(a) for a in argv])
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert code == 2, (code, err)
-    assert len(lines) == 1 and lines[0].startswith("isasim: error: "), err
-    assert "internal error" not in err and "Traceback" not in err
-    for word in words:
-        assert word in lines[0], (word, lines[0])
-    return lines[0]
 
 
 def test_version(capsys):

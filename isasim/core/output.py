@@ -53,12 +53,3 @@ def write_output(path: str | Path, content: str | bytes, *, force: bool = False)
         raise OutputError(REFUSE_OVERWRITE, source=str(path)) from None
     except OSError as error:
         raise OutputError(f"cannot write ({error.strerror or error})", source=str(path)) from None
-
-
-def write_trace_output(trace, path: str | Path, *, force: bool = False) -> None:
-    """Write an isasim-trace/1 file in the layout :func:`isasim.core.trace.write_trace` uses."""
-    import json
-
-    from .trace import trace_json
-
-    write_output(path, json.dumps(trace_json(trace), indent=1) + "\n", force=force)

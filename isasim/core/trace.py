@@ -455,11 +455,8 @@ def trace_json(trace: Trace) -> dict:
     return out
 
 
-def write_trace(trace: Trace, path: str | Path, *, overwrite: bool = False) -> None:
-    p = Path(path)
-    if p.exists() and not overwrite:
-        raise TraceFormatError("already exists; refusing to overwrite it (pass --force to replace it)",
-                               source=str(path))
-    p.write_text(json.dumps(trace_json(trace), indent=1) + "\n", encoding="utf-8")
+def write_trace(trace: Trace, path: str | Path, *, force: bool = False) -> None:
+    """Write ``trace`` as an isasim-trace/1 file; an existing file is replaced only with ``force``."""
+    from .output import write_output
 
-
+    write_output(path, json.dumps(trace_json(trace), indent=1) + "\n", force=force)

@@ -9,6 +9,7 @@ import pytest
 
 from isasim.core.errors import TraceFormatError
 from isasim.core.replay import replay
+from isasim.core.output import OutputError
 from isasim.core.trace import parse_trace, read_trace, trace_json, write_trace
 
 CFG = bytes([1, 0] + [0] * 14 + [64, 0] * 3 + [0] * 10 + [0] * 16 + [16] * 3 + [0] * 13)
@@ -63,7 +64,7 @@ def test_write_then_read_round_trips(tmp_path):
 def test_writing_never_overwrites_an_existing_file(tmp_path):
     path = tmp_path / "t.trace.json"
     path.write_text("precious")
-    with pytest.raises(TraceFormatError, match="refusing to overwrite"):
+    with pytest.raises(OutputError, match="refusing to overwrite"):
         write_trace(parse_trace(copy.deepcopy(VALID)), path)
     assert path.read_text() == "precious"
 

@@ -28,8 +28,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "x86_amx"))  # the binutils helpers live there
 
 from gnu_binutils import needs_binutils  # noqa: E402
