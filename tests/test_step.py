@@ -158,6 +158,7 @@ def test_a_scripted_session_stops_at_its_first_failing_command_and_exits_2():
 @pytest.mark.parametrize("command, why", [
     ("p C int4", "unknown element type or option 'int4'"),
     ("p tmm0 int4", "unknown element type or option 'int4'"),
+    ("p tmm0 int64", "a tile is shown as int8, uint8, int16, uint16, int32, uint32, bf16, fp16, fp32, not 'int64'"),
     ("p C fp32", "C holds int32 elements; it is printed as int32"),
     ("w 0x100000:999999999999",
      "cannot watch '0x100000:999999999999': memory 0x100000..0xe8d4b50fff is not all mapped"),

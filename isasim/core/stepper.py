@@ -291,7 +291,7 @@ class Stepper:
             return self._fail(f"unknown command '{name}' (type 'help')")
         try:
             return handler(self, args) is not False
-        except CommandError as error:
+        except IsasimError as error:  # a CommandError, or an ISA's view refusing what it was asked to show
             return self._fail(str(error))
         except KeyboardInterrupt:
             # Ctrl-C that the SIGINT handler did not turn into a request (it could not be installed, or it came

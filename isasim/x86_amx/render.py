@@ -7,6 +7,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from ..core.errors import IsasimError
 from ..core.program import Program
 from ..core.render import grid, key_value_table
 from .operands import Reg
@@ -178,6 +179,9 @@ def item_view(state: X86AmxState, what: str, args: list[str], program: Program |
         return Text(f"rip = {state.rip:#x}")
     if name.startswith("tmm") and name[3:].isdigit() and int(name[3:]) < 8:
         t = int(name[3:])
+        unsupported = [a for a in args if a not in ELEMENT_TYPES and a not in ("hex", "all")]
+        if unsupported:  # the stepper knows more types (memory regions) than a tile view has: never fall back
+            raise IsasimError(f"a tile is shown as {', '.join(ELEMENT_TYPES)}, not '{unsupported[0]}'")
         rows, colsb = state.tile_shape(t)
         if not (rows and colsb) and "all" not in args:
             return Text(f"tmm{t} is not configured (add 'all' to see all 16x64 bytes)")
