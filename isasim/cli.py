@@ -4,7 +4,7 @@
     isasim replay TRACE.json ...
     isasim record PROGRAM --init INIT.json -o OUT.trace.json
     isasim asm PROGRAM          (listing: address, bytes, text)
-    isasim disasm HEX           (e.g. "c4e2785e c1" or a file with --file)
+    isasim disasm HEX           (e.g. "c4e2705e c2" or a file with --file)
 
 Exit status: 0 success; 1 a replay found a difference; 2 bad input (one line on
 stderr naming the file, line and rule); 3 the simulated program raised an
@@ -308,9 +308,11 @@ def cmd_step(args) -> int:
         out.record = True
     stepper = Stepper(isa_name, config, program, init, out=out, max_steps=args.max_steps, against=args.against,
                       backend=args.backend, element_types=parse_show(args.show), hex_values=args.hex)
-    out.print(f"[bold]{args.program}[/bold]: {len(program.instructions)} instructions on {config.get('cpu', isa_name)}"
-              + (f", checked against {args.against}" if args.against else "")
-              + (f", stepping on {args.backend}" if args.backend != "sim" else ""))
+    count = len(program.instructions)
+    out.print(f"[bold]{markup_safe(args.program)}[/bold]: {count} instruction{'' if count == 1 else 's'} on "
+              f"{markup_safe(config.get('cpu', isa_name))}"
+              + (f", checked against {markup_safe(args.against)}" if args.against else "")
+              + (f", stepping on {markup_safe(args.backend)}" if args.backend != "sim" else ""))
     out.print("[dim]commands: s [N], c, back [N], b LOC, w LOC, p WHAT [TYPE], l, i, help, q[/dim]")
     stepper.show_position()
     script = args.commands
@@ -318,7 +320,7 @@ def cmd_step(args) -> int:
         script = read_text(args.commands_file)
     if script is not None:
         if args.svg:
-            out.print(f"[dim](isasim) {script}[/dim]")
+            out.print(f"[dim](isasim) {markup_safe(script)}[/dim]")
         failed = stepper.run_script(script)  # stops at the first failing command, as gdb's command files do
         if args.svg:
             from .core.output import write_output

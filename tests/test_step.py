@@ -295,3 +295,17 @@ def test_print_a_large_region_in_summary_or_all_of_it():
     assert labels(summary)[:33] == [str(r) for r in range(16)] + ["..."] + [str(r) for r in range(48, 64)]
     assert "(32 of 64 rows not shown)" in summary
     assert labels(everything)[:64] == [str(r) for r in range(64)] and "not shown" not in everything
+
+
+def test_the_session_header_shows_a_file_name_with_brackets_and_counts_one_instruction(tmp_path, capsys):
+    """The header is printed through rich: 'y[red]' must not be taken as markup, and one is 'instruction'."""
+    from isasim import cli
+
+    marked = tmp_path / "y[red].trace.json"
+    marked.write_text(KERNEL[0].read_text())
+    assert cli.main(["step", str(marked), "--no-color", "--commands", "s"]) == 0
+    assert "y[red].trace.json: 9 instructions on emerald-rapids" in capsys.readouterr().out.replace("\n", "")
+    single = tmp_path / "one.s"
+    single.write_text("nop\n")
+    assert cli.main(["step", str(single), "--no-color", "--commands", "s"]) == 0
+    assert "one.s: 1 instruction on" in capsys.readouterr().out
