@@ -304,8 +304,9 @@ def test_the_session_header_shows_a_file_name_with_brackets_and_counts_one_instr
     marked = tmp_path / "y[red].trace.json"
     marked.write_text(KERNEL[0].read_text())
     assert cli.main(["step", str(marked), "--no-color", "--commands", "s"]) == 0
-    assert "y[red].trace.json: 9 instructions on emerald-rapids" in capsys.readouterr().out.replace("\n", "")
+    unwrapped = "".join(capsys.readouterr().out.split())  # rich wraps the long tmp_path at any width
+    assert "y[red].trace.json:9instructionsonemerald-rapids" in unwrapped
     single = tmp_path / "one.s"
     single.write_text("nop\n")
     assert cli.main(["step", str(single), "--no-color", "--commands", "s"]) == 0
-    assert "one.s: 1 instruction on" in capsys.readouterr().out
+    assert "one.s:1instructionon" in "".join(capsys.readouterr().out.split())
