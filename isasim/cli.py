@@ -77,11 +77,22 @@ def load_program_and_init(args) -> tuple[str, dict, object, Init]:
                 raise error.located(args.init)
             if isinstance(data, dict) and isinstance(data.get("config"), dict):
                 config.update(data["config"])
-    if getattr(args, "cpu", None):
-        config["cpu"] = args.cpu
+    state_source = args.program if args.trace is not None else (args.init or args.program)
+    cpu_option = getattr(args, "cpu", None)
+    if cpu_option:
+        config["cpu"] = cpu_option
     isa = get_isa(isa_name)
-    config = isa.configure(config)
+    try:
+        config = isa.configure(config)
+    except IsasimError as error:
+        raise error if cpu_option else error.located(state_source)
     program = isa.assemble(text, source=source)
+    from .core.machine import Machine
+
+    try:  # every register and region the file names must exist before anything runs or prints
+        Machine(isa_name, config).load(program, regs=init.regs, memory=init.memory)
+    except IsasimError as error:
+        raise error.located(state_source)
     return isa_name, config, program, init
 
 

@@ -152,3 +152,19 @@ def test_one_instruction_is_singular(tmp_path, capsys):
     program.write_text(".intel_syntax noprefix\nmov rax, 5\nmov rbx, 6\n")
     assert cli.main(["run", str(program), "--no-color"]) == 0
     assert ": 2 instructions on " in " ".join(capsys.readouterr().out.split())
+
+
+def test_an_unknown_register_in_an_init_file_names_the_file(tmp_path, capsys):
+    program, init = tmp_path / "one.s", tmp_path / "init.json"
+    program.write_text("nop\n")
+    init.write_text('{"regs": {"rzz": 1}}')
+    line = error_line(capsys, ["run", program, "--init", init], "unknown register 'rzz'")
+    assert line.startswith(f"isasim: error: {init}:")
+
+
+def test_an_unknown_cpu_model_is_quoted_briefly_and_names_its_file(tmp_path, capsys):
+    program, init = tmp_path / "one.s", tmp_path / "init.json"
+    program.write_text("nop\n")
+    init.write_text(json.dumps({"config": {"cpu": "x" * 3000}}))
+    line = error_line(capsys, ["run", program, "--init", init], "unknown CPU model")
+    assert line.startswith(f"isasim: error: {init}:") and len(line) < 300

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.errors import ConfigError
+from ..core.trace import brief
 
 
 @dataclass(frozen=True)
@@ -44,5 +45,5 @@ DEFAULT_CPU = "emerald-rapids"
 def cpu_model(name: str) -> CpuModel:
     model = CPU_MODELS.get(name) if isinstance(name, str) else None
     if model is None:
-        raise ConfigError(f"unknown CPU model {name!r} (known: {', '.join(CPU_MODELS)})")
+        raise ConfigError(f"unknown CPU model {brief(name)} (known: {', '.join(CPU_MODELS)})")
     return model
