@@ -242,3 +242,10 @@ def test_diff_and_replay_agree_on_undefined_flags_whichever_cpu_this_is(files, c
     assert status == 0, err
     replay_status, replayed, _ = isasim(capsys, "replay", out_file)
     assert diff_status == lockstep_status == replay_status, (diffed, replayed)
+
+
+@pytest.mark.parametrize("numbers", ["family 6 model " + "7" * 5000, "family ٦ model ٢٠٧"])
+def test_a_producer_with_absurd_family_or_model_numbers_names_no_cpu(numbers):
+    """Found by tests/fuzz: a 5,000-digit model in a producer crashed replay (Python's int-string limit)."""
+    assert SiliconBackend().cpu_of_producer(f"silicon: somebody ({numbers})") is None
+    assert SiliconBackend().cpu_of_producer("silicon: Xeon (family 6 model 207)") == "emerald-rapids"

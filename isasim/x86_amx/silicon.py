@@ -467,7 +467,7 @@ class SiliconBackend:
     def cpu_of_producer(self, producer: str) -> str | None:
         """The CPU model a silicon producer names by family and model (this backend's producer(), or
         the "family 6 model 207 (0xcf)" of the traces measured on Emerald Rapids), None if unknown."""
-        found = re.search(r"\bfamily (\d+) model (\d+)\b", producer) if producer.startswith("silicon: ") else None
+        found = re.search(r"\bfamily ([0-9]{1,9}) model ([0-9]{1,9})\b", producer) if producer.startswith("silicon: ") else None
         if found is None or int(found.group(1)) != 6:
             return None
         return CPU_NAMES.get(int(found.group(2)))

@@ -44,10 +44,10 @@ FUZZ_INPUTS = int(os.environ.get("ISASIM_FUZZ_INPUTS", "100000"))
 FUZZ_SEED = int(os.environ.get("ISASIM_FUZZ_SEED", "0"))
 MAX_STEPS = 2_000  # a mutant that loops stops here with a typed StepLimitExceeded
 SMALL_SEED_BYTES = 12_000  # consumers are fed the smaller seeds: running and printing dominate their cost
-# distinct accepted mutants each consumer runs: about 5-15 s a target on a shared 2-core host
+# distinct accepted mutants each consumer runs: about 15-40 s a target on a shared 2-core host
 _CONSUMED_SCALE = float(os.environ.get("ISASIM_FUZZ_CONSUMED", "1"))
 CONSUMER_BUDGET = {name: max(1, int(count * _CONSUMED_SCALE))
-                   for name, count in {"run": 150, "show": 150, "replay": 1000, "diff": 800}.items()}
+                   for name, count in {"run": 2000, "show": 2000, "replay": 5000, "diff": 10000}.items()}
 
 
 def _seed_paths() -> list[Path]:
