@@ -465,10 +465,9 @@ def count_at_least(lowest: int):
     """An argparse type: an integer of at least ``lowest`` (a negative step limit or count is a typo, not a
     request, so it is refused at the command line rather than deep inside a run)."""
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not re.fullmatch(r"-?[0-9]{1,18}", text):  # ASCII digits only: int() would take '١٠' and '1_0'
+            raise argparse.ArgumentTypeError(f"expected an integer, got {printable(text[:40])!r}")
+        value = int(text)
         if value < lowest:
             raise argparse.ArgumentTypeError(f"must be at least {lowest}, not {value}")
         return value
@@ -478,6 +477,20 @@ def count_at_least(lowest: int):
 
 
 positive_int, non_negative_int = count_at_least(1), count_at_least(0)
+
+
+def address(text: str) -> int:
+    """An argparse type: an address in ASCII decimal or 0x hex (its range is the ISA's to check)."""
+    if not re.fullmatch(r"-?(0[xX][0-9a-fA-F]{1,32}|[0-9]{1,40})", text):
+        raise argparse.ArgumentTypeError(f"expected an address (e.g. 0x400000), got {printable(text[:40])!r}")
+    return int(text, 0) if not re.fullmatch(r"-?0[0-9]+", text) else int(text, 10)
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a finite, non-negative number of seconds."""
+    if not re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,9})?", text):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds (e.g. 30 or 2.5), got {printable(text[:40])!r}")
+    return float(text)
 
 
 def isasim_version() -> str:
@@ -546,13 +559,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fuzz", help="run random programs on the simulator and another backend, shrink divergences")
     p.add_argument("--isa", default="x86_amx", help="ISA (default x86_amx)")
     p.add_argument("--cases", type=positive_int, default=200, help="programs to run (default %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="the same seed draws the same programs (default %(default)s)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="the same seed draws the same programs (default %(default)s)")
     p.add_argument("--against", default="silicon", help="the other backend: silicon (default) or sim")
     p.add_argument("--only", choices=("scalar", "amx"),
                    help="fuzz only this subset (default: every subset the other backend can run here)")
     p.add_argument("--lockstep", action="store_true", help="compare after every instruction")
     p.add_argument("--out", default=".", help="directory for the reproducing traces (default: here)")
-    p.add_argument("--shrink-seconds", type=float, default=60.0,
+    p.add_argument("--shrink-seconds", type=seconds, default=60.0,
                    help="time to spend shrinking each divergence (default %(default)s)")
     p.add_argument("--no-color", action="store_true", help="plain text output")
     p.set_defaults(func=cmd_fuzz)
@@ -602,7 +615,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("hex", nargs="*", help="bytes in hex")
     p.add_argument("--file", help="a raw binary file instead")
     p.add_argument("--isa", default="x86_amx", help="ISA of the bytes (default x86_amx)")
-    p.add_argument("--base", type=lambda s: int(s, 0), default=None,
+    p.add_argument("--base", type=address, default=None,
                    help="address of the first byte (0 to 2^64-1; default the ISA's code base)")
     p.set_defaults(func=cmd_disasm)
 

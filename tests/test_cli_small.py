@@ -74,6 +74,12 @@ def test_every_option_and_positional_has_help():
     (["explain", "tdpbusd tmm0, tmm1, tmm2", "--m", "-1"], ["--m", "at least 0"]),
     (["explain", "tileloadd tmm0, [rax+rbx*1]", "--start-row", "-2"], ["--start-row", "at least 0"]),
     (["step", EXAMPLE_TRACE, "--svg-width", "0", "--commands", "s"], ["--svg-width", "at least 1"]),
+    (["kernel", "int8_batch", "--count", "١٠", "-o", "k.json"], ["--count", "expected an integer"]),
+    (["kernel", "int8_batch", "--count", "1_0", "-o", "k.json"], ["--count", "expected an integer"]),
+    (["fuzz", "--against", "sim", "--shrink-seconds", "-1"], ["--shrink-seconds", "expected a number of seconds"]),
+    (["fuzz", "--against", "sim", "--shrink-seconds", "nan"], ["--shrink-seconds", "expected a number of seconds"]),
+    (["disasm", "90", "--base", "١٠"], ["--base", "expected an address"]),
+    (["disasm", "90", "--base", "0x1_0"], ["--base", "expected an address"]),
 ])
 def test_bad_numbers_are_one_line_errors(tmp_path, capsys, monkeypatch, argv, words):
     monkeypatch.chdir(tmp_path)
