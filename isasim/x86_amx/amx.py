@@ -24,6 +24,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import numerics as tmul_numerics
 from ..core import numerics
 from ..core.errors import AssemblyError
 from ..core.faults import Fault
@@ -604,15 +605,15 @@ class PairDotProducts(WaitingProducts):
             A = widen(self.A[which, :M, : 4 * K].view(np.uint16).reshape(-1, M, K, 2))  # fp32 bits
             B = widen(self.B[which, :K, : 4 * N].view(np.uint16).reshape(-1, K, N, 2))
             lanes = np.zeros((len(A), M, N, 2), dtype=np.uint32)  # [..., 0] = E, [..., 1] = O: +0.0
-            lanes = numerics.tmul_fma32_fold(lanes, A.transpose(2, 0, 1, 3)[:, :, :, None, :],
+            lanes = tmul_numerics.tmul_fma32_fold(lanes, A.transpose(2, 0, 1, 3)[:, :, :, None, :],
                                              B.transpose(1, 0, 2, 3)[:, :, None, :, :])
-            T[which] = numerics.tmul_add32(lanes[..., 0], lanes[..., 1])
+            T[which] = tmul_numerics.tmul_add32(lanes[..., 0], lanes[..., 1])
         return T
 
     def apply(self, C: np.ndarray) -> np.ndarray:
         """C := ADD32(C, T) for each product's T, in the order the instructions ran."""
         for T in self.products():
-            C = numerics.tmul_add32(C, T)
+            C = tmul_numerics.tmul_add32(C, T)
         return C
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import iced_x86
 import numpy as np
 
+from . import numerics as tmul_numerics
 from ..core import numerics
 from ..core.errors import IsasimError
 from ..core.explain import (
@@ -1028,7 +1029,7 @@ def _float_element(ins, kind, A, B, C0, C1, m, n, K, N, M, tc, ta, tb, encoding)
             b_bits = int(b_h[k, 2 * n + offset])
             notes: list[str] = []
             before = lanes[lane]
-            after = numerics.tmul_fma32_reference(before, int(widen(a_bits)), int(widen(b_bits)), notes)
+            after = tmul_numerics.tmul_fma32_reference(before, int(widen(a_bits)), int(widen(b_bits)), notes)
             lanes[lane] = after
             rows.append([Cell(str(k), f"k{k}"), Cell(lane, "even" if lane == "E" else "odd"),
                          f"{2 * k + offset} / {2 * n + offset}", half_text(a_bits, kind), half_text(b_bits, kind),
@@ -1037,10 +1038,10 @@ def _float_element(ins, kind, A, B, C0, C1, m, n, K, N, M, tc, ta, tb, encoding)
                    "FMA32(lane, a, b): account (numerics reference)", "lane after"],
                   rows, title="E and O start at +0; each step is FMA32(lane, a, b), in increasing k")
     notes_t: list[str] = []
-    T = numerics.tmul_add32_reference(lanes["E"], lanes["O"], notes_t)
+    T = tmul_numerics.tmul_add32_reference(lanes["E"], lanes["O"], notes_t)
     notes_c: list[str] = []
     c_before = int(C0[m, n])
-    result = numerics.tmul_add32_reference(c_before, T, notes_c)
+    result = tmul_numerics.tmul_add32_reference(c_before, T, notes_c)
     finish = Table(["step", "operands", "account (numerics reference)", "result"], [
         ["T := ADD32(E, O)", f"{short_fp32(lanes['E'])} + {short_fp32(lanes['O'])}", "\n".join(notes_t),
          fp32_text(T)],

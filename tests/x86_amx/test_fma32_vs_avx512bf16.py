@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from isasim.core.numerics import tmul_fma32, tmul_fma32_reference
+from isasim.x86_amx.numerics import tmul_fma32, tmul_fma32_reference
 
 # ---------------------------------------------------------------------------
 # Silicon: a tiny VDPBF16PS runner
