@@ -187,9 +187,6 @@ class Check:
         return self.explained == self.machine
 
 
-Block = Paragraph | Code | Table | Grid | Encoding | Check
-
-
 @dataclass
 class Section:
     title: str

@@ -135,12 +135,6 @@ class Memory:
         view[...] = rows
         return True
 
-    def read_int(self, address: int, size: int, *, signed: bool = False) -> int:
-        return int.from_bytes(self.read(address, size), "little", signed=signed)
-
-    def write_int(self, address: int, size: int, value: int) -> None:
-        self.write(address, (value % (1 << (8 * size))).to_bytes(size, "little"))
-
     # ---- snapshots ---------------------------------------------------------
     def snapshot(self) -> list[tuple[int, bytes, bool]]:
         return [(r.start, bytes(r.data), r.writable) for r in self.regions]

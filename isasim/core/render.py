@@ -16,8 +16,6 @@ from rich.text import Text
 
 from . import numerics
 
-FLOAT_KINDS = ("bf16", "fp16", "fp32")
-
 
 def element_text(bits: int, kind: str, *, hex_digits: int | None = None) -> str:
     """One element as text: ints in decimal, floats as their value, or hex if hex_digits is given."""

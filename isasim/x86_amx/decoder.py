@@ -264,7 +264,6 @@ def disassemble(code: bytes, base: int, source: str = "<bytes>") -> Program:
     pos = 0
     while pos < len(code):
         instruction = decode_one(code, pos, base + pos)
-        instruction.extra["source_offset"] = pos
         instructions.append(instruction)
         pos += len(instruction.encoding)
     return Program("x86_amx", base, instructions, {}, source)

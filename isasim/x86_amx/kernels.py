@@ -30,7 +30,6 @@ from ..core.errors import ConfigError
 from ..core.trace import Init, RegionView, Trace
 
 CFG, A_BASE, B_BASE, C_BASE = 0x10000, 0x100000, 0x800000, 0xA00000
-ROW = 64  # bytes per tile row
 REGION_ALIGN = 0x1000  # a region moved to make room for a large one starts on a page
 
 # The largest memory image (initial regions plus the expected C) a built kernel may carry.  Building one

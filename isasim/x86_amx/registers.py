@@ -47,10 +47,6 @@ def gpr_name(number: int, bits: int) -> str:
     return table[number]
 
 
-def is_gpr(name: str) -> bool:
-    return name in GPR_VIEWS
-
-
 def tile_number(name: str) -> int | None:
     if name in TILE_REGISTERS:
         return int(name[3:])

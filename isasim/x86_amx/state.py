@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.errors import IsasimError
 from ..core.journal import Journal
-from .registers import GPR_VIEWS, GPR64, TILE_REGISTERS, GprView
+from .registers import GPR_VIEWS, GPR64, GprView
 
 MAX_TILES = 8  # palette 1: max_names
 MAX_ROWS = 16  # palette 1: max_rows
@@ -213,13 +213,6 @@ class X86AmxState:
         if count < MAX_ROWS:
             tile[count:] = 0
 
-    def write_tile_row(self, t: int, r: int, row: bytes | np.ndarray) -> None:
-        row = np.frombuffer(bytes(row), dtype=np.uint8) if isinstance(row, (bytes, bytearray)) else row
-        tile = self.tile(t)
-        if self.journal.enabled:
-            self.journal.record("tile", f"tmm{t}[{r}]", tile[r].tobytes(), row.tobytes())
-        tile[r] = row
-
     # A TMUL instruction adds its products into C's dwords: every output element is
     # C := C + P for its own P, computed from A and B alone.  While nothing is being
     # recorded (a plain run), a kernel's K loop therefore need not update C as each
@@ -260,9 +253,6 @@ class X86AmxState:
         for t in np.flatnonzero(self.tiles.reshape(MAX_TILES, -1).any(axis=1)):  # the tiles with data
             self.write_tile(int(t), np.zeros((MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8))
 
-    def tile_bytes(self, t: int) -> bytes:
-        return self.tiles[t].tobytes()
-
     def tile_shape(self, t: int) -> tuple[int, int]:
         """(rows, colsb) of tile t as configured."""
         return self.tilecfg.rows[t], self.tilecfg.colsb[t]
@@ -285,9 +275,6 @@ class X86AmxState:
         bits = self.tile_view(t, element, whole=whole)
         float_type = {"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp32": np.float32}.get(element)
         return bits if float_type is None else bits.view(float_type)
-
-    def tile_names(self) -> tuple[str, ...]:
-        return TILE_REGISTERS
 
 
 # element type name -> (numpy storage dtype, kind) where kind is "int" or the float format
