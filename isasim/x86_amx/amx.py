@@ -135,9 +135,6 @@ class AmxForm:
 
         return execute
 
-    def execute(self, cpu: X86Context, operands: tuple) -> None:
-        self.translate(cpu, operands, 0)()
-
 
 FORMS: list[AmxForm] = []
 
