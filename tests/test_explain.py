@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,8 +26,7 @@ from isasim.explain_cli import register
 from isasim.x86_amx import amx, scalar
 from isasim.x86_amx.explain import explain, reference_pages, tilecfg_layout
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "x86_amx"))
-from amxharness import stored_dwords, tdp_program  # noqa: E402
+from amxharness import stored_dwords, tdp_program
 
 
 def ex(text=None, code=None, **options):

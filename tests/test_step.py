@@ -186,11 +186,8 @@ def test_help_lists_every_command_with_a_line_each():
         assert any(row.lstrip().startswith(line) for row in out.splitlines()), line
 
 
+@pytest.mark.needs_silicon
 def test_step_against_silicon_on_scalar_code(tmp_path):
-    from isasim.x86_amx.silicon import platform_problem
-
-    if platform_problem():
-        pytest.skip(platform_problem())
     src = tmp_path / "k.s"
     src.write_text("mov rax, 0x7fffffffffffffff\nadd rax, 1\nimul rbx, rax, 3\nret\n")
     done = isasim("step", src, "--no-color", "--against", "silicon", "--commands", "c")

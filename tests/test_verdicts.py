@@ -21,10 +21,10 @@ from isasim.cli import main
 from isasim.core.backends import Final
 from isasim.core.faults import Fault
 from isasim.x86_amx import ISA
-from isasim.x86_amx.silicon import RF, SiliconBackend, SiliconMemory, platform_problem
+from isasim.x86_amx.silicon import RF, SiliconBackend, SiliconMemory
 from isasim.x86_amx.state import STATUS_FLAGS
 
-needs_silicon = pytest.mark.skipif(platform_problem() is not None, reason=f"silicon backend: {platform_problem()}")
+needs_silicon = pytest.mark.needs_silicon  # tests/conftest.py
 
 SCALAR = "mov rax, QWORD PTR [rdi]\nadd rax, 7\nmov QWORD PTR [rdi+8], rax\nsub rax, rax\nret\n"
 INIT = {"regs": {"rdi": "0x20000"}, "memory": [{"addr": "0x20000", "hex": "05" + "00" * 15}]}

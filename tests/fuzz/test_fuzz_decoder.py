@@ -24,20 +24,16 @@ from __future__ import annotations
 
 import os
 import random
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "x86_amx"))  # the binutils helpers live there
+from gnu_binutils import needs_binutils, objdump_decode_many, window_offsets
 
-from gnu_binutils import needs_binutils  # noqa: E402
-from test_decoder_roundtrip import objdump_decode_many, window_offsets  # noqa: E402
-
-from isasim.core.errors import DecodeError, IsasimError  # noqa: E402
-from isasim.core.isa import get_isa  # noqa: E402
-from isasim.x86_amx import amx  # noqa: E402
-from isasim.x86_amx.decoder import decode_one, listing  # noqa: E402
-from isasim.x86_amx.operands import Mem, Reg  # noqa: E402
+from isasim.core.errors import DecodeError, IsasimError
+from isasim.core.isa import get_isa
+from isasim.x86_amx import amx
+from isasim.x86_amx.decoder import decode_one, listing
+from isasim.x86_amx.operands import Mem, Reg
 
 FUZZ_INPUTS = int(os.environ.get("ISASIM_FUZZ_INPUTS", "100000"))
 DIFFERENTIAL_INPUTS = min(FUZZ_INPUTS, 30_000)  # objdump reads them in one call

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,13 +21,12 @@ import pytest
 
 from isasim.core.errors import AssemblyError, IsasimError
 from isasim.x86_amx.assembler import assemble
-try:  # pytest puts this folder on sys.path, as the other tests here rely on
-    from gnu_binutils import HAVE_BINUTILS, gas
+try:  # under pytest, tests/ is on sys.path (tests/conftest.py lives there)
+    from gnu_binutils import gas
 except ImportError:  # run by hand as a module: python -m tests.x86_amx.test_assembler_gnu_as SEED COUNT
-    from tests.x86_amx.gnu_binutils import HAVE_BINUTILS, gas
+    from tests.gnu_binutils import gas
 
-HAVE_IMAGE_TOOLS = HAVE_BINUTILS and shutil.which("nm") is not None and shutil.which("objcopy") is not None
-needs_gnu_as = pytest.mark.skipif(not HAVE_IMAGE_TOOLS, reason="GNU binutils (as, nm, objcopy) are not installed")
+needs_gnu_as = pytest.mark.needs_binutils("nm", "objcopy")  # tests/conftest.py
 
 _GAS_COMPLAINT = re.compile(r"^[^:]*\.s:(\d+): (Error|Warning): (.*)$")
 _LINE_LABEL = "__isasim_line_{}"

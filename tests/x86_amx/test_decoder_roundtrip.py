@@ -20,14 +20,10 @@ valid opcode must also be one objdump does not accept as that instruction.
 from __future__ import annotations
 
 import functools
-import re
-import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
-from gnu_binutils import needs_binutils
+from gnu_binutils import needs_binutils, objdump_decode_many, window_offsets
 from isasim.core.errors import DecodeError, IsasimError
 from isasim.core.isa import get_isa
 from isasim.x86_amx import amx
@@ -39,46 +35,6 @@ ADDRESS = 0x400000
 # Bytes after the instruction under test: a SIB (scale 1, index rsp=none, base rcx) and
 # displacement bytes, so every ModRM has what it needs to decode.
 TAIL = bytes([0x21, 0x10, 0x32, 0x54, 0x76, 0x98, 0xBA, 0xDC, 0xFE, 0x11, 0x22])
-
-_OBJDUMP_LINE = re.compile(r"^\s*([0-9a-f]+):\t((?:[0-9a-f]{2} )+)\s*\t?(.*)$")
-_NOP_PADDING = b"\x90" * 16  # longer than any x86 instruction: objdump is back in step at the next window
-
-
-def objdump_decode_many(windows: list[bytes]) -> list[tuple[int, str] | None]:
-    """objdump's (length, text) for the first instruction of each byte window, with ONE objdump call.
-
-    The windows go into one raw binary, each followed by 16 one-byte NOPs, so whatever
-    objdump makes of a window's later bytes it is back in step where the next window
-    starts; window i starts at file offset ``starts[i]`` and a branch target objdump
-    prints is relative to that offset (decode isasim's copy at the same address).
-    """
-    blob = bytearray()
-    starts = []
-    for window in windows:
-        starts.append(len(blob))
-        blob += window + _NOP_PADDING
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp, "windows.bin")
-        path.write_bytes(bytes(blob))
-        dump = subprocess.run(
-            ["objdump", "-D", "-b", "binary", "-m", "i386:x86-64", "-M", "intel", "--insn-width=16", str(path)],
-            capture_output=True, text=True, check=True).stdout
-    found = {}
-    for line in dump.splitlines():
-        match = _OBJDUMP_LINE.match(line)
-        if match:
-            found[int(match.group(1), 16)] = (len(match.group(2).split()), " ".join(match.group(3).split()))
-    return [found.get(start) for start in starts]
-
-
-def window_offsets(windows: list[bytes]) -> list[int]:
-    """Where objdump_decode_many places each window (to decode isasim's copy at the same address)."""
-    offsets, at = [], 0
-    for window in windows:
-        offsets.append(at)
-        at += len(window) + len(_NOP_PADDING)
-    return offsets
-
 
 _ASSEMBLED: dict[tuple[str, int], bytes | str] = {}  # (text, address) -> bytes or error: texts repeat a lot
 

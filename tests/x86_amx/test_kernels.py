@@ -114,8 +114,7 @@ def test_every_example_replays(path):
     assert diffs == []
 
 
-@pytest.mark.skipif(platform_problem() is not None or not host_cpu().amx_features,
-                    reason=str(platform_problem() or host_cpu().why_no_amx()))
+@pytest.mark.needs_amx
 @pytest.mark.parametrize("kernel", [kernels.int8_block(), kernels.int8_block(62), kernels.int8_batch(7),
                                     kernels.int8_per_block(3), kernels.int8_microkernel(2, 256),
                                     kernels.bf16_block(), kernels.bf16_microkernel(2, 128)], ids=lambda k: k.name)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 
 import pytest
@@ -20,8 +19,7 @@ from isasim.x86_amx.operands import Imm, Mem, Reg, Target
 from isasim.x86_amx.registers import GPR64, GPR_VIEWS
 from isasim.x86_amx.state import AF, CF, OF, PF, SF, ZF, X86AmxState
 
-HAVE_BINUTILS = all(shutil.which(tool) for tool in ("as", "objdump", "objcopy", "nm"))
-needs_binutils = pytest.mark.skipif(not HAVE_BINUTILS, reason="GNU binutils (as, objdump, objcopy, nm) not installed")
+needs_binutils = pytest.mark.needs_binutils("objcopy", "nm")  # tests/conftest.py; gas() below runs all four
 
 # ---------------------------------------------------------------------------
 # A small Intel-syntax operand parser (the project's assembler is not under test here)
@@ -178,8 +176,6 @@ CASES = MOV_CASES + ALU_CASES + OTHER_CASES
 @pytest.fixture(scope="module")
 def gnu(tmp_path_factory):
     """All CASES assembled by GNU as in one file, each behind its own label."""
-    if not HAVE_BINUTILS:
-        pytest.skip("GNU binutils (as, objdump, objcopy, nm) not installed")
     lines = []
     for i, line in enumerate(CASES):
         lines += [f"case_{i}:", line]

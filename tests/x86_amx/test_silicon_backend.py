@@ -19,9 +19,9 @@ from isasim.core.diff import diff
 from isasim.core.errors import ConfigError, IsasimError
 from isasim.core.trace import Init
 from isasim.x86_amx import ISA
-from isasim.x86_amx.silicon import PTRACE_CONT, ChildProcess, SiliconBackend, host_cpu, platform_problem
+from isasim.x86_amx.silicon import PTRACE_CONT, ChildProcess, SiliconBackend, host_cpu
 
-pytestmark = pytest.mark.skipif(platform_problem() is not None, reason=str(platform_problem()))
+pytestmark = pytest.mark.needs_silicon  # tests/conftest.py
 
 SCRATCH = 0x20000
 INIT = Init(regs={"rdi": SCRATCH, "rsi": 3}, memory=[(SCRATCH, bytes(range(256)) * 16, True)])
