@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from .core.errors import IsasimError
-from .core.isa import get_isa
+from .core.isa import get_isa, has_hook
 from .core.machine import DEFAULT_STEP_LIMIT
 from .core.render import console, markup_safe, region_grid
 from .core.replay import replay, step_json
@@ -96,16 +96,16 @@ def load_program_and_init(args) -> tuple[str, dict, object, Init]:
     return isa_name, config, program, init
 
 
-def parse_show(specs: list[str]) -> dict[int, str]:
-    from .x86_amx.state import ELEMENT_TYPES  # TODO(arm_sme): let each ISA parse its own views
-
+def parse_show(specs: list[str], isa_name: str = "x86_amx") -> dict[int, str]:
+    # each ISA knows what its views look like (x86_amx: tmmN:TYPE)
     types = {}
     for spec in specs or []:
         for item in spec.split(","):
-            m = re.fullmatch(r"\s*tmm([0-7])\s*:\s*(\w+)\s*", item)
-            if not m or m.group(2) not in ELEMENT_TYPES:
-                raise UsageError(f"--show {item!r}: expected tmmN:TYPE with TYPE one of {', '.join(ELEMENT_TYPES)}")
-            types[int(m.group(1))] = m.group(2)
+            try:
+                number, element = get_isa(isa_name).parse_show(item)
+            except ValueError as error:
+                raise UsageError(f"--show {item!r}: {error}") from None
+            types[number] = element
     return types
 
 
@@ -114,7 +114,7 @@ def parse_show(specs: list[str]) -> dict[int, str]:
 
 def cmd_run(args) -> int:
     isa_name, config, program, init = load_program_and_init(args)
-    element_types = parse_show(args.show)
+    element_types = parse_show(args.show, isa_name)
     if args.trace is not None:
         # A trace runs exactly as `replay` runs it (its per-step records kept when it has steps) and is
         # checked by the same code, so `run` and `replay` cannot give two verdicts on one trace.
@@ -240,15 +240,16 @@ def cmd_fuzz(args) -> int:
 
     if args.isa != "x86_amx":
         raise UsageError(f"fuzz knows x86_amx programs only, not {args.isa}")
+    isa = get_isa(args.isa)
+    if not has_hook(isa, "run_fuzz"):
+        raise UsageError(f"ISA {args.isa} has no fuzzer")
     if args.cases < 1:
         raise UsageError("--cases must be at least 1")
     try:
-        from .x86_amx.fuzz import run_fuzz
+        summary = isa.run_fuzz(args.cases, args.seed, against=args.against, isa_subset=args.only,
+                               lockstep=args.lockstep, out_dir=args.out, shrink_seconds=args.shrink_seconds)
     except ImportError as error:
         raise IsasimError(f"isasim fuzz needs hypothesis ({error}); install it with: pip install hypothesis") from None
-
-    summary = run_fuzz(args.cases, args.seed, against=args.against, isa_subset=args.only, lockstep=args.lockstep,
-                       out_dir=args.out, shrink_seconds=args.shrink_seconds)
     out = console(color=not args.no_color)
     ran = ", ".join(f"{subset} {count}" for subset, count in summary.cases.items())
     head = (f"fuzz {summary.isa}: {summary.total_cases} programs ({ran}) on sim and {summary.b}, {summary.mode}, "
@@ -318,7 +319,7 @@ def cmd_step(args) -> int:
         out = console(color=True, width=args.svg_width)
         out.record = True
     stepper = Stepper(isa_name, config, program, init, out=out, max_steps=args.max_steps, against=args.against,
-                      backend=args.backend, element_types=parse_show(args.show), hex_values=args.hex)
+                      backend=args.backend, element_types=parse_show(args.show, isa_name), hex_values=args.hex)
     count = len(program.instructions)
     out.print(f"[bold]{markup_safe(args.program)}[/bold]: {count} instruction{'' if count == 1 else 's'} on "
               f"{markup_safe(config.get('cpu', isa_name))}"
@@ -379,10 +380,13 @@ def cmd_show(args) -> int:
 
 def cmd_kernel(args) -> int:
     from .core.output import check_output_path
-    from .x86_amx import kernels
 
+    isa_name = getattr(args, "isa", "x86_amx")  # the kernels are the seed article's AMX ones
+    isa = get_isa(isa_name)
+    if not has_hook(isa, "build_kernel"):
+        raise UsageError(f"ISA {isa_name} has no kernels")
     check_output_path(args.output, force=args.force)  # before building: a large kernel takes a while
-    kernel = kernels.build(args.name, count=args.count, K=args.k)  # refuses sizes it cannot build, up front
+    kernel = isa.build_kernel(args.name, count=args.count, K=args.k)  # refuses sizes it cannot build, up front
     write_trace(kernel.trace(), args.output, force=args.force)
     console(color=not args.no_color).print(f"wrote {args.output}: {kernel.description}, "
                                            f"{len(kernel.lines)} lines, {kernel.macs:,} multiply-adds")
@@ -439,14 +443,13 @@ def cmd_disasm(args) -> int:
     if base + len(code) > 1 << 64:
         raise UsageError(f"--base {base:#x}: the {len(code)} bytes would run past the top of the 64-bit address "
                          f"space (the last byte may start at most at 0xffffffffffffffff)")
-    if args.isa != "x86_amx":
+    if not has_hook(isa, "listing"):
         raise UsageError(f"disasm knows x86_amx only, not {args.isa}")
     from .core.errors import DecodeError
-    from .x86_amx.decoder import listing
 
     undecoded = []
     # Like objdump, go on past bytes isasim cannot decode; the exit status still says they were there.
-    for address, encoding, text, note, decoded in listing(code, base):
+    for address, encoding, text, note, decoded in isa.listing(code, base):
         comment = f"    # {note}" if note else ""
         print(f"{address:#x}:  {encoding.hex(' '):<30} {text}{comment}")
         if not decoded:

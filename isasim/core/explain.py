@@ -23,7 +23,6 @@ with brackets instead.
 from __future__ import annotations
 
 import html
-import importlib
 import io
 import re
 from dataclasses import dataclass, field
@@ -256,12 +255,28 @@ class ExplainOptions:
     max_steps: int = 10_000
 
 
-# ISA name -> module with ``explain(instruction: str | None, code: bytes | None, options) -> Explanation``
-# and ``reference_pages() -> list[ReferencePage]``.  Imported on first use.
-EXPLAINERS = {
-    "x86_amx": "isasim.x86_amx.explain",
-}
+# The ISAs with an explainer: those of core.isa.KNOWN_ISAS whose ISA object has the ``explainer`` hook.
+# One registry (KNOWN_ISAS), so a new ISA is added in one place; a name-only view so that listing
+# them (docs) needs no import.
+class _Explainers:
+    def __iter__(self):
+        from .isa import KNOWN_ISAS
 
+        return iter([name for name in sorted(KNOWN_ISAS) if _has_explainer(name)])
+
+    def __contains__(self, name) -> bool:
+        from .isa import KNOWN_ISAS
+
+        return name in KNOWN_ISAS and _has_explainer(name)
+
+
+def _has_explainer(name: str) -> bool:
+    from .isa import get_isa, has_hook
+
+    return has_hook(get_isa(name), "explainer")
+
+
+EXPLAINERS = _Explainers()
 
 @dataclass
 class ReferencePage:
@@ -273,10 +288,15 @@ class ReferencePage:
 
 
 def explainer(isa: str):
-    module = EXPLAINERS.get(isa)
-    if module is None:
+    """The explainer module of ISA ``isa`` (``explain`` and ``reference_pages``), through its ISA object."""
+    from .isa import KNOWN_ISAS, get_isa, has_hook
+
+    if isa not in KNOWN_ISAS:
         raise ConfigError(f"isasim explain does not know ISA '{isa}' (known: {', '.join(sorted(EXPLAINERS))})")
-    return importlib.import_module(module)
+    found = get_isa(isa)
+    if not has_hook(found, "explainer"):
+        raise ConfigError(f"ISA {isa} has no explainer")
+    return found.explainer()
 
 
 _HEX_RE = re.compile(r"(?:[0-9a-f]{2})+")

@@ -67,6 +67,42 @@ class Isa(Protocol):
         """
         ...
 
+    def parse_show(self, item: str) -> tuple[int, str]:
+        """One ``--show`` view (x86_amx: ``tmmN:TYPE``) as (register number, element type).
+
+        Raises ValueError whose text says what a view looks like, for the CLI to show.
+        """
+        ...
+
+    # Optional hooks: an ISA that lacks the feature leaves them out and the CLI says so.
+    # Each imports its module on first call, so loading an ISA stays cheap.
+
+    def explainer(self) -> Any:
+        """The module behind ``isasim explain`` and ``isasim docs``: ``explain(instruction, code, options)``
+        and ``reference_pages()`` (see :mod:`isasim.core.explain`)."""
+        ...
+
+    def run_fuzz(self, cases: int, seed: int, **options: Any) -> Any:
+        """Random programs run on the simulator and another backend; returns a summary (see ``isasim fuzz``).
+
+        Raises ImportError when a package the fuzzer needs (hypothesis) is missing.
+        """
+        ...
+
+    def build_kernel(self, name: str, count: int | None = None, K: int | None = None) -> Any:
+        """A ready-made kernel by name, with ``trace()``, ``description``, ``lines`` and ``macs``."""
+        ...
+
+    def listing(self, code: bytes, base: int) -> Any:
+        """Yield (address, bytes, text, note, decoded) per instruction of ``code``, going on past
+        undecodable bytes (``decoded`` False) as objdump does."""
+        ...
+
+
+def has_hook(isa: Isa, hook: str) -> bool:
+    """Whether ``isa`` provides the optional ``hook`` (an ISA lacking a feature leaves it out)."""
+    return callable(getattr(isa, hook, None))
+
 
 # name -> module that defines ``ISA``; imported on first use so the core never
 # depends on an ISA package.

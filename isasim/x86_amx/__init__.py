@@ -114,6 +114,38 @@ class X86Amx:
                 journal.record("mem", address + first, before[first:last], now[first:last])
         return state, journal.take()
 
+    # ---- hooks the CLI dispatches through (each module imported on first call) ----------
+    def parse_show(self, item: str) -> tuple[int, str]:
+        """``tmmN:TYPE`` as (N, TYPE), TYPE one of state.ELEMENT_TYPES."""
+        import re
+
+        from .state import ELEMENT_TYPES
+
+        m = re.fullmatch(r"\s*tmm([0-7])\s*:\s*(\w+)\s*", item)
+        if not m or m.group(2) not in ELEMENT_TYPES:
+            raise ValueError(f"expected tmmN:TYPE with TYPE one of {', '.join(ELEMENT_TYPES)}")
+        return int(m.group(1)), m.group(2)
+
+    def explainer(self):
+        from . import explain
+
+        return explain
+
+    def run_fuzz(self, cases: int, seed: int, **options):
+        from .fuzz import run_fuzz  # needs hypothesis: ImportError reaches the CLI, which says so
+
+        return run_fuzz(cases, seed, **options)
+
+    def build_kernel(self, name: str, count: int | None = None, K: int | None = None):
+        from . import kernels
+
+        return kernels.build(name, count=count, K=K)
+
+    def listing(self, code: bytes, base: int):
+        from .decoder import listing
+
+        return listing(code, base)
+
     # ---- differential comparison ------------------------------------------------
     def undefined_after(self, undefined: int | None, instruction: Instruction) -> int:
         """The status flags left undefined once ``instruction`` has run: those it leaves undefined,
