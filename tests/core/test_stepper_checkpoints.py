@@ -120,20 +120,28 @@ def test_back_past_the_start_is_an_error_and_changes_nothing():
     assert observed(stepper.machine) == state_after(50)
 
 
-def test_ctrl_c_during_continue_stops_on_an_instruction_boundary():
-    """SIGINT while 'c' runs: the stepper stops after the current instruction and the session goes on."""
-    stepper, screen = make_stepper()
+def interrupt_at(stepper, call: int, action):
+    """Make the stepper's machine run ``action`` at its ``call``-th step, before that step executes;
+    returns the real step function."""
     real_step = stepper.machine.step
     calls = 0
 
-    def step_and_press_ctrl_c():
+    def step():
         nonlocal calls
         calls += 1
-        if calls == 700:
-            os.kill(os.getpid(), signal.SIGINT)  # delivered to the stepper's handler before the next step
+        if calls == call:
+            action()
         return real_step()
 
-    stepper.machine.step = step_and_press_ctrl_c
+    stepper.machine.step = step
+    return real_step
+
+
+def test_ctrl_c_during_continue_stops_on_an_instruction_boundary():
+    """SIGINT while 'c' runs: the stepper stops after the current instruction and the session goes on."""
+    stepper, screen = make_stepper()
+    # delivered to the stepper's handler before the next step
+    real_step = interrupt_at(stepper, 700, lambda: os.kill(os.getpid(), signal.SIGINT))
     assert stepper.execute("c") is True and stepper.error is None
     assert "interrupted at step 700" in screen.getvalue()
     assert stepper.position == 700 and observed(stepper.machine) == state_after(700)
@@ -146,18 +154,12 @@ def test_keyboard_interrupt_in_the_middle_of_an_instruction_goes_back_to_the_las
     """A KeyboardInterrupt the handler did not catch (raised inside a step, after it wrote a register)
     returns to the prompt with the state of the last completed step, not a half-executed one."""
     stepper, screen = make_stepper()
-    real_step = stepper.machine.step
-    calls = 0
 
     def half_a_step():
-        nonlocal calls
-        calls += 1
-        if calls == 400:
-            stepper.machine.state.write_register("rax", 0xDEAD)  # the instruction had begun
-            raise KeyboardInterrupt
-        return real_step()
+        stepper.machine.state.write_register("rax", 0xDEAD)  # the instruction had begun
+        raise KeyboardInterrupt
 
-    stepper.machine.step = half_a_step
+    real_step = interrupt_at(stepper, 400, half_a_step)
     assert stepper.execute("c") is True
     assert "interrupted at step 399" in screen.getvalue()
     stepper.machine.step = real_step
