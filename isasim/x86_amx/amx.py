@@ -57,6 +57,10 @@ class AmxForm:
     # ``isasim explain`` and the reference pages list them.  The CPUID-feature #UD
     # and the encoding #UDs are derived from ``feature`` and ``opcode``.
     faults: tuple[tuple[str, str], ...] = ()
+    # What each operand is to the operation, in syntax order (a TMUL's "C", "A", "B", as
+    # the SDM's Operation section names them); empty when the operands play no such roles.
+    # ``isasim explain`` labels and colours the operands by these.
+    operand_roles: tuple[str, ...] = ()
 
     @cached_property  # derived once from the declaration
     def mnemonic(self) -> str:
@@ -140,12 +144,13 @@ FORMS: list[AmxForm] = []
 
 
 def instruction(syntax: str, opcode: str, encoding: tuple[str, ...], feature: str,
-                faults: tuple[tuple[str, str], ...] = ()):
-    """Declare an AMX instruction form: the SDM table row, its faults, then its semantics."""
+                faults: tuple[tuple[str, str], ...] = (), operand_roles: tuple[str, ...] = ()):
+    """Declare an AMX instruction form: the SDM table row, its faults, its operands' roles, then its semantics."""
 
     def declare(semantics: Callable) -> Callable:
         doc = (semantics.__doc__ or "").strip()
-        form = AmxForm(syntax, VexOpcode.parse(opcode), encoding, feature, semantics, doc.split("\n")[0], faults)
+        form = AmxForm(syntax, VexOpcode.parse(opcode), encoding, feature, semantics, doc.split("\n")[0], faults,
+                       operand_roles)
         FORMS.append(form)
         return semantics
 
@@ -536,9 +541,11 @@ def integer_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: in
 
 
 _TMUL_RMV = ("ModRM:reg (r, w)", "ModRM:r/m (r)", "VEX.vvvv (r)")
+_TMUL_ROLES = ("C", "A", "B")  # tmm1 accumulates C += A·B of tmm2 and tmm3
 
 
-@instruction("TDPBSSD tmm1, tmm2, tmm3", "VEX.128.F2.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS)
+@instruction("TDPBSSD tmm1, tmm2, tmm3", "VEX.128.F2.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS,
+             _TMUL_ROLES)
 def tdpbssd(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of signed bytes of tmm2 (A) with signed bytes of tmm3 (B), four per dword, accumulated into the int32 elements of tmm1 (C) with wrap-around.
 
@@ -551,7 +558,8 @@ def tdpbssd(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     integer_dot_product(cpu, "tdpbssd", tsrcdest, tsrc1, tsrc2, a_signed=True, b_signed=True)
 
 
-@instruction("TDPBSUD tmm1, tmm2, tmm3", "VEX.128.F3.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS)
+@instruction("TDPBSUD tmm1, tmm2, tmm3", "VEX.128.F3.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS,
+             _TMUL_ROLES)
 def tdpbsud(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of signed bytes of tmm2 (A) with unsigned bytes of tmm3 (B), accumulated into the int32 elements of tmm1 (C) with wrap-around.
 
@@ -560,7 +568,8 @@ def tdpbsud(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     integer_dot_product(cpu, "tdpbsud", tsrcdest, tsrc1, tsrc2, a_signed=True, b_signed=False)
 
 
-@instruction("TDPBUSD tmm1, tmm2, tmm3", "VEX.128.66.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS)
+@instruction("TDPBUSD tmm1, tmm2, tmm3", "VEX.128.66.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS,
+             _TMUL_ROLES)
 def tdpbusd(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of unsigned bytes of tmm2 (A) with signed bytes of tmm3 (B), accumulated into the int32 elements of tmm1 (C) with wrap-around.
 
@@ -569,7 +578,8 @@ def tdpbusd(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     integer_dot_product(cpu, "tdpbusd", tsrcdest, tsrc1, tsrc2, a_signed=False, b_signed=True)
 
 
-@instruction("TDPBUUD tmm1, tmm2, tmm3", "VEX.128.NP.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS)
+@instruction("TDPBUUD tmm1, tmm2, tmm3", "VEX.128.NP.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS,
+             _TMUL_ROLES)
 def tdpbuud(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of unsigned bytes of tmm2 (A) with unsigned bytes of tmm3 (B), accumulated into the int32 elements of tmm1 (C) with wrap-around.
 
@@ -631,7 +641,8 @@ def float_pair_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1:
     zero_tilecfg_start(cpu)
 
 
-@instruction("TDPBF16PS tmm1, tmm2, tmm3", "VEX.128.F3.0F38.W0 5C 11:rrr:bbb", _TMUL_RMV, "AMX-BF16", TMUL_FAULTS)
+@instruction("TDPBF16PS tmm1, tmm2, tmm3", "VEX.128.F3.0F38.W0 5C 11:rrr:bbb", _TMUL_RMV, "AMX-BF16", TMUL_FAULTS,
+             _TMUL_ROLES)
 def tdpbf16ps(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of bf16 pairs of tmm2 (A) and tmm3 (B), accumulated into the fp32 elements of tmm1 (C).
 
@@ -654,7 +665,8 @@ def tdpbf16ps(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     float_pair_dot_product(cpu, "tdpbf16ps", tsrcdest, tsrc1, tsrc2, numerics.bf16_to_fp32)
 
 
-@instruction("TDPFP16PS tmm1, tmm2, tmm3", "VEX.128.F2.0F38.W0 5C 11:rrr:bbb", _TMUL_RMV, "AMX-FP16", TMUL_FAULTS)
+@instruction("TDPFP16PS tmm1, tmm2, tmm3", "VEX.128.F2.0F38.W0 5C 11:rrr:bbb", _TMUL_RMV, "AMX-FP16", TMUL_FAULTS,
+             _TMUL_ROLES)
 def tdpfp16ps(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of fp16 pairs of tmm2 (A) and tmm3 (B), accumulated into the fp32 elements of tmm1 (C).
 
