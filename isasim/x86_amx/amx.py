@@ -264,12 +264,16 @@ def ldtilecfg(cpu: X86Context, m512: Mem) -> None:
             TILECFG := mem; zero all tile data; TILES_CONFIGURED := 1
     """
     image = cpu.read_memory(cpu.effective_address(m512), 64)
-    model = cpu.model
+    cpu.state.set_tilecfg(checked_tilecfg(image, cpu.model))
+    cpu.state.zero_all_tiles()
+
+
+def checked_tilecfg(image: bytes, model) -> TileConfig:
+    """The configuration LDTILECFG loads from ``image``, or the #GP it raises (also used to seed a
+    trace's ``init.arrays.tilecfg``, which must be a configuration LDTILECFG would accept)."""
     palette = image[0]
     if palette == 0:
-        cpu.state.set_tilecfg(TileConfig())
-        cpu.state.zero_all_tiles()
-        return
+        return TileConfig()
     if palette > model.max_palette:
         raise GP(f"ldtilecfg: palette {palette} is not supported (max_palette is {model.max_palette})")
     for offset in list(range(2, 16)) + list(range(32, 48)) + list(range(56, 64)):
@@ -284,8 +288,7 @@ def ldtilecfg(cpu: X86Context, m512: Mem) -> None:
             raise GP(f"ldtilecfg: tmm{t}.rows={rows} exceeds max_rows={model.max_rows}")
         if (rows == 0) != (colsb == 0):
             raise GP(f"ldtilecfg: tmm{t} has rows={rows} but colsb={colsb}; both must be 0 or both non-zero")
-    cpu.state.set_tilecfg(config)
-    cpu.state.zero_all_tiles()
+    return config
 
 
 @instruction("STTILECFG m512", "VEX.128.66.0F38.W0 49 !(11):000:bbb", ("ModRM:r/m (w)",), "AMX-TILE",
