@@ -1,6 +1,6 @@
 """The ``isasim`` command.
 
-    isasim run PROGRAM [--init INIT.json] [--cpu MODEL] [--show tmm0:int32] ...
+    isasim run PROGRAM [--init INIT.json] [--cpu MODEL] [--show tmm0:int32] ...   (--cpu: x86_amx's option)
     isasim replay TRACE.json ...
     isasim record PROGRAM --init INIT.json -o OUT.trace.json
     isasim asm PROGRAM          (listing: address, bytes, text)
@@ -22,11 +22,12 @@ import sys
 from pathlib import Path
 
 from .core.errors import IsasimError
-from .core.isa import get_isa, has_hook
+from .core.isa import DEFAULT_ISA, get_isa, has_hook, registered_isas
 from .core.machine import DEFAULT_STEP_LIMIT
 from .core.render import console, markup_safe, region_grid
 from .core.replay import replay, step_json
-from .core.trace import Init, Trace, load_json, parse_init, parse_trace, printable, read_trace, trace_json, write_trace
+from .core.trace import (Init, Trace, expectations, load_json, parse_init, parse_trace, printable, read_trace,
+                         trace_json, write_trace)
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_BAD_INPUT, EXIT_FAULT = 0, 1, 2, 3
 
@@ -78,34 +79,65 @@ def load_program_and_init(args) -> tuple[str, dict, object, Init]:
             if isinstance(data, dict) and isinstance(data.get("config"), dict):
                 config.update(data["config"])
     state_source = args.program if args.trace is not None else (args.init or args.program)
-    cpu_option = getattr(args, "cpu", None)
-    if cpu_option:
-        config["cpu"] = cpu_option
     isa = get_isa(isa_name)
+    given = config_from_options(args, isa)
+    config.update(given)
     try:
         config = isa.configure(config)
     except IsasimError as error:
-        raise error if cpu_option else error.located(state_source)
+        raise error if given else error.located(state_source)
     program = isa.assemble(text, source=source)
     from .core.machine import Machine
 
-    try:  # every register and region the file names must exist before anything runs or prints
-        Machine(isa_name, config).load(program, regs=init.regs, memory=init.memory)
+    try:  # every register, region and array the file names must exist before anything runs or prints
+        Machine(isa_name, config).load_init(program, init)
     except IsasimError as error:
         raise error.located(state_source)
     return isa_name, config, program, init
 
 
-def parse_show(specs: list[str], isa_name: str = "x86_amx") -> dict[int, str]:
-    # each ISA knows what its views look like (x86_amx: tmmN:TYPE)
+def config_options() -> dict[str, tuple[str, list]]:
+    """Every registered ISA's configuration options: flag -> (configuration key, the ISAs that take it)."""
+    options: dict[str, tuple[str, list]] = {}
+    for name in registered_isas():
+        for option in get_isa(name).config_options:
+            options.setdefault(option.flag, (option.key, []))[1].append(name)
+    return options
+
+
+def machine_title(isa_name: str, config: dict) -> str:
+    """What a run is on, in the ISA's words (x86_amx: the CPU model)."""
+    isa = get_isa(isa_name)
+    return isa.config_title(config) if has_hook(isa, "config_title") else isa_name
+
+
+def config_dest(flag: str) -> str:
+    return "config_" + flag.lstrip("-").replace("-", "_")
+
+
+def config_from_options(args, isa) -> dict:
+    """The configuration keys set on the command line, each checked to be one ``isa`` takes."""
+    given = {}
+    for flag, (key, isas) in config_options().items():
+        value = getattr(args, config_dest(flag), None)
+        if value is None:
+            continue
+        if isa.name not in isas:
+            raise UsageError(f"{flag} is an option of {' and '.join(isas)}, not of {isa.name}")
+        given[key] = value
+    return given
+
+
+def parse_show(specs: list[str], isa_name: str) -> dict[str, str]:
+    """--show VIEW:TYPE choices as {array name: element type}; each ISA knows its views (x86_amx: tmmN:TYPE)."""
     types = {}
     for spec in specs or []:
         for item in spec.split(","):
             try:
-                number, element = get_isa(isa_name).parse_show(item)
+                name, element = get_isa(isa_name).parse_show(item)
             except ValueError as error:
                 raise UsageError(f"--show {item!r}: {error}") from None
-            types[number] = element
+            types[name] = element
     return types
 
 
@@ -128,7 +160,7 @@ def cmd_run(args) -> int:
     machine = result.machine
     out = console(color=not args.no_color)
     out.print(f"[bold]{markup_safe(args.program)}[/bold]: {result.steps} "
-              f"instruction{'' if result.steps == 1 else 's'} on {markup_safe(config.get('cpu', isa_name))}")
+              f"instruction{'' if result.steps == 1 else 's'} on {markup_safe(machine_title(isa_name, config))}")
     width = max(out.width, 60)
     out.print(machine.isa.render_state(machine.state, program, element_types=element_types, hex_values=args.hex,
                                        width=width))
@@ -185,16 +217,9 @@ def cmd_record(args) -> int:
     step_records = [step_json(r) for r in final.records] if args.steps else None
     if args.steps and args.backend != "sim":
         step_records = steps_from_lockstep(backend, isa_name, config, program, init, args.max_steps)
-    expect: dict = {"fault": None if final.fault is None else {"kind": final.fault.kind, "index": final.fault.index}}
-    expect["regs"] = {k: v for k, v in final.observed.get("regs", {}).items()
-                      if v != init.regs.get(k, 0) or k in init.regs}
-    if "tiles" in final.observed:
-        expect["tiles"] = final.observed["tiles"]
-        expect["tilecfg"] = final.observed["tilecfg"]
-    expect["memory"] = [(address, final.read_memory(address, len(data)))
-                        for address, data, writable in init.memory if writable]
-    lines = [ins.text if ins.undefined is None else ".byte " + ",".join(f"0x{b:02x}" for b in ins.encoding)
-             for ins in program.instructions]
+    expect = expectations(final, init)
+    isa = get_isa(isa_name)
+    lines = [isa.source_line(ins) if has_hook(isa, "source_line") else ins.text for ins in program.instructions]
     labelled = []
     for ins, line in zip(program.instructions, lines):
         name = program.label_at(ins.address)
@@ -230,7 +255,7 @@ def cmd_diff(args) -> int:
         return EXIT_OK
     d = report.divergence
     out.print(f"[bold red]DIVERGENCE[/bold red] {markup_safe(d.describe(args.backend, args.against))}")
-    if isinstance(d.a, (bytes, bytearray)) and isinstance(d.b, (bytes, bytearray)) and d.where.startswith("tmm"):
+    if d.array is not None and isinstance(d.a, (bytes, bytearray)) and isinstance(d.b, (bytes, bytearray)):
         out.print(side_by_side_row(d.a, d.b, args.backend, args.against))
     return EXIT_DIFFERENT
 
@@ -287,7 +312,7 @@ def cmd_fuzz(args) -> int:
 
 
 def side_by_side_row(a: bytes, b: bytes, name_a: str, name_b: str):
-    """Two tile rows as dwords, one above the other, differing elements highlighted."""
+    """Two differing parts of an array (x86: tile rows) as dwords, one above the other, differing ones highlighted."""
     from rich.table import Table
     from rich.text import Text
 
@@ -322,7 +347,7 @@ def cmd_step(args) -> int:
                       backend=args.backend, element_types=parse_show(args.show, isa_name), hex_values=args.hex)
     count = len(program.instructions)
     out.print(f"[bold]{markup_safe(args.program)}[/bold]: {count} instruction{'' if count == 1 else 's'} on "
-              f"{markup_safe(config.get('cpu', isa_name))}"
+              f"{markup_safe(machine_title(isa_name, config))}"
               + (f", checked against {markup_safe(args.against)}" if args.against else "")
               + (f", stepping on {markup_safe(args.backend)}" if args.backend != "sim" else ""))
     out.print("[dim]commands: s [N], c, back [N], b LOC, w LOC, p WHAT [TYPE], l, i, help, q[/dim]")
@@ -381,10 +406,12 @@ def cmd_show(args) -> int:
 def cmd_kernel(args) -> int:
     from .core.output import check_output_path
 
-    isa_name = getattr(args, "isa", "x86_amx")  # the kernels are the seed article's AMX ones
+    isa_name = args.isa
     isa = get_isa(isa_name)
     if not has_hook(isa, "build_kernel"):
         raise UsageError(f"ISA {isa_name} has no kernels")
+    if args.name not in isa.kernel_names:
+        raise UsageError(f"{isa_name} has no kernel '{args.name}' (its kernels: {', '.join(isa.kernel_names)})")
     check_output_path(args.output, force=args.force)  # before building: a large kernel takes a while
     kernel = isa.build_kernel(args.name, count=args.count, K=args.k)  # refuses sizes it cannot build, up front
     write_trace(kernel.trace(), args.output, force=args.force)
@@ -402,7 +429,7 @@ def steps_from_lockstep(backend, isa_name: str, config: dict, program, init: Ini
 
     isa = get_isa(isa_name)
     start = Machine(isa_name, config)
-    start.load(program, regs=init.regs, memory=init.memory)
+    start.load_init(program, init)
     state, steps = start.state, []
     for index, pc, observed, memory, fault in backend.lockstep(isa_name, config, program, init, max_steps=max_steps):
         state, writes = isa.state_from_observed(observed, state, memory, init)
@@ -444,7 +471,7 @@ def cmd_disasm(args) -> int:
         raise UsageError(f"--base {base:#x}: the {len(code)} bytes would run past the top of the 64-bit address "
                          f"space (the last byte may start at most at 0xffffffffffffffff)")
     if not has_hook(isa, "listing"):
-        raise UsageError(f"disasm knows x86_amx only, not {args.isa}")
+        raise UsageError(f"ISA {args.isa} has no disassembler listing")
     from .core.errors import DecodeError
 
     undecoded = []
@@ -515,17 +542,21 @@ def build_parser() -> argparse.ArgumentParser:
         if program:
             p.add_argument("program", help="assembly file (.s) or trace file (.json)")
             p.add_argument("--init", help="initial registers and memory (JSON: {\"regs\":..., \"memory\": [...]})")
-            p.add_argument("--cpu", help="CPU model (sapphire-rapids, emerald-rapids, granite-rapids)")
-        p.add_argument("--isa", default="x86_amx", help="ISA of an assembly file (default x86_amx)")
+            for flag, (_key, isas) in config_options().items():
+                option = next(o for o in get_isa(isas[0]).config_options if o.flag == flag)
+                p.add_argument(flag, dest=config_dest(flag), metavar=option.metavar,
+                               help=f"{' and '.join(isas)}: {option.help}")
+        p.add_argument("--isa", default=DEFAULT_ISA, help=f"ISA of an assembly file (default {DEFAULT_ISA})")
         p.add_argument("--max-steps", type=positive_int, default=DEFAULT_STEP_LIMIT,
                        help="stop with an error after this many instructions (default %(default)s)")
         p.add_argument("--no-color", action="store_true", help="plain text output")
 
     p = sub.add_parser("run", help="run a program and print the final state")
     common(p)
-    p.add_argument("--show", action="append", metavar="tmmN:TYPE",
-                   help="show a tile as int8/uint8/int16/uint16/int32/uint32/bf16/fp16/fp32 (repeatable)")
-    p.add_argument("--hex", action="store_true", help="show tile elements in hex")
+    p.add_argument("--show", action="append", metavar="ARRAY:TYPE",
+                   help="show an array as int8/uint8/int16/uint16/int32/uint32/bf16/fp16/fp32, e.g. tmm0:int8 "
+                        "(repeatable)")
+    p.add_argument("--hex", action="store_true", help="show array elements in hex")
     p.add_argument("--all-rows", action="store_true",
                    help="print every row of a large region (by default the first and last 16 of more than 32)")
     p.add_argument("--region", action="append", metavar="NAME",
@@ -579,8 +610,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--commands-file", help="run the commands in this file instead of prompting")
     p.add_argument("--against", help="also step this backend (silicon) and stop at the first difference")
     p.add_argument("--backend", default="sim", help="whose state to show: sim (default) or silicon")
-    p.add_argument("--show", action="append", metavar="tmmN:TYPE", help="element type of a tile in the views")
-    p.add_argument("--hex", action="store_true", help="show tile elements in hex")
+    p.add_argument("--show", action="append", metavar="ARRAY:TYPE",
+                   help="element type of an array in the views, e.g. tmm0:int8")
+    p.add_argument("--hex", action="store_true", help="show array elements in hex")
     p.add_argument("--svg", metavar="FILE", help="also save the scripted session as an SVG picture")
     p.add_argument("--svg-width", type=positive_int, default=110, help="terminal width of the SVG (default %(default)s)")
     p.add_argument("--force", action="store_true", help="overwrite the SVG file if it exists")
@@ -595,9 +627,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("kernel", help="write one of the seed article's kernels, at any size, as a trace file")
     p.add_argument("name", metavar="NAME",
-                   choices=["int8_block", "int8_batch", "int8_per_block", "int8_microkernel", "bf16_block",
-                            "bf16_microkernel"],
-                   help="int8_block, int8_batch, int8_per_block, int8_microkernel, bf16_block or bf16_microkernel")
+                   help="the kernel (" + "; ".join(f"{name}: {', '.join(get_isa(name).kernel_names)}"
+                                                  for name in registered_isas()
+                                                  if has_hook(get_isa(name), "build_kernel")) + ")")
+    p.add_argument("--isa", default=DEFAULT_ISA, help=f"ISA of the kernel (default {DEFAULT_ISA})")
     p.add_argument("--count", type=positive_int,
                    help="blocks (batch kernels) or 32x32 output blocks (microkernels), at least 1")
     p.add_argument("--k", type=positive_int,
@@ -610,14 +643,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("asm", help="assemble and print a listing")
     p.add_argument("program", help="assembly file (.s)")
-    p.add_argument("--isa", default="x86_amx", help="ISA of the assembly file (default x86_amx)")
+    p.add_argument("--isa", default=DEFAULT_ISA, help=f"ISA of the assembly file (default {DEFAULT_ISA})")
     p.add_argument("--hex", action="store_true", help="print only the bytes")
     p.set_defaults(func=cmd_asm)
 
     p = sub.add_parser("disasm", help="disassemble bytes")
     p.add_argument("hex", nargs="*", help="bytes in hex")
     p.add_argument("--file", help="a raw binary file instead")
-    p.add_argument("--isa", default="x86_amx", help="ISA of the bytes (default x86_amx)")
+    p.add_argument("--isa", default=DEFAULT_ISA, help=f"ISA of the bytes (default {DEFAULT_ISA})")
     p.add_argument("--base", type=address, default=None,
                    help="address of the first byte (0 to 2^64-1; default the ISA's code base)")
     p.set_defaults(func=cmd_disasm)

@@ -22,8 +22,8 @@ from .trace import Init
 class Final:
     """What a backend observed at the end of a run.
 
-    observed: the ISA's observable state in trace terms, e.g. {"regs": {...},
-              "tiles": {"tmm0": bytes}, "tilecfg": bytes}.
+    observed: the ISA's observable state in trace terms (Isa.observe): {"regs": {name: int},
+              "arrays": {name: bytes}}, plus whatever else the backend keeps for its ISA's hooks.
     memory:   the mapped memory at the end (is_mapped(address, size), read(address, size)).
     steps:    instructions run, or None where the backend does not count them (a free run on silicon).
     timed_out: the run was stopped by the backend's timeout.
@@ -62,7 +62,7 @@ class SimulatorBackend:
     def lockstep(self, isa: str, config: dict, program: Program, init: Init, *, max_steps: int = DEFAULT_STEP_LIMIT):
         """Yield (index, pc, observed, memory, fault) after every instruction."""
         machine = Machine(isa, config)
-        machine.load(program, regs=init.regs, memory=init.memory)
+        machine.load_init(program, init)
         while not machine.finished and machine.steps < max_steps:
             if machine.state.pc == program.end:
                 return
@@ -72,7 +72,7 @@ class SimulatorBackend:
     def run(self, isa: str, config: dict, program: Program, init: Init, *,
             max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Final:
         machine = Machine(isa, config)
-        machine.load(program, regs=init.regs, memory=init.memory)
+        machine.load_init(program, init)
         result = machine.run(max_steps, keep_records=keep_records)
         observed = machine.isa.observe(machine.state)
         return Final(observed, machine.memory, result.fault, result.steps, result.records, machine)

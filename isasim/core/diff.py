@@ -1,14 +1,15 @@
 """Differential runs: one program, one initial state, two backends, compared.
 
-``final`` mode compares the end states (registers, tiles, configuration, every
+``final`` mode compares the end states (registers, the ISA's arrays, every
 init memory region, and the fault: kind and instruction index).  ``lockstep``
 mode compares after every instruction and stops at the first instruction where
 the two disagree, so a divergence names the instruction that caused it, the
-location (register, tile row and element, memory byte) and both values.
+location (register, array element, memory byte) and both values.
 
 What is compared comes from the ISA: ``isa.undefined_after(token, instruction)``
 follows what the executed instructions leave undefined (x86: flags such as IMUL's
-SF/ZF/AF/PF), and ``isa.comparable(observed, token)`` leaves that out.
+SF/ZF/AF/PF), and ``isa.comparable(observed, token)`` leaves that out.  The walk
+over the state is :mod:`isasim.core.compare`'s, the one ``replay`` uses too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .backends import get_backend, measured_cpu
+from .compare import Difference, array_difference, memory_difference, register_differences
 from .errors import IsasimError
 from .faults import Fault
 from .isa import get_isa
@@ -24,28 +26,7 @@ from .program import Instruction, Program
 from .trace import Init
 
 
-@dataclass
-class Divergence:
-    where: str  # "rax", "rflags", "tmm0[3]", "memory 0x20005", "fault"
-    a: object
-    b: object
-    index: int | None = None  # the instruction after which the states differ (lockstep)
-    instruction: Instruction | None = None
-    detail: str = ""  # e.g. the first differing element of a tile row
-
-    def describe(self, a_name: str = "a", b_name: str = "b") -> str:
-        def show(v):
-            if isinstance(v, (bytes, bytearray)):
-                return bytes(v).hex()
-            if isinstance(v, int):
-                return hex(v)
-            return str(v)
-
-        at = ""
-        if self.instruction is not None:
-            at = f"after instruction {self.instruction.index} ({self.instruction.text}): "
-        text = f"{at}{self.where}: {a_name} {show(self.a)}, {b_name} {show(self.b)}"
-        return text + (f" ({self.detail})" if self.detail else "")
+Divergence = Difference  # what a diff calls a difference: the same type as replay's
 
 
 @dataclass
@@ -54,7 +35,7 @@ class DiffReport:
     b: str
     mode: str
     steps: int
-    divergence: Divergence | None = None
+    divergence: Difference | None = None
     a_fault: Fault | None = None
     b_fault: Fault | None = None
     notes: list[str] = field(default_factory=list)
@@ -80,29 +61,25 @@ def undefined_by(isa, executed: list[Instruction]):
 
 
 def compare(isa, init: Init, undefined, obs_a: dict, mem_a, fault_a: Fault | None,
-            obs_b: dict, mem_b, fault_b: Fault | None) -> Divergence | None:
+            obs_b: dict, mem_b, fault_b: Fault | None) -> Difference | None:
     """The first difference between two observed states, in reading order."""
     if _fault_view(fault_a) != _fault_view(fault_b):
-        return Divergence("fault", _fault_view(fault_a), _fault_view(fault_b),
+        return Difference("fault", _fault_view(fault_a), _fault_view(fault_b),
                           detail=(fault_a.rule if fault_a else fault_b.rule) if (fault_a or fault_b) else "")
-    obs_a, obs_b = isa.comparable(obs_a, undefined), isa.comparable(obs_b, undefined)
-    for name, value in obs_a.get("regs", {}).items():
-        other = obs_b.get("regs", {}).get(name)
-        if value != other:
-            return Divergence(name, value, other)
-    if obs_a.get("tilecfg") != obs_b.get("tilecfg"):
-        return Divergence("tilecfg", obs_a.get("tilecfg"), obs_b.get("tilecfg"))
-    for name in sorted(set(obs_a.get("tiles", {})) | set(obs_b.get("tiles", {}))):
-        ta, tb = obs_a["tiles"].get(name), obs_b["tiles"].get(name)
-        if ta != tb:
-            return isa.tile_divergence(name, ta, tb, obs_a)
+    regs_a, regs_b = obs_a.get("regs", {}), obs_b.get("regs", {})
+    found = next(register_differences(isa, regs_a, regs_b, undefined, list(regs_a)), None)
+    if found is not None:
+        return found
+    arrays_a, arrays_b = obs_a.get("arrays", {}), obs_b.get("arrays", {})
+    for name in [*arrays_a, *(n for n in arrays_b if n not in arrays_a)]:  # the ISA's order
+        found = array_difference(isa, name, arrays_a.get(name), arrays_b.get(name), obs_a)
+        if found is not None:
+            return found
     for address, data, _writable in init.memory:
-        da = mem_a.read(address, len(data)) if mem_a is not None else None
-        db = mem_b.read(address, len(data)) if mem_b is not None else None
-        if da != db:
-            offset = next((i for i, (x, y) in enumerate(zip(da or b"", db or b"")) if x != y), 0)
-            return Divergence(f"memory {address + offset:#x}", (da or b"")[offset:offset + 16],
-                              (db or b"")[offset:offset + 16], detail=f"region {address:#x}, byte {offset}")
+        found = memory_difference(address, mem_a.read(address, len(data)) if mem_a is not None else None,
+                                  mem_b.read(address, len(data)) if mem_b is not None else None)
+        if found is not None:
+            return found
     return None
 
 
@@ -149,7 +126,7 @@ def diff(isa_name: str, config: dict, program: Program, init: Init, *, a: str = 
             if sa is None or sb is None:
                 pc = (sb or sa)[1]
                 went_on = f"ran another instruction at {pc:#x}"
-                report.divergence = Divergence("end of program", "ended" if sa is None else went_on,
+                report.divergence = Difference("end of program", "ended" if sa is None else went_on,
                                                "ended" if sb is None else went_on)
                 return report
             index, pc, obs_a, mem_a, fault_a = sa
@@ -160,7 +137,7 @@ def diff(isa_name: str, config: dict, program: Program, init: Init, *, a: str = 
             report.steps = index + 1
             report.a_fault, report.b_fault = fault_a, fault_b
             if pc != pc_b:
-                report.divergence = Divergence("pc", pc, pc_b, index=index, instruction=ins)
+                report.divergence = Difference("pc", pc, pc_b, index=index, instruction=ins)
                 return report
             found = compare(isa, init, undefined, obs_a, mem_a, fault_a, obs_b, mem_b, fault_b)
             if found is not None:
@@ -179,6 +156,6 @@ def _executed(isa_name: str, config: dict, program: Program, init: Init, max_ste
     from .machine import Machine
 
     machine = Machine(isa_name, config)
-    machine.load(program, regs=init.regs, memory=init.memory)
+    machine.load_init(program, init)
     result = machine.run(max_steps, keep_records=True)
     return [r.instruction for r in result.records]

@@ -50,9 +50,9 @@ class RunResult:
 
 
 class Machine:
-    """One ISA's machine.  ``Machine("x86_amx", {"cpu": "emerald-rapids"})``."""
+    """One ISA's machine, e.g. ``Machine("x86_amx", {"cpu": "emerald-rapids"})``."""
 
-    def __init__(self, isa: str | Isa = "x86_amx", config: dict | None = None):
+    def __init__(self, isa: str | Isa, config: dict | None = None):
         self.isa: Isa = get_isa(isa) if isinstance(isa, str) else isa
         self.config = self.isa.configure(config)
         self.journal = Journal()
@@ -76,9 +76,11 @@ class Machine:
         *,
         regs: dict[str, int] | None = None,
         memory: list[tuple[int, bytes, bool]] | None = None,
+        arrays: dict[str, bytes] | None = None,
     ) -> None:
-        """Load a program and the initial state: registers by name, and memory regions
-        as (address, bytes, writable).  Memory not given here is unmapped."""
+        """Load a program and the initial state: registers by name, memory regions as
+        (address, bytes, writable), and the ISA's state arrays by name (``Isa.arrays``).
+        Memory not given here is unmapped."""
         if program.isa != self.isa.name:
             raise IsasimError(f"program is for {program.isa}, machine is {self.isa.name}")
         self.program = program
@@ -88,10 +90,16 @@ class Machine:
             self.memory.map(address, data, writable=writable)
         for name, value in (regs or {}).items():
             self.state.write_register(name, value)
+        if arrays:
+            self.isa.seed_arrays(self.state, arrays)
         self.journal.take()
         self.steps = 0
         self.halted = False
         self.fault = None
+
+    def load_init(self, program: Program, init) -> None:
+        """Load a program and a trace's initial state (an :class:`isasim.core.trace.Init`)."""
+        self.load(program, regs=init.regs, memory=init.memory, arrays=init.arrays)
 
     # ---- running -------------------------------------------------------------
     @property

@@ -2,7 +2,7 @@
 
 The first difference is what a user needs: ``check`` returns the differences
 in the order a reader would want them (per-step records first, then the fault,
-then registers, tiles and memory), each naming the location and both values.
+then registers, the ISA's arrays and memory), each naming the location and both values.
 """
 
 from __future__ import annotations
@@ -10,40 +10,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .backends import Final, get_backend, measured_cpu
-from .isa import get_isa
+from .compare import Difference, array_difference, memory_difference, register_differences, shown
+from .isa import get_isa, has_hook
 from .machine import DEFAULT_STEP_LIMIT
-from .trace import Trace, normalise_fault_kind, write_value
+from .trace import Trace, write_value
+
+__all__ = ["Difference", "check", "check_steps", "replay", "step_json"]
 
 
-@dataclass
-class Difference:
-    where: str  # e.g. "expect.regs.rax", "step 3 (tdpbusd ...): tile tmm0[2]"
-    expected: str
-    actual: str
-
-    def describe(self) -> str:
-        return f"{self.where}: expected {self.expected}, got {self.actual}"
-
-
-def _show(value) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, (bytes, bytearray)):
-        text = bytes(value).hex()
-        return text if len(text) <= 64 else text[:64] + f"... ({len(value)} bytes)"
-    if isinstance(value, int):
-        return hex(value)
-    return str(value)
-
-
-def _first_byte_difference(expected: bytes, actual: bytes) -> str:
-    for i, (e, a) in enumerate(zip(expected, actual)):
-        if e != a:
-            return f" (first difference at byte {i}: {e:#04x} vs {a:#04x})"
-    return ""
+def fault_kind(isa, kind: str) -> str:
+    """A fault kind as the ISA spells it (a trace may write x86's ``#UD`` as ``UD``)."""
+    kind = kind.strip()
+    return isa.fault_kind(kind) if has_hook(isa, "fault_kind") else kind
 
 
 def check(trace: Trace, final: Final) -> list[Difference]:
+    """Every expectation of ``trace`` that ``final`` does not meet, in reading order."""
     diffs: list[Difference] = []
     isa = get_isa(trace.isa)
     elsewhere = measured_elsewhere(isa, trace)
@@ -53,31 +35,28 @@ def check(trace: Trace, final: Final) -> list[Difference]:
     expect = trace.expect
     if "fault" in expect:
         want = expect["fault"]
-        got = None if final.fault is None else {"kind": final.fault.kind, "index": final.fault.index}
+        got = final.fault
         if want is None and got is not None:
-            diffs.append(Difference("expect.fault", "no fault", f"{got['kind']} at instruction {got['index']}: {final.fault.rule}"))
-        elif want is not None and (got is None or got["kind"] != want["kind"] or
-                                   (want.get("index") is not None and got["index"] != want["index"])):
+            diffs.append(Difference("expect.fault", "no fault", f"{got.kind} at instruction {got.index}: {got.rule}"))
+        elif want is not None and (got is None or got.kind != fault_kind(isa, want["kind"]) or
+                                   (want.get("index") is not None and got.index != want["index"])):
             where = "" if want.get("index") is None else f" at instruction {want['index']}"
             diffs.append(Difference("expect.fault", f"{want['kind']}{where}",
-                                    "no fault" if got is None else f"{got['kind']} at instruction {got['index']}"))
-    actual_regs = final.observed.get("regs", {})
-    for name, value in expect.get("regs", {}).items():
-        actual = actual_regs.get(name)
-        if comparable_register(isa, name, actual, undefined) != comparable_register(isa, name, value, undefined):
-            diffs.append(Difference(f"expect.regs.{name}", _show(value), _show(actual)))
-    for name, value in expect.get("tiles", {}).items():
-        actual = final.observed.get("tiles", {}).get(name)
-        if actual != value:
-            extra = _first_byte_difference(value, actual) if actual is not None else " (tile not configured)"
-            diffs.append(Difference(f"expect.tiles.{name}", _show(value), _show(actual) + extra))
-    if "tilecfg" in expect and final.observed.get("tilecfg") != expect["tilecfg"]:
-        diffs.append(Difference("expect.tilecfg", _show(expect["tilecfg"]), _show(final.observed.get("tilecfg"))))
+                                    "no fault" if got is None else f"{got.kind} at instruction {got.index}"))
+    wanted_regs = expect.get("regs", {})
+    diffs += register_differences(isa, wanted_regs, final.observed.get("regs", {}), undefined, list(wanted_regs),
+                                  label="expect.regs.")
+    actual_arrays = final.observed.get("arrays", {})
+    for name, value in expect.get("arrays", {}).items():
+        found = array_difference(isa, name, value, actual_arrays.get(name), final.observed, label="expect.arrays.")
+        if found is not None:
+            if found.b is None:
+                found.detail = f"{trace.isa} does not hold {name} at the end of this run"
+            diffs.append(found)
     for address, data in expect.get("memory", []):
-        actual = final.read_memory(address, len(data))
-        if actual != data:
-            extra = _first_byte_difference(data, actual) if actual is not None else " (not mapped)"
-            diffs.append(Difference(f"expect.memory[{address:#x}]", _show(data), _show(actual) + extra))
+        found = memory_difference(address, data, final.read_memory(address, len(data)), expected=True)
+        if found is not None:
+            diffs.append(found)
     return diffs
 
 
@@ -88,6 +67,14 @@ def step_json(record) -> dict:
     if record.fault is not None:
         out["fault"] = {"kind": record.fault.kind, "rule": record.fault.rule}
     return out
+
+
+def _is_number(value) -> bool:
+    """Whether a step write's value is a number (a register, a field) rather than bytes: an int, or
+    the "0x" text a trace holds it as (bytes are written as bare hex)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return True
+    return isinstance(value, str) and value.lower().startswith("0x")
 
 
 def comparable_register(isa, name: str, value, undefined=None):
@@ -124,14 +111,14 @@ def undefined_at_end(isa, trace: Trace, final: Final):
     if not records:  # a plain run keeps no records: run it again, recording, to learn what it executed
         program = isa.assemble("\n".join(trace.program), source=f"{trace.source}:program")
         machine = Machine(trace.isa, isa.configure(trace.config))
-        machine.load(program, regs=trace.init.regs, memory=trace.init.memory)
+        machine.load_init(program, trace.init)
         records = machine.run((final.steps or DEFAULT_STEP_LIMIT) + 1, keep_records=True).records
     return undefined_by(isa, [record.instruction for record in records])
 
 
 def check_steps(steps: list[dict], final: Final, isa=None, *, mask_undefined: bool = False) -> list[Difference]:
     """Compare recorded per-step writes with the run's; stop at the first diverging step.  With
-    ``mask_undefined`` the flags each step leaves undefined are not compared (``measured_elsewhere``)."""
+    ``mask_undefined`` what each step leaves undefined is not compared (``measured_elsewhere``)."""
     records = final.records
     undefined = None
     for i, want in enumerate(steps):
@@ -147,9 +134,12 @@ def check_steps(steps: list[dict], final: Final, isa=None, *, mask_undefined: bo
         got_before = {(w.kind, str(write_value(w.where))): write_value(w.old) for w in rec.writes}
         exp_before = {(w.get("kind"), str(w.get("where"))): w.get("old") for w in want.get("writes", [])}
         for key in list(exp) + [k for k in got if k not in exp]:
-            if isa is not None and key[0] == "flags":  # flags compared as in expect.regs
-                # a side that records no write kept the flags as they were (the other side's old value):
-                # a write of bits that are not compared, or are undefined, is then no difference
+            if isa is not None and _is_number(exp[key] if key in exp else got[key]):
+                # a register-like value is compared as in expect.regs (the ISA's ``comparable``: x86
+                # compares RFLAGS on its status flags).  A side that records no write kept the value
+                # as it was (the other side's old value), so a write of bits that are not compared,
+                # or are undefined, is no difference; the journal records only changes, so any other
+                # missing write still differs.
                 wanted = exp[key] if key in exp else got_before.get(key)
                 actual = got[key] if key in got else exp_before.get(key)
                 differs = (comparable_register(isa, key[1], wanted, undefined)
@@ -157,13 +147,13 @@ def check_steps(steps: list[dict], final: Final, isa=None, *, mask_undefined: bo
             else:
                 differs = exp.get(key) != got.get(key)
             if differs:
-                return [Difference(f"{label}: {key[0]} {key[1]}", _show(exp.get(key)), _show(got.get(key)))]
+                return [Difference(f"{label}: {key[0]} {key[1]}", exp.get(key), got.get(key))]
         want_fault = want.get("fault")
         if (want_fault is None) != (rec.fault is None) or (
-            want_fault and normalise_fault_kind(want_fault.get("kind", "")) != rec.fault.kind
+            want_fault and fault_kind(isa, want_fault.get("kind", "")) != rec.fault.kind
         ):
-            return [Difference(f"{label}: fault", _show(want_fault and want_fault.get("kind")),
-                               _show(rec.fault and rec.fault.kind))]
+            return [Difference(f"{label}: fault", want_fault and want_fault.get("kind"),
+                               rec.fault and rec.fault.kind)]
     if len(records) > len(steps):
         rec = records[len(steps)]
         return [Difference(f"steps[{len(steps)}]", "the run to end", f"another step ({rec.instruction.text})")]

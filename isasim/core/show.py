@@ -20,9 +20,13 @@ def _value(v) -> str:
     return v if isinstance(v, str) else (hex(v) if isinstance(v, int) else str(v))
 
 
+def _bytes_preview(data: bytes) -> str:
+    return f"{len(data)} bytes: {data[:16].hex(' ')}" + (" ..." if len(data) > 16 else "")
+
+
 def show_trace(trace: Trace, out: Console) -> None:
     out.print(Text(printable(trace.source), style="bold"))
-    out.print(f"format isasim-trace/1 · isa {_plain(trace.isa)} · config {_plain(trace.config or '{}')}")
+    out.print(f"format {trace.format} · isa {_plain(trace.isa)} · config {_plain(trace.config or '{}')}")
     out.print(f"producer: {_plain(trace.producer or '(not given)')}")
     try:
         program = get_isa(trace.isa).assemble("\n".join(trace.program), source=f"{trace.source}:program")
@@ -31,7 +35,7 @@ def show_trace(trace: Trace, out: Console) -> None:
             listing.add_column(column)
         for ins in program.instructions:
             label = program.label_at(ins.address)
-            listing.add_row(str(ins.index), f"{ins.address:#x}", ins.encoding.hex(" "),
+            listing.add_row(str(ins.index), f"{ins.address:#x}", ins.encoding.hex(" ") if ins.encoding else "-",
                             _plain((f"{label}: " if label else "") + ins.text))
         out.print(listing)
     except Exception as error:  # a trace whose program does not assemble is still worth showing
@@ -48,6 +52,8 @@ def show_trace(trace: Trace, out: Console) -> None:
         name = f" {_plain(view.name)} ({view.element} {view.shape[0]}x{view.shape[1]})" if view else ""
         preview = data[:16].hex(" ") + (" ..." if len(data) > 16 else "")
         init.add_row(f"memory {address:#x}{name}", f"{len(data)} bytes{'' if writable else ', read-only'}: {preview}")
+    for name, data in trace.init.arrays.items():
+        init.add_row(_plain(name), _bytes_preview(data))
     out.print(init)
     if trace.steps:
         steps = Table(title="steps", title_justify="left", box=None, padding=(0, 1))
@@ -74,8 +80,8 @@ def show_trace(trace: Trace, out: Console) -> None:
                        else _plain(f"{fault['kind']} at instruction {fault.get('index')}"))
     for name, value in trace.expect.get("regs", {}).items():
         expect.add_row(_plain(name), hex(value))
-    for name, data in trace.expect.get("tiles", {}).items():
-        expect.add_row(_plain(name), f"{len(data)} bytes: {data[:16].hex(' ')} ...")
+    for name, data in trace.expect.get("arrays", {}).items():
+        expect.add_row(_plain(name), _bytes_preview(data))
     for address, data in trace.expect.get("memory", []):
         expect.add_row(f"memory {address:#x}", f"{len(data)} bytes: {data[:16].hex(' ')}" + (" ..." if len(data) > 16 else ""))
     out.print(expect)

@@ -1,7 +1,8 @@
 """Step-through: run a program one instruction at a time and show what each one changed.
 
 Commands (interactive at the ``(isasim)`` prompt, or scripted with ``--commands
-"s 3; p tmm0 int32; c"`` or a file):
+"s 3; p tmm0 int32; c"`` or a file; LOC and WHAT are the ISA's locations, which
+``help`` lists after these):
 
     s [N], step [N]      execute N instructions (default 1), showing each change
     c, continue          run to a breakpoint, a watch's change, a fault or the
@@ -10,14 +11,13 @@ Commands (interactive at the ``(isasim)`` prompt, or scripted with ``--commands
     goto N               go to the state after N steps (forwards or backwards)
     b LOC, break LOC     stop before instruction LOC: an index (3 or #3), a
                          label, or an address (0x...)
-    w LOC [TYPE], watch  stop when LOC changes: a register, rflags, tmmN,
-                         tmmN[r][c] (a dword: int32 unless TYPE), or memory
-                         0xADDR[:N] (its init region's type unless TYPE)
+    w LOC [TYPE], watch  stop when LOC changes: a register, an array or an
+                         element of one (its --show type unless TYPE), or
+                         memory 0xADDR[:N] (its init region's type unless TYPE)
     d N, delete N        delete breakpoint or watch number N (see info)
-    p WHAT [TYPE] [hex]  print a register, rflags, regs, cfg, a tile (tmm0
-                         int32, bf16, fp32 ... [hex] [all]), a named init
-                         region (C [hex] [all]: all prints every row), or
-                         memory (0xADDR [N])
+    p WHAT [TYPE] [hex]  print a register, an array (TYPE int32, bf16, fp32
+                         ... [hex] [all]), a named init region (C [hex]
+                         [all]: all prints every row), or memory (0xADDR [N])
     l, list              the program, with the current position
     i, info              breakpoints and watches
     h, help              this text
@@ -76,7 +76,7 @@ FIRST_CHECKPOINT_INTERVAL = 1_000
 MAX_CHECKPOINTS = 64
 CHECKPOINT_BUDGET = 256 << 20  # bytes for all checkpoints together
 
-ELEMENT_TYPE_NAMES = tuple(_REGION_DTYPES)  # the element types an init region, a tile view or a watch can have
+ELEMENT_TYPE_NAMES = tuple(_REGION_DTYPES)  # the element types an init region, an array view or a watch can have
 PRINT_OPTIONS = ("hex", "all")
 WATCH_ELEMENTS_SHOWN = 8  # a watched range of more elements shows its first ones and a count
 
@@ -95,7 +95,7 @@ class Watch:
 class Stepper:
     def __init__(self, isa_name: str, config: dict, program: Program, init: Init, *, out: Console,
                  max_steps: int = DEFAULT_STEP_LIMIT, against: str | None = None, backend: str = "sim",
-                 element_types: dict[int, str] | None = None, hex_values: bool = False):
+                 element_types: dict[str, str] | None = None, hex_values: bool = False):
         self.isa_name, self.config, self.program, self.init = isa_name, config, program, init
         self.isa = get_isa(isa_name)
         self.out = out
@@ -123,7 +123,7 @@ class Stepper:
     # ---- the machine(s) -------------------------------------------------------------------
     def _reset(self) -> None:
         self.machine = Machine(self.isa_name, self.config)
-        self.machine.load(self.program, regs=self.init.regs, memory=self.init.memory)
+        self.machine.load_init(self.program, self.init)
         self.position = 0
         self.divergence = None
         self.undefined = None  # what the executed instructions left undefined (the ISA's token)
@@ -195,7 +195,7 @@ class Stepper:
 
     def _initial_state(self):
         fresh = Machine(self.isa_name, self.config)
-        fresh.load(self.program, regs=self.init.regs, memory=self.init.memory)
+        fresh.load_init(self.program, self.init)
         return fresh.state
 
     def _rewind(self, target: int) -> int:
@@ -424,15 +424,20 @@ class Stepper:
         ins = self.program.instructions[index]
         self.out.print(Text(f"breakpoint {len(self.breakpoints)} before #{index} {ins.address:#x} {ins.text}"))
 
-    def _watch_value(self, spec: str):
-        value = self.isa.watch_value(self.state, spec)
-        if value is not None:
-            return value
+    def _watch_target(self, spec: str) -> tuple[object, str | None]:
+        """What watching ``spec`` reads now: (value, its default element type or None), from the ISA (a
+        register, an array or an element of one) or from memory (0xADDR[:N], in its init region's type)."""
+        target = self.isa.watch_value(self.state, spec, self.element_types)
+        if target is not None:
+            return target.value, target.element
         memory = self._memory_watch(spec)
         if memory is not None:
-            address, size, _element = memory
-            return self.machine.memory.read(address, size)
-        raise CommandError(f"cannot watch '{spec}': not a register, tile, tile element or memory address")
+            address, size, element = memory
+            return self.machine.memory.read(address, size), element
+        raise CommandError(f"cannot watch '{spec}': not a register, array, array element or memory address")
+
+    def _watch_value(self, spec: str):
+        return self._watch_target(spec)[0]
 
     def _region_of(self, address: int, size: int):
         """The named init region wholly holding [address, address+size) in whole elements, or None."""
@@ -485,16 +490,10 @@ class Stepper:
         if any(word in PRINT_OPTIONS for word in rest) or len(rest) > 1:
             raise CommandError("watch takes a location and at most an element type")
         element = self._element_type(rest)
-        value = self._watch_value(spec)
-        tile = re.fullmatch(r"[a-z]+(\d+)(\[\d+\]\[\d+\])?", spec.lower())
+        value, default_element = self._watch_target(spec)
         if isinstance(value, (bytes, bytearray)):
-            memory = self._memory_watch(spec)
-            element = element or (memory[2] if memory else self.element_types.get(int(tile.group(1)), "int32")
-                                  if tile else None)
+            element = element or default_element
             size = len(value)
-        elif tile and tile.group(2):  # a tile element: a dword
-            element = element or self.element_types.get(int(tile.group(1)), "int32")
-            size = 4
         elif element is not None:
             raise CommandError(f"'{spec}' is a register: it is shown as a number, without an element type")
         if element is not None and size % np.dtype(_REGION_DTYPES[element][0]).itemsize:
@@ -505,7 +504,7 @@ class Stepper:
         self.out.print(Text(f"watch {number}: {spec} = {self._watch_text(watch, value)}"))
 
     def _watch_text(self, watch: Watch, value) -> str:
-        """A watched value as its type: a register as hex and decimal, a tile element or a memory range
+        """A watched value as its type: a register as hex and decimal, an array element or a memory range
         as its elements (the first WATCH_ELEMENTS_SHOWN of a longer range)."""
         if watch.element is None:
             if isinstance(value, (bytes, bytearray)):
@@ -540,7 +539,8 @@ class Stepper:
 
     def cmd_print(self, args):
         if not args:
-            raise CommandError("print what? (a register, regs, cfg, tmmN [type] [hex], a region name, or 0xADDR [N])")
+            raise CommandError("print what? (a register, an array [type] [hex], a region name, or 0xADDR [N]; "
+                               "'help' lists this ISA's locations)")
         what, rest = args[0], args[1:]
         if re.fullmatch(r"0[xX][0-9a-fA-F]+", what):
             if len(rest) > 1:
@@ -584,6 +584,9 @@ class Stepper:
     def cmd_help(self, args):
         # the docstring's command list: the paragraph naming the commands, then one line per command
         self.out.print(Text("\n".join(__doc__.split("\n\n")[1:3]).strip("\n")))
+        locations = getattr(self.isa, "stepper_locations", None)
+        if locations:
+            self.out.print(Text(f"\n{self.isa.name} locations:\n{locations}"))
 
     def cmd_quit(self, args):
         return False

@@ -1,18 +1,19 @@
-"""The trace file format ``isasim-trace/1``: read, write, and check expectations.
+"""The trace file format ``isasim-trace/2``: read, write, and check expectations.
 
 One JSON object per file::
 
     {
-      "format":   "isasim-trace/1",
+      "format":   "isasim-trace/2",
       "isa":      "x86_amx",
       "config":   {"cpu": "emerald-rapids"},
       "producer": "where the expectations came from",
       "program":  ["assembly line", ...],
       "init":     {"regs": {"rdi": "0x10000000"},
-                   "memory": [{"addr": "0x10000000", "hex": "00ff..", "readonly": false}]},
+                   "memory": [{"addr": "0x10000000", "hex": "00ff..", "readonly": false}],
+                   "arrays": {"tilecfg": "hex"}},
       "expect":   {"regs": {...}, "memory": [{"addr": ..., "hex": ...}],
                    "fault": null | {"kind": "#UD", "index": 3},
-                   "tiles": {"tmm0": "hex of rows x colsb bytes"}, "tilecfg": "hex of 64 bytes"},
+                   "arrays": {"tmm0": "hex of its bytes", "tilecfg": "hex"}},
       "steps":    [{"index": 0, "pc": "0x400000", "text": "...", "writes": [...], "fault": ...}]
     }
 
@@ -20,8 +21,15 @@ Integers are JSON numbers or "0x" strings.  ``expect`` lists only what is
 checked.  Memory not in ``init`` is unmapped.  A memory region may instead of
 ``hex`` give ``size`` (zero-filled) or ``type`` and ``values`` (little-endian
 elements: int8 ... uint64, bf16, fp16, fp32 from numbers), which is convenient
-in hand-written init files.  Unknown keys are ignored, so later versions can add
-optional keys; a breaking change would bump the version.
+in hand-written init files.  ``arrays`` are the ISA's declared state arrays
+(``Isa.arrays``: tiles, ZA, Z and P registers, a cube's buffers), by name.
+Unknown keys are ignored, so later versions can add optional keys.
+
+``isasim-trace/1`` is still read.  It had no ``arrays``: each ISA names the /1
+keys that held its arrays (``Isa.legacy_array_keys``), whose value is one array
+(a hex string under that key's name) or an object of arrays by name.  Writing
+arrays under a new key is why the version changed: a /1 reader would skip
+them without a word, so it must refuse the file instead.
 """
 
 from __future__ import annotations
@@ -36,7 +44,8 @@ from typing import Any
 
 from .errors import TraceFormatError
 
-FORMAT = "isasim-trace/1"
+FORMAT = "isasim-trace/2"
+READABLE_FORMATS = ("isasim-trace/1", FORMAT)
 MAX_REGION = 1 << 26  # 64 MiB: a larger region in a trace is almost certainly a mistake
 
 _INT_TYPES = {"int8": (1, True), "uint8": (1, False), "int16": (2, True), "uint16": (2, False),
@@ -61,6 +70,7 @@ class Init:
     regs: dict[str, int] = field(default_factory=dict)
     memory: list[tuple[int, bytes, bool]] = field(default_factory=list)  # (addr, bytes, writable)
     views: list[RegionView] = field(default_factory=list)
+    arrays: dict[str, bytes] = field(default_factory=dict)  # the ISA's state arrays by name (Isa.arrays)
 
 
 @dataclass
@@ -73,6 +83,7 @@ class Trace:
     expect: dict = field(default_factory=dict)
     steps: list[dict] | None = None
     source: str = "<trace>"
+    format: str = FORMAT  # the version it was read as (an older file is still read; it is written as FORMAT)
 
 
 # ---- reading --------------------------------------------------------------------
@@ -243,7 +254,7 @@ def parse_init(data: Any, where: str = "init") -> Init:
     if data is None:
         return Init()
     if not isinstance(data, dict):
-        raise _fail(where, "must be an object with 'regs' and 'memory'")
+        raise _fail(where, "must be an object with 'regs', 'memory' and 'arrays'")
     regs_in = data.get("regs", {})
     if not isinstance(regs_in, dict):
         raise _fail(f"{where}.regs", "must be an object mapping register names to values")
@@ -260,7 +271,35 @@ def parse_init(data: Any, where: str = "init") -> Init:
     for (a, da, _), (b, _db, _) in zip(ordered, ordered[1:]):
         if a + len(da) > b:
             raise _fail(f"{where}.memory", f"regions at {a:#x} and {b:#x} overlap")
-    return Init(regs, memory, views)
+    return Init(regs, memory, views, parse_arrays(data.get("arrays", {}), f"{where}.arrays"))
+
+
+def parse_arrays(data: Any, where: str) -> dict[str, bytes]:
+    """``{"name": "hex"}`` as {name: bytes}; which names exist is the ISA's to check (Isa.arrays)."""
+    if not isinstance(data, dict):
+        raise _fail(where, "must be an object mapping array names to hex")
+    return {str(name).lower(): parse_hex(value, f"{where}.{name}") for name, value in data.items()}
+
+
+def _legacy_arrays(expect: dict, isa: str) -> dict[str, bytes]:
+    """The arrays an isasim-trace/1 file's ``expect`` held under the keys its ISA names."""
+    from .errors import ConfigError
+    from .isa import get_isa
+
+    try:
+        keys = getattr(get_isa(isa), "legacy_array_keys", ())
+    except ConfigError:  # an ISA this version does not know: nothing to translate (replay says so)
+        keys = ()
+    arrays: dict[str, bytes] = {}
+    for key in keys:
+        if key not in expect:
+            continue
+        value = expect[key]
+        if isinstance(value, dict):
+            arrays.update(parse_arrays(value, f"expect.{key}"))
+        else:
+            arrays[key] = parse_hex(value, f"expect.{key}")
+    return arrays
 
 
 def parse_trace(data: Any, source: str = "<trace>") -> Trace:
@@ -268,8 +307,8 @@ def parse_trace(data: Any, source: str = "<trace>") -> Trace:
         raise TraceFormatError("a trace must be a JSON object", source=source)
     try:
         fmt = data.get("format")
-        if fmt != FORMAT:
-            raise _fail("format", f"expected \"{FORMAT}\", got {brief(fmt)}")
+        if fmt not in READABLE_FORMATS:
+            raise _fail("format", f"expected \"{FORMAT}\" (or the older \"{READABLE_FORMATS[0]}\"), got {brief(fmt)}")
         isa = data.get("isa")
         if not isinstance(isa, str):
             raise _fail("isa", "missing or not a string")
@@ -299,16 +338,14 @@ def parse_trace(data: Any, source: str = "<trace>") -> Trace:
             fault = expect["fault"]
             if fault is not None:
                 if not isinstance(fault, dict) or not isinstance(fault.get("kind"), str):
-                    raise _fail("expect.fault", "must be null or {\"kind\": \"#UD\", \"index\": N}")
-                fault = {"kind": normalise_fault_kind(fault["kind"]),
+                    raise _fail("expect.fault", "must be null or {\"kind\": KIND, \"index\": N}")
+                fault = {"kind": fault["kind"].strip(),
                          "index": parse_int(fault.get("index"), "expect.fault.index") if "index" in fault else None}
             checked["fault"] = fault
-        if "tiles" in expect:
-            if not isinstance(expect["tiles"], dict):
-                raise _fail("expect.tiles", "must be an object mapping tile names to hex")
-            checked["tiles"] = {str(k).lower(): parse_hex(v, f"expect.tiles.{k}") for k, v in expect["tiles"].items()}
-        if "tilecfg" in expect:
-            checked["tilecfg"] = parse_hex(expect["tilecfg"], "expect.tilecfg")
+        if fmt == FORMAT and "arrays" in expect:
+            checked["arrays"] = parse_arrays(expect["arrays"], "expect.arrays")
+        elif fmt != FORMAT and (legacy := _legacy_arrays(expect, isa)):
+            checked["arrays"] = legacy
         steps = data.get("steps")
         if steps is not None:
             if not isinstance(steps, list):
@@ -317,10 +354,10 @@ def parse_trace(data: Any, source: str = "<trace>") -> Trace:
                 check_step(step, f"steps[{i}]")
     except TraceFormatError as error:
         raise error.located(source)
-    return Trace(isa, program, config, producer, init, checked, steps, source)
+    return Trace(isa, program, config, producer, init, checked, steps, source, fmt)
 
 
-_STEP_FAULT = "must be null or {\"kind\": \"#UD\", \"rule\": \"...\"}"
+_STEP_FAULT = "must be null or {\"kind\": KIND, \"rule\": \"...\"}"
 
 
 def check_step(step: Any, where: str) -> None:
@@ -343,7 +380,7 @@ def check_step(step: Any, where: str) -> None:
             raise _fail(at, "a write must be an object with kind, where, old and new")
         if not isinstance(write.get("kind"), str):
             raise _fail(f"{at}.kind",
-                        f"must be a string (reg, rflags, tile, tilecfg, mem), got {brief(write.get('kind'))}")
+                        f"must be a string (the ISA's kind of write: reg, mem, ...), got {brief(write.get('kind'))}")
         if not isinstance(write.get("where"), (str, int)) or isinstance(write.get("where"), bool):
             raise _fail(f"{at}.where", f"must be a string or an address, got {brief(write.get('where'))}")
         for key in ("old", "new"):
@@ -396,11 +433,6 @@ def read_trace(path: str | Path) -> Trace:
     return parse_trace(load_json(path), source=str(path))
 
 
-def normalise_fault_kind(kind: str) -> str:
-    kind = kind.strip()
-    return kind if kind.startswith("#") or not kind.isupper() or len(kind) > 3 else f"#{kind}"
-
-
 # ---- writing --------------------------------------------------------------------
 
 
@@ -420,11 +452,15 @@ def region_json(address: int, data: bytes, writable: bool = True, view: RegionVi
 
 
 def write_value(v: Any) -> Any:
+    """A journal value or location as a trace holds it: bytes as hex, integers as "0x" strings,
+    a structured location as its text (``"tmm0[3]"``)."""
     if isinstance(v, (bytes, bytearray)):
         return bytes(v).hex()
-    if isinstance(v, int):
+    if isinstance(v, int) and not isinstance(v, bool):
         return hex_int(v)
-    return v
+    if v is None or isinstance(v, (str, bool, float)):
+        return v
+    return str(v)
 
 
 def _view_at(init: Init, address: int) -> RegionView | None:
@@ -437,16 +473,16 @@ def trace_json(trace: Trace) -> dict:
                            "init": {"regs": {k: hex_int(v) for k, v in trace.init.regs.items()},
                                     "memory": [region_json(*r, _view_at(trace.init, r[0]))
                                                for r in trace.init.memory]}}
+    if trace.init.arrays:
+        out["init"]["arrays"] = {name: data.hex() for name, data in trace.init.arrays.items()}
     expect: dict[str, Any] = {}
     for key, value in trace.expect.items():
         if key == "regs":
             expect["regs"] = {k: hex_int(v) for k, v in value.items()}
         elif key == "memory":
             expect["memory"] = [region_json(a, d) for a, d in value]
-        elif key == "tiles":
-            expect["tiles"] = {k: v.hex() for k, v in value.items()}
-        elif key == "tilecfg":
-            expect["tilecfg"] = value.hex()
+        elif key == "arrays":
+            expect["arrays"] = {k: v.hex() for k, v in value.items()}
         else:
             expect[key] = value
     out["expect"] = expect
@@ -456,7 +492,23 @@ def trace_json(trace: Trace) -> dict:
 
 
 def write_trace(trace: Trace, path: str | Path, *, force: bool = False) -> None:
-    """Write ``trace`` as an isasim-trace/1 file; an existing file is replaced only with ``force``."""
+    """Write ``trace`` as an isasim-trace/2 file; an existing file is replaced only with ``force``."""
     from .output import write_output
 
     write_output(path, json.dumps(trace_json(trace), indent=1) + "\n", force=force)
+
+
+def expectations(final: Any, init: Init) -> dict:
+    """What a trace of a finished run expects, in trace terms: the fault (or none), the registers the run
+    changed or the init set, every array the state holds, and every writable init region.  ``isasim
+    record`` and the fuzzer's reproducing traces both write this, so their traces check the same things."""
+    fault = final.fault
+    expect: dict[str, Any] = {"fault": None if fault is None else
+                              {"kind": fault.kind, "index": fault.index}}
+    expect["regs"] = {k: v for k, v in final.observed.get("regs", {}).items()
+                      if v != init.regs.get(k, 0) or k in init.regs}
+    if final.observed.get("arrays"):
+        expect["arrays"] = dict(final.observed["arrays"])
+    expect["memory"] = [(address, final.read_memory(address, len(data)))
+                        for address, data, writable in init.memory if writable]
+    return expect

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from ..core.errors import ConfigError
+from ..core.isa import ArraySpec, ConfigOption, WatchTarget
 from ..core.journal import Journal
 from ..core.program import Instruction, Program
 from . import amx, scalar
@@ -16,12 +17,34 @@ from .decoder import disassemble
 from .state import STATUS_FLAGS, X86AmxState
 
 CODE_BASE = 0x400000
+TILE_NAMES = tuple(f"tmm{t}" for t in range(8))
+TILE_ELEMENT_TYPES = ("int32", "int8", "uint8", "int16", "uint16", "uint32", "bf16", "fp16", "fp32")
+
+
+def tile_number(name: str) -> int | None:
+    """7 for "tmm7", None for anything else."""
+    return TILE_NAMES.index(name) if name in TILE_NAMES else None
+
+
+def _by_tile_number(element_types: dict[str, str] | None) -> dict[int, str]:
+    """--show choices keyed by array name ({"tmm0": "int8"}) as the x86 views key them (by tile number)."""
+    return {tile_number(name): element for name, element in (element_types or {}).items()
+            if tile_number(name) is not None}
 
 
 class X86Amx:
     name = "x86_amx"
     title = "Intel AMX (x86-64)"
     code_base = CODE_BASE
+    config_options = (ConfigOption("--cpu", "cpu", f"CPU model ({', '.join(CPU_MODELS)})", "MODEL"),)
+    # isasim-trace/1 kept the tiles in expect.tiles (by name) and TILECFG in expect.tilecfg
+    legacy_array_keys = ("tiles", "tilecfg")
+    stepper_locations = """    rax ... r15, eax ... (any GPR view), rip, rflags   registers (p, w)
+    regs, cfg                                           every GPR and RFLAGS; TILECFG (p)
+    tmm0 ... tmm7 [TYPE] [hex] [all]                    a tile, int32 unless --show or TYPE (p, w)
+    tmmN[r][c]                                          one dword of a tile (w)"""
+    kernel_names = ("int8_block", "int8_batch", "int8_per_block", "int8_microkernel", "bf16_block",
+                    "bf16_microkernel")
 
     def configure(self, config: dict | None) -> dict:
         config = dict(config or {})
@@ -44,27 +67,71 @@ class X86Amx:
     def disassemble(self, code: bytes, base: int | None = None) -> Program:
         return disassemble(code, CODE_BASE if base is None else base)
 
+    def arrays(self, config: dict) -> list[ArraySpec]:
+        """TILECFG's 64-byte image, and tmm0-tmm7 as rows x colsb bytes (what TILESTORED would store),
+        held while the tiles are configured with a non-empty shape."""
+        return [ArraySpec("tilecfg", 64, ("uint8",))] + [
+            ArraySpec(name, None, TILE_ELEMENT_TYPES) for name in TILE_NAMES]
+
     def observe(self, state: X86AmxState) -> dict:
-        """The state a trace can check: every GPR and RFLAGS, TILECFG, and each
-        configured tile's rows x colsb bytes (what TILESTORED would store)."""
+        """The state a trace can check: every GPR and RFLAGS, TILECFG, and each configured tile."""
         regs = {name: state.read_register(name) for name in state.register_names() if name != "rip"}
-        tiles = {}
+        arrays = {"tilecfg": state.tilecfg.to_bytes()}
         if state.tilecfg.configured:
-            for t in range(8):
+            for t, name in enumerate(TILE_NAMES):
                 rows, colsb = state.tile_shape(t)
                 if rows and colsb:
-                    tiles[f"tmm{t}"] = state.tiles[t, :rows, :colsb].tobytes()
-        return {"regs": regs, "tiles": tiles, "tilecfg": state.tilecfg.to_bytes()}
+                    arrays[name] = state.tiles[t, :rows, :colsb].tobytes()
+        return {"regs": regs, "arrays": arrays}
+
+    def seed_arrays(self, state: X86AmxState, arrays: dict[str, bytes]) -> None:
+        """TILECFG first (it must be a configuration LDTILECFG accepts, and it shapes the tiles), then
+        each tile as its rows x colsb bytes, as TILELOADD of a dense block would leave it."""
+        import numpy as np
+
+        from .amx import checked_tilecfg
+        from .context import Fault
+
+        unknown = [name for name in arrays if name != "tilecfg" and name not in TILE_NAMES]
+        if unknown:
+            raise ConfigError(f"init.arrays.{unknown[0]}: x86_amx has no array '{unknown[0]}' "
+                              f"(its arrays: tilecfg, {', '.join(TILE_NAMES)})")
+        if "tilecfg" in arrays:
+            image = arrays["tilecfg"]
+            if len(image) != 64:
+                raise ConfigError(f"init.arrays.tilecfg: TILECFG is 64 bytes, not {len(image)}")
+            try:
+                config = checked_tilecfg(image, state.model)
+            except Fault as fault:
+                raise ConfigError(f"init.arrays.tilecfg: LDTILECFG would refuse it ({fault.rule})") from None
+            state.set_tilecfg(config)
+            state.zero_all_tiles()
+        for name, data in arrays.items():
+            t = tile_number(name)
+            if t is None:
+                continue
+            rows, colsb = state.tile_shape(t) if state.tilecfg.configured else (0, 0)
+            if not rows:
+                raise ConfigError(f"init.arrays.{name}: the tile is not configured (seed init.arrays.tilecfg "
+                                  f"with its rows and colsb)")
+            if len(data) != rows * colsb:
+                raise ConfigError(f"init.arrays.{name}: its configured shape is {rows} rows x {colsb} bytes = "
+                                  f"{rows * colsb} bytes, not {len(data)}")
+            tile = np.zeros((16, 64), dtype=np.uint8)
+            tile[:rows, :colsb] = np.frombuffer(data, dtype=np.uint8).reshape(rows, colsb)
+            state.write_tile(t, tile)
 
     def render_state(self, state: X86AmxState, program: Program | None = None, **options):
         from .render import state_view
 
+        options["element_types"] = _by_tile_number(options.get("element_types"))
         return state_view(state, program, **options)
 
     # ---- step-through views --------------------------------------------------------
     def render_step(self, record, state: X86AmxState, program: Program | None = None, **options):
         from .render import step_view
 
+        options["element_types"] = _by_tile_number(options.get("element_types"))
         return step_view(record, state, program, **options)
 
     def render_item(self, state: X86AmxState, what: str, args: list[str], program: Program | None = None, **options):
@@ -72,10 +139,19 @@ class X86Amx:
 
         return item_view(state, what, args, program, **options)
 
-    def watch_value(self, state: X86AmxState, what: str):
+    def watch_value(self, state: X86AmxState, what: str, element_types: dict[str, str]) -> WatchTarget | None:
+        """A register, rflags, a whole tile (16 x 64 bytes, in its --show type, int32 by default) or one
+        dword tmmN[r][c] of it."""
         from .render import watch_value
 
-        return watch_value(state, what)
+        value = watch_value(state, what)
+        if value is None:
+            return None
+        name = what.lower().split("[", 1)[0]
+        if tile_number(name) is None:
+            return WatchTarget(value)
+        element = element_types.get(name, "int32")
+        return WatchTarget(value if isinstance(value, bytes) else value.to_bytes(4, "little"), element)
 
     def state_from_observed(self, observed: dict, previous: X86AmxState, memory, init) -> tuple[X86AmxState, list]:
         """A state object holding what another backend (silicon) observed, and the writes that
@@ -95,7 +171,7 @@ class X86Amx:
                 state.set_rflags(value)
             else:
                 state.write_register(name, value)
-        if "tilecfg" in raw:
+        if "tilecfg" in raw:  # the whole of XTILEDATA, also the rows a configuration leaves out
             image = raw["tilecfg"]
             state.set_tilecfg(TileConfig.from_bytes(image) if image[0] else TileConfig())
             tiles = np.frombuffer(raw["tiles"], dtype=np.uint8).reshape(8, 16, 64)
@@ -115,16 +191,31 @@ class X86Amx:
         return state, journal.take()
 
     # ---- hooks the CLI dispatches through (each module imported on first call) ----------
-    def parse_show(self, item: str) -> tuple[int, str]:
-        """``tmmN:TYPE`` as (N, TYPE), TYPE one of state.ELEMENT_TYPES."""
+    def parse_show(self, item: str) -> tuple[str, str]:
+        """``tmmN:TYPE`` as ("tmmN", TYPE), TYPE one of state.ELEMENT_TYPES."""
         import re
 
         from .state import ELEMENT_TYPES
 
-        m = re.fullmatch(r"\s*tmm([0-7])\s*:\s*(\w+)\s*", item)
+        m = re.fullmatch(r"\s*(tmm[0-7])\s*:\s*(\w+)\s*", item)
         if not m or m.group(2) not in ELEMENT_TYPES:
             raise ValueError(f"expected tmmN:TYPE with TYPE one of {', '.join(ELEMENT_TYPES)}")
-        return int(m.group(1)), m.group(2)
+        return m.group(1), m.group(2)
+
+    def config_title(self, config: dict) -> str:
+        return config["cpu"]
+
+    def source_line(self, instruction: Instruction) -> str:
+        """The line that assembles back to ``instruction``: its text, or for an invalid encoding (which
+        has no text GNU as would encode) its bytes as a .byte directive."""
+        if instruction.undefined is None:
+            return instruction.text
+        return ".byte " + ",".join(f"0x{b:02x}" for b in instruction.encoding)
+
+    def fault_kind(self, text: str) -> str:
+        """x86 exceptions are written #UD, #GP, #PF; a trace may leave out the '#'."""
+        text = text.strip()
+        return text if text.startswith("#") or not text.isupper() or len(text) > 3 else f"#{text}"
 
     def explainer(self):
         from . import explain
@@ -164,21 +255,22 @@ class X86Amx:
             regs["rflags"] &= STATUS_FLAGS & ~(undefined or 0)
         return {**observed, "regs": regs}
 
-    def tile_divergence(self, name: str, a: bytes | None, b: bytes | None, observed: dict):
-        """Name the first differing row and dword of a tile (rows x colsb bytes)."""
-        from ..core.diff import Divergence
-
-        if a is None or b is None or len(a) != len(b):
-            return Divergence(name, a, b, detail="configured on one side only")
-        cfg = observed.get("tilecfg", bytes(64))
-        t = int(name[3:])
-        colsb = int.from_bytes(cfg[16 + 2 * t : 18 + 2 * t], "little") or 64
+    def array_divergence(self, name: str, a: bytes, b: bytes, observed: dict) -> tuple[str, str, bytes, bytes]:
+        """A tile's first differing row (its bytes are rows x colsb) and dword in it; TILECFG's first byte."""
+        if len(a) != len(b):
+            return name, f"{len(a)} bytes vs {len(b)}: configured differently", a, b
         offset = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+        t = tile_number(name)
+        if t is None:
+            return name, f"first difference at byte {offset}: {a[offset]:#04x} vs {b[offset]:#04x}", a, b
+        cfg = observed.get("arrays", {}).get("tilecfg", bytes(64))
+        colsb = int.from_bytes(cfg[16 + 2 * t : 18 + 2 * t], "little") or 64
         row, column = divmod(offset, colsb)
         dword = column // 4
         value = lambda data: int.from_bytes(data[row * colsb + 4 * dword : row * colsb + 4 * dword + 4], "little")  # noqa: E731
-        return Divergence(f"{name}[{row}]", a[row * colsb : (row + 1) * colsb], b[row * colsb : (row + 1) * colsb],
-                          detail=f"first difference in dword {dword}: {value(a):#010x} vs {value(b):#010x}")
+        row_of = lambda data: data[row * colsb : (row + 1) * colsb]  # noqa: E731
+        return (f"{name}[{row}]", f"first difference in dword {dword}: {value(a):#010x} vs {value(b):#010x}",
+                row_of(a), row_of(b))
 
     def translate(self, context, instruction: Instruction):
         """The instruction bound to ``context``: a function that executes it and returns the next rip."""

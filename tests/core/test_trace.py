@@ -81,7 +81,7 @@ def test_typed_values_and_named_regions():
 
 
 BAD = [
-    (lambda d: d.update(format="isasim-trace/2"), "format"),
+    (lambda d: d.update(format="isasim-trace/3"), "format"),
     (lambda d: d.pop("isa"), "isa"),
     (lambda d: d.update(program="ldtilecfg [rcx]"), "program"),
     (lambda d: d.update(program=[1, 2]), "program"),

@@ -1,0 +1,115 @@
+"""Comparing two observed states: the one walker ``replay`` and ``diff`` share.
+
+A replay compares what a trace expects with what a backend observed; a diff
+compares what two backends observed.  Both walk the same state in the same
+reading order (the fault, the registers, the ISA's arrays, memory) and report
+:class:`Difference` values, so the two commands cannot disagree about what
+"the same" means: a register is compared as the ISA's ``comparable`` says
+(less what the architecture leaves undefined), an array byte for byte with the
+location of its first differing element in the ISA's words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from .isa import first_byte_difference, has_hook
+from .program import Instruction
+
+SHOWN_HEX_DIGITS = 64  # a longer byte string is shown by its start and its length
+
+
+def shown(value) -> str:
+    """A compared value in a message: bytes as hex (long ones cut), integers as hex, None as "nothing"."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, (bytes, bytearray)):
+        text = bytes(value).hex()
+        return text if len(text) <= SHOWN_HEX_DIGITS else text[:SHOWN_HEX_DIGITS] + f"... ({len(value)} bytes)"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return hex(value)
+    return str(value)
+
+
+@dataclass
+class Difference:
+    """One place where two states differ.
+
+    where: the location: ``"expect.regs.rax"`` in a replay, ``"rax"``, ``"tmm0[3]"``,
+           ``"memory 0x20005"`` or ``"fault"`` in a diff.
+    a, b:  the two values (replay: expected, then actual).
+    detail: more on where inside the value they first differ.
+    index, instruction: the instruction after which they differ (lockstep, per-step checks).
+    """
+
+    where: str
+    a: object
+    b: object
+    detail: str = ""
+    index: int | None = None
+    instruction: Instruction | None = None
+    array: str | None = None  # the ISA array it lies in (a and b are then parts of it, e.g. one tile row)
+
+    def describe(self, a_name: str | None = None, b_name: str | None = None) -> str:
+        """A replay's wording ("expected A, got B") without names, a diff's ("sim A, silicon B") with them."""
+        at = "" if self.instruction is None else f"after instruction {self.instruction.index} ({self.instruction.text}): "
+        if a_name is None:
+            text = f"{at}{self.where}: expected {shown(self.a)}, got {shown(self.b)}"
+        else:
+            a = self.a.hex() if isinstance(self.a, (bytes, bytearray)) else shown(self.a)
+            b = self.b.hex() if isinstance(self.b, (bytes, bytearray)) else shown(self.b)
+            text = f"{at}{self.where}: {a_name} {a}, {b_name} {b}"
+        return text + (f" ({self.detail})" if self.detail else "")
+
+    # the names a replay reader knows these by
+    @property
+    def expected(self):
+        return self.a
+
+    @property
+    def actual(self):
+        return self.b
+
+
+def register_differences(isa, a: dict, b: dict, undefined, names, label: str = "") -> Iterator[Difference]:
+    """Registers ``names`` compared as the ISA compares them (``comparable``, less ``undefined``)."""
+    a_cmp = isa.comparable({"regs": {n: a[n] for n in names if n in a}}, undefined)["regs"]
+    b_cmp = isa.comparable({"regs": {n: b[n] for n in names if n in b}}, undefined)["regs"]
+    for name in names:
+        if a_cmp.get(name) != b_cmp.get(name):
+            yield Difference(f"{label}{name}", a.get(name), b.get(name))
+
+
+def array_difference(isa, name: str, a: bytes | None, b: bytes | None, observed: dict,
+                     label: str = "") -> Difference | None:
+    """Array ``name`` compared byte for byte; the ISA names the first differing element if it can."""
+    offset = first_byte_difference(a, b)
+    if offset is None:
+        return None
+    if a is None or b is None:
+        return Difference(f"{label}{name}", a, b, detail="held on one side only")
+    if has_hook(isa, "array_divergence"):
+        where, detail, a, b = isa.array_divergence(name, a, b, observed)
+    else:
+        where = name
+        detail = (f"first difference at byte {offset}: {a[offset]:#04x} vs {b[offset]:#04x}"
+                  if offset < min(len(a), len(b)) else f"{len(a)} bytes vs {len(b)}")
+    return Difference(f"{label}{where}", a, b, detail=detail, array=name)
+
+
+def memory_difference(address: int, a: bytes | None, b: bytes | None, *, expected: bool = False) -> Difference | None:
+    """A memory region compared byte for byte (None: not mapped on that side).  A diff names the first
+    differing address and shows 16 bytes from it; a replay (``expected``) names the region it expects."""
+    offset = first_byte_difference(a, b)
+    if offset is None:
+        return None
+    if expected:
+        where = f"expect.memory[{address:#x}]"
+        if b is None:
+            return Difference(where, a, b, detail="not mapped")
+        return Difference(where, a, b, detail=f"first difference at byte {offset}: {a[offset]:#04x} vs {b[offset]:#04x}")
+    if a is None or b is None:
+        return Difference(f"memory {address:#x}", a, b, detail="not mapped on one side")
+    return Difference(f"memory {address + offset:#x}", a[offset:offset + 16], b[offset:offset + 16],
+                      detail=f"region {address:#x}, byte {offset}")
