@@ -12,33 +12,65 @@ from dataclasses import dataclass
 from typing import Any
 
 
+class Location(str):
+    """Where a write went, in the ISA's own words, with its parts kept apart.
+
+    name:  the register, array or field written: ``"rax"``, ``"tmm0"``, ``"start_row"``, ``"za"``.
+    subscript: which part of it, if one: a tile's row (``tmm0[3]``), a ZA slice.  (Not
+           ``index``: a Location is a str, whose ``index`` method it must keep.)
+    field: which field of it, if one: a tile's configured ``colsb`` (``tmm2.colsb``).
+
+    Its text (``str(location)``) is ``name[subscript].field``, which is what traces store in
+    ``steps[].writes[].where``; a Location is that string, so it is written, compared and
+    hashed as the text it always was, and renderers read ``name``/``subscript``/``field``
+    instead of parsing it back.  Build them once (at import) where a hot path records.
+    """
+
+    name: str
+    subscript: int | None
+    field: str | None
+
+    def __new__(cls, name: str, subscript: int | None = None, field: str | None = None) -> "Location":
+        text = name + ("" if subscript is None else f"[{subscript}]") + ("" if field is None else f".{field}")
+        location = super().__new__(cls, text)
+        object.__setattr__(location, "name", name)
+        object.__setattr__(location, "subscript", subscript)
+        object.__setattr__(location, "field", field)
+        return location
+
+    def __setattr__(self, attribute: str, value: Any) -> None:
+        raise AttributeError("a Location is immutable")
+
+    def __getnewargs__(self) -> tuple:  # copy and pickle rebuild it from its parts, not its text
+        return self.name, self.subscript, self.field
+
+    def __repr__(self) -> str:
+        parts = [repr(self.name)] + ([f"subscript={self.subscript}"] if self.subscript is not None else []) + (
+            [f"field={self.field!r}"] if self.field is not None else [])
+        return f"Location({', '.join(parts)})"
+
+
 @dataclass(frozen=True)
 class Write:
     """One state change.
 
     kind:  what was written: ``"reg"``, ``"flags"``, ``"pc"``, ``"tilecfg"``,
            ``"tile"`` (one tile row), ``"mem"`` (a byte range), ...
-    where: the location in the ISA's own words: ``"rax"``, ``"tmm0[3]"``,
-           ``"start_row"``, or a memory address.
+    where: a :class:`Location` (``rax``, ``tmm0[3]``, ``tmm2.colsb``), or for memory
+           the address (an int).
     old, new: the values before and after (ints for registers and fields, bytes
            for tile rows and memory).
     """
 
     kind: str
-    where: Any
+    where: Location | int
     old: Any
     new: Any
 
     def describe(self) -> str:
-        def show(v: Any) -> str:
-            if isinstance(v, (bytes, bytearray)):
-                return v.hex()
-            if isinstance(v, int):
-                return hex(v)
-            return str(v)
+        from .trace import write_value  # the one formatter of journal values (as traces hold them)
 
-        where = hex(self.where) if isinstance(self.where, int) else str(self.where)
-        return f"{self.kind} {where}: {show(self.old)} -> {show(self.new)}"
+        return f"{self.kind} {write_value(self.where)}: {write_value(self.old)} -> {write_value(self.new)}"
 
 
 class Journal:
@@ -48,7 +80,7 @@ class Journal:
         self.writes: list[Write] = []
         self.enabled = True
 
-    def record(self, kind: str, where: Any, old: Any, new: Any) -> None:
+    def record(self, kind: str, where: Location | int, old: Any, new: Any) -> None:
         if self.enabled and old != new:
             self.writes.append(Write(kind, where, old, new))
 

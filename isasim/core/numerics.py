@@ -21,10 +21,13 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 
 __all__ = [
+    "ElementType",
+    "ELEMENT_TYPES",
     "Format",
     "BF16",
     "FP16",
@@ -114,6 +117,44 @@ BF16 = Format("bf16", exponent_bits=8, mantissa_bits=7, bias=127)
 FP16 = Format("fp16", exponent_bits=5, mantissa_bits=10, bias=15)
 FP32 = Format("fp32", exponent_bits=8, mantissa_bits=23, bias=127)
 FP64 = Format("fp64", exponent_bits=11, mantissa_bits=52, bias=1023)
+
+
+class ElementType(NamedTuple):
+    """How elements of one type are stored and shown (``storage, kind = ELEMENT_TYPES[name]``)."""
+
+    storage: type  # the numpy dtype holding one element; a float format's bit pattern
+    kind: str  # "int", or the float format's name ("bf16", "fp16", "fp32"), as core.render shows it
+
+    @property
+    def size(self) -> int:
+        """Bytes per element."""
+        return np.dtype(self.storage).itemsize
+
+    @property
+    def signed(self) -> bool:
+        return self.kind == "int" and np.issubdtype(self.storage, np.signedinteger)
+
+    @property
+    def value_type(self) -> type:
+        """The numpy type whose values these bits are (ml_dtypes.bfloat16 for bf16), for
+        reinterpreting, never converting, the stored bits as numbers."""
+        if self.kind == "int":
+            return self.storage
+        import ml_dtypes
+
+        return {"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp32": np.float32}[self.kind]
+
+
+# Every element type a memory region, an array view or a watch can have, by name: the one
+# table (ISAs choose from it the types their registers can be viewed as).
+ELEMENT_TYPES: dict[str, ElementType] = {
+    "int8": ElementType(np.int8, "int"), "uint8": ElementType(np.uint8, "int"),
+    "int16": ElementType(np.int16, "int"), "uint16": ElementType(np.uint16, "int"),
+    "int32": ElementType(np.int32, "int"), "uint32": ElementType(np.uint32, "int"),
+    "int64": ElementType(np.int64, "int"), "uint64": ElementType(np.uint64, "int"),
+    "bf16": ElementType(np.uint16, "bf16"), "fp16": ElementType(np.uint16, "fp16"),
+    "fp32": ElementType(np.uint32, "fp32"),
+}
 
 _SIGN32 = 0x80000000
 _ABS32 = 0x7FFFFFFF

@@ -96,10 +96,8 @@ def console(*, color: bool | None = None, width: int | None = None) -> Console:
     return Console(highlight=False, no_color=color is False, width=width, soft_wrap=False)
 
 
-_REGION_DTYPES = {"int8": (np.int8, "int"), "uint8": (np.uint8, "int"), "int16": (np.int16, "int"),
-                  "uint16": (np.uint16, "int"), "int32": (np.int32, "int"), "uint32": (np.uint32, "int"),
-                  "int64": (np.int64, "int"), "uint64": (np.uint64, "int"),
-                  "bf16": (np.uint16, "bf16"), "fp16": (np.uint16, "fp16"), "fp32": (np.uint32, "fp32")}
+# The older name of numerics.ELEMENT_TYPES, which the stepper still imports.
+_REGION_DTYPES = numerics.ELEMENT_TYPES
 
 
 REGION_ROWS_SHOWN = 32  # a larger region is summarised (its first and last 16 rows)
@@ -108,7 +106,7 @@ REGION_ROWS_SHOWN = 32  # a larger region is summarised (its first and last 16 r
 def region_grid(memory, view, *, hex_values: bool = False, width: int = 100, all_rows: bool = False) -> Group:
     """A named memory region (from an init file) as a typed grid; a region of more than
     REGION_ROWS_SHOWN rows shows its first and last rows unless ``all_rows``."""
-    dtype, kind = _REGION_DTYPES[view.element]
+    dtype, kind = numerics.ELEMENT_TYPES[view.element]
     rows, cols = view.shape
     raw = memory.read(view.address, rows * cols * np.dtype(dtype).itemsize)
     values = np.frombuffer(raw, dtype=dtype).reshape(rows, cols)

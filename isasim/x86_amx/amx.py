@@ -28,11 +28,12 @@ from . import numerics as tmul_numerics
 from ..core import numerics
 from ..core.errors import AssemblyError
 from ..core.faults import Fault
+from ..core.program import FormTable, syntax_id
 from .context import GP, UD, X86Context
 from .encoding import VexOpcode, encode_memory, vex3
 from .operands import Mem, Reg
 from .registers import GPR_VIEWS, tile_number
-from .state import BYTES_PER_ROW, MAX_ROWS, MAX_TILES, TileConfig
+from .state import BYTES_PER_ROW, MAX_ROWS, MAX_TILES, TILECFG_RESERVED, TileConfig
 
 # ---------------------------------------------------------------------------
 # Form declarations
@@ -61,6 +62,19 @@ class AmxForm:
     # the SDM's Operation section names them); empty when the operands play no such roles.
     # ``isasim explain`` labels and colours the operands by these.
     operand_roles: tuple[str, ...] = ()
+    # The element type each tile operand holds, in syntax order (TDPBUSD's C, A, B are
+    # "int32", "uint8", "int8"); empty where the form does not say.
+    element_types: tuple[str, ...] = ()
+
+    @cached_property  # derived once from the declaration
+    def id(self) -> str:
+        """Unique per form: the SDM's syntax line as an identifier, e.g. ``TILELOADD_tmm1_sibmem``."""
+        return syntax_id(self.syntax)
+
+    @property
+    def is_tmul(self) -> bool:
+        """A TMUL dot product: C += A·B of three tile registers, which must differ."""
+        return self.operand_roles == _TMUL_ROLES
 
     @cached_property  # derived once from the declaration
     def mnemonic(self) -> str:
@@ -140,18 +154,20 @@ class AmxForm:
         return execute
 
 
-FORMS: list[AmxForm] = []
+FORMS = FormTable()  # every AMX form, by id (see core.program.FormTable)
 
 
 def instruction(syntax: str, opcode: str, encoding: tuple[str, ...], feature: str,
-                faults: tuple[tuple[str, str], ...] = (), operand_roles: tuple[str, ...] = ()):
-    """Declare an AMX instruction form: the SDM table row, its faults, its operands' roles, then its semantics."""
+                faults: tuple[tuple[str, str], ...] = (), operand_roles: tuple[str, ...] = (),
+                elements: tuple[str, ...] = ()):
+    """Declare an AMX instruction form: the SDM table row, its faults, its operands' roles
+    and element types, then its semantics."""
 
     def declare(semantics: Callable) -> Callable:
         doc = (semantics.__doc__ or "").strip()
         form = AmxForm(syntax, VexOpcode.parse(opcode), encoding, feature, semantics, doc.split("\n")[0], faults,
-                       operand_roles)
-        FORMS.append(form)
+                       operand_roles, element_types=elements)
+        FORMS.add(form)
         return semantics
 
     return declare
@@ -276,7 +292,7 @@ def checked_tilecfg(image: bytes, model) -> TileConfig:
         return TileConfig()
     if palette > model.max_palette:
         raise GP(f"ldtilecfg: palette {palette} is not supported (max_palette is {model.max_palette})")
-    for offset in list(range(2, 16)) + list(range(32, 48)) + list(range(56, 64)):
+    for offset in TILECFG_RESERVED:
         if image[offset]:
             raise GP(f"ldtilecfg: reserved byte {offset} of the configuration is {image[offset]:#04x}, not 0")
     config = TileConfig.from_bytes(image)
@@ -548,7 +564,7 @@ _TMUL_ROLES = ("C", "A", "B")  # tmm1 accumulates C += A·B of tmm2 and tmm3
 
 
 @instruction("TDPBSSD tmm1, tmm2, tmm3", "VEX.128.F2.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS,
-             _TMUL_ROLES)
+             _TMUL_ROLES, elements=("int32", "int8", "int8"))
 def tdpbssd(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of signed bytes of tmm2 (A) with signed bytes of tmm3 (B), four per dword, accumulated into the int32 elements of tmm1 (C) with wrap-around.
 
@@ -562,7 +578,7 @@ def tdpbssd(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
 
 
 @instruction("TDPBSUD tmm1, tmm2, tmm3", "VEX.128.F3.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS,
-             _TMUL_ROLES)
+             _TMUL_ROLES, elements=("int32", "int8", "uint8"))
 def tdpbsud(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of signed bytes of tmm2 (A) with unsigned bytes of tmm3 (B), accumulated into the int32 elements of tmm1 (C) with wrap-around.
 
@@ -572,7 +588,7 @@ def tdpbsud(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
 
 
 @instruction("TDPBUSD tmm1, tmm2, tmm3", "VEX.128.66.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS,
-             _TMUL_ROLES)
+             _TMUL_ROLES, elements=("int32", "uint8", "int8"))
 def tdpbusd(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of unsigned bytes of tmm2 (A) with signed bytes of tmm3 (B), accumulated into the int32 elements of tmm1 (C) with wrap-around.
 
@@ -582,7 +598,7 @@ def tdpbusd(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
 
 
 @instruction("TDPBUUD tmm1, tmm2, tmm3", "VEX.128.NP.0F38.W0 5E 11:rrr:bbb", _TMUL_RMV, "AMX-INT8", TMUL_FAULTS,
-             _TMUL_ROLES)
+             _TMUL_ROLES, elements=("int32", "uint8", "uint8"))
 def tdpbuud(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of unsigned bytes of tmm2 (A) with unsigned bytes of tmm3 (B), accumulated into the int32 elements of tmm1 (C) with wrap-around.
 
@@ -645,7 +661,7 @@ def float_pair_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1:
 
 
 @instruction("TDPBF16PS tmm1, tmm2, tmm3", "VEX.128.F3.0F38.W0 5C 11:rrr:bbb", _TMUL_RMV, "AMX-BF16", TMUL_FAULTS,
-             _TMUL_ROLES)
+             _TMUL_ROLES, elements=("fp32", "bf16", "bf16"))
 def tdpbf16ps(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of bf16 pairs of tmm2 (A) and tmm3 (B), accumulated into the fp32 elements of tmm1 (C).
 
@@ -669,7 +685,7 @@ def tdpbf16ps(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
 
 
 @instruction("TDPFP16PS tmm1, tmm2, tmm3", "VEX.128.F2.0F38.W0 5C 11:rrr:bbb", _TMUL_RMV, "AMX-FP16", TMUL_FAULTS,
-             _TMUL_ROLES)
+             _TMUL_ROLES, elements=("fp32", "fp16", "fp16"))
 def tdpfp16ps(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     """Dot product of fp16 pairs of tmm2 (A) and tmm3 (B), accumulated into the fp32 elements of tmm1 (C).
 
@@ -684,6 +700,9 @@ def tdpfp16ps(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
 # Lookup tables derived from the declarations
 # ---------------------------------------------------------------------------
 
+# Deprecated: one form per mnemonic holds for AMX but not for every ISA.  Use
+# FORMS.of_mnemonic(mnemonic) (all its forms) or FORMS[id]; kept while fuzz.py and the
+# tests still index it.
 BY_MNEMONIC: dict[str, AmxForm] = {f.mnemonic: f for f in FORMS}
 # (map, opcode byte, pp) -> forms sharing it (LDTILECFG and TILERELEASE share NP 49)
 BY_OPCODE: dict[tuple[int, int, int], list[AmxForm]] = {}
@@ -708,7 +727,7 @@ def check_operands(form: AmxForm, operands: tuple) -> None:
                 raise AssemblyError(f"{form.mnemonic}: rip-relative addressing cannot be used here")
             if operand.size not in (None,) and kind == "sibmem":
                 raise AssemblyError(f"{form.mnemonic}: the memory operand takes no size")
-    if form.mnemonic.startswith("tdp"):
+    if form.is_tmul:
         tiles = [o.name for o in operands]
         if len(set(tiles)) != 3:
             # GNU as refuses these; silicon raises #UD for the raw bytes.

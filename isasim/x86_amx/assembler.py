@@ -609,10 +609,17 @@ class Assembler:
         """Encode a statement that is not a relaxed branch (its bytes do not depend on the layout)."""
         mnemonic = st.mnemonic
         operands = st.operands
-        form = amx.BY_MNEMONIC.get(mnemonic)
-        if form is not None:
-            amx.check_operands(form, operands)
-            return form.encode(operands)
+        forms = amx.FORMS.of_mnemonic(mnemonic)
+        if forms:
+            # The form whose operands these are (each AMX mnemonic has one; an error names the last tried).
+            for form in forms:
+                try:
+                    amx.check_operands(form, operands)
+                except AssemblyError:
+                    if form is forms[-1]:
+                        raise
+                    continue
+                return form.encode(operands)
         if mnemonic in scalar.MNEMONICS:
             _form, _ops, code = scalar.encode(mnemonic, operands, address, long_branch=st.long_branch)
             return code

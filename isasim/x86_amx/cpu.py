@@ -29,6 +29,7 @@ class CpuModel:
 
 
 _AMX_BASE = frozenset({"AMX-TILE", "AMX-INT8", "AMX-BF16"})
+AMX_FEATURES = _AMX_BASE | {"AMX-FP16"}  # the CPUID features an AMX form can need
 
 CPU_MODELS = {
     m.name: m
@@ -39,7 +40,14 @@ CPU_MODELS = {
     )
 }
 
-DEFAULT_CPU = "emerald-rapids"
+DEFAULT_MODEL_NAME = "emerald-rapids"  # a trace's config "cpu" when it names none
+DEFAULT_CPU = DEFAULT_MODEL_NAME  # the older name, still imported by the ISA object
+
+
+def uses_amx(program) -> bool:
+    """Whether any instruction of ``program`` needs an AMX feature (so it needs an AMX host to
+    run on silicon, and its TILECFG is worth showing)."""
+    return any(ins.form.feature in AMX_FEATURES for ins in program.instructions)
 
 
 def cpu_model(name: str) -> CpuModel:

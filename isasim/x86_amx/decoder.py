@@ -108,7 +108,7 @@ def decode_amx(code: bytes, pos: int, address: int) -> Instruction | None:
             operands.append(Mem(mem.base, mem.index, mem.scale, mem.disp, show_size=False, disp_size=mem.disp_size))
     operands = tuple(operands)
     tiles = [o.name for o in operands if isinstance(o, Reg)]
-    if form.mnemonic.startswith("tdp") and len(set(tiles)) != len(tiles):
+    if form.is_tmul and len(set(tiles)) != len(tiles):
         # The SDM's #UD rule for every TMUL (and the reason GNU as refuses such text):
         # the destination and both sources must be three different tiles.
         problems.append(f"{form.format(operands)} names a tile twice (the three tile registers must differ)")

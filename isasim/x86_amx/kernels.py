@@ -28,6 +28,7 @@ import numpy as np
 from ..core import numerics
 from ..core.errors import ConfigError
 from ..core.trace import Init, RegionView, Trace
+from .state import MAX_TILES, tilecfg_image
 
 CFG, A_BASE, B_BASE, C_BASE = 0x10000, 0x100000, 0x800000, 0xA00000
 REGION_ALIGN = 0x1000  # a region moved to make room for a large one starts on a page
@@ -50,12 +51,9 @@ class KernelSizeError(ConfigError):
 
 def tile_config(shapes: dict[int, tuple[int, int]], start_row: int = 0, *, palette: int = 1) -> bytes:
     """The 64-byte configuration (palette 1 unless told); shapes maps tile -> (rows, colsb)."""
-    image = bytearray(64)
-    image[0], image[1] = palette, start_row
-    for t, (rows, colsb) in shapes.items():
-        image[16 + 2 * t : 18 + 2 * t] = colsb.to_bytes(2, "little")
-        image[48 + t] = rows
-    return bytes(image)
+    rows = [shapes.get(t, (0, 0))[0] for t in range(MAX_TILES)]
+    colsb = [shapes.get(t, (0, 0))[1] for t in range(MAX_TILES)]
+    return tilecfg_image(palette, start_row, colsb, rows)
 
 
 def pack_b_int8(b: np.ndarray) -> np.ndarray:

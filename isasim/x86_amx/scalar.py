@@ -18,7 +18,7 @@ CONTRACT (used by the assembler, disassembler and ISA object; do not change name
         decode one instruction of the subset at code[pos:], placed at ``address``;
         None if the bytes are not an instruction of the subset.
 
-    ScalarForm: .mnemonic, .feature ("BASE"), .syntax, .doc (explain text),
+    ScalarForm: a core Form (.id, .mnemonic, .syntax, .summary), .feature ("BASE"), .doc (explain text),
         .execute(cpu: X86Context, operands) -> None (fall through) | int (jump target) | HALT
         .translate(cpu, operands, next_address) -> a function that executes it and returns
             the next rip (None: the program ends), as the machine's decode cache keeps it
@@ -64,7 +64,7 @@ from typing import Callable
 import iced_x86
 
 from ..core.errors import AssemblyError
-from ..core.program import Instruction
+from ..core.program import FormTable, Instruction, syntax_id
 from .context import X86Context
 from .operands import SIZE_NAMES, Imm, Mem, Reg, Target
 from .registers import GPR64, GPR_VIEWS
@@ -91,6 +91,11 @@ class ScalarForm:
     only_codes: tuple[str, ...] = ()  # restrict the form to these iced Codes
     feature: str = FEATURE
     codes: list[int] = field(default_factory=list)  # iced Codes (SDM opcode rows), filled below
+
+    @property
+    def id(self) -> str:
+        """Unique per form: its syntax line as an identifier, e.g. ``ADD_dest_src``, ``JE_rel``."""
+        return syntax_id(self.syntax)
 
     @property
     def doc(self) -> str:
@@ -127,7 +132,7 @@ class ScalarForm:
         return execute
 
 
-FORMS: list[ScalarForm] = []
+FORMS = FormTable()  # every scalar form, by id (see core.program.FormTable)
 
 
 def instruction(syntax: str, *, iced: str | None = None, aliases: tuple[str, ...] = (), undefined: int = 0,
@@ -136,7 +141,7 @@ def instruction(syntax: str, *, iced: str | None = None, aliases: tuple[str, ...
 
     def declare(semantics: Callable) -> Callable:
         name = syntax.split()[0]
-        FORMS.append(ScalarForm(syntax, name.lower(), iced or name, semantics, aliases, undefined, codes))
+        FORMS.add(ScalarForm(syntax, name.lower(), iced or name, semantics, aliases, undefined, codes))
         return semantics
 
     return declare
@@ -552,17 +557,21 @@ def _build_tables() -> None:
         for spelling in (form.mnemonic, *form.aliases):
             _CANDIDATES.setdefault(spelling, []).extend(form.codes)
     # "mov rax, 0x80000000" is written as mov but needs MOVABS's row.
-    _CANDIDATES["mov"].extend(BY_MNEMONIC["movabs"].codes)
+    (movabs,) = FORMS.of_mnemonic("movabs")
+    _CANDIDATES["mov"].extend(movabs.codes)
 
 
-BY_MNEMONIC: dict[str, ScalarForm] = {f.mnemonic: f for f in FORMS}
 _build_tables()
+# Deprecated: one form per mnemonic (true of this subset, not of every ISA).  Use
+# FORMS.of_mnemonic(mnemonic) or FORMS[id]; kept while code outside the package indexes it.
+BY_MNEMONIC: dict[str, ScalarForm] = {f.mnemonic: f for f in FORMS}
 
 MNEMONICS: frozenset[str] = frozenset(_CANDIDATES)
 ALIASES: dict[str, str] = {a: f.mnemonic for f in FORMS for a in f.aliases}
 
 # mnemonic (aliases included) -> RFLAGS bits the SDM leaves undefined after it.
-UNDEFINED_FLAGS: dict[str, int] = {m: BY_MNEMONIC[ALIASES.get(m, m)].undefined_flags for m in sorted(MNEMONICS)}
+UNDEFINED_FLAGS: dict[str, int] = {m: FORMS.of_mnemonic(ALIASES.get(m, m))[0].undefined_flags
+                                   for m in sorted(MNEMONICS)}
 # The status flags each instruction writes (defined or not); the others keep their values.
 FLAGS_WRITTEN: dict[str, int] = {"add": STATUS_FLAGS, "sub": STATUS_FLAGS, "cmp": STATUS_FLAGS, "xor": STATUS_FLAGS,
                                  "test": STATUS_FLAGS, "imul": STATUS_FLAGS, "inc": STATUS_FLAGS & ~CF,

@@ -12,23 +12,58 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import ml_dtypes
 import numpy as np
 
+from ..core import numerics
 from ..core.errors import IsasimError
-from ..core.journal import Journal
+from ..core.journal import Journal, Location
 from .registers import GPR_VIEWS, GPR64, GprView
 
 MAX_TILES = 8  # palette 1: max_names
 MAX_ROWS = 16  # palette 1: max_rows
 BYTES_PER_ROW = 64  # palette 1: bytes_per_row
+
+# TILECFG's palette-1 layout, 64 bytes (Intel SDM Vol. 1, "Tile Configuration"): the one
+# definition; TileConfig, the kernels, LDTILECFG's checks and the views all use it.
 TILECFG_BYTES = 64
+TILECFG_PALETTE = 0  # byte 0: palette
+TILECFG_START_ROW = 1  # byte 1: start_row
+TILECFG_RESERVED = tuple(range(2, 16)) + tuple(range(32, 48)) + tuple(range(56, 64))  # must be 0
+
+
+def colsb_bytes(t: int) -> slice:
+    """Where colsb[t] is in TILECFG: 16-bit little-endian at bytes 16 + 2t and 17 + 2t."""
+    return slice(16 + 2 * t, 18 + 2 * t)
+
+
+def rows_byte(t: int) -> int:
+    """Where rows[t] is in TILECFG: byte 48 + t."""
+    return 48 + t
+
+
+def tilecfg_image(palette: int, start_row: int, colsb, rows) -> bytes:
+    """The 64 TILECFG bytes with these fields (``colsb``, ``rows``: per tile) and every reserved byte 0."""
+    image = bytearray(TILECFG_BYTES)
+    image[TILECFG_PALETTE], image[TILECFG_START_ROW] = palette, start_row
+    for t, (c, r) in enumerate(zip(colsb, rows)):
+        image[colsb_bytes(t)] = c.to_bytes(2, "little")
+        image[rows_byte(t)] = r
+    return bytes(image)
+
 
 # RFLAGS bits the scalar subset computes (the "status flags").
 CF, PF, AF, ZF, SF, OF = 1 << 0, 1 << 2, 1 << 4, 1 << 6, 1 << 7, 1 << 11
-STATUS_FLAGS = CF | PF | AF | ZF | SF | OF
-FLAG_NAMES = {"CF": CF, "PF": PF, "AF": AF, "ZF": ZF, "SF": SF, "OF": OF}
+FLAG_NAMES = {"CF": CF, "PF": PF, "AF": AF, "ZF": ZF, "SF": SF, "OF": OF}  # as the views print them
+STATUS_FLAGS = sum(FLAG_NAMES.values())
 RFLAGS_RESET = 0x202  # bit 1 is always 1; IF is set in a Linux user process
+
+# The journal's locations, made once so that recording a write costs no allocation.
+GPR_LOCATIONS = tuple(Location(name) for name in GPR64)
+RFLAGS_LOCATION = Location("rflags")
+PALETTE_LOCATION, START_ROW_LOCATION = Location("palette"), Location("start_row")
+COLSB_LOCATIONS = tuple(Location(f"tmm{t}", field="colsb") for t in range(MAX_TILES))
+ROWS_LOCATIONS = tuple(Location(f"tmm{t}", field="rows") for t in range(MAX_TILES))
+TILE_ROW_LOCATIONS = tuple(tuple(Location(f"tmm{t}", r) for r in range(MAX_ROWS)) for t in range(MAX_TILES))
 
 
 @dataclass
@@ -50,24 +85,18 @@ class TileConfig:
         return self.palette != 0
 
     def to_bytes(self) -> bytes:
-        image = bytearray(TILECFG_BYTES)
         if not self.configured:
-            return bytes(image)  # STTILECFG of the INIT state stores 64 zero bytes
-        image[0] = self.palette
-        image[1] = self.start_row
-        for t in range(MAX_TILES):
-            image[16 + 2 * t : 18 + 2 * t] = self.colsb[t].to_bytes(2, "little")
-            image[48 + t] = self.rows[t]
-        return bytes(image)
+            return bytes(TILECFG_BYTES)  # STTILECFG of the INIT state stores 64 zero bytes
+        return tilecfg_image(self.palette, self.start_row, self.colsb, self.rows)
 
     @classmethod
     def from_bytes(cls, image: bytes) -> "TileConfig":
         """Read the fields; the caller has already checked the reserved bytes."""
         return cls(
-            palette=image[0],
-            start_row=image[1],
-            colsb=[int.from_bytes(image[16 + 2 * t : 18 + 2 * t], "little") for t in range(MAX_TILES)],
-            rows=[image[48 + t] for t in range(MAX_TILES)],
+            palette=image[TILECFG_PALETTE],
+            start_row=image[TILECFG_START_ROW],
+            colsb=[int.from_bytes(image[colsb_bytes(t)], "little") for t in range(MAX_TILES)],
+            rows=[image[rows_byte(t)] for t in range(MAX_TILES)],
         )
 
     def copy(self) -> "TileConfig":
@@ -140,11 +169,11 @@ class X86AmxState:
         else:
             new = (old & ~view.mask) | (value << view.shift)
         self.gpr[view.number] = new
-        self.journal.record("reg", GPR64[view.number], old, new)
+        self.journal.record("reg", GPR_LOCATIONS[view.number], old, new)
 
     def set_rflags(self, value: int) -> None:
         value = (value | 0x2) % (1 << 64)
-        self.journal.record("flags", "rflags", self.rflags, value)
+        self.journal.record("flags", RFLAGS_LOCATION, self.rflags, value)
         self.rflags = value
 
     def flag(self, bit: int) -> bool:
@@ -154,31 +183,35 @@ class X86AmxState:
     def set_tilecfg(self, config: TileConfig) -> None:
         old = self.tilecfg
         if self.journal.enabled:
-            for name in ("palette", "start_row"):
-                self.journal.record("tilecfg", name, getattr(old, name), getattr(config, name))
+            self.journal.record("tilecfg", PALETTE_LOCATION, old.palette, config.palette)
+            self.journal.record("tilecfg", START_ROW_LOCATION, old.start_row, config.start_row)
             for t in range(MAX_TILES):
-                self.journal.record("tilecfg", f"tmm{t}.colsb", old.colsb[t], config.colsb[t])
-                self.journal.record("tilecfg", f"tmm{t}.rows", old.rows[t], config.rows[t])
+                self.journal.record("tilecfg", COLSB_LOCATIONS[t], old.colsb[t], config.colsb[t])
+                self.journal.record("tilecfg", ROWS_LOCATIONS[t], old.rows[t], config.rows[t])
         self.tilecfg = config
         self.checks_passed = {}
 
     def set_start_row(self, value: int) -> None:
-        self.journal.record("tilecfg", "start_row", self.tilecfg.start_row, value)
+        self.journal.record("tilecfg", START_ROW_LOCATION, self.tilecfg.start_row, value)
         self.tilecfg.start_row = value
 
     # ---- tile data -------------------------------------------------------------
-    @property
-    def tiles(self) -> np.ndarray:
-        """tmm0-7 as one 8 x 16 x 64 uint8 array, XTILEDATA's layout (every deferred addition made)."""
+    def settled_tiles(self) -> np.ndarray:
+        """tmm0-7 as one 8 x 16 x 64 uint8 array, XTILEDATA's layout, after making every
+        deferred TMUL addition (which records its writes, so calling this can change state)."""
         for t in list(self._deferred):
             self._settle(t)
         return self._tiles
 
-    @tiles.setter
-    def tiles(self, value: np.ndarray) -> None:
+    def replace_tiles(self, value: np.ndarray) -> None:
+        """All tile data := ``value`` (8 x 16 x 64 bytes), not journalled; deferred products are dropped."""
         self._deferred.clear()
         self._tiles = np.array(value, dtype=np.uint8).reshape(MAX_TILES, MAX_ROWS, BYTES_PER_ROW)
         self._tile_views = list(self._tiles)
+
+    # Deprecated spelling of settled_tiles() / replace_tiles(), for code outside this
+    # package that still reads ``state.tiles`` (explain, fuzz, the ISA object, the tests).
+    tiles = property(settled_tiles, replace_tiles)
 
     def tile(self, t: int) -> np.ndarray:
         """Tile t's 16 x 64 bytes (a view), with its deferred additions made."""
@@ -192,7 +225,7 @@ class X86AmxState:
         if self.journal.enabled:
             changed = np.flatnonzero((old != data).any(axis=1))
             for r in changed:
-                self.journal.record("tile", f"tmm{t}[{r}]", old[r].tobytes(), data[r].tobytes())
+                self.journal.record("tile", TILE_ROW_LOCATIONS[t][r], old[r].tobytes(), data[r].tobytes())
         old[...] = data
 
     def write_rows_and_zero(self, t: int, first: int, rows: np.ndarray) -> None:
@@ -250,7 +283,7 @@ class X86AmxState:
         self.write_tile(t, image)
 
     def zero_all_tiles(self) -> None:
-        for t in np.flatnonzero(self.tiles.reshape(MAX_TILES, -1).any(axis=1)):  # the tiles with data
+        for t in np.flatnonzero(self.settled_tiles().reshape(MAX_TILES, -1).any(axis=1)):  # the tiles with data
             self.write_tile(int(t), np.zeros((MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8))
 
     def tile_shape(self, t: int) -> tuple[int, int]:
@@ -264,7 +297,7 @@ class X86AmxState:
         ``whole`` shows all 16 x 64 bytes instead of the configured shape."""
         dtype, _ = ELEMENT_TYPES[element]
         rows, colsb = (MAX_ROWS, BYTES_PER_ROW) if whole else self.tile_shape(t)
-        raw = np.ascontiguousarray(self.tiles[t, :rows, :colsb])
+        raw = np.ascontiguousarray(self.settled_tiles()[t, :rows, :colsb])
         usable = colsb - colsb % np.dtype(dtype).itemsize
         return raw[:, :usable].copy().view(dtype)
 
@@ -273,19 +306,10 @@ class X86AmxState:
         numpy floats (bf16 as ml_dtypes.bfloat16, fp16 as float16, fp32 as float32): the same bits,
         reinterpreted, never converted."""
         bits = self.tile_view(t, element, whole=whole)
-        float_type = {"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp32": np.float32}.get(element)
-        return bits if float_type is None else bits.view(float_type)
+        return bits.view(ELEMENT_TYPES[element].value_type)
 
 
-# element type name -> (numpy storage dtype, kind) where kind is "int" or the float format
-ELEMENT_TYPES = {
-    "int8": (np.int8, "int"),
-    "uint8": (np.uint8, "int"),
-    "int16": (np.int16, "int"),
-    "uint16": (np.uint16, "int"),
-    "int32": (np.int32, "int"),
-    "uint32": (np.uint32, "int"),
-    "bf16": (np.uint16, "bf16"),
-    "fp16": (np.uint16, "fp16"),
-    "fp32": (np.uint32, "fp32"),
-}
+# The element types a tile can be viewed as: name -> (numpy storage dtype, kind), chosen
+# from the core's table (no 64-bit elements: no AMX instruction has them).
+ELEMENT_TYPES = {name: numerics.ELEMENT_TYPES[name]
+                 for name in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "bf16", "fp16", "fp32")}
