@@ -86,16 +86,18 @@ def register_backend(backend: Backend) -> None:
     BACKENDS[backend.name] = backend
 
 
-def measured_cpu(producer: str) -> str | None:
-    """The CPU model a trace's producer names, as the backend that wrote it knows it (the silicon
-    backend: "silicon: ... family 6 model 207 ..." is emerald-rapids), or None when no backend
-    recognises it (a model, or a CPU isasim does not model)."""
+def measured_elsewhere(producer: str, config: dict) -> bool:
+    """Whether expectations from ``producer`` were measured on a machine other than the one ``config``
+    models, as the backend that wrote them judges (its ``measured_elsewhere(producer, config)``; x86's
+    silicon backend compares the CPU the producer names with the modelled CPU).  What the architecture
+    leaves undefined is then that machine's choice, not a value the simulator claims.  A producer no
+    backend recognises (the simulator, a reference model) measured nothing elsewhere."""
     for backend in BACKENDS.values():
-        recognise = getattr(backend, "cpu_of_producer", None)
-        found = recognise(producer) if recognise is not None else None
-        if found:
-            return found
-    return None
+        judge = getattr(backend, "measured_elsewhere", None)
+        verdict = judge(producer, config) if judge is not None else None
+        if verdict is not None:
+            return verdict
+    return False
 
 
 def get_backend(name: str, isa: str, program: Program | None = None) -> Backend:

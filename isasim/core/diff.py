@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .backends import get_backend, measured_cpu
+from .backends import get_backend, measured_elsewhere
 from .compare import Difference, array_difference, memory_difference, register_differences
 from .errors import IsasimError
 from .faults import Fault
@@ -84,15 +84,12 @@ def compare(isa, init: Init, undefined, obs_a: dict, mem_a, fault_a: Fault | Non
 
 
 def leaves_out_undefined(config: dict, *backends) -> bool:
-    """Whether a comparison leaves out what the architecture leaves undefined: yes when a side is a CPU
-    other than the model the simulator runs (its undefined flags are its own choice), no when both are
-    the modelled CPU or the simulator, which claims those values.  replay.measured_elsewhere is the
+    """Whether a comparison leaves out what the architecture leaves undefined: yes when a side is a machine
+    other than the one the simulator models (its undefined values are its own choice), no when both are
+    the modelled machine or the simulator, which claims those values.  replay.measured_elsewhere is the
     same rule for a trace, so `diff` and `replay` compare the same bits."""
-    for backend in backends:
-        producer = getattr(backend, "producer", None)
-        if producer is not None and measured_cpu(producer()) != config.get("cpu"):
-            return True
-    return False
+    return any(measured_elsewhere(backend.producer(), config) for backend in backends
+               if getattr(backend, "producer", None) is not None)
 
 
 def diff(isa_name: str, config: dict, program: Program, init: Init, *, a: str = "sim", b: str = "silicon",

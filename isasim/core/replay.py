@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .backends import Final, get_backend, measured_cpu
+from .backends import Final, get_backend
+from .backends import measured_elsewhere as produced_elsewhere
 from .compare import Difference, array_difference, memory_difference, register_differences, shown
 from .isa import get_isa, has_hook
 from .machine import DEFAULT_STEP_LIMIT
@@ -92,14 +93,12 @@ def comparable_register(isa, name: str, value, undefined=None):
 
 
 def measured_elsewhere(isa, trace: Trace) -> bool:
-    """Whether a trace's expectations were measured on a CPU other than the model the simulator runs
+    """Whether a trace's expectations were measured on a machine other than the one the simulator models
     (recorded with --backend silicon on, say, an AMD host for an Emerald Rapids config).  What the
-    architecture leaves undefined (IMUL's SF, ZF, AF, PF) is then that CPU's choice, not a value the
-    simulator claims, so it is left out, as ``diff`` leaves it out against such a CPU.  A trace measured
-    on the modelled CPU, or recorded on the simulator, is compared on every flag."""
-    if not trace.producer.startswith("silicon: "):
-        return False
-    return measured_cpu(trace.producer) != isa.configure(trace.config).get("cpu")
+    architecture leaves undefined (IMUL's SF, ZF, AF, PF) is then that machine's choice, not a value the
+    simulator claims, so it is left out, as ``diff`` leaves it out against such a machine.  A trace measured
+    on the modelled machine, or recorded on the simulator, is compared on every bit."""
+    return produced_elsewhere(trace.producer, isa.configure(trace.config))
 
 
 def undefined_at_end(isa, trace: Trace, final: Final):

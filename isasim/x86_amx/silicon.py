@@ -47,6 +47,7 @@ from ..core.faults import Fault
 from ..core.machine import DEFAULT_STEP_LIMIT, Machine
 from ..core.program import Program
 from ..core.trace import Init
+from .cpu import uses_amx
 from .registers import GPR64
 
 PAGE = 4096
@@ -164,10 +165,6 @@ def platform_problem() -> str | None:
     if not sys.platform.startswith("linux") or os.uname().machine != "x86_64":
         return f"the silicon backend needs x86-64 Linux (this is {sys.platform} {os.uname().machine})"
     return None
-
-
-def uses_amx(program: Program) -> bool:
-    return any(getattr(ins.form, "opcode", None) is not None for ins in program.instructions)
 
 
 # The child process: ``silicon_child.py`` (standard library only, started by path so that
@@ -431,16 +428,16 @@ def observed_state(snap: SiliconSnapshot) -> dict:
     """The trace view of a silicon snapshot, shaped like X86Amx.observe()."""
     regs = dict(snap.regs)
     regs["rflags"] = snap.rflags
-    tiles = {}
     palette = snap.tilecfg[0]
+    arrays = {"tilecfg": snap.tilecfg if palette else bytes(64)}
     if palette:
         for t in range(8):
             colsb = int.from_bytes(snap.tilecfg[16 + 2 * t : 18 + 2 * t], "little")
             rows = snap.tilecfg[48 + t]
             if rows and colsb:
                 tile = snap.tiles[1024 * t : 1024 * (t + 1)]
-                tiles[f"tmm{t}"] = b"".join(tile[64 * r : 64 * r + colsb] for r in range(rows))
-    return {"regs": regs, "tiles": tiles, "tilecfg": snap.tilecfg if palette else bytes(64),
+                arrays[f"tmm{t}"] = b"".join(tile[64 * r : 64 * r + colsb] for r in range(rows))
+    return {"regs": regs, "arrays": arrays,
             "raw": {"rip": snap.rip, "tilecfg": snap.tilecfg, "tiles": snap.tiles}}
 
 
@@ -461,8 +458,8 @@ class SiliconBackend:
         return None
 
     def producer(self) -> str:
-        cpu = host_cpu()
-        return f"silicon: {cpu.name} (family {cpu.family} model {cpu.model})"
+        host = host_cpu()
+        return f"silicon: {host.name} (family {host.family} model {host.model})"
 
     def cpu_of_producer(self, producer: str) -> str | None:
         """The CPU model a silicon producer names by family and model (this backend's producer(), or
@@ -472,15 +469,28 @@ class SiliconBackend:
             return None
         return CPU_NAMES.get(int(found.group(2)))
 
+    def measured_elsewhere(self, producer: str, config: dict) -> bool | None:
+        """Whether expectations from ``producer`` were measured on a CPU other than the one ``config``
+        models (their undefined flags are then that CPU's choice); None if this backend did not write
+        them.  A silicon producer whose CPU isasim does not model is elsewhere too."""
+        if not producer.startswith("silicon: "):
+            return None
+        return self.cpu_of_producer(producer) != config.get("cpu")
+
     def _check(self, isa: str, config: dict, program: Program, init: Init, max_steps: int, *,
                honour_step_limit: bool = False) -> Fault | None:
         reason = self.unavailable_reason(isa, program)
         if reason:
             raise ConfigError(f"backend 'silicon' cannot run this program here: {reason}")
+        if init.arrays:
+            # The child starts from the state its own code sets up; seeding tiles would need a prologue
+            # of LDTILECFG and TILELOADDs that the program's instruction indices would have to skip.
+            raise ConfigError("backend 'silicon' cannot seed init.arrays "
+                              f"({', '.join(init.arrays)}): load them with the program's own instructions")
         # Run the simulator first: the program must be one isasim validated, and a
         # fault it predicts must not land in the child's own memory.
         machine = Machine(isa, config)
-        machine.load(program, regs=init.regs, memory=init.memory)
+        machine.load_init(program, init)
         try:
             return machine.run(max_steps).fault
         except StepLimitExceeded:
