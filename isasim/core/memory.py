@@ -9,6 +9,7 @@ read-only page would.  Values are little-endian, as on both x86 and AArch64.
 from __future__ import annotations
 
 import bisect
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,19 @@ class Memory:
         self.regions: list[Region] = []  # sorted by start, never overlapping
         self._starts: list[int] = []  # their starts, for bisect
         self.journal = journal if journal is not None else Journal()
+        # Every access, while record_accesses() runs: ("read", address, size) and ("write", address, bytes),
+        # in the order the instruction made them (explain shows which bytes fed which element).  The
+        # journal only holds writes that changed something; this holds reads, and writes of equal bytes.
+        self.accesses: list[tuple[str, int, object]] | None = None
+
+    @contextmanager
+    def record_accesses(self):
+        """Note every access made inside the ``with`` block; yields the list they are appended to."""
+        saved, self.accesses = self.accesses, []
+        try:
+            yield self.accesses
+        finally:
+            self.accesses = saved
 
     # ---- mapping -------------------------------------------------------
     def map(self, start: int, data: bytes | bytearray | int, *, writable: bool = True) -> Region:
@@ -86,12 +100,16 @@ class Memory:
 
     # ---- access ----------------------------------------------------------
     def read(self, address: int, size: int) -> bytes:
+        if self.accesses is not None:
+            self.accesses.append(("read", address % ADDRESS_LIMIT, size))
         out = bytearray()
         for region, offset, length in self._pieces(address, size, "read"):
             out += region.data[offset : offset + length]
         return bytes(out)
 
     def write(self, address: int, data: bytes) -> None:
+        if self.accesses is not None:
+            self.accesses.append(("write", address % ADDRESS_LIMIT, bytes(data)))
         pieces = self._pieces(address, len(data), "write")  # fault before changing anything
         old = self.read(address, len(data)) if self.journal.enabled else b""
         pos = 0
@@ -100,7 +118,7 @@ class Memory:
             pos += length
         self.journal.record("mem", address, old, bytes(data))
 
-    # ---- whole-tile fast paths ----------------------------------------------------------
+    # ---- strided rows in one go (a tile load or store; later a ZA slice) ----------------------------
     def _rows_view(self, first: int, stride: int, count: int, size: int, *, write: bool) -> np.ndarray | None:
         """A (count, size) uint8 view of the rows at first + r*stride, if they all lie in one mapped
         (and, for a write, writable) region without wrapping the address space; otherwise None."""
@@ -121,7 +139,10 @@ class Memory:
         """Rows of ``size`` bytes at first + r*stride (r < count) as one uint8 array, or None when they are
         not all inside one mapped region (the caller then reads row by row and faults where the hardware does).
         The array may be a view onto memory: copy it before memory changes."""
-        return self._rows_view(first, stride, count, size, write=False)
+        view = self._rows_view(first, stride, count, size, write=False)
+        if view is not None and self.accesses is not None:
+            self.accesses.extend(("read", (first + r * stride) % ADDRESS_LIMIT, size) for r in range(count))
+        return view
 
     def write_rows(self, first: int, stride: int, rows: np.ndarray) -> bool:
         """Write ``rows`` at first + r*stride in one go when nothing is recorded, the rows do not overlap
@@ -133,6 +154,9 @@ class Memory:
         if view is None or stride < 0:  # a negative stride gives a copy, not a view
             return False
         view[...] = rows
+        if self.accesses is not None:
+            self.accesses.extend(("write", (first + r * stride) % ADDRESS_LIMIT, bytes(row))
+                                 for r, row in enumerate(rows))
         return True
 
     # ---- snapshots ---------------------------------------------------------
