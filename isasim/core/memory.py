@@ -102,6 +102,9 @@ class Memory:
     def read(self, address: int, size: int) -> bytes:
         if self.accesses is not None:
             self.accesses.append(("read", address % ADDRESS_LIMIT, size))
+        return self._read(address, size)
+
+    def _read(self, address: int, size: int) -> bytes:
         out = bytearray()
         for region, offset, length in self._pieces(address, size, "read"):
             out += region.data[offset : offset + length]
@@ -111,7 +114,7 @@ class Memory:
         if self.accesses is not None:
             self.accesses.append(("write", address % ADDRESS_LIMIT, bytes(data)))
         pieces = self._pieces(address, len(data), "write")  # fault before changing anything
-        old = self.read(address, len(data)) if self.journal.enabled else b""
+        old = self._read(address, len(data)) if self.journal.enabled else b""  # the journal's, not a program read
         pos = 0
         for region, offset, length in pieces:
             region.data[offset : offset + length] = data[pos : pos + length]
