@@ -102,10 +102,7 @@ class Memory:
     def read(self, address: int, size: int) -> bytes:
         if self.accesses is not None:
             self.accesses.append(("read", address % ADDRESS_LIMIT, size))
-        out = bytearray()  # as _read, inlined: this is the path of every load
-        for region, offset, length in self._pieces(address, size, "read"):
-            out += region.data[offset : offset + length]
-        return bytes(out)
+        return self._read(address, size)
 
     def _read(self, address: int, size: int) -> bytes:
         """The bytes, without noting a program access (the journal's own reads)."""
