@@ -17,7 +17,7 @@ import pytest
 
 from isasim.core.machine import Machine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "x86_amx"
 KERNEL = [EXAMPLE / "int8_block.trace.json"]
 
