@@ -8,7 +8,7 @@
 * ``<isa>/<mnemonic>.svg``: the same explanation's picture;
 * ``<isa>/index.md``: the pages grouped by CPUID feature;
 * ``index.md`` and ``screenshots/``: the terminal output of ``isasim explain`` as
-  rich records it, as SVG.
+  rich records it, as SVG, for the instructions each explainer lists in ``SCREENSHOTS``.
 
 Generation is deterministic (fixed seeds, no dates, no absolute paths), so a test
 regenerates the pages and fails when the committed ones differ.
@@ -32,11 +32,6 @@ from .core.explain import (
 WIDTH = 100
 INDEX_HEADING = "# isasim instruction reference"  # the first line of a generated index.md: how a docs folder is known
 NEW_DOCS_FOLDER = "isasim-docs"  # where the pages go when not run in an isasim checkout
-# (file name, isa, instruction): terminal screenshots of `isasim explain`
-SCREENSHOTS = [
-    ("explain-tdpbusd.svg", "x86_amx", "tdpbusd tmm0, tmm1, tmm2"),
-    ("explain-tdpbf16ps.svg", "x86_amx", "tdpbf16ps tmm0, tmm1, tmm2"),
-]
 
 
 def generate() -> dict[str, str]:
@@ -71,7 +66,8 @@ def generate() -> dict[str, str]:
     top += ["", "## Screenshots", "",
             "The terminal output of `isasim explain`, recorded by rich, and the drawn picture of the same "
             "instruction:", ""]
-    for name, isa, text in SCREENSHOTS:
+    shots = [(isa, name, text) for isa in sorted(EXPLAINERS) for name, text in explainer(isa).SCREENSHOTS]
+    for isa, name, text in shots:
         expl = explainer(isa).explain(text, None, ExplainOptions())
         files[f"screenshots/{name}"] = terminal_svg(expl, width=WIDTH, title=f'isasim explain "{text}"')
         slug = text.split()[0]

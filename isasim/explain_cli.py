@@ -1,37 +1,30 @@
 """The ``explain`` and ``docs`` subcommands.
 
-    isasim explain INSTRUCTION [--m M] [--n N] [--shape M,K,N | ROWS,COLSB] [--seed S] [--init FILE]
-                               [--start-row R] [--cpu MODEL] [--svg FILE] [--html FILE] [--force] [--width W]
-                               [--no-color]
+    isasim explain INSTRUCTION [--isa ISA] [--seed S] [--init FILE] [--svg FILE] [--html FILE] [--force]
+                               [--width W] [--no-color] [the ISA explainer's own options]
     isasim docs [--out DIR] [--check] [--force]
 
-INSTRUCTION is assembly text (``"tdpbusd tmm0, tmm1, tmm2"``) or the bytes of one
-instruction in hex (``c4e2695ec1``, ``"c4 e2 69 5e c1"``).  ``cli.build_parser``
-adds both subcommands with ``register(sub, common)``.  Neither replaces a file it did not write without
-``--force`` (see :mod:`isasim.core.output` and :mod:`isasim.docs`).
+INSTRUCTION is assembly text (quoted) or the bytes of one instruction in hex, with
+spaces or not.  The options only one ISA understands (x86_amx: ``--m``, ``--n``,
+``--shape``, ``--start-row``, ``--cpu``) are declared by that ISA's explainer
+(``OPTIONS``, see :class:`isasim.core.explain.Explainer`); this module adds them to the
+parser and hands their values to the explainer by name.  ``cli.build_parser`` adds both
+subcommands with ``register(sub, common)``.  Neither replaces a file it did not write
+without ``--force`` (see :mod:`isasim.core.output` and :mod:`isasim.docs`).
 """
 
 from __future__ import annotations
 
-import re
+import argparse
 from pathlib import Path
 
 from .core.errors import IsasimError
 from .core.explain import (
-    ExplainError, ExplainOptions, explain, print_explanation, render_html, render_svg, split_instruction_argument,
+    EXPLAINERS, ExplainError, ExplainOptions, explainer, print_explanation, render_html, render_svg,
+    split_instruction_argument,
 )
 from .core.output import check_output_path, write_output
 from .core.render import console
-
-
-def _shape(text: str) -> tuple[int, ...]:
-    if not re.fullmatch(r"\s*\d+(\s*,\s*\d+){1,2}\s*", text or ""):
-        raise ExplainError(f"--shape {text!r}: expected M,K,N (TDP instructions) or ROWS,COLSB (tile loads, "
-                           "stores, TILEZERO), e.g. --shape 4,4,4")
-    values = tuple(int(x) for x in text.split(","))
-    if any(v < 1 or v > 255 for v in values):
-        raise ExplainError(f"--shape {text!r}: each number must be 1..255")
-    return values
 
 
 def _load_init(path: str):
@@ -52,16 +45,18 @@ def cmd_explain(args) -> int:
     if args.svg is not None and args.svg == args.html:
         raise ExplainError(f"--svg and --html name the same file {args.svg!r}")
     text, code = split_instruction_argument(args.instruction, force_hex=args.hex)
-    if args.m is not None and args.m < 0 or args.n is not None and args.n < 0:
-        raise ExplainError("--m and --n must not be negative")
+    isa = getattr(args, "isa", None) or "x86_amx"
+    module = explainer(isa)
+    own = {option.dest for option in module.OPTIONS}
+    for option in _isa_options():
+        if option.dest not in own and getattr(args, option.dest, None) is not None:
+            raise ExplainError(f"{option.flag} is not an explain option of ISA {isa}")
     options = ExplainOptions(
-        cpu=args.cpu, element=(args.m, args.n), shape=_shape(args.shape) if args.shape else None, seed=args.seed,
-        init=_load_init(args.init) if args.init else None, init_source=args.init, start_row=args.start_row,
+        seed=args.seed, init=_load_init(args.init) if args.init else None, init_source=args.init,
         max_steps=getattr(args, "max_steps", None) or 10_000,
+        isa_options={dest: getattr(args, dest, None) for dest in sorted(own)},
     )
-    if options.start_row is not None and not 0 <= options.start_row < 256:
-        raise ExplainError("--start-row must be 0..255")
-    expl = explain(getattr(args, "isa", None) or "x86_amx", text, code, options)
+    expl = module.explain(text, code, options)
     out = console(color=not args.no_color, width=args.width)
     print_explanation(expl, out, plain=args.no_color)
     if args.svg:
@@ -95,25 +90,35 @@ def cmd_docs(args) -> int:
     return 0
 
 
+def _isa_options():
+    """The explain options every ISA's explainer declares, each flag once (the first declaration's help)."""
+    seen = {}
+    for isa in EXPLAINERS:
+        for option in explainer(isa).OPTIONS:
+            seen.setdefault(option.flag, option)
+    return list(seen.values())
+
+
 def register(subparsers, common) -> None:
     """Add ``explain`` and ``docs`` to the ``isasim`` command (``common`` is cli.build_parser's helper)."""
     from .cli import non_negative_int, positive_int
 
+    value_types = {"text": str, "count": non_negative_int}
     p = subparsers.add_parser("explain", help="explain one instruction: encoding, operation, faults, a worked example")
     p.add_argument("instruction", nargs="*", metavar="INSTRUCTION",
                    help="assembly text (quote it) or the instruction's bytes in hex")
     common(p, program=False)
     p.add_argument("--hex", action="store_true", help="read INSTRUCTION as hex bytes")
-    p.add_argument("--cpu", help="CPU model (default: emerald-rapids, or one that has the instruction's feature)")
-    p.add_argument("--m", type=non_negative_int, help="row of the output element C[m][n] to work through (TDP*)")
-    p.add_argument("--n", type=non_negative_int, help="dword column of the output element C[m][n] (TDP*)")
-    p.add_argument("--shape", help="M,K,N in dwords for TDP* and the tile configuration (default 4,4,4); "
-                                   "ROWS,COLSB for tile loads, stores and TILEZERO (default 4,16)")
+    for option in _isa_options():
+        try:
+            p.add_argument(option.flag, dest=option.dest, type=value_types[option.value], metavar=option.metavar,
+                           help=option.help)
+        except argparse.ArgumentError:  # common() gives every command this option already (an ISA's --cpu)
+            pass
     p.add_argument("--seed", type=non_negative_int, default=1,
                    help="seed of the generated example data, 0 or more (default 1)")
-    p.add_argument("--init", help="example data: an init file (regs, memory); for TDP* its named regions "
-                                  "A, B (and C, tilecfg) become the tiles")
-    p.add_argument("--start-row", type=non_negative_int, help="TILECFG.start_row for tile loads and stores (default 0)")
+    init_help = "; ".join(h for h in (explainer(isa).INIT_HELP for isa in EXPLAINERS) if h)
+    p.add_argument("--init", help="example data: an init file (regs, memory)" + (f"; {init_help}" if init_help else ""))
     p.add_argument("--svg", metavar="FILE", help="also draw the picture as a self-contained SVG")
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page (text and picture)")
     p.add_argument("--width", type=positive_int, default=None,

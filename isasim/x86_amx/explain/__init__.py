@@ -1,0 +1,81 @@
+"""``isasim explain`` for Intel AMX and the scalar x86-64 subset (the explainer the x86_amx ISA object returns).
+
+Every section comes from the one definition the simulator runs:
+
+* the encoding: the instruction's own bytes as byte units of bit fields, read with
+  the encoder's and decoder's own layouts and checked field by field against the
+  form's SDM opcode row (``AmxForm.opcode``, a parsed ``VEX.128.66.0F38.W0 5E
+  11:rrr:bbb``); for the scalar subset, against the iced-x86 opcode row (``o64 83 /0
+  ib``) the decoder matched (:mod:`.encoding_view`);
+* the operands: the SDM's instruction and operand-encoding columns, the parameter
+  names of the semantics function and the form's declared operand roles;
+* the operation: the semantics function's docstring;
+* the faults: the form's ``faults``, the #UD of a CPU without its CPUID feature
+  (from the CPU models) and the encoding #UDs its opcode row implies;
+* the worked example: a small program (LDTILECFG, TILELOADDs, ...) runs on a real
+  machine up to the instruction, which is then stepped; every number shown is read
+  from that machine before and after the step.  One module per topic:
+  :mod:`.tilecfg`, :mod:`.tile_memory`, :mod:`.tile_zero`, :mod:`.tmul` and
+  :mod:`.scalar`; :mod:`.amx_forms` puts an AMX page together.
+
+The command-line options only x86 has are declared in :mod:`.settings`.
+"""
+
+from __future__ import annotations
+
+from ...core.explain import ExplainOptions, Explanation, ReferencePage
+from .settings import INIT_HELP, OPTIONS, Settings
+
+__all__ = ["INIT_HELP", "OPTIONS", "SCREENSHOTS", "explain", "reference_pages"]
+
+# (file name, instruction): the terminal screenshots `isasim docs` writes under screenshots/
+SCREENSHOTS = (
+    ("explain-tdpbusd.svg", "tdpbusd tmm0, tmm1, tmm2"),
+    ("explain-tdpbf16ps.svg", "tdpbf16ps tmm0, tmm1, tmm2"),
+)
+
+# The example each reference page explains (teaching content, not semantics).
+_AMX_EXAMPLES = {
+    "ldtilecfg": "ldtilecfg [rcx]",
+    "sttilecfg": "sttilecfg [rdx]",
+    "tilerelease": "tilerelease",
+    "tilezero": "tilezero tmm0",
+    "tileloadd": "tileloadd tmm1, [rdi+r8*1+0x40]",
+    "tileloaddt1": "tileloaddt1 tmm1, [rdi+r8*1]",
+    "tilestored": "tilestored [rdx+r8*1], tmm0",
+}
+_SCALAR_EXAMPLES = {
+    "mov": "mov rax, QWORD PTR [rdi+rcx*8+0x10]", "movabs": "movabs rax, 0x123456789abcdef0",
+    "lea": "lea rax, [rdi+rcx*4+0x40]", "add": "add rax, rbx", "sub": "sub rcx, 0x40", "cmp": "cmp rcx, rdx",
+    "inc": "inc r8", "dec": "dec ecx", "xor": "xor eax, eax", "test": "test rcx, rcx", "imul": "imul rax, rbx",
+    "jmp": "jmp 0x400010", "nop": "nop", "ret": "ret",
+}
+
+
+def explain(instruction: str | None, code: bytes | None, options: ExplainOptions) -> Explanation:
+    # the topic modules load on first use: the command's parser imports this package for OPTIONS alone
+    from .. import amx
+    from .amx_forms import explain_amx
+    from .common import parse_instruction
+    from .scalar import explain_scalar
+
+    settings = Settings.of(options)
+    ins = parse_instruction(instruction, code)
+    if isinstance(ins.form, amx.AmxForm):
+        return explain_amx(ins, ins.form, settings)
+    return explain_scalar(ins, ins.form, settings)
+
+
+def reference_pages() -> list[ReferencePage]:
+    from .. import amx, scalar
+
+    pages = []
+    for form in amx.FORMS:
+        example = _AMX_EXAMPLES.get(form.mnemonic, f"{form.mnemonic} tmm0, tmm1, tmm2")
+        pages.append(ReferencePage(form.mnemonic, form.feature, example, form.syntax, form.summary))
+    for form in scalar.FORMS:
+        example = _SCALAR_EXAMPLES.get(form.mnemonic)
+        if example is None and form.mnemonic.startswith("j"):
+            example = f"{form.mnemonic} 0x400010"
+        pages.append(ReferencePage(form.mnemonic, "scalar x86-64 subset", example, form.syntax, form.summary))
+    return pages
