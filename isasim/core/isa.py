@@ -172,8 +172,9 @@ class Isa(Protocol):
         ...
 
     def explainer(self) -> Any:
-        """The module behind ``isasim explain`` and ``isasim docs``: ``explain(instruction, code, options)``
-        and ``reference_pages()`` (see :mod:`isasim.core.explain`)."""
+        """The module behind ``isasim explain`` and ``isasim docs``: ``explain(instruction, code, options)``,
+        ``reference_pages()``, and the ``OPTIONS``, ``INIT_HELP`` and ``SCREENSHOTS`` only this ISA has
+        (the protocol :class:`isasim.core.explain.Explainer`)."""
         ...
 
     def run_fuzz(self, cases: int, seed: int, **options: Any) -> Any:
