@@ -19,4 +19,3 @@ def test_one_page_per_form_with_every_section():
         assert "DIFFERENT" not in page
         ET.fromstring(files[f"x86_amx/{form.mnemonic}.svg"])
         assert f"({form.mnemonic}.md)" in files["x86_amx/index.md"]
-
