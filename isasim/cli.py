@@ -105,6 +105,30 @@ def config_options() -> dict[str, tuple[str, list]]:
     return options
 
 
+def other_backends() -> str:
+    """The backends beside the simulator, by ISA, for help texts ("x86_amx: silicon")."""
+    from .core.backends import BACKENDS
+
+    for name in registered_isas():
+        get_isa(name)  # importing an ISA registers its backends
+    by_isa = [f"{name}: {', '.join(b.name for b in BACKENDS.values() if b.name != 'sim' and serves(b, name))}"
+              for name in registered_isas()]
+    return "; ".join(by_isa)
+
+
+def serves(backend, isa_name: str) -> bool:
+    """Whether ``backend`` is one of ``isa_name``'s (a backend names its ISA; the simulator serves all)."""
+    return getattr(backend, "isa", isa_name) == isa_name
+
+
+def default_oracle(isa) -> str:
+    """The backend ``diff`` compares the simulator with unless --against names one (x86_amx: silicon)."""
+    oracle = getattr(isa, "default_oracle", None)
+    if oracle is None:
+        raise UsageError(f"{isa.name} has no default backend to compare with: give --against")
+    return oracle
+
+
 def machine_title(isa_name: str, config: dict) -> str:
     """What a run is on, in the ISA's words (x86_amx: the CPU model)."""
     isa = get_isa(isa_name)
@@ -245,6 +269,7 @@ def cmd_diff(args) -> int:
     from .core.diff import diff
 
     isa_name, config, program, init = load_program_and_init(args)
+    args.against = args.against or default_oracle(get_isa(isa_name))
     report = diff(isa_name, config, program, init, a=args.backend, b=args.against,
                   mode="lockstep" if args.lockstep else "final", max_steps=args.max_steps)
     out = console(color=not args.no_color)
@@ -263,14 +288,16 @@ def cmd_diff(args) -> int:
 def cmd_fuzz(args) -> int:
     from rich.table import Table
 
-    if args.isa != "x86_amx":
-        raise UsageError(f"fuzz knows x86_amx programs only, not {args.isa}")
     isa = get_isa(args.isa)
     if not has_hook(isa, "run_fuzz"):
         raise UsageError(f"ISA {args.isa} has no fuzzer")
     if args.cases < 1:
         raise UsageError("--cases must be at least 1")
     try:
+        subsets = tuple(getattr(isa, "fuzz_subsets", ()))  # from the ISA (its fuzzer may need hypothesis)
+        if args.only is not None and args.only not in subsets:
+            raise UsageError(f"argument --only: invalid choice for {args.isa}: '{args.only}' (choose from "
+                             f"{', '.join(subsets)}) (see 'isasim fuzz --help')")
         summary = isa.run_fuzz(args.cases, args.seed, against=args.against, isa_subset=args.only,
                                lockstep=args.lockstep, out_dir=args.out, shrink_seconds=args.shrink_seconds)
     except ImportError as error:
@@ -566,7 +593,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("replay", help="replay trace files and check their expectations")
     p.add_argument("traces", nargs="+", metavar="TRACE", help="trace files (.json) to replay")
-    p.add_argument("--backend", default="sim", help="where to replay: sim (default) or silicon")
+    p.add_argument("--backend", default="sim", help=f"where to replay: sim (default) or {other_backends()}")
     p.add_argument("--max-steps", type=positive_int, default=DEFAULT_STEP_LIMIT,
                    help="stop with an error after this many instructions (default %(default)s)")
     p.add_argument("--max-report", type=positive_int, default=10,
@@ -577,7 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("record", help="run a program on a backend and write a trace of the result")
     common(p)
     p.add_argument("-o", "--output", required=True, help="trace file to write (never overwritten without --force)")
-    p.add_argument("--backend", default="sim", help="where to run: sim (default) or silicon")
+    p.add_argument("--backend", default="sim", help=f"where to run: sim (default) or {other_backends()}")
     p.add_argument("--producer", help="who produced the expectations (default: the backend)")
     p.add_argument("--steps", action="store_true", help="also record every step's writes")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
@@ -585,7 +612,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("diff", help="run a program on two backends and report the first divergence")
     common(p)
-    p.add_argument("--against", default="silicon", help="the other backend (default silicon)")
+    p.add_argument("--against", help=f"the other backend (default: the ISA's oracle; {other_backends()})")
     p.add_argument("--backend", default="sim", help="the first backend (default sim)")
     p.add_argument("--lockstep", action="store_true", help="compare after every instruction")
     p.set_defaults(func=cmd_diff)
@@ -595,8 +622,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", type=positive_int, default=200, help="programs to run (default %(default)s)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="the same seed draws the same programs (default %(default)s)")
     p.add_argument("--against", default="silicon", help="the other backend: silicon (default) or sim")
-    p.add_argument("--only", choices=("scalar", "amx"),
-                   help="fuzz only this subset (default: every subset the other backend can run here)")
+    p.add_argument("--only", metavar="SUBSET",
+                   help="fuzz only this subset of the ISA's instructions (x86_amx: scalar or amx; default: every "
+                        "subset the other backend can run here)")
     p.add_argument("--lockstep", action="store_true", help="compare after every instruction")
     p.add_argument("--out", default=".", help="directory for the reproducing traces (default: here)")
     p.add_argument("--shrink-seconds", type=seconds, default=60.0,
@@ -608,8 +636,8 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.add_argument("--commands", help="run these commands instead of prompting, e.g. \"s 3; p tmm0 int32; c\"")
     p.add_argument("--commands-file", help="run the commands in this file instead of prompting")
-    p.add_argument("--against", help="also step this backend (silicon) and stop at the first difference")
-    p.add_argument("--backend", default="sim", help="whose state to show: sim (default) or silicon")
+    p.add_argument("--against", help=f"also step this backend ({other_backends()}) and stop at the first difference")
+    p.add_argument("--backend", default="sim", help=f"whose state to show: sim (default) or {other_backends()}")
     p.add_argument("--show", action="append", metavar="ARRAY:TYPE",
                    help="element type of an array in the views, e.g. tmm0:int8")
     p.add_argument("--hex", action="store_true", help="show array elements in hex")

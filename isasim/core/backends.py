@@ -45,6 +45,7 @@ class Final:
 
 class Backend(Protocol):
     name: str
+    isa: str  # the ISA whose programs it runs (the simulator runs every ISA's and has none)
 
     def unavailable_reason(self, isa: str, program: Program | None = None) -> str | None: ...
     def run(self, isa: str, config: dict, program: Program, init: Init, *,

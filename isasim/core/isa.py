@@ -72,6 +72,7 @@ class Isa(Protocol):
     title: str
     code_base: int  # where assembled code is placed unless told otherwise
     config_options: tuple[ConfigOption, ...]  # the CLI options that set configuration keys
+    default_oracle: str | None  # the backend `isasim diff` compares with by default (x86_amx: "silicon")
 
     def configure(self, config: dict | None) -> dict: ...
     def new_state(self, config: dict, journal: Journal) -> State: ...

@@ -37,6 +37,7 @@ class X86Amx:
     title = "Intel AMX (x86-64)"
     code_base = CODE_BASE
     config_options = (ConfigOption("--cpu", "cpu", f"CPU model ({', '.join(CPU_MODELS)})", "MODEL"),)
+    default_oracle = "silicon"  # what `isasim diff` compares with unless --against says otherwise
     # isasim-trace/1 kept the tiles in expect.tiles (by name) and TILECFG in expect.tilecfg
     legacy_array_keys = ("tiles", "tilecfg")
     stepper_locations = """    rax ... r15, eax ... (any GPR view), rip, rflags   registers (p, w)
@@ -222,7 +223,15 @@ class X86Amx:
 
         return explain
 
+    @property
+    def fuzz_subsets(self) -> tuple[str, ...]:
+        """The subsets ``run_fuzz`` draws programs from (``isasim fuzz --only``), in seed order."""
+        from .fuzz import SUBSETS  # needs hypothesis, as run_fuzz does
+
+        return SUBSETS
+
     def run_fuzz(self, cases: int, seed: int, **options):
+        """The x86 generators (scalar, amx) run by the ISA-neutral campaign engine, isasim.core.fuzz."""
         from .fuzz import run_fuzz  # needs hypothesis: ImportError reaches the CLI, which says so
 
         return run_fuzz(cases, seed, **options)

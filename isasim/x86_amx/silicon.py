@@ -445,6 +445,7 @@ class SiliconBackend:
     """This machine's CPU, through a ptrace-controlled child process."""
 
     name = "silicon"
+    isa = "x86_amx"  # the ISA whose programs it runs
     timeout = 10.0
 
     def unavailable_reason(self, isa: str, program: Program | None = None) -> str | None:
