@@ -2,14 +2,13 @@
 
 An explainer gives the program (set-up instructions, then the explained instruction
 last), its registers and memory; :func:`run_example` runs the set-up, takes a
-snapshot of the state, then steps the instruction and notes every memory access it
-makes.  Every number a worked example shows is read from this run, so an
+snapshot of the state, then steps the instruction with the memory noting every access
+it makes (``Memory.record_accesses``: reads too, which the journal does not keep).  Every number a worked example shows is read from this run, so an
 explanation cannot drift from what the simulator does.
 """
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -33,36 +32,6 @@ class ExampleRun:
     @property
     def fault(self):
         return self.setup_fault or (self.record.fault if self.record else None)
-
-
-@contextlib.contextmanager
-def watch_memory(memory, reads: list, writes: list):
-    """Note every memory access the machine makes during one step (addresses as the machine computed them)."""
-    originals = {}
-
-    def wrap(name, log):
-        original = getattr(memory, name, None)
-        if original is None:
-            return
-        originals[name] = original
-
-        def watched(*args, **kwargs):
-            log(*args)
-            return original(*args, **kwargs)
-
-        setattr(memory, name, watched)
-
-    wrap("read", lambda address, size: reads.append((address, size)))
-    wrap("write", lambda address, data: writes.append((address, bytes(data))))
-    wrap("read_rows", lambda first, stride, count, size: reads.extend(
-        ((first + r * stride) % (1 << 64), size) for r in range(count)))
-    wrap("write_rows", lambda first, stride, rows: writes.extend(
-        ((first + r * stride) % (1 << 64), bytes(row)) for r, row in enumerate(rows)))
-    try:
-        yield
-    finally:
-        for name in originals:
-            delattr(memory, name)  # the instance attribute goes; the class method is back
 
 
 def _listing_line(instruction) -> str:
@@ -95,8 +64,10 @@ def run_example(isa: str, source: str, *, config: dict, regs: dict, memory: list
     state = machine.state
     run.before = snapshot(state) if snapshot is not None else \
         {"regs": {name: state.read_register(name) for name in state.register_names()}}
-    with watch_memory(machine.memory, run.reads, run.writes):
+    with machine.memory.record_accesses() as accesses:
         run.record = machine.step()
+    run.reads = [(address, size) for what, address, size in accesses if what == "read"]
+    run.writes = [(address, data) for what, address, data in accesses if what == "write"]
     return run
 
 
