@@ -22,7 +22,7 @@ from .settings import Settings
 _ROLE_COLOURS = {"A": "a", "B": "b", "C": "c"}
 
 # mnemonic -> the module whose ``example(ins, form, settings, cpu, encoding)`` builds the worked example;
-# the forms that accumulate C += A·B (by their declared operand roles) are the tmul module's
+# the TMUL forms (C += A·B, by their declared operand roles) are the tmul module's
 _EXAMPLES = {
     "ldtilecfg": tilecfg, "sttilecfg": tilecfg,
     "tileloadd": tile_memory, "tileloaddt1": tile_memory, "tilestored": tile_memory,
@@ -85,7 +85,7 @@ def explain_amx(ins: Instruction, form: amx.AmxForm, settings: Settings) -> Expl
     expl.sections.append(Section("Operands", [operands_table(ins, form)]))
     expl.sections.append(Section("Operation (the semantics the simulator executes)", [Code(form.doc)]))
     expl.sections.append(Section("Faults", [faults_table(form)]))
-    topic = tmul if form.operand_roles == ("C", "A", "B") else _EXAMPLES[form.mnemonic]
+    topic = tmul if form.is_tmul else _EXAMPLES[form.mnemonic]
     blocks, figure = topic.example(ins, form, settings, cpu, encoding)
     expl.sections.append(Section("Worked example", blocks))
     expl.figure = figure

@@ -59,7 +59,7 @@ def default_cpu(feature: str, requested: str | None) -> str:
 
 
 def _snapshot(state) -> dict:
-    return {"tiles": state.tiles.copy(), "tilecfg": state.tilecfg.copy(),
+    return {"tiles": state.settled_tiles().copy(), "tilecfg": state.tilecfg.copy(),
             "regs": {name: state.read_register(name) for name in state.register_names()}}
 
 

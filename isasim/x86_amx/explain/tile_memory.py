@@ -106,7 +106,7 @@ def example(ins, form, settings: Settings, cpu: str, encoding):
         if k < len(accesses):
             address = accesses[k][0]
             observed.append(address)
-            data = bytes(accesses[k][1]) if store else machine.state.tiles[tile, r, :colsb].tobytes()
+            data = bytes(accesses[k][1]) if store else machine.state.settled_tiles()[tile, r, :colsb].tobytes()
         else:
             address, data = None, b""
         table_rows.append([str(r), f"{predicted:#x}", Cell(f"{address:#x}" if address is not None else "-", "addr"),
@@ -120,7 +120,7 @@ def example(ins, form, settings: Settings, cpu: str, encoding):
     blocks.append(Paragraph(f"start_row after: {machine.state.tilecfg.start_row} (every tile instruction that "
                             "completes resets it)."))
     # the picture: memory rows -> tile rows
-    tile_after = machine.state.tiles[tile]
+    tile_after = machine.state.settled_tiles()[tile]
     mem_rows = []
     for r in range(rows):
         address = (base + r * stride) % (1 << 64)

@@ -41,8 +41,9 @@ def example(ins, form, settings: Settings, cpu: str, encoding):
     changed = [w for w in run.record.writes if w.kind == "tile"]
     before_cells = [[Cell(f"{run.before['tiles'][tile, r, c]:02x}", "a" if r < rows and c < colsb else "zeroed")
                      for c in range(BYTES_PER_ROW)] for r in range(MAX_ROWS)]
-    after_cells = [[Cell(f"{state.tiles[tile, r, c]:02x}", "changed" if any(w.where == f"tmm{tile}[{r}]"
-                                                                          for w in changed) else "zeroed")
+    tiles_after = state.settled_tiles()
+    changed_rows = {w.where.subscript for w in changed if w.where.name == f"tmm{tile}"}
+    after_cells = [[Cell(f"{tiles_after[tile, r, c]:02x}", "changed" if r in changed_rows else "zeroed")
                     for c in range(BYTES_PER_ROW)] for r in range(MAX_ROWS)]
     before = Grid(f"tmm{tile} before", before_cells, group=4, caption=f"configured {rows} × {colsb} bytes")
     after = Grid(f"tmm{tile} after", after_cells, group=4, caption="every byte of all 16 rows × 64 bytes")
@@ -50,9 +51,9 @@ def example(ins, form, settings: Settings, cpu: str, encoding):
                                                   else str(w.old), hex_bytes(w.new, 8) if isinstance(w.new, bytes)
                                                   else str(w.new)] for w in run.record.writes],
                         title="What the step wrote (the machine's journal)"))
-    nonzero = int(np.count_nonzero(state.tiles))
+    nonzero = int(np.count_nonzero(tiles_after))
     blocks.append(Check("non-zero tile bytes after" + ("" if release else f" in tmm{tile}"), "0",
-                        str(nonzero if release else int(np.count_nonzero(state.tiles[tile])))))
+                        str(nonzero if release else int(np.count_nonzero(tiles_after[tile])))))
     if release:
         blocks.append(Check("TILECFG after", cfg_text(TileConfig()), cfg_text(state.tilecfg)))
     panels = [[before, after]]

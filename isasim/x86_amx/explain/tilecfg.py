@@ -151,7 +151,7 @@ def example(ins, form, settings: Settings, cpu: str, encoding):
                                 f"{run.reads[0][0]:#x}; the layout below is what TileConfig.from_bytes reads:"))
         blocks.append(tilecfg_fields_table(image, after))
         blocks.append(Check("TILECFG", cfg_text(TileConfig.from_bytes(image)), cfg_text(after)))
-        zeroed = sorted({w.where.split("[")[0] for w in run.record.writes if w.kind == "tile"})
+        zeroed = sorted({w.where.name for w in run.record.writes if w.kind == "tile"})
         blocks.append(Paragraph("All tile data is zeroed" + (f" (rows changed in {', '.join(zeroed)})" if zeroed
                                                               else " (it was already zero)") + "."))
         grid = tilecfg_grid(image, "the 64 bytes at m512", caption=cfg_text(after))

@@ -9,7 +9,6 @@ against the machine's element after.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,18 +27,16 @@ from .common import (
 from .settings import Settings
 from .tilecfg import tilecfg_image
 
-_INT_TDP = re.compile(r"tdpb([su])([su])d")  # the SDM's names: A's signedness, then B's
-_FLOAT_TDP = re.compile(r"tdp(bf16|fp16)ps")
 _ELEMENT_BYTES = {"int8": 1, "uint8": 1, "bf16": 2, "fp16": 2, "int32": 4, "uint32": 4, "fp32": 4, "int16": 2,
                   "uint16": 2}
 
 
-def _tdp_kind(mnemonic: str):
-    """("int", (A signed, B signed)) or ("bf16" / "fp16", None), from the SDM's mnemonic."""
-    m = _INT_TDP.fullmatch(mnemonic)
-    if m:
-        return "int", (m.group(1) == "s", m.group(2) == "s")
-    return _FLOAT_TDP.fullmatch(mnemonic).group(1), None
+def _tdp_kind(form):
+    """("int", (A signed, B signed)) or ("bf16" / "fp16", None), from the form's declared element types."""
+    types = dict(zip(form.operand_roles, form.element_types))
+    if types["C"] == "int32":
+        return "int", (types["A"] == "int8", types["B"] == "int8")
+    return types["A"], None
 
 
 def _tdp_data(kind: str, rng, cols_bytes: int, role: str) -> bytes:
@@ -76,7 +73,7 @@ class WorkedElement:
 
 def example(ins, form, settings: Settings, cpu: str, encoding):
     """The set-up, the tile shapes, and the account of C[m][n] checked against the machine."""
-    kind, signs = _tdp_kind(form.mnemonic)
+    kind, signs = _tdp_kind(form)
     init, views = init_regions(settings)
     if len(ins.operands) != 3:
         return [Paragraph("These bytes do not decode to operands, so there is nothing to run.")], None
@@ -149,7 +146,7 @@ def example(ins, form, settings: Settings, cpu: str, encoding):
         ins, encoding, tiles,
         A=np.ascontiguousarray(tiles_before[ta, :M, :4 * K]), B=np.ascontiguousarray(tiles_before[tb, :K, :4 * N]),
         C_before=np.ascontiguousarray(tiles_before[tc, :M, :4 * N]).view(np.uint32),
-        C_after=np.ascontiguousarray(run.machine.state.tiles[tc, :M, :4 * N]).view(np.uint32),
+        C_after=np.ascontiguousarray(run.machine.state.settled_tiles()[tc, :M, :4 * N]).view(np.uint32),
         m=m, n=n, M=M, K=K, N=N)
     machine_value = int(element.C_after[m, n])
     blocks.append(Paragraph(f"The worked element: C[{m}][{n}] = tmm{tc}.dword[{n}] of row {m}, from A's row {m} "
