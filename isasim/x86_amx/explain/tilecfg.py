@@ -1,7 +1,7 @@
 """LDTILECFG and STTILECFG: the 64-byte configuration image, field by field, and what the machine holds after.
 
-The layout is not written down here: :func:`tilecfg_layout` finds it by letting
-``TileConfig.from_bytes`` (what LDTILECFG loads with) read images with one byte set.
+The layout is not written down here: :func:`tilecfg_layout` names each byte from the
+one declaration of it in :mod:`isasim.x86_amx.state`, which LDTILECFG reads with.
 """
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 
 from ...core.explain import Cell, Check, Grid, Paragraph, Table, fault_blocks, setup_blocks
-from ..state import MAX_TILES, TileConfig
+from ..state import (
+    MAX_TILES, TILECFG_BYTES, TILECFG_PALETTE, TILECFG_START_ROW, TileConfig, colsb_bytes, rows_byte,
+)
 from .common import (
     CFG_ADDR, DATA_ADDR, example_figure, free_address, hex_bytes, init_regions, mem_registers, place,
     region_covering, run_after_setup, scratch,
@@ -18,23 +20,13 @@ from .settings import Settings
 
 
 def tilecfg_layout() -> list[str]:
-    """The name of each of the 64 TILECFG bytes, found by letting ``TileConfig.from_bytes`` (what
-    LDTILECFG loads with) read images with one byte set."""
-    zero = TileConfig.from_bytes(bytes(64))
-    names = []
-    for offset in range(64):
-        image = bytearray(64)
-        image[offset] = 1
-        cfg = TileConfig.from_bytes(bytes(image))
-        name = "reserved"
-        for attr in ("palette", "start_row"):
-            if getattr(cfg, attr) != getattr(zero, attr):
-                name = attr
-        for attr in ("colsb", "rows"):
-            for t in range(MAX_TILES):
-                if getattr(cfg, attr)[t] != getattr(zero, attr)[t]:
-                    name = f"{attr}[{t}]"
-        names.append(name)
+    """The name of each of the 64 TILECFG bytes, from the layout LDTILECFG and STTILECFG use (state.py)."""
+    names = ["reserved"] * TILECFG_BYTES
+    names[TILECFG_PALETTE], names[TILECFG_START_ROW] = "palette", "start_row"
+    for t in range(MAX_TILES):
+        colsb = colsb_bytes(t)
+        names[colsb.start:colsb.stop] = [f"colsb[{t}]"] * (colsb.stop - colsb.start)
+        names[rows_byte(t)] = f"rows[{t}]"
     return names
 
 

@@ -27,8 +27,6 @@ from .common import (
 from .settings import Settings
 from .tilecfg import tilecfg_image
 
-_ELEMENT_BYTES = {"int8": 1, "uint8": 1, "bf16": 2, "fp16": 2, "int32": 4, "uint32": 4, "fp32": 4, "int16": 2,
-                  "uint16": 2}
 
 
 def _tdp_kind(form):
@@ -89,7 +87,8 @@ def example(ins, form, settings: Settings, cpu: str, encoding):
         for role in ("A", "B", "C"):
             view = views.get(role.lower())
             if view is not None:
-                sources[role] = (view.address, view.shape[1] * _ELEMENT_BYTES.get(view.element, 1), view.shape)
+                etype = numerics.ELEMENT_TYPES.get(view.element)
+                sources[role] = (view.address, view.shape[1] * (etype.size if etype else 1), view.shape)
         if "A" not in sources or "B" not in sources:
             raise ExplainError(f"{settings.init_source}: the init file needs named regions 'A' and 'B' (and "
                                "optionally 'C' and 'tilecfg') to explain a TDP instruction")
