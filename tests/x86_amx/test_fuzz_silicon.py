@@ -1,4 +1,4 @@
-"""Differential fuzzing of the simulator against this machine's CPU (isasim.x86_amx.fuzz).
+"""Differential fuzzing of the simulator against this machine's CPU (isasim.x86_amx.fuzz on isasim.core.fuzz).
 
 The scalar subset runs on any x86-64 Linux host: thousands of random programs are
 compared with silicon at the end of each program, and a few hundred after every
@@ -19,9 +19,10 @@ import pytest
 from amxharness import tilecfg_bytes
 from isasim.cli import main
 from isasim.core.diff import diff
+from isasim.core.fuzz import FuzzSummary, draw_cases, write_fresh
 from isasim.core.machine import Machine
 from isasim.core.trace import Init, read_trace
-from isasim.x86_amx import fuzz, scalar
+from isasim.x86_amx import fuzz, fuzz_amx, fuzz_scalar, scalar
 from isasim.x86_amx.silicon import SiliconBackend, host_cpu, platform_problem
 from test_amx_faults import AFTER_RELEASE, FULL, SHAPE_MISMATCHES, cfg_with
 
@@ -36,7 +37,7 @@ SCALAR_FORMS = {"mov", "movabs", "add", "sub", "cmp", "xor", "test", "inc", "dec
                 "imul (2 operands)", "imul (3 operands)", "jmp", "jcc", "nop"}
 
 
-def divergence_report(summary: fuzz.FuzzSummary) -> str:
+def divergence_report(summary: FuzzSummary) -> str:
     lines = [f"{len(summary.divergences)} divergence(s) between sim and {summary.b} (seed {summary.seed}):"]
     for d in summary.divergences:
         lines.append(f"  {d.subset} case {d.case}: {d.description}")
@@ -79,7 +80,7 @@ def inc_that_sets_cf(cpu, dest):
 
 @needs_silicon
 def test_a_planted_bug_is_found_shrunk_and_written_as_a_trace(tmp_path, monkeypatch):
-    monkeypatch.setattr(scalar.BY_MNEMONIC["inc"], "semantics", inc_that_sets_cf)
+    monkeypatch.setattr(scalar.FORMS["INC_dest"], "semantics", inc_that_sets_cf)
     summary = fuzz.run_fuzz(300, 2, against="silicon", isa_subset="scalar", out_dir=tmp_path, max_divergences=1,
                             shrink_candidates=40, shrink_seconds=120)
     assert len(summary.divergences) == 1, summary
@@ -100,24 +101,24 @@ def test_a_planted_bug_is_found_shrunk_and_written_as_a_trace(tmp_path, monkeypa
 
 @needs_silicon
 def test_traces_are_never_overwritten(tmp_path):
-    case = fuzz.draw_cases(fuzz.scalar_cases(), 1, SEED)[0]
+    case = draw_cases(fuzz_scalar.scalar_cases(), 1, SEED)[0]
     text, init = case.standalone()
     from isasim.core.trace import Trace
 
     trace = Trace("x86_amx", text.split("\n"), {}, "test", init, {})
-    first = fuzz.write_fresh(trace, tmp_path, "same")
-    second = fuzz.write_fresh(trace, tmp_path, "same")
+    first = write_fresh(trace, tmp_path, "same")
+    second = write_fresh(trace, tmp_path, "same")
     assert first != second and first.exists() and second.exists()
 
 
 def test_the_same_seed_draws_the_same_programs():
-    one = fuzz.draw_cases(fuzz.scalar_cases(), 30, 7)
-    two = fuzz.draw_cases(fuzz.scalar_cases(), 30, 7)
+    one = draw_cases(fuzz_scalar.scalar_cases(), 30, 7)
+    two = draw_cases(fuzz_scalar.scalar_cases(), 30, 7)
     assert one == two and len(set(one)) > 20
 
 
 def test_generated_programs_assemble_and_run_on_the_simulator_without_faults():
-    for case in fuzz.draw_cases(fuzz.scalar_cases(), 200, SEED):
+    for case in draw_cases(fuzz_scalar.scalar_cases(), 200, SEED):
         text, init = case.standalone()
         machine = Machine("x86_amx")
         machine.load(machine.assemble(text), regs=init.regs, memory=init.memory)
@@ -127,8 +128,8 @@ def test_generated_programs_assemble_and_run_on_the_simulator_without_faults():
 
 def test_a_batch_runs_each_case_as_it_runs_alone():
     """Registers, memory and flags a batch stores for each case equal the case's own run."""
-    cases = [c.at_slot(i) for i, c in enumerate(fuzz.draw_cases(fuzz.scalar_cases(), 40, SEED + 3))]
-    batch = fuzz.build_batch(cases)
+    cases = [c.at_slot(i) for i, c in enumerate(draw_cases(fuzz_scalar.scalar_cases(), 40, SEED + 3))]
+    batch = fuzz_scalar.build_batch(cases)
     machine = Machine("x86_amx")
     machine.load(batch.program, regs=batch.init.regs, memory=batch.init.memory)
     assert machine.run().fault is None
@@ -137,15 +138,17 @@ def test_a_batch_runs_each_case_as_it_runs_alone():
         alone = Machine("x86_amx")
         alone.load(alone.assemble(text), regs=init.regs, memory=init.memory)
         alone.run()
-        block = fuzz.BOOK_BASE + i * fuzz.BOOK
+        block = fuzz_scalar.BOOK_BASE + i * fuzz_scalar.BOOK
         for name in case.written:
-            stored = machine.memory.read(block + fuzz.BOOK_OUT + 8 * fuzz.GPR64.index(name), 8)
+            stored = machine.memory.read(block + fuzz_scalar.BOOK_OUT + 8 * fuzz_scalar.GPR64.index(name), 8)
             assert int.from_bytes(stored, "little") == alone.state.read_register(name), (i, name, text)
-        for flag, _jump in fuzz.CAPTURE_JUMPS:
+        for flag, _jump in fuzz_scalar.CAPTURE_JUMPS:
             if case.defined & flag:
-                stored = machine.memory.read(block + fuzz.BOOK_FLAGS + fuzz.CAPTURE_OFFSET[flag], 1)[0]
+                at = block + fuzz_scalar.BOOK_FLAGS + fuzz_scalar.CAPTURE_OFFSET[flag]
+                stored = machine.memory.read(at, 1)[0]
                 assert stored == bool(alone.state.rflags & flag), (i, flag, text)
-        assert machine.memory.read(case.slot_address, fuzz.SLOT) == alone.memory.read(case.slot_address, fuzz.SLOT)
+        slot = (case.slot_address, fuzz_scalar.SLOT)
+        assert machine.memory.read(*slot) == alone.memory.read(*slot)
 
 
 # ---- AMX programs -------------------------------------------------------------------------
@@ -154,7 +157,7 @@ def test_a_batch_runs_each_case_as_it_runs_alone():
 def test_amx_generator_runs_sim_against_sim(tmp_path):
     summary = fuzz.run_fuzz(40, SEED, against="sim", isa_subset="amx", out_dir=tmp_path)
     assert not summary.divergences and summary.cases["amx"] == 40
-    assert summary.elements["tdpbf16ps"] > 0 and sum(summary.elements[f] for f in fuzz.INT_TDP_FORMS) > 0
+    assert summary.elements["tdpbf16ps"] > 0 and sum(summary.elements[f] for f in fuzz_amx.INT_TDP_FORMS) > 0
 
 
 @needs_amx
@@ -162,19 +165,19 @@ def test_amx_programs_agree_with_silicon(tmp_path):
     """At least 100,000 TDPBF16PS and 50,000 elements of each integer TDP per run."""
     elements: Counter = Counter()
     seed = SEED
-    while (elements["tdpbf16ps"] < 100_000 or min(elements[f] for f in fuzz.INT_TDP_FORMS) < 50_000) \
+    while (elements["tdpbf16ps"] < 100_000 or min(elements[f] for f in fuzz_amx.INT_TDP_FORMS) < 50_000) \
             and seed < SEED + 20:
         summary = fuzz.run_fuzz(100, seed, against="silicon", isa_subset="amx", out_dir=tmp_path)
         assert not summary.divergences, divergence_report(summary)
         elements.update(summary.elements)
         seed += 1
     assert elements["tdpbf16ps"] >= 100_000, elements
-    assert all(elements[f] >= 50_000 for f in fuzz.INT_TDP_FORMS), elements
+    assert all(elements[f] >= 50_000 for f in fuzz_amx.INT_TDP_FORMS), elements
 
 
 # Every row of the fault table (tests/x86_amx/test_amx_faults.py) as a program with its
 # initial state: (name, lines, configuration bytes, register changes, fault on Emerald Rapids).
-CFG, BUF, DST, READ_ONLY = fuzz.AMX_CFG, fuzz.AMX_BUF, fuzz.AMX_DST, 0x20300000
+CFG, BUF, DST, READ_ONLY = fuzz_amx.AMX_CFG, fuzz_amx.AMX_BUF, fuzz_amx.AMX_DST, 0x20300000
 LAST_CFG = CFG + 0x1000 - 64  # a configuration in the last 64 bytes of its page
 FAULT_ROWS = [
     ("valid palette 1", ["ldtilecfg [rcx]"], tilecfg_bytes({t: (16, 64) for t in range(8)}), {}, None),
@@ -252,8 +255,8 @@ def fault_row_program(lines, configs: bytes, regs: dict) -> tuple[str, Init]:
     page = bytearray(0x1000)
     at = 0x1000 - 64 if regs.get("rcx") == LAST_CFG else 0
     page[at : at + len(configs)] = configs
-    buffer = (bytes(range(64)) + b"\x66" * 64) * (fuzz.AMX_SPAN // 128)
-    memory = [(CFG, bytes(page), True), (BUF, buffer, True), (DST, bytes(fuzz.AMX_SPAN), True),
+    buffer = (bytes(range(64)) + b"\x66" * 64) * (fuzz_amx.AMX_SPAN // 128)
+    memory = [(CFG, bytes(page), True), (BUF, buffer, True), (DST, bytes(fuzz_amx.AMX_SPAN), True),
               (READ_ONLY, b"\x11" * 0x1000, False)]
     return "\n".join(lines + ["ret"]), Init({"rcx": CFG, "rdi": BUF, "rdx": DST, "rsi": 64, **regs}, memory)
 

@@ -1,0 +1,617 @@
+"""Random scalar x86-64 test cases for the fuzzer, and batches of them in one program.
+
+Cases (``scalar_cases()``, a hypothesis strategy)
+    Random straight-line-with-forward-branches programs of the scalar subset
+    (MOV/MOVABS, ADD, SUB, CMP, XOR, TEST, INC, DEC, LEA, the three IMUL forms,
+    JMP, the sixteen Jcc with their aliases, rel8 and rel32, NOP and NOP r/m,
+    RET) at every operand width, ending with RET.  Memory operands go only
+    through one or two reserved base registers that point into the case's own
+    scratch slot, with small displacements and a reserved index register holding
+    a small value, so every access stays inside mapped memory; nothing writes the
+    reserved registers.  A conditional branch only tests flags that are defined on
+    every path to it (IMUL leaves SF/ZF/AF/PF undefined, XOR and TEST leave AF
+    undefined), so the two backends never legitimately part ways.
+
+Batches (``build_batch``)
+    Starting a silicon run costs a child process (about 0.2 s), so scalar cases
+    run in batches: one program holds many cases, each loading its registers from
+    a bookkeeping block, normalising the flags (all clear, as a program starts),
+    running its body (a RET becomes a jump to the end of the body) and storing the
+    registers it may have written and the flags that are defined at its end
+    (through Jcc) into that block.  A batch divergence is pinned to its case by
+    ``Batch.case_of``.  AF has no Jcc: a final-state batch compares it for its
+    last case only, a lockstep run after every instruction of every case.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+
+from ..core.diff import DiffReport
+from ..core.isa import get_isa
+from ..core.program import Program
+from ..core.trace import Init
+from . import CODE_BASE, scalar
+from .operands import Target
+from .registers import GPR64, GPR_VIEWS, gpr_name
+from .state import CF, OF, PF, SF, ZF
+
+ISA_NAME = "x86_amx"
+MASK64 = (1 << 64) - 1
+
+# ---------------------------------------------------------------------------
+# Memory layout
+# ---------------------------------------------------------------------------
+
+SLOT_BASE = 0x10000000  # scalar case i's scratch memory: SLOT_BASE + i * SLOT
+SLOT = 0x400
+BASE_LOW, BASE_HIGH = 0x90, 0x2F0  # where in its slot a base register may point
+DISP_LIMIT = 0x90  # |displacement| of a memory operand through a base register
+INDEX_LIMIT = 15  # the index register holds 0..15 (times a scale of at most 8)
+BOOK_BASE = 0x18000000  # bookkeeping of a batch: case i's block at BOOK_BASE + i * BOOK
+BOOK = 0x140
+BOOK_IN, BOOK_OUT, BOOK_FLAGS, BOOK_ONE = 0x00, 0x80, 0x100, 0x108
+
+# ---------------------------------------------------------------------------
+# Values worth generating
+# ---------------------------------------------------------------------------
+
+EDGE_VALUES = (0, 1, MASK64, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, 0x80000000,
+               0xFFFFFFFF, 0x100000000, (1 << 63) - 1, 1 << 63, MASK64 - 0x7F, 0xFFFFFFFF80000000,
+               0x8080808080808080, 0x7F7F7F7F7F7F7F7F, 0x0F, 0x10, 0xFFFFFFFFFFFF8000, 0x5555555555555555,
+               0xAAAAAAAAAAAAAAAA, 0xFE, 0xFFFE, 0xFFFFFFFE, MASK64 - 1)
+EDGE_IMMEDIATES = (0, 1, -1, 0x7F, 0x80, -0x80, -0x81, 0xFF, 0x7FFF, 0x8000, -0x8000, 0xFFFF, 0x7FFFFFFF,
+                   -(1 << 31), 0x80000000, 0xFFFFFFFF, (1 << 63) - 1, 1 << 63, 0x10, 2, 0x7E, -2)
+EDGE_DISPLACEMENTS = (0, 1, -1, 8, -8, 0x7F, -0x80, 0x80, -0x81, DISP_LIMIT, -DISP_LIMIT, 0x40, -0x40)
+LEA_DISPLACEMENTS = (0, 1, -1, 0x7F, -0x80, 0x80, 0x7FFFFFFF, -(1 << 31), 0x12345678, -0x12345678)
+
+STATUS_TESTED = CF | PF | ZF | SF | OF  # the flags a Jcc can observe (AF has none)
+# (canonical mnemonic and its aliases, flags the condition reads)
+CONDITIONS = [(("j" + cc,) + aliases, reads) for (cc, _m, _t, aliases), reads in zip(scalar.CONDITIONS, (
+    OF, OF, CF, CF, ZF, ZF, CF | ZF, CF | ZF, SF, SF, PF, PF, SF | OF, SF | OF, ZF | SF | OF, ZF | SF | OF))]
+# The Jcc that jumps when the flag is CLEAR (so the fall-through records a set flag).
+CAPTURE_JUMPS = ((CF, "jae"), (PF, "jnp"), (ZF, "jne"), (SF, "jns"), (OF, "jno"))
+CAPTURE_OFFSET = {CF: 0, PF: 1, ZF: 2, SF: 3, OF: 4}
+
+_HIGH_BYTES = {"ah": "rax", "ch": "rcx", "dh": "rdx", "bh": "rbx"}
+_LOW_OF_HIGH = {"ah": "al", "ch": "cl", "dh": "dl", "bh": "bl"}
+_SIZE = {8: "BYTE", 16: "WORD", 32: "DWORD", 64: "QWORD"}
+_NEEDS_REX = {gpr_name(n, 8) for n in range(4, 16)} | {gpr_name(n, b) for n in range(8, 16) for b in (16, 32, 64)}
+
+
+def parent(name: str) -> str:
+    return GPR64[GPR_VIEWS[name].number]
+
+
+def _signed(value: int, bits: int) -> int:
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+# ---------------------------------------------------------------------------
+# Scalar cases
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScalarCase:
+    """One scalar test case, placed in scratch slot ``slot`` (SLOT_BASE + slot * SLOT).
+
+    body: assembly lines; branch labels are L<n>; every RET is the line "ret" (possibly after a label).
+    regs: initial GPR values (only the registers the body uses); base registers as offsets into the slot.
+    bases: the base registers (they hold SLOT address + offset).
+    scratch: the slot's initial bytes.
+    written: the GPRs the body may write.  defined: status flags defined at every RET.
+    """
+
+    body: tuple[str, ...]
+    regs: tuple[tuple[str, int], ...]
+    bases: tuple[str, ...]
+    scratch: bytes
+    written: tuple[str, ...]
+    defined: int
+    slot: int = 0
+
+    def at_slot(self, slot: int) -> "ScalarCase":
+        return ScalarCase(self.body, self.regs, self.bases, self.scratch, self.written, self.defined, slot)
+
+    @property
+    def slot_address(self) -> int:
+        return SLOT_BASE + self.slot * SLOT
+
+    def init_regs(self) -> dict[str, int]:
+        return {name: (self.slot_address + value if name in self.bases else value) for name, value in self.regs}
+
+    def standalone(self) -> tuple[str, Init]:
+        """The (program text, Init) pair of this case on its own."""
+        return "\n".join(self.body), Init(self.init_regs(), [(self.slot_address, self.scratch, True)])
+
+    @property
+    def size(self) -> int:
+        return sum(1 for line in self.body if line.split(":")[-1].strip())
+
+    def truncated(self, index: int) -> "ScalarCase":
+        """The case ending (RET) right after instruction ``index``; labels of the lines cut go on the RET."""
+        kept, cut = list(self.body[: index + 1]), self.body[index + 1 :]
+        labels = [line.split(":")[0] for line in cut if re.match(r"^L\d+: ", line)]
+        kept.append(" ".join(f"{label}:" for label in labels) + (" ret" if labels else "ret"))
+        return ScalarCase(tuple(kept), self.regs, self.bases, self.scratch, self.written, self.defined, self.slot)
+
+
+@dataclass
+class _Block:
+    lines: list[str]
+    jump_to: int | None = None  # block index this block may jump to
+    falls_through: bool = True
+    mnemonic: str = ""
+
+
+class _ScalarBuilder:
+    """Turns drawn choices into a valid program: registers from pools, flags tracked for Jcc."""
+
+    def __init__(self, reserved: set[str], bases: list[str], index: str | None):
+        self.reserved = reserved
+        self.bases = bases
+        self.index = index
+        self.used: set[str] = set(bases) | ({index} if index else set())
+        self.written: set[str] = set()
+        writable = [r for r in GPR64 if r not in reserved]
+        self.dest_pool = {bits: [gpr_name(GPR64.index(r), bits) for r in writable] for bits in (16, 32, 64)}
+        self.dest_pool[8] = [gpr_name(GPR64.index(r), 8) for r in writable] + [
+            h for h, p in _HIGH_BYTES.items() if p not in reserved]
+        self.src_pool = {bits: [gpr_name(n, bits) for n in range(16)] for bits in (16, 32, 64)}
+        self.src_pool[8] = [gpr_name(n, 8) for n in range(16)] + list(_HIGH_BYTES)
+
+    def dest(self, bits: int, choice: int) -> str:
+        pool = self.dest_pool[bits]
+        return pool[choice % len(pool)]
+
+    def src(self, bits: int, choice: int) -> str:
+        pool = self.src_pool[bits]
+        return pool[choice % len(pool)]
+
+    def memory(self, bits: int | None, m) -> str:
+        base_choice, use_index, scale, disp = m
+        base = self.bases[base_choice % len(self.bases)]
+        parts = base
+        if use_index and self.index:
+            parts += f"+{self.index}*{scale}"
+        if disp:
+            parts += f"+{disp:#x}" if disp > 0 else f"-{-disp:#x}"
+        size = f"{_SIZE[bits]} PTR " if bits else ""
+        return f"{size}[{parts}]"
+
+    @staticmethod
+    def immediate(value: int, bits: int, *, full64: bool = False) -> str:
+        if bits == 64 and not full64:
+            return f"{_signed(value, 32) & MASK64:#x}"
+        return f"{value & ((1 << bits) - 1):#x}"
+
+    def fix_rex(self, ops: list[str]) -> list[str]:
+        """ah/bh/ch/dh cannot be encoded with a REX prefix: use al/bl/cl/dl then."""
+        regs = set()
+        for o in ops:
+            if "[" in o:
+                regs |= set(re.findall(r"r\d+|[a-z]+", o.split("[", 1)[1]))
+            else:
+                regs.add(o)
+        if not any(o in _HIGH_BYTES for o in ops):
+            return ops
+        if regs & _NEEDS_REX or any(re.fullmatch(r"r(8|9|1[0-5])", r) for r in regs):
+            return [_LOW_OF_HIGH.get(o, o) for o in ops]
+        return ops
+
+    def note(self, *, reads=(), writes=()) -> None:
+        for name in reads:
+            self.used.add(parent(name))
+        for name in writes:
+            self.used.add(parent(name))
+            self.written.add(parent(name))
+
+
+# Instruction kinds, weighted by repetition; a choice byte of 0 picks the first (the simplest).
+_KINDS = (("mov",) * 8 + ("add",) * 5 + ("sub",) * 4 + ("cmp",) * 5 + ("xor",) * 4 + ("test",) * 4
+          + ("inc",) * 3 + ("dec",) * 3 + ("lea",) * 4 + ("imul1",) * 3 + ("imul2",) * 3 + ("imul3",) * 3
+          + ("jcc",) * 6 + ("jmp",) * 2 + ("nop",) * 2 + ("longjump", "ret"))
+_SHAPES = ("rr", "ri", "rm", "mr", "mi")
+INSTRUCTION_BYTES = 28
+HEADER_BYTES = 16 + 9 * 16
+
+
+class _Choices:
+    """Fixed-offset fields of a blob of bytes hypothesis drew (missing bytes read as 0).
+
+    Cases are decoded from blobs because drawing a blob costs hypothesis one choice where
+    drawing each field would cost dozens, and a blob still shrinks well: toward fewer
+    instructions (list elements deleted, blobs shortened, and a blob of zeros is no
+    instruction) and toward zero bytes, which decode to the simplest choice of every field."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    def byte(self, at: int) -> int:
+        return self.data[at] if at < len(self.data) else 0
+
+    def pick(self, at: int, options):
+        return options[self.byte(at) % len(options)]
+
+    def word(self, at: int, size: int) -> int:
+        return int.from_bytes(self.data[at : at + size].ljust(size, b"\0"), "little")
+
+    def edge_or_word(self, at: int, edges, size: int) -> int:
+        """Half the values of byte ``at`` pick an edge value; the other half take the ``size`` bytes after it."""
+        selector = self.byte(at)
+        if selector < 128:
+            return edges[selector % len(edges)]
+        return self.word(at + 1, size)
+
+
+def _decode_instruction(blob: bytes) -> dict:
+    """The choices of one instruction (28 bytes at fixed offsets); _render turns them into text once the
+    registers are known.  Every field is drawn whatever the kind, so that a kind change keeps the others."""
+    c = _Choices(blob)
+    kind = c.pick(0, _KINDS)
+    if kind == "longjump" and c.byte(24) & 3:  # three in four become plain Jcc: their filler is long
+        kind = "jcc"
+    random_disp = _signed(c.byte(16), 8)
+    if abs(random_disp) > DISP_LIMIT:
+        random_disp = random_disp % (2 * DISP_LIMIT + 1) - DISP_LIMIT
+    disp = EDGE_DISPLACEMENTS[c.byte(15) % len(EDGE_DISPLACEMENTS)] if c.byte(15) < 128 else random_disp
+    spec = {"kind": kind, "bits": c.pick(1, (64, 32, 16, 8)), "shape": c.pick(2, _SHAPES), "r1": c.byte(3) % 20,
+            "r2": c.byte(4) % 20, "imm": _signed(c.edge_or_word(5, [v & MASK64 for v in EDGE_IMMEDIATES], 8), 64),
+            "mem": (c.byte(14) & 1, bool(c.byte(14) & 2), (1, 2, 4, 8)[c.byte(14) >> 2 & 3], disp),
+            "cond": c.byte(17) % 16, "alias": c.byte(18) % 4, "dist": c.byte(19) % 7,
+            "on_memory": bool(c.byte(2) & 1), "conditional": kind == "jcc" or (kind == "longjump" and c.byte(18) & 4),
+            "base": c.byte(20) % 17, "index": c.byte(21) % 17, "scale": (1, 2, 4, 8)[c.byte(22) & 3],
+            "disp": _signed(c.edge_or_word(23, [d & 0xFFFFFFFF for d in LEA_DISPLACEMENTS], 4), 32)}
+    if kind in ("imul2", "imul3", "lea") and spec["bits"] == 8:
+        spec["bits"] = 32
+    if kind == "nop":
+        spec["bits"] = c.pick(1, (0, 16, 32, 64))
+        spec["disp"] = c.pick(23, LEA_DISPLACEMENTS)
+    return spec
+
+
+# One to four instructions per element (a blob of 29..56 bytes is two, the second padded with zeros):
+# fewer, larger choices are cheaper for hypothesis to draw.
+_INSTRUCTIONS = st.lists(st.binary(min_size=INSTRUCTION_BYTES, max_size=4 * INSTRUCTION_BYTES), min_size=0,
+                         max_size=12)
+_HEADER = st.binary(min_size=HEADER_BYTES, max_size=HEADER_BYTES)
+
+
+def _address(base_choice: int, index_choice: int, scale: int, disp: int) -> str:
+    """An address of arbitrary registers (LEA, NOP r/m: nothing is accessed)."""
+    base = GPR64[base_choice] if base_choice < 16 else None
+    index = GPR64[index_choice] if index_choice < 16 and GPR64[index_choice] != "rsp" else None
+    parts = base or ""
+    if index:
+        parts += ("+" if parts else "") + f"{index}*{scale}"
+    if disp or not parts:
+        parts += (f"+{disp:#x}" if parts else f"{disp:#x}") if disp >= 0 else f"-{-disp:#x}"
+    return f"[{parts}]"
+
+
+def _render(b: _ScalarBuilder, spec: dict, position: int) -> _Block:
+    """One instruction (or, for a rel32 branch, a branch and its filler) as assembly lines."""
+    kind = spec["kind"]
+    bits = spec.get("bits", 64)
+    if kind in ("mov", "add", "sub", "cmp", "xor", "test"):
+        shape = spec["shape"]
+        writes = kind not in ("cmp", "test")
+        first = b.dest(bits, spec["r1"]) if writes else b.src(bits, spec["r1"])
+        mem = b.memory(bits, spec["mem"]) if "m" in shape else None
+        if shape == "rr":
+            ops = [first, b.src(bits, spec["r2"])]
+        elif shape == "ri":
+            ops = [first, b.immediate(spec["imm"], bits, full64=kind == "mov")]
+        elif shape == "rm":
+            ops = [first, mem]
+        elif shape == "mr":
+            ops = [mem, b.src(bits, spec["r1"])]
+        else:
+            ops = [mem, b.immediate(spec["imm"], bits)]
+        ops = b.fix_rex(ops)
+        regs = [o for o in ops if o in GPR_VIEWS]
+        b.note(reads=regs, writes=[ops[0]] if writes and ops[0] in GPR_VIEWS else [])
+        return _Block([f"{kind} {', '.join(ops)}"], mnemonic=kind)
+    if kind in ("inc", "dec", "imul1"):
+        mnemonic = "imul" if kind == "imul1" else kind
+        if spec["on_memory"]:
+            op = b.memory(bits, spec["mem"])
+        else:
+            op = b.dest(bits, spec["r1"]) if kind != "imul1" else b.src(bits, spec["r1"])
+            op = b.fix_rex([op])[0]
+            b.note(reads=[op], writes=[op] if kind != "imul1" else [])
+        if kind == "imul1":
+            b.note(reads=["rax"], writes=["rax"] + (["rdx"] if bits > 8 else []))
+        return _Block([f"{mnemonic} {op}"], mnemonic=mnemonic)
+    if kind in ("imul2", "imul3"):
+        dest = b.dest(bits, spec["r1"])
+        src = b.memory(bits, spec["mem"]) if spec["on_memory"] else b.src(bits, spec["r2"])
+        ops = [dest, src] + ([b.immediate(spec["imm"], bits)] if kind == "imul3" else [])
+        b.note(reads=[o for o in ops if o in GPR_VIEWS], writes=[dest])
+        return _Block([f"imul {', '.join(ops)}"], mnemonic="imul")
+    if kind == "lea":
+        dest = b.dest(bits, spec["r1"])
+        address = _address(spec["base"], spec["index"], spec["scale"], spec["disp"])
+        b.note(reads=re.findall(r"r\w+", address), writes=[dest])
+        return _Block([f"lea {dest}, {address}"], mnemonic="lea")
+    if kind == "nop":
+        if not bits:
+            return _Block(["nop"], mnemonic="nop")
+        return _Block([f"nop {_SIZE[bits]} PTR {_address(spec['base'], spec['index'], spec['scale'], spec['disp'])}"],
+                      mnemonic="nop")
+    if kind == "ret":
+        return _Block(["ret"], falls_through=False, mnemonic="ret")
+    # branches: the target is filled in by the caller
+    target = position + 1 + spec["dist"]
+    if spec["conditional"]:
+        names, _reads = CONDITIONS[spec["cond"]]
+        mnemonic = names[spec["alias"] % len(names)]
+    else:
+        mnemonic = "jmp"
+    block = _Block([f"{mnemonic} L{target}"], jump_to=target, falls_through=mnemonic != "jmp", mnemonic=mnemonic)
+    if kind == "longjump":  # 13 ten-byte MOVABS: the branch needs rel32
+        for k in range(13):
+            dest = b.dest(64, spec["cond"] + k)
+            value = (0x8123456789ABCDEF + 0x1111111111 * k * (spec["dist"] + 1)) & MASK64
+            block.lines.append(f"mov {dest}, {value:#x}")
+            b.note(writes=[dest])
+    return block
+
+
+_BASE_CANDIDATES = [r for r in GPR64 if r not in ("rax", "rdx")]  # IMUL writes rax and rdx
+
+
+def _offset(c: _Choices, at: int) -> int:
+    """Where in the slot a base register points."""
+    edges = (0x100, 0x200, BASE_LOW, BASE_HIGH, 0x1FF, 0x201)
+    if c.byte(at) < 128:
+        return edges[c.byte(at) % len(edges)]
+    return BASE_LOW + c.byte(at + 1) * 3 % (BASE_HIGH - BASE_LOW + 1)
+
+
+@st.composite
+def scalar_cases(draw):
+    """A random scalar test case (see the module docstring)."""
+    c = _Choices(draw(_HEADER))
+    pieces = [blob[k : k + INSTRUCTION_BYTES] for blob in draw(_INSTRUCTIONS)
+              for k in range(0, len(blob), INSTRUCTION_BYTES)]
+    specs = [_decode_instruction(piece) for piece in pieces if any(piece)]  # all zeros: no instruction
+    base1 = c.pick(0, _BASE_CANDIDATES)
+    others = [r for r in _BASE_CANDIDATES if r != base1]
+    base2 = others[c.byte(2) % len(others)] if c.byte(1) & 1 else None
+    others = [r for r in others if r not in (base2, "rsp")]
+    index = others[c.byte(4) % len(others)] if c.byte(3) & 1 else None
+    bases = [base1] + ([base2] if base2 else [])
+    offsets = [_offset(c, 5), _offset(c, 7)][: len(bases)]
+    index_value = c.byte(9) % (INDEX_LIMIT + 1)
+    fill = c.pick(10, ("pattern", "zero", "ones", "edges", "random"))
+    fill_seed = c.word(11, 4)
+    values = [c.edge_or_word(16 + 9 * n, EDGE_VALUES, 8) for n in range(16)]
+
+    reserved = set(bases) | ({index} if index else set())
+    builder = _ScalarBuilder(reserved, bases, index)
+    blocks = [_render(builder, spec, i) for i, spec in enumerate(specs)]
+    blocks.append(_Block(["ret"], falls_through=False, mnemonic="ret"))
+    final = len(blocks) - 1
+
+    # Forward branches and the flags each path leaves undefined.
+    pending: dict[int, int | None] = {}  # block -> undefined flags arriving by branch (None: no branch arrives)
+    labels: set[int] = set()
+    undefined: int | None = 0  # None: this point is unreachable
+    at_ret = 0
+    for i, block in enumerate(blocks):
+        arriving = pending.get(i)
+        if arriving is not None:
+            undefined = arriving if undefined is None else undefined | arriving
+        if block.jump_to is not None:
+            block.jump_to = min(block.jump_to, final)
+            labels.add(block.jump_to)
+            names, reads = CONDITIONS[specs[i]["cond"]]
+            if block.mnemonic != "jmp" and reads & (undefined or 0):
+                allowed = [c for c in CONDITIONS if not c[1] & (undefined or 0)]
+                if allowed:
+                    names, _ = allowed[specs[i]["cond"] % len(allowed)]
+                    first = names[specs[i]["alias"] % len(names)]
+                else:
+                    first = "jmp"
+                    block.falls_through = False
+                block.lines[0] = f"{first} L{block.jump_to}"
+            block.lines[0] = re.sub(r"L\d+$", f"L{block.jump_to}", block.lines[0])
+            if undefined is not None:
+                prior = pending.get(block.jump_to)
+                pending[block.jump_to] = undefined if prior is None else prior | undefined
+        if block.mnemonic == "ret" and undefined is not None:
+            at_ret |= undefined
+        if undefined is not None and block.mnemonic not in ("ret",):
+            written = scalar.FLAGS_WRITTEN.get(block.mnemonic, 0)
+            undefined = (undefined & ~written) | scalar.UNDEFINED_FLAGS.get(block.mnemonic, 0)
+        if not block.falls_through:
+            undefined = None
+    # labels go in front of their block's first line
+    out: list[str] = []
+    for i, block in enumerate(blocks):
+        for j, line in enumerate(block.lines):
+            out.append(f"L{i}: {line}" if j == 0 and i in labels else line)
+
+    regs = {}
+    for n, name in enumerate(GPR64):
+        if name in builder.used:
+            regs[name] = values[n]
+    for name, offset in zip(bases, offsets):
+        regs[name] = offset
+    if index:
+        regs[index] = index_value
+    written = tuple(r for r in GPR64 if r in builder.written)
+    return ScalarCase(tuple(out), tuple(sorted(regs.items(), key=lambda kv: GPR64.index(kv[0]))), tuple(bases),
+                      _fill(fill, fill_seed, SLOT), written, STATUS_TESTED & ~at_ret)
+
+
+def _fill(kind: str, fill_seed: int, size: int) -> bytes:
+    """Scratch memory contents from a small description (so that hypothesis shrinks it cheaply)."""
+    if kind == "zero":
+        return bytes(size)
+    if kind == "ones":
+        return b"\xff" * size
+    rng = np.random.default_rng(fill_seed)
+    if kind == "random":
+        return rng.integers(0, 256, size, dtype=np.uint8).tobytes()
+    if kind == "edges":
+        words = np.array([v & MASK64 for v in EDGE_VALUES], dtype=np.uint64)
+        return rng.choice(words, size // 8).astype("<u8").tobytes()
+    return bytes((i * 0x1F + fill_seed) & 0xFF for i in range(size))
+
+
+def scalar_programs():
+    """(program text, Init) pairs of random scalar cases."""
+    return scalar_cases().map(lambda case: case.standalone())
+
+
+# ---------------------------------------------------------------------------
+# Batches of scalar cases
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Batch:
+    """Many scalar cases in one program: case i in slot i, with its bookkeeping block."""
+
+    cases: list[ScalarCase]
+    program: Program
+    init: Init
+    starts: list[int]  # address of each case's first instruction
+    bodies: list[tuple[int, int]]  # [start, end) of each case's body
+
+    def text(self) -> list[str]:
+        """The program as assembly lines that assemble back to the same bytes."""
+        lines = [ins.text for ins in self.program.instructions]
+        again = get_isa(ISA_NAME).assemble("\n".join(lines))
+        if again.code == self.program.code:
+            return lines
+        return [".byte " + ",".join(f"{x:#04x}" for x in ins.encoding) for ins in self.program.instructions]
+
+    def case_of(self, report: DiffReport) -> int | None:
+        """Which case a divergence of the batch belongs to (None: cannot tell).  A register or RFLAGS
+        that differs only at the end is the last case's (the bookkeeping stores every other's)."""
+        d = report.divergence
+        address = None
+        if d.instruction is not None:
+            address = d.instruction.address
+        elif d.where == "fault":
+            fault = report.a_fault or report.b_fault
+            if fault is not None and fault.index is not None:
+                address = self.program.instructions[fault.index].address
+        elif d.where.startswith("memory "):
+            at = int(d.where.split()[1], 16)
+            if SLOT_BASE <= at < SLOT_BASE + SLOT * len(self.cases):
+                return (at - SLOT_BASE) // SLOT
+            if BOOK_BASE <= at < BOOK_BASE + BOOK * len(self.cases):
+                return (at - BOOK_BASE) // BOOK
+        elif d.where in GPR64 or d.where == "rflags":
+            return len(self.cases) - 1
+        if address is None:
+            return None
+        return max(i for i, start in enumerate(self.starts) if address >= start) if address >= self.starts[0] else None
+
+
+_LINE_CODE: dict[str, bytes] = {}
+
+
+def line_code(line: str) -> bytes:
+    """The encoding of one position-independent line (cached: batches repeat their bookkeeping lines)."""
+    code = _LINE_CODE.get(line)
+    if code is None:
+        if len(_LINE_CODE) > 200000:
+            _LINE_CODE.clear()
+        code = _LINE_CODE[line] = get_isa(ISA_NAME).assemble(line).code
+    return code
+
+
+_BRANCH = re.compile(r"^(j[a-z]+) L(\d+)$")
+
+
+def body_code(case: ScalarCase) -> bytes:
+    """The case's body as position-independent code with every RET a jump to the end of the body
+    (where the batch goes on with the case's bookkeeping).  Lines are encoded one by one (the
+    assembler lays a whole program out again each time a branch grows); branches are laid out here
+    (rel8 where it reaches, as GNU as does) and encoded by the scalar encoder."""
+    items = []  # (label or None, bytes or (mnemonic, target label))
+    for line in case.body:
+        label, _, rest = line.partition(": ") if re.match(r"^L\d+: ", line) else ("", "", line)
+        m = _BRANCH.match(rest)
+        if rest == "ret":
+            items.append((label, ("jmp", None)))
+        elif m:
+            items.append((label, (m.group(1), m.group(2))))
+        else:
+            items.append((label, line_code(rest)))
+    if items and items[-1][1] == ("jmp", None):  # the final RET: fall into the bookkeeping
+        items[-1] = (items[-1][0], b"")
+    long = [False] * len(items)
+    for _attempt in range(64):
+        address, labels, where = 0, {}, []
+        for i, (label, what) in enumerate(items):
+            if label:
+                labels[label[1:]] = address
+            where.append(address)
+            if isinstance(what, bytes):
+                address += len(what)
+            else:
+                address += (5 if what[0] == "jmp" else 6) if long[i] else 2
+        end = address
+        grew = False
+        for i, (_label, what) in enumerate(items):
+            if isinstance(what, tuple) and not long[i]:
+                target = end if what[1] is None else labels[what[1]]
+                if not -128 <= target - (where[i] + 2) <= 127:
+                    long[i] = grew = True
+        if not grew:
+            break
+    code = bytearray()
+    for i, (_label, what) in enumerate(items):
+        if isinstance(what, bytes):
+            code += what
+            continue
+        mnemonic, label = what
+        target = end if label is None else labels[label]
+        code += scalar.encode(mnemonic, (Target(target),), where[i], long_branch=long[i])[2]
+    return bytes(code)
+
+
+def build_batch(cases: list[ScalarCase], *, capture: bool = True) -> Batch:
+    """One program running every case in turn (case i in slot i), and its Init.  capture=False leaves
+    out the stores of the final registers and flags (lockstep compares every step anyway)."""
+    code = bytearray()
+    book = bytearray(BOOK * len(cases))
+    slots = bytearray(SLOT * len(cases))
+    starts, bodies = [], []
+    for i, case in enumerate(cases):
+        assert case.slot == i, "a batch's case i must be placed in slot i"
+        block = BOOK_BASE + i * BOOK
+        starts.append(CODE_BASE + len(code))
+        for name, value in case.init_regs().items():
+            at = BOOK_IN + 8 * GPR64.index(name)
+            code += line_code(f"mov {name}, QWORD PTR [{block + at:#x}]")
+            book[i * BOOK + at : i * BOOK + at + 8] = value.to_bytes(8, "little")
+        book[i * BOOK + BOOK_ONE] = 1
+        code += line_code(f"cmp BYTE PTR [{block + BOOK_ONE:#x}], 0x0")  # 1 - 0: every status flag clear
+        body = body_code(case)
+        bodies.append((CODE_BASE + len(code), CODE_BASE + len(code) + len(body)))
+        code += body
+        for name in case.written if capture else ():
+            code += line_code(f"mov QWORD PTR [{block + BOOK_OUT + 8 * GPR64.index(name):#x}], {name}")
+        for flag, jump in CAPTURE_JUMPS:
+            if capture and case.defined & flag:  # the flag's byte becomes 1 when the flag is set
+                store = line_code(f"mov BYTE PTR [{block + BOOK_FLAGS + CAPTURE_OFFSET[flag]:#x}], 0x1")
+                code += scalar.encode(jump, (Target(len(store) + 2),), 0)[2] + store
+        slots[i * SLOT : (i + 1) * SLOT] = case.scratch
+    code += line_code("ret")
+    program = get_isa(ISA_NAME).disassemble(bytes(code), base=CODE_BASE)
+    init = Init({}, [(SLOT_BASE, bytes(slots), True), (BOOK_BASE, bytes(book), True)])
+    return Batch(cases, program, init, starts, bodies)
+
