@@ -30,6 +30,7 @@ from isasim.core.isa import KNOWN_ISAS, get_isa, has_hook
 from isasim.core.replay import check
 from isasim.core.stepper import Stepper
 from isasim.core.trace import parse_init, parse_trace, read_trace, trace_json
+from isasim.docs import check_docs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,6 +62,7 @@ class Sample:
     bad_register: str  # a line naming a register that does not exist
     bad_register_word: str  # what the error must quote
     explain: str  # one instruction to explain
+    show: str  # a --show view of the array
 
 
 def _x86_tilecfg(shapes: dict[int, tuple[int, int]]) -> str:
@@ -78,7 +80,7 @@ def _samples() -> dict[str, Sample]:
     from toy_isa import samples as toy
 
     toy_sample = Sample(toy.PROGRAM, toy.INIT, "r1", "acc", toy.FAULTING, "MEMFAULT",
-                        "frobnicate r1, r2", "li r7, 1", "r7", "mac acc[1], r2, r3")
+                        "frobnicate r1, r2", "li r7, 1", "r7", "mac acc[1], r2, r3", "acc:uint8")
     x86 = Sample(
         program=""".intel_syntax noprefix
     mov r8, 64                      # the row stride of A, B and C
@@ -101,7 +103,7 @@ again:
         register="rax", array="tmm0",
         faulting=".intel_syntax noprefix\n    mov rbx, 0x9000\n    mov rax, [rbx]\n    ret\n", fault_kind="#PF",
         bad_mnemonic="frobnicate rax, 1", bad_register="tdpbusd tmm9, tmm1, tmm2", bad_register_word="tmm9",
-        explain="tdpbusd tmm0, tmm1, tmm2")
+        explain="tdpbusd tmm0, tmm1, tmm2", show="tmm0:int8")
     return {"x86_amx": x86, "toy": toy_sample, "toy32": toy_sample}
 
 
@@ -282,6 +284,45 @@ def test_stepper_prints_and_watches_an_array_and_a_register(subject, capsys):
     assert f"{name} locations:" in out
 
 
+def test_stepping_back_gives_the_state_stepping_forward_gave(subject):
+    name, sample, _program, _init = subject
+    isa = get_isa(name)
+    program, init = isa.assemble(sample.program), parse_init(sample.init)
+
+    def after(script: str) -> tuple[dict, list[bytes]]:
+        stepper = Stepper(name, isa.configure({}), program, init, out=Console(file=io.StringIO(), width=100))
+        assert stepper.run_script(script) is None
+        return isa.observe(stepper.machine.state), [bytes(r.data) for r in stepper.machine.memory.regions]
+
+    assert after("s 7; back 4") == after("s 3")
+    assert after("s 7; goto 2; s 5") == after("s 7")
+
+
+def test_run_shows_an_array_as_asked_and_refuses_a_view_it_has_not(subject, capsys):
+    name, sample, program, init = subject
+    code, out, err = run_cli(capsys, "run", program, "--init", init, "--isa", name, "--no-color", "--show",
+                             sample.show, "--hex")
+    assert code == 0, err
+    assert sample.show.split(":")[1] in out
+    error_line(capsys, ["run", program, "--init", init, "--isa", name, "--show", "nosuch:int8"], "--show")
+
+
+def test_an_option_of_another_isa_is_refused(capsys, tmp_path):
+    program = tmp_path / "p.s"
+    program.write_text(SAMPLES["toy"].program)
+    error_line(capsys, ["run", program, "--isa", "toy", "--cpu", "emerald-rapids"], "--cpu", "not of toy")
+
+
+def test_what_a_test_isa_leaves_out_the_cli_says_it_lacks(capsys, tmp_path):
+    program = tmp_path / "p.s"
+    program.write_text(SAMPLES["toy"].program)
+    error_line(capsys, ["diff", program, "--isa", "toy"], "toy", "--against")
+    error_line(capsys, ["fuzz", "--isa", "toy"], "toy", "fuzzer")
+    error_line(capsys, ["kernel", "anything", "--isa", "toy", "-o", tmp_path / "k.json"], "toy", "kernels")
+    error_line(capsys, ["record", program, "--isa", "toy", "--backend", "silicon", "-o", tmp_path / "s.json"],
+               "silicon")
+
+
 @pytest.mark.parametrize("mode", [[], ["--lockstep"]])
 def test_diff_against_itself_is_identical(subject, capsys, mode):
     name, _sample, program, init = subject
@@ -363,3 +404,55 @@ def test_parsing_a_toy_trace_with_the_toy_unregistered_names_the_isa(monkeypatch
     monkeypatch.delitem(KNOWN_ISAS, "toy")
     error_line(capsys, ["replay", tmp_path / "t.trace.json"], "unknown ISA 'toy'")
     assert parse_trace(json.loads((tmp_path / "t.trace.json").read_text())).isa == "toy"
+
+
+# ---- explain and docs ------------------------------------------------------------------------------------
+
+
+def test_explain_shows_the_form_and_checks_the_machine(subject, capsys, tmp_path):
+    name, sample, _program, _init = subject
+    form = get_isa(name).assemble(sample.explain).instructions[0].form
+    svg, html = tmp_path / "e.svg", tmp_path / "e.html"
+    code, out, err = run_cli(capsys, "explain", sample.explain, "--isa", name, "--no-color", "--svg", svg,
+                             "--html", html)
+    assert code == 0, err
+    assert form.syntax in out and "Operation" in out and "equal ✓" in out and "DIFFERENT ✗" not in out
+    assert svg.read_text().lstrip().startswith("<svg") and "<html" in html.read_text().lower()
+    error_line(capsys, ["explain", sample.bad_mnemonic, "--isa", name], sample.bad_mnemonic.split()[0])
+
+
+def test_explain_of_bytes_for_a_text_only_isa_says_why_not(capsys):
+    error_line(capsys, ["explain", "0600010100000000", "--isa", "toy"], "no binary encoding")
+    status, out, _err = run_cli(capsys, "explain", "0600010100000000", "--isa", "toy32", "--no-color")
+    assert status == 0 and "mac acc[0], r1, r1" in out
+
+
+@pytest.fixture(scope="module")
+def generated_docs(tmp_path_factory):
+    """`isasim docs` written once with the test ISAs registered, and `isasim docs --check` of it."""
+    out = tmp_path_factory.mktemp("generated") / "docs"
+    with pytest.MonkeyPatch.context() as patch:
+        for name, module in TEST_ISAS.items():
+            patch.setitem(KNOWN_ISAS, name, module)
+        assert cli.main(["docs", "--out", str(out)]) == 0
+        stale = check_docs(out)  # a second generation: deterministic, so nothing differs
+    return out, stale
+
+
+def test_docs_have_every_isas_pages_and_are_fresh(subject, generated_docs):
+    name, _sample, _program, _init = subject
+    out, stale = generated_docs
+    assert stale == []
+    pages = get_isa(name).explainer().reference_pages()
+    assert pages
+    for page in pages:
+        assert (out / name / f"{page.slug}.md").is_file(), page.slug
+    assert f"[{name}]({name}/index.md)" in (out / "index.md").read_text()
+    if name in TEST_ISAS:
+        return
+    # an ISA of the registry: adding the test ISAs changed none of its pages, which are the committed ones
+    generated = sorted(p.relative_to(out).as_posix() for p in (out / name).iterdir())
+    committed = sorted(p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs" / name).iterdir())
+    assert generated == committed
+    differ = [rel for rel in generated if (out / rel).read_text() != (ROOT / "docs" / rel).read_text()]
+    assert not differ, f"regenerate with 'isasim docs --out docs': {differ[:5]}"

@@ -115,9 +115,13 @@ class Toy:
 
     # ---- optional hooks ---------------------------------------------------------------------
     def explainer(self):
-        from . import explain
+        """The explainer of this ISA object (toy and toy32 share the module, not the instance: an
+        explainer's explain() is not told which ISA it explains)."""
+        if getattr(self, "_explainer", None) is None:
+            from .explain import ToyExplainer
 
-        return explain
+            self._explainer = ToyExplainer(self)
+        return self._explainer
 
 
 ISA = Toy()
