@@ -72,6 +72,13 @@ def grid(values: np.ndarray, kind: str, *, title: str = "", hex_digits: int | No
     return Group(*parts)
 
 
+def hex_preview(data: bytes, limit: int) -> str:
+    """Bytes as spaced hex pairs, the first ``limit`` of them, saying how many there are when cut."""
+    if len(data) <= limit:
+        return bytes(data).hex(" ")
+    return f"{bytes(data[:limit]).hex(' ')} ... ({len(data)} bytes)"
+
+
 def markup_safe(text: object) -> str:
     """User- or program-derived text to embed in a rich markup string: square brackets are shown
     rather than read as tags ("[rcx]", a file "y[red].s") and control bytes are written as escapes."""

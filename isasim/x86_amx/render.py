@@ -9,37 +9,23 @@ from rich.text import Text
 
 from ..core.errors import IsasimError
 from ..core.program import Program
-from ..core.render import grid, key_value_table
+from ..core.render import grid, hex_preview, key_value_table
+from .cpu import uses_amx
 from .operands import Reg
-from .registers import GPR64
+from .registers import GPR64, tile_number
 from .state import ELEMENT_TYPES, FLAG_NAMES, MAX_TILES, X86AmxState
-
-# What each TMUL instruction's operands hold, for choosing how to show a tile.
-_TMUL_TYPES = {
-    "tdpbssd": ("int32", "int8", "int8"), "tdpbsud": ("int32", "int8", "uint8"),
-    "tdpbusd": ("int32", "uint8", "int8"), "tdpbuud": ("int32", "uint8", "uint8"),
-    "tdpbf16ps": ("fp32", "bf16", "bf16"), "tdpfp16ps": ("fp32", "fp16", "fp16"),
-}
 
 
 def infer_element_types(program: Program | None) -> dict[int, str]:
-    """Guess each tile's element type from how the program uses it (a TMUL's C, A or B)."""
+    """Guess each tile's element type from how the program uses it: the element types its
+    form declares for it (a TMUL's C, A or B), the first use deciding."""
     types: dict[int, str] = {}
     for ins in program.instructions if program else []:
-        roles = _TMUL_TYPES.get(ins.mnemonic)
-        if roles and ins.undefined is None:
-            for operand, element in zip(ins.operands, roles):
+        if ins.undefined is None:
+            for operand, element in zip(ins.operands, ins.form.element_types):
                 if isinstance(operand, Reg):
-                    types.setdefault(int(operand.name[3:]), element)
+                    types.setdefault(tile_number(operand.name), element)
     return types
-
-
-def uses_amx(program: Program) -> bool:
-    """Whether any instruction of the program is an AMX one (so its TILECFG is worth showing)."""
-    from .amx import FORMS as AMX_FORMS
-
-    amx_forms = {id(form) for form in AMX_FORMS}
-    return any(id(ins.form) in amx_forms for ins in program.instructions)
 
 
 def tilecfg_table(state: X86AmxState) -> Group:
@@ -66,11 +52,15 @@ def tile_grid(state: X86AmxState, t: int, element: str, *, hex_values: bool = Fa
     return grid(values, kind, title=title, hex_digits=digits, width=width)
 
 
+def flags_text(rflags: int) -> str:
+    """The status flags set in ``rflags`` by name ("CF ZF"), or "-" when none is."""
+    return " ".join(name for name, bit in FLAG_NAMES.items() if rflags & bit) or "-"
+
+
 def registers_table(state: X86AmxState, *, only_nonzero: bool = True) -> Table:
     rows = [(name, f"{state.read_register(name):#x}") for name in GPR64
             if state.read_register(name) or not only_nonzero]
-    flags = " ".join(name for name, bit in FLAG_NAMES.items() if state.rflags & bit) or "-"
-    rows.append(("rflags", f"{state.rflags:#x}  [{flags}]"))
+    rows.append(("rflags", f"{state.rflags:#x}  [{flags_text(state.rflags)}]"))
     rows.append(("rip", f"{state.rip:#x}"))
     return key_value_table("registers", rows)
 
@@ -96,13 +86,6 @@ def state_view(state: X86AmxState, program: Program | None = None, *, element_ty
 # Step-through views: what one step changed, and single items on request
 # ---------------------------------------------------------------------------
 
-_FLAG_LETTERS = [(name, bit) for name, bit in FLAG_NAMES.items()]
-
-
-def _flags_text(value: int) -> str:
-    return " ".join(name for name, bit in _FLAG_LETTERS if value & bit) or "-"
-
-
 def changed_elements(old_rows: dict[int, bytes], new_rows: dict[int, bytes], rows: int, cols: int,
                      size: int) -> np.ndarray:
     """A rows x cols mask of the elements (of ``size`` bytes) that differ between old and new rows."""
@@ -119,27 +102,26 @@ def changed_elements(old_rows: dict[int, bytes], new_rows: dict[int, bytes], row
 
 def step_view(record, state: X86AmxState, program: Program | None, *, element_types: dict[int, str] | None = None,
               hex_values: bool = False, width: int = 100) -> Group:
-    """What one step changed: registers and flags (old -> new), TILECFG fields, each written
-    tile as a grid with the changed elements highlighted, and memory ranges."""
-    from ..core.render import grid
-
+    """What one step changed, from its journal writes: registers and flags (old -> new),
+    TILECFG fields, each written tile as a grid with the elements whose bytes the step
+    changed highlighted (the grid shows the tile as it is now), and memory ranges."""
     types = infer_element_types(program)
     types.update(element_types or {})
     parts = []
-    regs = [(w.where, f"{w.old:#x} -> {w.new:#x}") for w in record.writes if w.kind == "reg"]
-    regs += [("rflags", f"{w.old:#x} [{_flags_text(w.old)}] -> {w.new:#x} [{_flags_text(w.new)}]")
+    regs = [(str(w.where), f"{w.old:#x} -> {w.new:#x}") for w in record.writes if w.kind == "reg"]
+    regs += [(str(w.where), f"{w.old:#x} [{flags_text(w.old)}] -> {w.new:#x} [{flags_text(w.new)}]")
              for w in record.writes if w.kind == "flags"]
     if regs:
         parts.append(key_value_table("registers", regs, highlight={name for name, _ in regs}))
-    cfg = [(w.where, f"{w.old} -> {w.new}") for w in record.writes if w.kind == "tilecfg"]
+    cfg = [(str(w.where), f"{w.old} -> {w.new}") for w in record.writes if w.kind == "tilecfg"]
     if cfg:
         parts.append(key_value_table("TILECFG", cfg))
+    # Each written tile's rows, before and after, by tile number and row: Location("tmm0", 3) is row 3 of tmm0.
     tiles: dict[int, tuple[dict[int, bytes], dict[int, bytes]]] = {}
     for w in record.writes:
         if w.kind == "tile":
-            name, row = w.where.rstrip("]").split("[")
-            old, new = tiles.setdefault(int(name[3:]), ({}, {}))
-            old[int(row)], new[int(row)] = w.old, w.new
+            old, new = tiles.setdefault(tile_number(w.where.name), ({}, {}))
+            old[w.where.subscript], new[w.where.subscript] = w.old, w.new
     for t, (old, new) in sorted(tiles.items()):
         rows, colsb = state.tile_shape(t)
         element = types.get(t, "int32")
@@ -155,9 +137,7 @@ def step_view(record, state: X86AmxState, program: Program | None, *, element_ty
                           width=width))
     for w in record.writes:
         if w.kind == "mem":
-            shown = w.new if len(w.new) <= 32 else w.new[:32]
-            more = "" if len(w.new) <= 32 else f" ... ({len(w.new)} bytes)"
-            parts.append(Text(f"memory {w.where:#x}: {shown.hex(' ')}{more}"))
+            parts.append(Text(f"memory {w.where:#x}: {hex_preview(w.new, 32)}"))
     if not parts:
         parts.append(Text("(no state change)", style="dim"))
     return Group(*parts)
@@ -174,7 +154,7 @@ def item_view(state: X86AmxState, what: str, args: list[str], program: Program |
     if name in ("cfg", "tilecfg"):
         return tilecfg_table(state)
     if name == "rflags":
-        return Text(f"rflags = {state.rflags:#x} [{_flags_text(state.rflags)}]")
+        return Text(f"rflags = {state.rflags:#x} [{flags_text(state.rflags)}]")
     if name == "rip":
         return Text(f"rip = {state.rip:#x}")
     if name.startswith("tmm") and name[3:].isdigit() and int(name[3:]) < 8:
@@ -204,11 +184,11 @@ def watch_value(state: X86AmxState, what: str):
     if m:
         t = int(m.group(1))
         if m.group(2) is None:
-            return state.tiles[t].tobytes()
+            return state.settled_tiles()[t].tobytes()
         r, c = int(m.group(2)), int(m.group(3))
         if r >= 16 or c >= 16:
             return None
-        return int.from_bytes(state.tiles[t, r, 4 * c : 4 * c + 4].tobytes(), "little")  # the dword
+        return int.from_bytes(state.settled_tiles()[t, r, 4 * c : 4 * c + 4].tobytes(), "little")  # the dword
     if name == "rflags":
         return state.rflags
     try:

@@ -91,6 +91,7 @@ class ScalarForm:
     only_codes: tuple[str, ...] = ()  # restrict the form to these iced Codes
     feature: str = FEATURE
     codes: list[int] = field(default_factory=list)  # iced Codes (SDM opcode rows), filled below
+    element_types: tuple[str, ...] = ()  # (as AmxForm's: no scalar operand is a typed array)
 
     @property
     def id(self) -> str:
@@ -562,9 +563,6 @@ def _build_tables() -> None:
 
 
 _build_tables()
-# Deprecated: one form per mnemonic (true of this subset, not of every ISA).  Use
-# FORMS.of_mnemonic(mnemonic) or FORMS[id]; kept while code outside the package indexes it.
-BY_MNEMONIC: dict[str, ScalarForm] = {f.mnemonic: f for f in FORMS}
 
 MNEMONICS: frozenset[str] = frozenset(_CANDIDATES)
 ALIASES: dict[str, str] = {a: f.mnemonic for f in FORMS for a in f.aliases}

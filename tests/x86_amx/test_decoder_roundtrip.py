@@ -151,7 +151,7 @@ def test_a_tmul_naming_a_tile_twice_decodes_as_ud():
     assert ins.undefined is not None and "tdpbusd tmm0,tmm0,tmm2" in ins.undefined
     assert "must differ" in ins.undefined
     for mnemonic in ("tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud", "tdpbf16ps", "tdpfp16ps"):
-        form = amx.BY_MNEMONIC[mnemonic]
+        (form,) = amx.FORMS.of_mnemonic(mnemonic)
         for tiles in ((1, 1, 2), (1, 2, 1), (2, 1, 1), (3, 3, 3)):
             code = form.encode(tuple(Reg(f"tmm{t}") for t in tiles))
             assert decode_one(code, 0, ADDRESS).undefined, (mnemonic, tiles)

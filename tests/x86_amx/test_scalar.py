@@ -842,7 +842,7 @@ def test_jmp_nop_ret():
 def test_journal_records_the_writes():
     cpu = make_cpu(rax=1)
     run(cpu, "add rax,-1")
-    writes = [(w.kind, w.where, w.old, w.new) for w in cpu.state.journal.take()]
+    writes = [(w.kind, str(w.where), w.old, w.new) for w in cpu.state.journal.take()]
     assert writes == [("reg", "rax", 1, 0), ("flags", "rflags", 0x202, 0x202 | CF | PF | AF | ZF)]
 
 
