@@ -15,6 +15,8 @@ without ``--force`` (see :mod:`isasim.core.output` and :mod:`isasim.docs`).
 
 from __future__ import annotations
 
+from .core.isa import DEFAULT_ISA
+
 import argparse
 from pathlib import Path
 
@@ -45,7 +47,7 @@ def cmd_explain(args) -> int:
     if args.svg is not None and args.svg == args.html:
         raise ExplainError(f"--svg and --html name the same file {args.svg!r}")
     text, code = split_instruction_argument(args.instruction, force_hex=args.hex)
-    isa = getattr(args, "isa", None) or "x86_amx"
+    isa = getattr(args, "isa", None) or DEFAULT_ISA
     module = explainer(isa)
     own = {option.dest for option in module.OPTIONS}
     for option in _isa_options():
