@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -63,6 +63,9 @@ class Sample:
     bad_register_word: str  # what the error must quote
     explain: str  # one instruction to explain
     show: str  # a --show view of the array
+    undefined: str | None = None  # (encoded ISAs) a line of bytes that decode but are undefined to execute
+    undefined_kind: str = ""  # ... the fault that raises
+    undefined_spelling: str = ""  # ... and another way a trace may write that kind
 
 
 def _x86_tilecfg(shapes: dict[int, tuple[int, int]]) -> str:
@@ -103,8 +106,11 @@ again:
         register="rax", array="tmm0",
         faulting=".intel_syntax noprefix\n    mov rbx, 0x9000\n    mov rax, [rbx]\n    ret\n", fault_kind="#PF",
         bad_mnemonic="frobnicate rax, 1", bad_register="tdpbusd tmm9, tmm1, tmm2", bad_register_word="tmm9",
-        explain="tdpbusd tmm0, tmm1, tmm2", show="tmm0:int8")
-    return {"x86_amx": x86, "toy": toy_sample, "toy32": toy_sample}
+        explain="tdpbusd tmm0, tmm1, tmm2", show="tmm0:int8",
+        undefined=".byte 0xc4,0xe2,0x78,0x49,0xc1", undefined_kind="#UD", undefined_spelling="UD")
+    toy32 = replace(toy_sample, undefined=".byte 0x06,0x07,0x01,0x01,0,0,0,0", undefined_kind="UNDEFINED",
+                    undefined_spelling="undefined")
+    return {"x86_amx": x86, "toy": toy_sample, "toy32": toy32}
 
 
 SAMPLES = _samples()
@@ -192,6 +198,8 @@ def test_disasm_lists_an_encoded_test_isa(capsys):
     status, out, _err = run_cli(capsys, "disasm", code.hex(), "--isa", "toy32")
     assert status == 0 and "li r1, 5" in out and "halt" in out
     error_line(capsys, ["disasm", "ff" * 8, "--isa", "toy32"], "cannot decode")
+    status, out, _err = run_cli(capsys, "disasm", "0607010100000000", "--isa", "toy32")
+    assert status == 0 and "mac acc[7], r1, r1" in out and "UNDEFINED: acc[7]" in out
 
 
 # ---- traces: record, read back, replay, corrupt -------------------------------------------------------
@@ -247,6 +255,27 @@ def test_a_fault_is_the_isas_own_and_recorded_as_such(subject, capsys, tmp_path)
     written = record(capsys, name, faulting, init, tmp_path / "fault.trace.json")
     assert written["expect"]["fault"] == {"kind": sample.fault_kind, "index": 1}
     assert run_cli(capsys, "replay", tmp_path / "fault.trace.json")[0] == 0
+
+
+@pytest.mark.parametrize("name", ENCODED)
+def test_an_undefined_encoding_decodes_faults_when_run_and_records_as_bytes(name, capsys, tmp_path):
+    sample = SAMPLES[name]
+    head = sample.program.splitlines()[0] + "\n" if name == "x86_amx" else ""  # x86: .intel_syntax
+    program, init = tmp_path / "undefined.s", tmp_path / "init.json"
+    program.write_text(head + sample.undefined + "\n")
+    init.write_text(json.dumps(sample.init))
+    code, out, _err = run_cli(capsys, "run", program, "--init", init, "--isa", name, "--no-color")
+    assert code == 3 and f"fault {sample.undefined_kind}" in out
+    written = record(capsys, name, program, init, tmp_path / "u.trace.json", "--steps")
+    assert written["expect"]["fault"]["kind"] == sample.undefined_kind
+    assert any(line.startswith(".byte") for line in written["program"])  # no text assembles to it
+    written["expect"]["fault"]["kind"] = sample.undefined_spelling  # the ISA's fault_kind reads it too
+    respelled = tmp_path / "respelled.trace.json"
+    respelled.write_text(json.dumps(written))
+    code, out, _err = run_cli(capsys, "replay", respelled, "--no-color")
+    assert code == 0, out
+    code, out, _err = run_cli(capsys, "replay", tmp_path / "u.trace.json", "--no-color")
+    assert code == 0, out
 
 
 # ---- run, step and diff agree -----------------------------------------------------------------------

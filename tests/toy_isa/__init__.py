@@ -12,12 +12,14 @@ so a disassemble round trip is tested for an ISA other than x86 too.
 State: r0-r3 (32 bits), pc, the accumulator ``acc`` (four 32-bit elements, 16 bytes,
 viewed as int32 or uint8) and memory.  Instructions (see :mod:`.forms`): li, add, addi,
 ld, st, mac, mova, bnz, halt.  Faults: MEMFAULT (a load or store outside the mapped
-memory); an accumulator index past acc[3] is UNDEFINED, refused when assembling.
+memory); an accumulator index past acc[3] is UNDEFINED: refused when assembling text,
+raised when executing toy32 bytes that hold one (written ``.byte ...``).
 """
 
 from __future__ import annotations
 
 from isasim.core.errors import ConfigError, DecodeError
+from isasim.core.faults import Fault
 from isasim.core.isa import ArraySpec, WatchTarget
 from isasim.core.journal import Journal
 from isasim.core.program import Instruction, Program
@@ -62,6 +64,13 @@ class Toy:
         return assembler.disassemble(code, self.name, self.code_base if base is None else base)
 
     def translate(self, context: ToyCpu, instruction: Instruction):
+        if instruction.undefined is not None:
+            reason = instruction.undefined
+
+            def undefined():
+                raise Fault("UNDEFINED", reason)
+
+            return undefined
         semantics, operands, next_address = instruction.form.semantics, instruction.operands, instruction.next_address
 
         def run():
@@ -71,6 +80,17 @@ class Toy:
             return next_address if target is None else target
 
         return run
+
+    def source_line(self, instruction: Instruction) -> str:
+        """The line that assembles back to ``instruction``: its text, or for an UNDEFINED encoding (which
+        no text assembles to) its bytes."""
+        if instruction.undefined is None:
+            return instruction.text
+        return ".byte " + ",".join(f"{b:#04x}" for b in instruction.encoding)
+
+    def fault_kind(self, text: str) -> str:
+        """The toy's kinds are upper case; a trace may write them in any case."""
+        return text.strip().upper()
 
     # ---- observable state ----------------------------------------------------------------------
     def arrays(self, config: dict) -> list[ArraySpec]:

@@ -4,7 +4,9 @@ Both directions read the operand names of the forms' syntax lines (see :mod:`.fo
 an instruction's text, its operands and its bytes come from one declaration.  A line is
 ``[label:] [mnemonic operands] [# comment]``.  The encoded variant gives every instruction
 eight bytes: the opcode, up to three register or element numbers, and a little-endian
-32-bit immediate or branch target.
+32-bit immediate or branch target; ``.byte`` gives raw bytes (eight per instruction), so
+that a trace can hold an encoding no assembly text makes: an element number past acc[3]
+decodes, and is UNDEFINED when executed.
 """
 
 from __future__ import annotations
@@ -121,6 +123,9 @@ def assemble(text: str, isa: str, source: str, base: int, encoded: bool) -> Prog
     instructions = []
     for k, (number, body) in enumerate(statements):
         mnemonic, _, rest = body.partition(" ")
+        if mnemonic.lower() == ".byte":
+            instructions.append(_raw_instruction(rest, base + size * k, encoded, source, number))
+            continue
         forms = FORMS.of_mnemonic(mnemonic.lower())
         if not forms:
             raise AssemblyError(f"unknown instruction '{mnemonic}' (toy has {', '.join(FORMS.mnemonics())})",
@@ -147,6 +152,25 @@ def assemble(text: str, isa: str, source: str, base: int, encoded: bool) -> Prog
     return Program(isa, base, instructions, labels, source)
 
 
+def _raw_instruction(text: str, address: int, encoded: bool, source: str, number: int) -> Instruction:
+    """``.byte b0, ..., b7``: one instruction given by its bytes (toy32 only)."""
+    if not encoded:
+        raise AssemblyError(".byte: toy has no binary encoding (toy32 has)", source=source, line=number)
+    try:
+        data = bytes(_integer(part, "a byte") for part in text.split(","))
+    except AssemblyError as error:
+        raise error.located(source, number)
+    if len(data) != ENCODED_SIZE or max(data) > 0xFF:
+        raise AssemblyError(f".byte: a toy32 instruction is {ENCODED_SIZE} bytes of 0..255", source=source,
+                            line=number)
+    try:
+        form, operands, undefined = decode_one(data, address)
+    except DecodeError as error:
+        raise AssemblyError(str(error), source=source, line=number) from None
+    return Instruction(form, operands, address, data, instruction_text(form, operands), line=number,
+                       undefined=undefined)
+
+
 def _rejoin_brackets(parts: list[str]) -> list[str]:
     """Operands split at commas, with none inside brackets (the toy has none, but a typo may)."""
     out: list[str] = []
@@ -167,36 +191,40 @@ def encode(form: ToyForm, operands: tuple) -> bytes:
     return bytes([form.opcode, *fields, *([0] * (3 - len(fields)))]) + (wide[0] if wide else 0).to_bytes(4, "little")
 
 
-def decode_one(word: bytes, address: int) -> tuple[ToyForm, tuple]:
-    """One eight-byte instruction as (form, operands); DecodeError for bytes no encoding makes."""
+def decode_one(word: bytes, address: int) -> tuple[ToyForm, tuple, str | None]:
+    """One eight-byte instruction as (form, operands, why it is UNDEFINED or None); DecodeError for bytes
+    that are no instruction at all.  An element number past acc[3] is an instruction that decodes (the
+    opcode is known) but is UNDEFINED, as an encoding that breaks a rule the hardware checks."""
     if len(word) < ENCODED_SIZE:
         raise DecodeError(f"{address:#x}: {len(word)} byte(s) left, a toy instruction is {ENCODED_SIZE}")
     form = BY_OPCODE.get(word[0])
     if form is None:
         raise DecodeError(f"{address:#x}: opcode {word[0]:#04x} is no toy instruction")
     small = [name for name in form.operand_names if name not in ("imm", "target")]
-    operands, field = [], 1
+    operands, field, undefined = [], 1, None
     for name in form.operand_names:
         if name in ("imm", "target"):
             operands.append(int.from_bytes(word[4:8], "little"))
             continue
         value = word[field]
         field += 1
-        limit = ACC_ELEMENTS if name == "acc[i]" else len(REGISTER_NAMES)
-        if value >= limit:
-            raise DecodeError(f"{address:#x}: {form.mnemonic} operand {name} is {value}, beyond {limit - 1}")
+        if name == "acc[i]" and value >= ACC_ELEMENTS:
+            undefined = f"acc[{value}]: acc has {ACC_ELEMENTS} elements, acc[0] to acc[{ACC_ELEMENTS - 1}]"
+        elif name != "acc[i]" and value >= len(REGISTER_NAMES):
+            raise DecodeError(f"{address:#x}: {form.mnemonic} operand {name} is {value}, not a register r0-r3")
         operands.append(value)
     if any(word[1 + len(small):4]) or (not any(n in ("imm", "target") for n in form.operand_names) and any(word[4:8])):
         raise DecodeError(f"{address:#x}: {form.mnemonic} has non-zero bytes where its encoding has none")
-    return form, tuple(operands)
+    return form, tuple(operands), undefined
 
 
 def disassemble(code: bytes, isa: str, base: int) -> Program:
     instructions = []
     for offset in range(0, len(code), ENCODED_SIZE):
         word = code[offset : offset + ENCODED_SIZE]
-        form, operands = decode_one(word, base + offset)
-        instructions.append(Instruction(form, operands, base + offset, word, instruction_text(form, operands)))
+        form, operands, undefined = decode_one(word, base + offset)
+        instructions.append(Instruction(form, operands, base + offset, word, instruction_text(form, operands),
+                                        undefined=undefined))
     return Program(isa, base, instructions, source="<bytes>")
 
 
@@ -205,8 +233,9 @@ def listing(code: bytes, base: int):
     for offset in range(0, len(code), ENCODED_SIZE):
         word = code[offset : offset + ENCODED_SIZE]
         try:
-            form, operands = decode_one(word, base + offset)
+            form, operands, undefined = decode_one(word, base + offset)
         except DecodeError as error:
             yield base + offset, word, "(bad)", str(error).split(": ", 1)[-1], False
         else:
-            yield base + offset, word, instruction_text(form, operands), "", True
+            note = f"UNDEFINED: {undefined}" if undefined else ""
+            yield base + offset, word, instruction_text(form, operands), note, True

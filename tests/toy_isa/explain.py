@@ -191,7 +191,7 @@ def _loaded(run, address: int) -> int:
 
 def _encoding(data: bytes) -> Encoding:
     """toy32's eight bytes: the opcode, three register or element fields, the 32-bit immediate."""
-    form, operands = assembler.decode_one(data, 0)
+    form, operands, _undefined = assembler.decode_one(data, 0)
     named = dict(zip(form.operand_names, operands))
     small = [n for n in form.operand_names if n not in ("imm", "target")]
     wide = [n for n in form.operand_names if n in ("imm", "target")]
