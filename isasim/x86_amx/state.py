@@ -210,7 +210,7 @@ class X86AmxState:
         self._tile_views = list(self._tiles)
 
     # Deprecated spelling of settled_tiles() / replace_tiles(), for code outside this
-    # package that still reads ``state.tiles`` (explain, fuzz, the ISA object, the tests).
+    # package that still reads or assigns ``state.tiles`` (explain, fuzz, the ISA object, tests/amxharness.py).
     tiles = property(settled_tiles, replace_tiles)
 
     def tile(self, t: int) -> np.ndarray:

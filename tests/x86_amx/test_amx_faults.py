@@ -104,7 +104,7 @@ def test_gp_ldtilecfg_changes_nothing():
     m.step()
     assert m.fault.kind == "#GP"
     assert m.state.tilecfg.palette == 1 and m.state.tilecfg.colsb[0] == 64
-    assert (m.state.tiles[0] == 0x66).all()
+    assert (m.state.settled_tiles()[0] == 0x66).all()
 
 
 # ---- tiles not configured / released -------------------------------------------------
@@ -268,7 +268,7 @@ def test_tileloadd_with_sib_and_no_index_has_stride_0():
     buffer = bytes(range(64)) + b"\xee" * 64
     m = run(["ldtilecfg [rcx]", "tileloadd tmm0, [rdi+riz*1]"], shapes=FULL, buffer=buffer.ljust(0x10000, b"\0"))
     assert m.fault is None
-    assert all(m.state.tiles[0, r].tobytes() == bytes(range(64)) for r in range(16))
+    assert all(m.state.settled_tiles()[0, r].tobytes() == bytes(range(64)) for r in range(16))
 
 
 def test_tdpfp16ps_is_ud_without_amx_fp16_and_runs_on_granite_rapids():
@@ -282,4 +282,4 @@ def test_fault_stops_the_run_and_names_the_instruction():
     m = run(["ldtilecfg [rcx]", "tilezero tmm0", "tilezero tmm5", "tilezero tmm1"], shapes=FULL)
     assert m.fault.index == 2 and m.fault.instruction == "tilezero tmm5" and m.steps == 3
     assert "tmm5" in str(m.fault) and "instruction 2" in str(m.fault)
-    assert not np.any(m.state.tiles[1])
+    assert not np.any(m.state.settled_tiles()[1])

@@ -26,7 +26,7 @@ def test_ldtilecfg_zeroes_all_tile_data_and_loads_start_row():
     for t in range(8):
         set_tile(m, t, 0x5A)
     m.run()
-    assert not m.state.tiles.any() and m.state.tilecfg.start_row == 3
+    assert not m.state.settled_tiles().any() and m.state.tilecfg.start_row == 3
 
 
 def test_sttilecfg_image_has_fields_and_zero_reserved_bytes():
@@ -42,7 +42,7 @@ def test_tileloadd_zeroes_bytes_beyond_colsb_and_rows_beyond_rows():
     m.step()
     set_tile(m, 0, 0xAA)  # as XRSTOR did in the experiment
     m.step()
-    tile = m.state.tiles[0]
+    tile = m.state.settled_tiles()[0]
     for r in range(4):
         assert tile[r, :8].tobytes() == buffer[64 * r : 64 * r + 8]
         assert not tile[r, 8:].any()
@@ -66,7 +66,7 @@ def test_tilezero_zeroes_the_whole_tile_and_resets_start_row():
     m.step()
     set_tile(m, 0, 0xFF)
     m.step()
-    assert not m.state.tiles[0].any() and m.state.tilecfg.start_row == 0
+    assert not m.state.settled_tiles()[0].any() and m.state.tilecfg.start_row == 0
 
 
 @pytest.mark.parametrize("mnemonic,expected", [("tdpbuud", 0x01010109), ("tdpbf16ps", None)])
@@ -77,7 +77,7 @@ def test_tmul_zeroes_beyond_the_output_shape_and_reads_only_k_groups(mnemonic, e
     for t in range(3):
         set_tile(m, t, 0x01)
     m.step()
-    tile = m.state.tiles[0]
+    tile = m.state.settled_tiles()[0]
     assert not tile[:4, 8:].any() and not tile[4:].any()
     if expected is not None:
         assert (tile[:4, :8].copy().view(np.uint32) == expected).all()
@@ -90,14 +90,14 @@ def test_tileloadd_start_row_keeps_rows_below_and_resets():
     set_tile(m, 0, 0xAA)
     m.state.tilecfg.start_row = 5  # as XRSTOR set it in the experiment
     m.step()
-    tile = m.state.tiles[0]
+    tile = m.state.settled_tiles()[0]
     assert (tile[:5] == 0xAA).all() and (tile[5:] == 0x33).all() and m.state.tilecfg.start_row == 0
 
 
 def test_ldtilecfg_with_start_row_then_tileloadd_leaves_zero_rows_below():
     m = run(["ldtilecfg [rcx]", "tileloadd tmm0, [rdi+rsi*1]"], cfg=tilecfg_bytes(FULL, start_row=5),
             regs={"rsi": 64}, buffer=bytes([0x33]) * 0x10000)
-    assert not m.state.tiles[0, :5].any() and (m.state.tiles[0, 5:] == 0x33).all()
+    assert not m.state.settled_tiles()[0, :5].any() and (m.state.settled_tiles()[0, 5:] == 0x33).all()
 
 
 def test_tilestored_start_row_skips_rows_below_and_resets():
@@ -121,21 +121,21 @@ def test_tmul_computes_all_rows_whatever_start_row(mnemonic, pattern, element):
     set_tile(m, 1, pattern * (1024 // len(pattern)))
     set_tile(m, 2, pattern * (1024 // len(pattern)))
     m.step()
-    assert (m.state.tiles[0].copy().view(np.uint32) == element).all() and m.state.tilecfg.start_row == 0
+    assert (m.state.settled_tiles()[0].copy().view(np.uint32) == element).all() and m.state.tilecfg.start_row == 0
 
 
 def test_tileloadd_page_fault_keeps_loaded_rows_and_names_the_faulting_row():
     buffer = bytes([0x44]) * 0x10000
     m = run(["ldtilecfg [rcx]", "tileloadd tmm0, [rdi+rsi*1+0xfe00]"], shapes=FULL, regs={"rsi": 64}, buffer=buffer)
     assert m.fault.kind == "#PF" and m.state.tilecfg.start_row == 8
-    assert (m.state.tiles[0, :8] == 0x44).all()
+    assert (m.state.settled_tiles()[0, :8] == 0x44).all()
 
 
 def test_tileloaddt1_loads_the_same_as_tileloadd():
     buffer = bytes((i * 7) & 0xFF for i in range(0x10000))
     m = run(["ldtilecfg [rcx]", "tileloadd tmm0, [rdi+rsi*1]", "tileloaddt1 tmm1, [rdi+rsi*1]"],
             shapes={0: (16, 40), 1: (16, 40)}, regs={"rsi": 100}, buffer=buffer)
-    assert (m.state.tiles[0] == m.state.tiles[1]).all() and m.state.tiles[0].any()
+    assert (m.state.settled_tiles()[0] == m.state.settled_tiles()[1]).all() and m.state.settled_tiles()[0].any()
 
 
 # ---- integer dot products -----------------------------------------------------------------

@@ -36,7 +36,7 @@ def machine(lines: list[str], shapes: dict[int, tuple[int, int]], data: bytes, c
 
 
 def final_state(m: Machine) -> tuple:
-    return (m.state.tiles.tobytes(), m.state.tilecfg.to_bytes(), m.memory.read(OUT, 1 << 16), m.fault)
+    return (m.state.settled_tiles().tobytes(), m.state.tilecfg.to_bytes(), m.memory.read(OUT, 1 << 16), m.fault)
 
 
 def run_both_ways(lines, shapes, data, *, stop_after: int | None = None, cpu: str | None = None):
