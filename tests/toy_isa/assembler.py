@@ -122,7 +122,7 @@ def assemble(text: str, isa: str, source: str, base: int, encoded: bool) -> Prog
     end = base + size * len(statements)
     instructions = []
     for k, (number, body) in enumerate(statements):
-        mnemonic, _, rest = body.partition(" ")
+        mnemonic, _, rest = re.sub(r"\s+", " ", body).partition(" ")
         if mnemonic.lower() == ".byte":
             instructions.append(_raw_instruction(rest, base + size * k, encoded, source, number))
             continue
@@ -130,9 +130,8 @@ def assemble(text: str, isa: str, source: str, base: int, encoded: bool) -> Prog
         if not forms:
             raise AssemblyError(f"unknown instruction '{mnemonic}' (toy has {', '.join(FORMS.mnemonics())})",
                                 source=source, line=number)
-        form = forms[0]
-        given = [part for part in rest.split(",")] if rest.strip() else []
-        given = _rejoin_brackets(given)
+        form = forms[0]  # each toy mnemonic has one form
+        given = rest.split(",") if rest.strip() else []
         if len(given) != len(form.operand_names):
             raise AssemblyError(f"{form.mnemonic} takes {len(form.operand_names)} operand(s) "
                                 f"({form.syntax.lower()}), not {len(given)}", source=source, line=number)
@@ -157,29 +156,19 @@ def _raw_instruction(text: str, address: int, encoded: bool, source: str, number
     if not encoded:
         raise AssemblyError(".byte: toy has no binary encoding (toy32 has)", source=source, line=number)
     try:
-        data = bytes(_integer(part, "a byte") for part in text.split(","))
+        values = [_integer(part, "a byte") for part in text.split(",")]
     except AssemblyError as error:
         raise error.located(source, number)
-    if len(data) != ENCODED_SIZE or max(data) > 0xFF:
+    if len(values) != ENCODED_SIZE or max(values) > 0xFF:
         raise AssemblyError(f".byte: a toy32 instruction is {ENCODED_SIZE} bytes of 0..255", source=source,
                             line=number)
+    data = bytes(values)
     try:
         form, operands, undefined = decode_one(data, address)
     except DecodeError as error:
         raise AssemblyError(str(error), source=source, line=number) from None
     return Instruction(form, operands, address, data, instruction_text(form, operands), line=number,
                        undefined=undefined)
-
-
-def _rejoin_brackets(parts: list[str]) -> list[str]:
-    """Operands split at commas, with none inside brackets (the toy has none, but a typo may)."""
-    out: list[str] = []
-    for part in parts:
-        if out and out[-1].count("[") > out[-1].count("]"):
-            out[-1] += "," + part
-        else:
-            out.append(part)
-    return out
 
 
 # ---- bytes (the encoded variant) ---------------------------------------------------------------
