@@ -41,7 +41,7 @@ from .errors import ConfigError, IsasimError
 from .isa import get_isa, has_hook
 from .machine import Machine
 from .program import Program
-from .trace import Init, Trace, trace_json
+from .trace import Init, Trace, expectations, trace_json
 
 # ---------------------------------------------------------------------------
 # What an ISA plugs in
@@ -573,20 +573,6 @@ class _Shrinker:
         return self.last_failing
 
 
-def _expectations(final, init: Init) -> dict:
-    """What a reproducing trace expects of the other backend's run: its fault, every register, the state
-    it observed beyond the registers, every writable region.  (To be replaced by the one function that
-    ``isasim record`` shares, isasim.core.trace.expectations.)"""
-    observed = final.observed
-    expect: dict = {"fault": None if final.fault is None else {"kind": final.fault.kind, "index": final.fault.index}}
-    expect["regs"] = dict(observed.get("regs", {}))
-    # every other part of the observed state, but not a backend's own raw snapshot
-    expect.update({key: value for key, value in observed.items() if key not in ("regs", "raw")})
-    expect["memory"] = [(address, final.read_memory(address, len(data))) for address, data, writable in init.memory
-                        if writable]
-    return expect
-
-
 def _defined_only(isa, regs: dict, undefined) -> dict:
     """``regs`` less each register that the architecture leaves partly undefined after the run (a trace
     holding it would fail on a correct machine).  A register is partly undefined when ``comparable``
@@ -605,9 +591,9 @@ def expectation(shard: Shard, generator: CaseGenerator, case) -> tuple[dict, str
     backend = get_backend(shard.against, shard.isa, program)
     config = isa.configure(shard.config)
     final = backend.run(shard.isa, config, program, init)
-    expect = _expectations(final, init)
+    expect = expectations(final, init)  # what isasim record expects of a run
     sim = Machine(shard.isa, config)
-    sim.load(program, regs=init.regs, memory=init.memory)
+    sim.load_init(program, init)
     executed = [r.instruction for r in sim.run(keep_records=True).records]
     expect["regs"] = _defined_only(isa, expect["regs"], undefined_by(isa, executed))
     producer = backend.producer() if hasattr(backend, "producer") else f"isasim {shard.against}"

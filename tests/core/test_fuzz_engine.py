@@ -1,0 +1,214 @@
+"""The ISA-neutral fuzzing engine (isasim.core.fuzz) driven by the toy ISA's generators.
+
+Nothing here is x86: the cases are toy programs that add a few numbers into r0 and store
+it, and the other backend is a "shaky" simulator that gets r0 wrong on the programs a test
+picks, so that the engine has divergences to pin, shrink and write as traces.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections import Counter
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import strategies as st
+
+from isasim.cli import main
+from isasim.core import fuzz
+from isasim.core.backends import BACKENDS, SimulatorBackend
+from isasim.core.errors import ConfigError
+from isasim.core.isa import KNOWN_ISAS
+from isasim.core.machine import Machine
+from isasim.core.trace import Init, read_trace
+
+OUT = 0x1000  # case i of a batch stores its r0 at OUT + 4 * i
+
+
+@dataclass(frozen=True)
+class Sum:
+    """li r0, 0; addi r0, r0, v for each v; store r0 into the case's slot."""
+
+    values: tuple[int, ...]
+    slot: int = 0
+
+    def body(self) -> list[str]:
+        return ["li r0, 0", *(f"addi r0, r0, {v}" for v in self.values), f"li r1, {OUT + 4 * self.slot:#x}",
+                "st r0, [r1]"]
+
+    def init(self, slots: int = 1) -> Init:
+        return Init({}, [(OUT, bytes(4 * max(slots, self.slot + 1)), True)])
+
+
+def count_executed(program, init, ranges, config):
+    machine = Machine("toy", config)
+    machine.load(program, regs=init.regs, memory=init.memory)
+    records = machine.run(keep_records=True).records
+    counts = Counter(r.instruction.form.mnemonic for r in records if r.fault is None
+                     and (ranges is None or any(start <= r.instruction.address < end for start, end in ranges)))
+    return counts, Counter()
+
+
+class Sums:
+    """Cases one by one."""
+
+    subset = "sums"
+    probe = "halt"
+    weight = 1
+
+    def cases(self):
+        return st.lists(st.integers(0, 255), min_size=1, max_size=6).map(lambda vs: Sum(tuple(vs)))
+
+    def program_and_init(self, case: Sum) -> tuple[str, Init]:
+        return "\n".join(case.body() + ["halt"]), case.init()
+
+    def size(self, case: Sum) -> int:
+        return len(case.values)
+
+    def truncated(self, case: Sum, index: int) -> Sum:
+        return Sum(case.values[: max(0, index)], case.slot)
+
+    def count_executed(self, program, init, ranges, config):
+        return count_executed(program, init, ranges, config)
+
+
+@dataclass
+class SumBatch:
+    cases: list[Sum]
+    program: object
+    init: Init
+    bodies: list[tuple[int, int]]
+    lines: list[str]
+
+    def text(self) -> list[str]:
+        return self.lines
+
+    def case_of(self, report) -> int | None:
+        where = report.divergence.where
+        if where.startswith("memory "):
+            return (int(where.split()[1], 16) - OUT) // 4
+        return None  # a register: any case may have left it so
+
+
+class BatchedSums(Sums):
+    """The same cases, many to a program."""
+
+    subset = "batched"
+    weight = 3
+
+    def batch_size(self, mode: str) -> int:
+        return 4
+
+    def place(self, case: Sum, slot: int) -> Sum:
+        return Sum(case.values, slot)
+
+    def batch(self, cases: list[Sum], mode: str) -> SumBatch:
+        lines, spans = [], []
+        for i, case in enumerate(cases):
+            assert case.slot == i
+            spans.append((len(lines), len(lines) + len(case.body())))
+            lines += case.body()
+        lines.append("halt")
+        from isasim.core.isa import get_isa
+
+        program = get_isa("toy").assemble("\n".join(lines))
+        at = [ins.address for ins in program.instructions] + [program.end]
+        return SumBatch(cases, program, Init({}, [(OUT, bytes(4 * len(cases)), True)]),
+                        [(at[a], at[b]) for a, b in spans], lines)
+
+
+class Shaky(SimulatorBackend):
+    """The simulator, but r0 ends one too high when ``wrong(program)``."""
+
+    name = "shaky"
+
+    def __init__(self, wrong):
+        self.wrong = wrong
+
+    def run(self, isa, config, program, init, **options):
+        final = super().run(isa, config, program, init, **options)
+        if self.wrong(program):
+            final.observed["regs"]["r0"] = (final.observed["regs"]["r0"] + 1) & 0xFFFFFFFF
+        return final
+
+
+def big_addend(program) -> bool:
+    return any(ins.form.mnemonic == "addi" and ins.operands[-1] >= 200 for ins in program.instructions)
+
+
+@pytest.fixture(autouse=True)
+def toy(monkeypatch):
+    monkeypatch.setitem(KNOWN_ISAS, "toy", "toy_isa")
+
+
+def shaky(monkeypatch, wrong=big_addend):
+    monkeypatch.setitem(BACKENDS, "shaky", Shaky(wrong))
+
+
+GENERATORS = (BatchedSums(), Sums())
+
+
+def campaign(tmp_path, cases=40, seed=3, against="sim", **options):
+    return fuzz.run_campaign("toy", GENERATORS, cases, seed, against, out_dir=tmp_path, workers=1, **options)
+
+
+def test_cases_are_shared_by_weight_and_each_subset_draws_from_its_own_seed():
+    shards = fuzz.plan_shards("toy", GENERATORS, ["batched", "sums"], 41, 7, "sim", "final", {})
+    assert [(s.subset, s.seed, s.cases) for s in shards] == [("batched", 7, 31), ("sums", 8, 10)]
+    only = fuzz.plan_shards("toy", GENERATORS, ["sums"], 41, 7, "sim", "final", {})
+    assert [(s.subset, s.seed, s.cases) for s in only] == [("sums", 8, 41)]
+    assert pickle.loads(pickle.dumps(shards[0])) == shards[0]  # a shard is a plain description
+
+
+def test_the_same_seed_runs_the_same_cases(tmp_path):
+    one, two = campaign(tmp_path), campaign(tmp_path)
+    assert not one.divergences and one.cases == two.cases == Counter(batched=30, sums=10)
+    assert one.instructions == two.instructions and one.instructions["halt"] == 10  # a batch counts its cases' own lines only
+    assert campaign(tmp_path, seed=4).instructions != one.instructions
+
+
+def test_a_divergence_is_pinned_shrunk_and_written_as_a_trace_that_convicts_the_simulator(tmp_path, monkeypatch):
+    shaky(monkeypatch)
+    summary = campaign(tmp_path, cases=60, against="shaky", isa_subset="sums", shrink_candidates=200)
+    assert summary.divergences, summary
+    found = summary.divergences[0]
+    assert found.subset == "sums" and found.shrunk and found.mode == "final"
+    assert found.program == ["li r0, 0", "addi r0, r0, 200", "li r1, 0x1000", "st r0, [r1]", "halt"]
+    assert "r0" in found.description
+    trace = read_trace(found.trace)
+    assert trace.isa == "toy" and trace.program == found.program and trace.producer.startswith("isasim shaky")
+    assert trace.expect["regs"]["r0"] == 201 and trace.expect["fault"] is None
+    assert main(["replay", "--no-color", found.trace]) == 1  # the simulator computes 200
+
+
+def test_a_batch_divergence_is_settled_by_running_its_cases_alone(tmp_path, monkeypatch):
+    shaky(monkeypatch)
+    summary = campaign(tmp_path, cases=60, against="shaky", isa_subset="batched", shrink_candidates=200,
+                       max_divergences=1)
+    assert len(summary.divergences) == 1 and summary.divergent_cases == 1
+    found = summary.divergences[0]
+    assert found.subset == "batched" and found.shrunk
+    assert found.program[:2] == ["li r0, 0", "addi r0, r0, 200"] and len(found.program) == 5
+    assert found.shrunk_case == Sum((200,), 0)  # the same case wherever in a batch it was found
+
+
+def test_a_divergence_only_the_batch_shows_keeps_the_batch(tmp_path, monkeypatch):
+    shaky(monkeypatch, wrong=lambda program: len(program.instructions) > 12)  # no case alone is that long
+    summary = campaign(tmp_path, cases=8, against="shaky", isa_subset="batched", max_divergences=1)
+    found = summary.divergences[0]
+    assert found.notes == ["the batch diverges but none of its cases does on its own"]
+    assert read_trace(found.trace).program == found.program and found.program[-1] == "halt"
+
+
+def test_a_subset_the_other_backend_cannot_run_is_named(tmp_path, monkeypatch):
+    class Nowhere(SimulatorBackend):
+        name = "nowhere"
+
+        def unavailable_reason(self, isa, program=None):
+            return "not on this host"
+
+    monkeypatch.setitem(BACKENDS, "nowhere", Nowhere())
+    with pytest.raises(fuzz.FuzzUnavailable, match="cannot fuzz sums programs against nowhere here: not on"):
+        campaign(tmp_path, against="nowhere", isa_subset="sums")
+    with pytest.raises(ConfigError, match=r"unknown subset 'x' \(batched or sums\)"):
+        campaign(tmp_path, isa_subset="x")
