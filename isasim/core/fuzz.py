@@ -241,8 +241,8 @@ class _Job:
     progress: object = None
 
 
-def run_campaign(isa_name: str, generators: Sequence[CaseGenerator], cases: int, seed: int,
-                 against: str = "silicon", isa_subset: str | None = None, lockstep: bool = False,
+def run_campaign(isa_name: str, generators: Sequence[CaseGenerator], cases: int, seed: int, against: str,
+                 isa_subset: str | None = None, lockstep: bool = False,
                  out_dir: str | Path = ".", *, config: dict | None = None, batch_size: int | None = None,
                  workers: int | None = None, shrink_seconds: float = 60.0, shrink_candidates: int | None = None,
                  max_divergences: int = 3, progress=None) -> FuzzSummary:
