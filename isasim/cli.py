@@ -293,6 +293,7 @@ def cmd_fuzz(args) -> int:
         raise UsageError(f"ISA {args.isa} has no fuzzer")
     if args.cases < 1:
         raise UsageError("--cases must be at least 1")
+    args.against = args.against or default_oracle(isa)
     try:
         subsets = tuple(getattr(isa, "fuzz_subsets", ()))  # from the ISA (its fuzzer may need hypothesis)
         if args.only is not None and args.only not in subsets:
@@ -618,10 +619,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_diff)
 
     p = sub.add_parser("fuzz", help="run random programs on the simulator and another backend, shrink divergences")
-    p.add_argument("--isa", default="x86_amx", help="ISA (default x86_amx)")
+    p.add_argument("--isa", default=DEFAULT_ISA, help=f"ISA (default {DEFAULT_ISA})")
     p.add_argument("--cases", type=positive_int, default=200, help="programs to run (default %(default)s)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="the same seed draws the same programs (default %(default)s)")
-    p.add_argument("--against", default="silicon", help="the other backend: silicon (default) or sim")
+    p.add_argument("--against", help=f"the other backend (default: the ISA's oracle; {other_backends()})")
     p.add_argument("--only", metavar="SUBSET",
                    help="fuzz only this subset of the ISA's instructions (x86_amx: scalar or amx; default: every "
                         "subset the other backend can run here)")
