@@ -212,3 +212,20 @@ def test_a_subset_the_other_backend_cannot_run_is_named(tmp_path, monkeypatch):
         campaign(tmp_path, against="nowhere", isa_subset="sums")
     with pytest.raises(ConfigError, match=r"unknown subset 'x' \(batched or sums\)"):
         campaign(tmp_path, isa_subset="x")
+
+
+def test_the_command_runs_whatever_fuzzer_the_isa_has(tmp_path, monkeypatch, capsys):
+    from isasim.core.isa import get_isa
+
+    toy_isa = get_isa("toy")
+    assert main(["fuzz", "--isa", "toy", "--against", "sim", "--cases", "5"]) == 2  # it has none yet
+    assert "ISA toy has no fuzzer" in capsys.readouterr().err
+    monkeypatch.setattr(toy_isa, "fuzz_subsets", ("batched", "sums"), raising=False)
+    monkeypatch.setattr(toy_isa, "run_fuzz", lambda cases, seed, **options: fuzz.run_campaign(
+        "toy", GENERATORS, cases, seed, workers=1, **options), raising=False)
+    assert main(["fuzz", "--isa", "toy", "--against", "sim", "--only", "sums", "--cases", "5", "--no-color",
+                 "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "no divergence: fuzz toy: 5 programs (sums 5) on sim and sim" in " ".join(out.split())
+    assert main(["fuzz", "--isa", "toy", "--against", "sim", "--only", "scalar", "--cases", "5"]) == 2
+    assert "invalid choice for toy: 'scalar' (choose from batched, sums)" in capsys.readouterr().err

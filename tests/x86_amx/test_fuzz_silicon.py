@@ -309,3 +309,9 @@ def test_fuzz_command_explains_why_amx_cannot_run_here(tmp_path):
 def test_fuzz_command_rejects_an_unknown_backend():
     done = isasim("fuzz", "--against", "qemu", "--cases", 1)
     assert done.returncode == 2 and "unknown backend 'qemu'" in done.stderr
+
+
+def test_fuzz_command_takes_the_subsets_the_isa_names():
+    done = isasim("fuzz", "--only", "vector", "--cases", 1)
+    assert done.returncode == 2 and not done.stdout
+    assert "invalid choice for x86_amx: 'vector' (choose from scalar, amx)" in done.stderr
