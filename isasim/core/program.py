@@ -33,12 +33,12 @@ class Form(Protocol):
     syntax:   the vendor manual's syntax line, e.g. ``"TDPBUSD tmm1, tmm2, tmm3"``.
     summary:  one line saying what the form does.
 
-    Everything else a form offers is the ISA's business and optional for the core:
-    x86_amx forms also carry ``feature`` (the CPUID feature they need), ``doc`` (the
-    pseudocode ``explain`` prints), ``faults``, ``format`` and ``translate``; an
-    ISA with a public binary encoding also encodes (``encode``), a text-only one
-    does not.  Code outside the ISA package that uses such an attribute checks for
-    it (``getattr(form, "doc", "")``) rather than assuming it.
+    These four are all the core and the CLI use.  Everything else a form offers is
+    optional, the ISA's own business, reached through the ISA object's hooks: x86_amx
+    forms also declare ``feature`` (the CPUID feature they need), ``doc`` (the
+    pseudocode ``explain`` prints), ``faults``, ``operand_roles``, ``element_types``,
+    and ``format``/``translate``; an ISA with a public binary encoding encodes
+    (x86_amx: ``encode``), a text-only one (the Ascend cube) does not.
     """
 
     @property
