@@ -24,7 +24,23 @@ from .fuzz_scalar import ScalarCase, build_batch, scalar_cases
 ISA_NAME = "x86_amx"
 
 
-class ScalarGenerator:
+class _Generator:
+    """What both x86 generators share: their cases know their program, size and truncation."""
+
+    def program_and_init(self, case: ScalarCase | AmxCase) -> tuple[str, Init]:
+        return case.standalone()
+
+    def size(self, case: ScalarCase | AmxCase) -> int:
+        return case.size
+
+    def truncated(self, case, index: int):
+        return case.truncated(index)
+
+    def count_executed(self, program, init, ranges, config):
+        return count_executed(program, init, ranges, config)
+
+
+class ScalarGenerator(_Generator):
     """Scalar cases (see fuzz_scalar), many to a program."""
 
     subset = "scalar"
@@ -33,18 +49,6 @@ class ScalarGenerator:
 
     def cases(self):
         return scalar_cases()
-
-    def program_and_init(self, case: ScalarCase) -> tuple[str, Init]:
-        return case.standalone()
-
-    def size(self, case: ScalarCase) -> int:
-        return case.size
-
-    def truncated(self, case: ScalarCase, index: int) -> ScalarCase:
-        return case.truncated(index)
-
-    def count_executed(self, program, init, ranges, config):
-        return count_executed(program, init, ranges, config)
 
     def batch_size(self, mode: str) -> int:
         return 20 if mode == "lockstep" else 150  # a lockstep batch stops the child after every instruction
@@ -57,7 +61,7 @@ class ScalarGenerator:
         return build_batch(cases, capture=mode == "final")
 
 
-class AmxGenerator:
+class AmxGenerator(_Generator):
     """AMX cases (see fuzz_amx), one to a program: a fault ends a program."""
 
     subset = "amx"
@@ -66,18 +70,6 @@ class AmxGenerator:
 
     def cases(self):
         return amx_cases()
-
-    def program_and_init(self, case: AmxCase) -> tuple[str, Init]:
-        return case.standalone()
-
-    def size(self, case: AmxCase) -> int:
-        return case.size
-
-    def truncated(self, case: AmxCase, index: int) -> AmxCase:
-        return case.truncated(index)
-
-    def count_executed(self, program, init, ranges, config):
-        return count_executed(program, init, ranges, config)
 
 
 GENERATORS = (ScalarGenerator(), AmxGenerator())  # the order fixes each subset's seed (seed + position)
