@@ -44,10 +44,15 @@ DEFAULT_MODEL_NAME = "emerald-rapids"  # a trace's config "cpu" when it names no
 DEFAULT_CPU = DEFAULT_MODEL_NAME  # the older name, still imported by the ISA object
 
 
+def needs_amx(form) -> bool:
+    """Whether ``form`` (an AMX or scalar form) needs an AMX feature: its declared ``feature`` says."""
+    return form.feature in AMX_FEATURES
+
+
 def uses_amx(program) -> bool:
     """Whether any instruction of ``program`` needs an AMX feature (so it needs an AMX host to
     run on silicon, and its TILECFG is worth showing)."""
-    return any(ins.form.feature in AMX_FEATURES for ins in program.instructions)
+    return any(needs_amx(ins.form) for ins in program.instructions)
 
 
 def cpu_model(name: str) -> CpuModel:
