@@ -15,10 +15,10 @@ from typing import Any
 class Location(str):
     """Where a write went, in the ISA's own words, with its parts kept apart.
 
-    name:  the register, array or field written: ``"rax"``, ``"tmm0"``, ``"start_row"``, ``"za"``.
-    subscript: which part of it, if one: a tile's row (``tmm0[3]``), a ZA slice.  (Not
-           ``index``: a Location is a str, whose ``index`` method it must keep.)
-    field: which field of it, if one: a tile's configured ``colsb`` (``tmm2.colsb``).
+    name:  the register, array or field written (x86_amx: ``rax``, ``tmm0``, ``start_row``; SME: ``za``).
+    subscript: which part of it, if one: a row of an array (x86_amx: ``tmm0[3]``), a slice of ZA.
+           (Not ``index``: a Location is a str, whose ``index`` method it must keep.)
+    field: which field of it, if one (x86_amx: a tile's configured ``colsb``, ``tmm2.colsb``).
 
     Its text (``str(location)``) is ``name[subscript].field``, which is what traces store in
     ``steps[].writes[].where``; a Location is that string, so it is written, compared and
@@ -54,12 +54,11 @@ class Location(str):
 class Write:
     """One state change.
 
-    kind:  what was written: ``"reg"``, ``"flags"``, ``"pc"``, ``"tilecfg"``,
-           ``"tile"`` (one tile row), ``"mem"`` (a byte range), ...
-    where: a :class:`Location` (``rax``, ``tmm0[3]``, ``tmm2.colsb``), or for memory
-           the address (an int).
+    kind:  what was written: ``"reg"``, ``"mem"`` (a byte range), or a kind of the
+           ISA's own (x86_amx: ``"flags"``, ``"tilecfg"``, ``"tile"`` for one tile row).
+    where: a :class:`Location`, or for memory the address (an int).
     old, new: the values before and after (ints for registers and fields, bytes
-           for tile rows and memory).
+           for array rows and memory).
     """
 
     kind: str

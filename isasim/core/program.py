@@ -129,7 +129,7 @@ class Instruction:
     text:     canonical assembly text (what the disassembler prints).
     line:     the source line it came from, if it was assembled from text.
     undefined: for an encoding that decodes to a known opcode but breaks an
-              encoding rule the hardware checks (VEX.L=1, tmm8, ...): why it is
+              encoding rule the hardware checks (x86_amx: VEX.L=1): why it is
               undefined.  Executing it raises the ISA's undefined-instruction fault.
     """
 
