@@ -72,13 +72,17 @@ class Difference:
         return self.b
 
 
-def register_differences(isa, a: dict, b: dict, undefined, names, label: str = "") -> Iterator[Difference]:
-    """Registers ``names`` compared as the ISA compares them (``comparable``, less ``undefined``)."""
+def register_differences(isa, a: dict, b: dict, undefined, names, label: str = "", *,
+                         compared_values: bool = False) -> Iterator[Difference]:
+    """Registers ``names`` compared as the ISA compares them (``comparable``, less ``undefined``).  A
+    difference shows the values as read, or with ``compared_values`` the parts that were compared (a
+    diff shows x86's RFLAGS as its status flags)."""
     a_cmp = isa.comparable({"regs": {n: a[n] for n in names if n in a}}, undefined)["regs"]
     b_cmp = isa.comparable({"regs": {n: b[n] for n in names if n in b}}, undefined)["regs"]
     for name in names:
         if a_cmp.get(name) != b_cmp.get(name):
-            yield Difference(f"{label}{name}", a.get(name), b.get(name))
+            shown_a, shown_b = (a_cmp, b_cmp) if compared_values else (a, b)
+            yield Difference(f"{label}{name}", shown_a.get(name), shown_b.get(name))
 
 
 def array_difference(isa, name: str, a: bytes | None, b: bytes | None, observed: dict,

@@ -67,7 +67,7 @@ def compare(isa, init: Init, undefined, obs_a: dict, mem_a, fault_a: Fault | Non
         return Difference("fault", _fault_view(fault_a), _fault_view(fault_b),
                           detail=(fault_a.rule if fault_a else fault_b.rule) if (fault_a or fault_b) else "")
     regs_a, regs_b = obs_a.get("regs", {}), obs_b.get("regs", {})
-    found = next(register_differences(isa, regs_a, regs_b, undefined, list(regs_a)), None)
+    found = next(register_differences(isa, regs_a, regs_b, undefined, list(regs_a), compared_values=True), None)
     if found is not None:
         return found
     arrays_a, arrays_b = obs_a.get("arrays", {}), obs_b.get("arrays", {})

@@ -498,15 +498,16 @@ def write_trace(trace: Trace, path: str | Path, *, force: bool = False) -> None:
     write_output(path, json.dumps(trace_json(trace), indent=1) + "\n", force=force)
 
 
-def expectations(final: Any, init: Init) -> dict:
+def expectations(final: Any, init: Init, *, every_register: bool = False) -> dict:
     """What a trace of a finished run expects, in trace terms: the fault (or none), the registers the run
-    changed or the init set, every array the state holds, and every writable init region.  ``isasim
-    record`` and the fuzzer's reproducing traces both write this, so their traces check the same things."""
+    changed or the init set (``every_register``: all of them, as a fuzzer's reproducing trace checks, so a
+    wrong write to a register the program never names is caught too), every array the state holds, and
+    every writable init region.  ``isasim record`` and the fuzzer's reproducing traces both write this, so
+    their traces check the same things."""
     fault = final.fault
-    expect: dict[str, Any] = {"fault": None if fault is None else
-                              {"kind": fault.kind, "index": fault.index}}
+    expect: dict[str, Any] = {"fault": None if fault is None else {"kind": fault.kind, "index": fault.index}}
     expect["regs"] = {k: v for k, v in final.observed.get("regs", {}).items()
-                      if v != init.regs.get(k, 0) or k in init.regs}
+                      if every_register or v != init.regs.get(k, 0) or k in init.regs}
     if final.observed.get("arrays"):
         expect["arrays"] = dict(final.observed["arrays"])
     expect["memory"] = [(address, final.read_memory(address, len(data)))
