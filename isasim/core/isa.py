@@ -178,6 +178,8 @@ class Isa(Protocol):
         (the protocol :class:`isasim.core.explain.Explainer`)."""
         ...
 
+    fuzz_subsets: tuple[str, ...]  # with run_fuzz: the subsets `isasim fuzz --only` may name, in seed order
+
     def run_fuzz(self, cases: int, seed: int, **options: Any) -> Any:
         """Random programs run on the simulator and another backend; returns a summary (see ``isasim fuzz``).
 
