@@ -50,7 +50,7 @@ def set_tile(m: Machine, t: int, data: bytes | int) -> None:
     """Put raw bytes straight into a tile (as XRSTOR does in the silicon experiments)."""
     if isinstance(data, int):
         data = bytes([data]) * 1024
-    m.state.tiles[t] = np.frombuffer(bytes(data).ljust(1024, b"\0"), dtype=np.uint8).reshape(16, 64)
+    m.state.settled_tiles()[t] = np.frombuffer(bytes(data).ljust(1024, b"\0"), dtype=np.uint8).reshape(16, 64)
 
 
 def tdp_program(mnemonic: str, c_bytes: bytes, a_bytes: bytes, b_bytes: bytes, shapes) -> Machine:

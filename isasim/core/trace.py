@@ -48,10 +48,14 @@ FORMAT = "isasim-trace/2"
 READABLE_FORMATS = ("isasim-trace/1", FORMAT)
 MAX_REGION = 1 << 26  # 64 MiB: a larger region in a trace is almost certainly a mistake
 
-_INT_TYPES = {"int8": (1, True), "uint8": (1, False), "int16": (2, True), "uint16": (2, False),
-              "int32": (4, True), "uint32": (4, False), "int64": (8, True), "uint64": (8, False)}
-_FLOAT_TYPES = ("bf16", "fp16", "fp32")
-_ELEMENT_SIZES = {**{k: v[0] for k, v in _INT_TYPES.items()}, "bf16": 2, "fp16": 2, "fp32": 4}
+
+
+def _element_types() -> dict:
+    """core.numerics.ELEMENT_TYPES, the one table of element types (imported when a region names a type,
+    so that reading a trace needs no numpy work up front)."""
+    from .numerics import ELEMENT_TYPES
+
+    return ELEMENT_TYPES
 
 
 @dataclass
@@ -165,10 +169,11 @@ def _encode_values(kind: str, values: Any, where: str) -> bytes:
     if not isinstance(values, list):
         raise _fail(where, "values must be a list")
     out = bytearray()
+    element = numerics.ELEMENT_TYPES[kind]
     for i, v in enumerate(values):
         at = f"{where}[{i}]"
-        if kind in _INT_TYPES:
-            size, signed = _INT_TYPES[kind]
+        if element.kind == "int":
+            size, signed = element.size, element.signed
             n = parse_int(v, at, bits=size * 8, signed=signed)
             out += (n % (1 << (size * 8))).to_bytes(size, "little")
         else:
@@ -217,9 +222,9 @@ def parse_region_and_view(entry: Any, where: str) -> tuple[tuple[int, bytes, boo
         data = bytes(size)
     kind = entry.get("type")
     if (kind is not None or "values" in entry) and (
-            not isinstance(kind, str) or (kind not in _INT_TYPES and kind not in _FLOAT_TYPES)):
+            not isinstance(kind, str) or kind not in _element_types()):
         raise _fail(f"{where}.type", f"unknown element type {brief(kind)} "
-                    f"(known: {', '.join(list(_INT_TYPES) + list(_FLOAT_TYPES))})")
+                    f"(known: {', '.join(_element_types())})")
     if "values" in entry:
         data = _encode_values(kind, entry["values"], f"{where}.values")
     if not data:
@@ -235,7 +240,7 @@ def parse_region_and_view(entry: Any, where: str) -> tuple[tuple[int, bytes, boo
         if not isinstance(name, str) or not name:
             raise _fail(f"{where}.name", "must be a non-empty string")
         element = kind or "uint8"
-        size = _ELEMENT_SIZES[element]
+        size = _element_types()[element].size
         count = len(data) // size
         shape = entry.get("shape", [1, count])
         whole_numbers = isinstance(shape, list) and all(

@@ -82,7 +82,7 @@ class X86Amx:
             for t, name in enumerate(TILE_NAMES):
                 rows, colsb = state.tile_shape(t)
                 if rows and colsb:
-                    arrays[name] = state.tiles[t, :rows, :colsb].tobytes()
+                    arrays[name] = state.settled_tiles()[t, :rows, :colsb].tobytes()
         return {"regs": regs, "arrays": arrays}
 
     def seed_arrays(self, state: X86AmxState, arrays: dict[str, bytes]) -> None:
@@ -165,7 +165,8 @@ class X86Amx:
         journal = Journal()
         state = X86AmxState(journal, previous.model)
         state.gpr, state.rip, state.rflags = list(previous.gpr), previous.rip, previous.rflags
-        state.tilecfg, state.tiles = previous.tilecfg.copy(), previous.tiles.copy()
+        state.tilecfg = previous.tilecfg.copy()
+        state.replace_tiles(previous.settled_tiles().copy())
         raw = observed.get("raw", {})
         for name, value in observed.get("regs", {}).items():
             if name == "rflags":
@@ -272,8 +273,9 @@ class X86Amx:
         t = tile_number(name)
         if t is None:
             return name, f"first difference at byte {offset}: {a[offset]:#04x} vs {b[offset]:#04x}", a, b
-        cfg = observed.get("arrays", {}).get("tilecfg", bytes(64))
-        colsb = int.from_bytes(cfg[16 + 2 * t : 18 + 2 * t], "little") or 64
+        from .state import TileConfig
+
+        colsb = TileConfig.from_bytes(observed.get("arrays", {}).get("tilecfg", bytes(64))).colsb[t] or 64
         row, column = divmod(offset, colsb)
         dword = column // 4
         value = lambda data: int.from_bytes(data[row * colsb + 4 * dword : row * colsb + 4 * dword + 4], "little")  # noqa: E731

@@ -703,7 +703,6 @@ def tdpfp16ps(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
 # Deprecated: one form per mnemonic holds for AMX but not for every ISA.  Use
 # FORMS.of_mnemonic(mnemonic) (all its forms) or FORMS[id]; kept while fuzz.py and the
 # tests still index it.
-BY_MNEMONIC: dict[str, AmxForm] = {f.mnemonic: f for f in FORMS}
 # (map, opcode byte, pp) -> forms sharing it (LDTILECFG and TILERELEASE share NP 49)
 BY_OPCODE: dict[tuple[int, int, int], list[AmxForm]] = {}
 for _form in FORMS:

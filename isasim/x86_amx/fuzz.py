@@ -17,7 +17,7 @@ from ..core.fuzz import FuzzSummary, run_campaign
 from ..core.machine import Machine
 from ..core.program import Program
 from ..core.trace import Init
-from . import amx
+from .cpu import needs_amx
 from .fuzz_amx import AmxCase, amx_cases
 from .fuzz_scalar import ScalarCase, build_batch, scalar_cases
 
@@ -151,7 +151,7 @@ def count_executed(program: Program, init: Init, ranges: list[tuple[int, int]] |
         if key is None:
             key = keys[ins.address] = form_key(ins)
         counts[key] += 1
-        if isinstance(ins.form, amx.AmxForm) and (produced := _elements(ins, machine.state)):
+        if needs_amx(ins.form) and (produced := _elements(ins, machine.state)):
             elements[key] += produced
     return counts, elements
 

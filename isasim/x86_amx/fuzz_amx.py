@@ -172,7 +172,7 @@ def _sib(base: str, stride_reg: str | None, scale: int, disp: int) -> str:
 def _tdp_text(form: str, c: int, a: int, b: int) -> str:
     if len({c, a, b}) == 3:
         return f"{form} tmm{c}, tmm{a}, tmm{b}"
-    code = amx.BY_MNEMONIC[form].encode((Reg(f"tmm{c}"), Reg(f"tmm{a}"), Reg(f"tmm{b}")))
+    code = amx.FORMS.of_mnemonic(form)[0].encode((Reg(f"tmm{c}"), Reg(f"tmm{a}"), Reg(f"tmm{b}")))
     return ".byte " + ",".join(f"{x:#04x}" for x in code)  # gas refuses repeated tiles
 
 

@@ -5,7 +5,7 @@ registers and named memory regions (A, packed B, C, the tile configuration), and
 the expected result computed independently of the simulator: an INT64 matrix
 product for the integer kernels, an exact float64 product for the BF16 ones (the
 inputs are multiples of 0.25, so every partial sum is exact, as in the article's
-BF16 tests).  ``kernel.trace()`` is an isasim-trace/1 whose expectations are that
+BF16 tests).  ``kernel.trace()`` is an isasim-trace whose expectations are that
 reference, so ``isasim replay`` (or ``isasim run``) says PASS or FAIL like the
 article's programs.
 

@@ -48,6 +48,7 @@ from ..core.machine import DEFAULT_STEP_LIMIT, Machine
 from ..core.program import Program
 from ..core.trace import Init
 from .cpu import uses_amx
+from .state import TileConfig
 from .registers import GPR64
 
 PAGE = 4096
@@ -428,12 +429,11 @@ def observed_state(snap: SiliconSnapshot) -> dict:
     """The trace view of a silicon snapshot, shaped like X86Amx.observe()."""
     regs = dict(snap.regs)
     regs["rflags"] = snap.rflags
-    palette = snap.tilecfg[0]
-    arrays = {"tilecfg": snap.tilecfg if palette else bytes(64)}
-    if palette:
+    config = TileConfig.from_bytes(snap.tilecfg)
+    arrays = {"tilecfg": snap.tilecfg if config.configured else bytes(64)}
+    if config.configured:
         for t in range(8):
-            colsb = int.from_bytes(snap.tilecfg[16 + 2 * t : 18 + 2 * t], "little")
-            rows = snap.tilecfg[48 + t]
+            colsb, rows = config.colsb[t], config.rows[t]
             if rows and colsb:
                 tile = snap.tiles[1024 * t : 1024 * (t + 1)]
                 arrays[f"tmm{t}"] = b"".join(tile[64 * r : 64 * r + colsb] for r in range(rows))

@@ -209,10 +209,6 @@ class X86AmxState:
         self._tiles = np.array(value, dtype=np.uint8).reshape(MAX_TILES, MAX_ROWS, BYTES_PER_ROW)
         self._tile_views = list(self._tiles)
 
-    # Deprecated spelling of settled_tiles() / replace_tiles(), for code outside this
-    # package that still reads or assigns ``state.tiles`` (explain, fuzz, the ISA object, tests/amxharness.py).
-    tiles = property(settled_tiles, replace_tiles)
-
     def tile(self, t: int) -> np.ndarray:
         """Tile t's 16 x 64 bytes (a view), with its deferred additions made."""
         if t in self._deferred:

@@ -198,7 +198,7 @@ def test_assembler_answers_every_input_with_a_program_or_a_typed_error(record_pr
     rng = random.Random(SEED)
     mutator = TextMutator(rng)
     lines = [line for line in _example_lines() if line.strip()]
-    mnemonics = sorted(set(scalar.MNEMONICS) | set(amx.BY_MNEMONIC)) + ["bogus", ".byte", ".set", ".p2align"]
+    mnemonics = sorted(set(scalar.MNEMONICS) | {f.mnemonic for f in amx.FORMS}) + ["bogus", ".byte", ".set", ".p2align"]
     tally = {"line mutants": 0, "window mutants": 0, "grammar lines": 0, "accepted": 0, "rejected": 0}
     started, cpu_started = time.perf_counter(), time.process_time()
     for case in range(FUZZ_INPUTS):
