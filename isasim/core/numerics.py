@@ -120,10 +120,10 @@ FP64 = Format("fp64", exponent_bits=11, mantissa_bits=52, bias=1023)
 
 
 class ElementType(NamedTuple):
-    """How elements of one type are stored and shown (``storage, kind = ELEMENT_TYPES[name]``)."""
+    """How elements of one type are stored and shown (``storage, format = ELEMENT_TYPES[name]``)."""
 
     storage: type  # the numpy dtype holding one element; a float format's bit pattern
-    kind: str  # "int", or the float format's name ("bf16", "fp16", "fp32"), as core.render shows it
+    format: str  # "int", or the float format's name ("bf16", "fp16", "fp32"), as core.render shows it
 
     @property
     def size(self) -> int:
@@ -132,17 +132,17 @@ class ElementType(NamedTuple):
 
     @property
     def signed(self) -> bool:
-        return self.kind == "int" and np.issubdtype(self.storage, np.signedinteger)
+        return self.format == "int" and np.issubdtype(self.storage, np.signedinteger)
 
     @property
     def value_type(self) -> type:
         """The numpy type whose values these bits are (ml_dtypes.bfloat16 for bf16), for
         reinterpreting, never converting, the stored bits as numbers."""
-        if self.kind == "int":
+        if self.format == "int":
             return self.storage
         import ml_dtypes
 
-        return {"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp32": np.float32}[self.kind]
+        return {"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp32": np.float32}[self.format]
 
 
 # Every element type a memory region, an array view or a watch can have, by name: the one
@@ -181,12 +181,12 @@ _PYTHON, _NUMPY_SCALAR, _ARRAY = 0, 1, 2
 
 
 def _bits_array(value, fmt: Format) -> tuple[np.ndarray, int]:
-    """Return *value* as an ndarray of ``fmt.dtype``, and which kind it was."""
+    """Return *value* as an ndarray of ``fmt.dtype``, and which container it came in."""
     dtype = fmt.dtype
     if isinstance(value, np.ndarray):
-        kind = _ARRAY
+        container = _ARRAY
     elif isinstance(value, np.generic):
-        kind = _NUMPY_SCALAR
+        container = _NUMPY_SCALAR
     elif isinstance(value, int) and not isinstance(value, bool):
         if not 0 <= value < (1 << fmt.width):
             raise ValueError(f"{value:#x} is not a {fmt.width}-bit pattern")
@@ -202,30 +202,30 @@ def _bits_array(value, fmt: Format) -> tuple[np.ndarray, int]:
         if arr.size and (arr.min() < 0 or int(arr.max()) >> fmt.width):
             raise ValueError(f"values do not fit in {fmt.width} bits")
         arr = arr.astype(dtype)
-    return arr, kind
+    return arr, container
 
 
 def _prepare(values, fmt: Format):
     """Broadcast bit-pattern arguments to flat arrays.
 
-    Returns ``(arrays, shape, kind)``. Give the results to `_finish`.
+    Returns ``(arrays, shape, container)``. Give the results to `_finish`.
     """
-    arrays, kind = [], _PYTHON
+    arrays, container = [], _PYTHON
     for v in values:
         arr, k = _bits_array(v, fmt)
         arrays.append(arr)
-        kind = max(kind, k)
+        container = max(container, k)
     arrays = np.broadcast_arrays(*arrays)
     shape = arrays[0].shape
-    return [np.ascontiguousarray(a).reshape(-1) for a in arrays], shape, kind
+    return [np.ascontiguousarray(a).reshape(-1) for a in arrays], shape, container
 
 
-def _finish(result: np.ndarray, shape, kind):
-    """Return *result* in the caller's kind (int, numpy scalar or array)."""
-    if kind == _ARRAY:
+def _finish(result: np.ndarray, shape, container):
+    """Return *result* in the caller's container (int, numpy scalar or array)."""
+    if container == _ARRAY:
         return result.reshape(shape)
     item = result.reshape(-1)[0]
-    if kind == _NUMPY_SCALAR:
+    if container == _NUMPY_SCALAR:
         return item
     return item.item()  # Python int / bool / float
 
@@ -242,14 +242,14 @@ def _fast_arrays(values, dtype) -> bool:
 
 
 def _elementwise(fmt: Format, fn, *values):
-    """Apply the elementwise ``fn`` to *fmt* bit patterns, returning the caller's kind.
+    """Apply the elementwise ``fn`` to *fmt* bit patterns, returning the caller's container.
 
     Same-shape arrays of the right dtype go straight to ``fn``.
     """
     if _fast_arrays(values, fmt.dtype):
         return fn(*values)
-    arrays, shape, kind = _prepare(values, fmt)
-    return _finish(fn(*arrays), shape, kind)
+    arrays, shape, container = _prepare(values, fmt)
+    return _finish(fn(*arrays), shape, container)
 
 
 # ---------------------------------------------------------------------------
@@ -415,11 +415,11 @@ def _fp64_bits_to_floats(bits64: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(bits64, dtype=np.uint64).view(np.float64)
 
 
-def _float_result(bits64: np.ndarray, shape, kind):
+def _float_result(bits64: np.ndarray, shape, container):
     values = _fp64_bits_to_floats(bits64)
-    if kind == _ARRAY:
+    if container == _ARRAY:
         return values.reshape(shape)
-    if kind == _NUMPY_SCALAR:
+    if container == _NUMPY_SCALAR:
         return values.reshape(-1)[0]
     # Reinterpret the bits with struct, so a NaN keeps its pattern.
     return struct.unpack("<d", struct.pack("<Q", int(bits64.reshape(-1)[0])))[0]
@@ -427,21 +427,21 @@ def _float_result(bits64: np.ndarray, shape, kind):
 
 def fp32_bits_to_float(bits):
     """Exact value of fp32 bit patterns as float (float64 array for arrays)."""
-    arrays, shape, kind = _prepare([bits], FP32)
-    return _float_result(_widen(arrays[0], FP32, FP64), shape, kind)
+    arrays, shape, container = _prepare([bits], FP32)
+    return _float_result(_widen(arrays[0], FP32, FP64), shape, container)
 
 
 def bf16_bits_to_float(bits):
     """Exact value of bf16 bit patterns as float (float64 array for arrays)."""
-    arrays, shape, kind = _prepare([bits], BF16)
+    arrays, shape, container = _prepare([bits], BF16)
     fp32 = arrays[0].astype(np.uint32) << np.uint32(16)
-    return _float_result(_widen(fp32, FP32, FP64), shape, kind)
+    return _float_result(_widen(fp32, FP32, FP64), shape, container)
 
 
 def fp16_bits_to_float(bits):
     """Exact value of fp16 bit patterns as float (float64 array for arrays)."""
-    arrays, shape, kind = _prepare([bits], FP16)
-    return _float_result(_widen(arrays[0], FP16, FP64), shape, kind)
+    arrays, shape, container = _prepare([bits], FP16)
+    return _float_result(_widen(arrays[0], FP16, FP64), shape, container)
 
 
 def _round_fp64_bits(bits64: np.ndarray, dst: Format) -> np.ndarray:

@@ -163,16 +163,16 @@ def parse_hex(value: Any, where: str) -> bytes:
         raise _fail(where, "not a hex string") from None
 
 
-def _encode_values(kind: str, values: Any, where: str) -> bytes:
+def _encode_values(type_name: str, values: Any, where: str) -> bytes:
     from . import numerics  # imported here: trace reading must not need numpy work up front
 
     if not isinstance(values, list):
         raise _fail(where, "values must be a list")
     out = bytearray()
-    element = numerics.ELEMENT_TYPES[kind]
+    element = numerics.ELEMENT_TYPES[type_name]
     for i, v in enumerate(values):
         at = f"{where}[{i}]"
-        if element.kind == "int":
+        if element.format == "int":
             size, signed = element.size, element.signed
             n = parse_int(v, at, bits=size * 8, signed=signed)
             out += (n % (1 << (size * 8))).to_bytes(size, "little")
@@ -186,13 +186,13 @@ def _encode_values(kind: str, values: Any, where: str) -> bytes:
             except ValueError:
                 raise _fail(at, f"{brief(v)} is not a number") from None
             except OverflowError:  # an integer such as 10**400: no double holds it
-                raise _fail(at, f"{brief(v)} is too large for {kind}") from None
+                raise _fail(at, f"{brief(v)} is too large for {type_name}") from None
             if math.isinf(x) and isinstance(v, str) and "inf" not in v.lower():
                 # "1e400" reads as infinity; only a string that says so may be infinite
-                raise _fail(at, f"{brief(v)} is too large for {kind} (write \"inf\" for infinity)")
-            if kind == "fp32":
+                raise _fail(at, f"{brief(v)} is too large for {type_name} (write \"inf\" for infinity)")
+            if type_name == "fp32":
                 out += int(numerics.float_to_fp32_bits(x)).to_bytes(4, "little")
-            elif kind == "bf16":
+            elif type_name == "bf16":
                 out += int(numerics.float_to_bf16_bits(x)).to_bytes(2, "little")
             else:
                 out += int(numerics.float_to_fp16_bits(x)).to_bytes(2, "little")
