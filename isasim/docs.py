@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .core.isa import DEFAULT_ISA
 from .core.output import OutputError
 from .core.explain import (
     EXPLAINERS, ExplainOptions, explainer, render_markdown, render_svg, terminal_svg,
@@ -44,9 +45,9 @@ def generate() -> dict[str, str]:
         module = explainer(isa)
         pages = module.reference_pages()
         index = [f"# {isa}: instruction reference", "",
-                 "Each page is generated from the instruction's definition: the encoding from its opcode row, the "
-                 "operation from the docstring of the semantics function the simulator executes, and a worked "
-                 "example produced by running the simulator.", ""]
+                 "Each page is generated from the instruction's definition: the encoding from its declared "
+                 "fields (where the ISA has a binary encoding), the operation from the docstring of the semantics "
+                 "function the simulator executes, and a worked example produced by running the simulator.", ""]
         group = None
         for page in pages:
             expl = module.explain(page.example, None, ExplainOptions())
@@ -71,7 +72,8 @@ def generate() -> dict[str, str]:
         expl = explainer(isa).explain(text, None, ExplainOptions())
         files[f"screenshots/{name}"] = terminal_svg(expl, width=WIDTH, title=f'isasim explain "{text}"')
         slug = text.split()[0]
-        top += [f"- `isasim explain \"{text}\"`: [terminal](screenshots/{name}), "
+        isa_option = "" if isa == DEFAULT_ISA else f" --isa {isa}"
+        top += [f"- `isasim explain \"{text}\"{isa_option}`: [terminal](screenshots/{name}), "
                 f"[picture]({isa}/{slug}.svg), [page]({isa}/{slug}.md)"]
     files["index.md"] = "\n".join(top) + "\n"
     return files

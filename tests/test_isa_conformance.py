@@ -417,9 +417,6 @@ def test_a_trace_of_an_unknown_array_is_refused(subject, capsys, tmp_path):
     error_line(capsys, ["replay", bad], "init.arrays.nosucharray")
 
 
-@pytest.mark.xfail(strict=True, reason="core/replay.py replay() does not locate the ConfigError that loading "
-                   "init.arrays raises (Machine.load_init in SimulatorBackend.run) with the trace's file, so "
-                   "`isasim replay` names the array but not the file; `isasim run TRACE` names both")
 def test_replay_of_a_trace_with_an_unknown_array_names_the_file(capsys, tmp_path):
     program, init = tmp_path / "p.s", tmp_path / "i.json"
     program.write_text(SAMPLES["toy"].program)

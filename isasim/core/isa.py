@@ -73,6 +73,9 @@ class Isa(Protocol):
     code_base: int  # where assembled code is placed unless told otherwise
     config_options: tuple[ConfigOption, ...]  # the CLI options that set configuration keys
     default_oracle: str | None  # the backend `isasim diff` compares with by default (x86_amx: "silicon")
+    # the expect keys an isasim-trace/1 file kept this ISA's arrays under (x86_amx: "tiles", "tilecfg");
+    # optional: an ISA newer than version 1 has none
+    legacy_array_keys: tuple[str, ...]
 
     def configure(self, config: dict | None) -> dict: ...
     def new_state(self, config: dict, journal: Journal) -> State: ...

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from .backends import Final, get_backend
 from .backends import measured_elsewhere as produced_elsewhere
+from .errors import ConfigError
 from .compare import Difference, array_difference, memory_difference, register_differences, shown
 from .isa import get_isa, has_hook
 from .machine import DEFAULT_STEP_LIMIT
@@ -163,7 +164,11 @@ def replay(trace: Trace, backend: str = "sim", max_steps: int = DEFAULT_STEP_LIM
     isa = get_isa(trace.isa)
     config = isa.configure(trace.config)
     program = isa.assemble("\n".join(trace.program), source=f"{trace.source}:program")
-    final = get_backend(backend, trace.isa, program).run(trace.isa, config, program, trace.init,
-                                                         max_steps=max_steps, keep_records=trace.steps is not None)
+    runner = get_backend(backend, trace.isa, program)
+    try:
+        final = runner.run(trace.isa, config, program, trace.init, max_steps=max_steps,
+                           keep_records=trace.steps is not None)
+    except ConfigError as error:  # the trace's initial state cannot be loaded (an unknown array, say)
+        raise error.located(trace.source)
     return final, check(trace, final)
 

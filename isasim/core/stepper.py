@@ -510,9 +510,9 @@ class Stepper:
             if isinstance(value, (bytes, bytearray)):
                 return _short(value)
             return f"{int(value):#x} ({int(value)})"
-        raw = bytes(value) if isinstance(value, (bytes, bytearray)) else int(value).to_bytes(4, "little")
+        # an element type is only ever set for bytes (cmd_watch refuses one for a register)
         dtype, kind = _REGION_DTYPES[watch.element]
-        elements = np.frombuffer(raw, dtype=dtype)
+        elements = np.frombuffer(bytes(value), dtype=dtype)
         digits = 2 * elements.dtype.itemsize if self.hex_values else None
         texts = [element_text(bits, kind, hex_digits=digits) for bits in elements[:WATCH_ELEMENTS_SHOWN]]
         if len(elements) == 1:
