@@ -76,7 +76,7 @@ def test_vex_bytes_decode_to_an_instruction_a_ud_or_a_one_line_error(code):
     if program is not None:
         assert program.code == code
         for ins in program.instructions:
-            assert ins.undefined is None or ins.text == "(bad)"
+            assert ins.invalid is None or ins.text == "(bad)"
 
 
 VALID_TRACE = {

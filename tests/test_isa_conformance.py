@@ -26,7 +26,7 @@ from rich.console import Console
 
 from cli_harness import error_line
 from isasim import cli
-from isasim.core.backends import Final
+from isasim.core.backends import Outcome
 from isasim.core.isa import KNOWN_ISAS, get_isa, has_hook
 from isasim.core.replay import check
 from isasim.core.stepper import Stepper
@@ -301,7 +301,7 @@ def test_run_and_step_reach_the_same_state(subject, capsys, tmp_path):
                       out=Console(file=io.StringIO(), width=100))
     assert stepper.run_script("s 100") is None
     machine = stepper.machine
-    stepped = Final(isa.observe(machine.state), machine.memory, machine.fault, machine.steps)
+    stepped = Outcome(isa.observe(machine.state), machine.memory, machine.fault, machine.steps)
     assert check(trace, stepped) == []
 
 

@@ -18,7 +18,7 @@ import json
 import pytest
 
 from isasim.cli import main
-from isasim.core.backends import Final
+from isasim.core.backends import Outcome
 from isasim.core.faults import Fault
 from isasim.x86_amx import ISA
 from isasim.x86_amx.silicon import RF, SiliconBackend, SiliconMemory
@@ -142,7 +142,7 @@ def test_a_silicon_run_that_timed_out_is_not_recorded_and_the_error_names_the_pr
     program = write("k.s", "ret\n")
 
     def timed_out_run(self, isa, config, program, init, **options):
-        return Final({}, SiliconMemory(init.memory, {}), Fault("timeout", "the program was still running after "
+        return Outcome({}, SiliconMemory(init.memory, {}), Fault("timeout", "the program was still running after "
                                                                            "10 s on silicon"), None, timed_out=True)
 
     monkeypatch.setattr(SiliconBackend, "run", timed_out_run)

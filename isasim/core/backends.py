@@ -19,7 +19,7 @@ from .trace import Init
 
 
 @dataclass
-class Final:
+class Outcome:
     """What a backend observed at the end of a run.
 
     observed: the ISA's observable state in trace terms (Isa.observe): {"regs": {name: int},
@@ -49,7 +49,7 @@ class Backend(Protocol):
 
     def unavailable_reason(self, isa: str, program: Program | None = None) -> str | None: ...
     def run(self, isa: str, config: dict, program: Program, init: Init, *,
-            max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Final: ...
+            max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Outcome: ...
 
 
 class SimulatorBackend:
@@ -71,12 +71,12 @@ class SimulatorBackend:
             yield record.index, record.pc, machine.isa.observe(machine.state), machine.memory, record.fault
 
     def run(self, isa: str, config: dict, program: Program, init: Init, *,
-            max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Final:
+            max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Outcome:
         machine = Machine(isa, config)
         machine.load_init(program, init)
         result = machine.run(max_steps, keep_records=keep_records)
         observed = machine.isa.observe(machine.state)
-        return Final(observed, machine.memory, result.fault, result.steps, result.records, machine)
+        return Outcome(observed, machine.memory, result.fault, result.steps, result.records, machine)
 
 
 BACKENDS: dict[str, Backend] = {"sim": SimulatorBackend()}

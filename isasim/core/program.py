@@ -128,7 +128,7 @@ class Instruction:
               is an encoding (and then it may be left out), else the ISA's step.
     text:     canonical assembly text (what the disassembler prints).
     line:     the source line it came from, if it was assembled from text.
-    undefined: for an encoding that decodes to a known opcode but breaks an
+    invalid:  for an encoding that decodes to a known opcode but breaks an
               encoding rule the hardware checks (x86_amx: VEX.L=1): why it is
               undefined.  Executing it raises the ISA's undefined-instruction fault.
     """
@@ -140,7 +140,7 @@ class Instruction:
     text: str
     line: int | None = None
     index: int = 0
-    undefined: str | None = None
+    invalid: str | None = None  # why the encoding is invalid (None: it is valid)
     extra: dict = field(default_factory=dict)
     size: int | None = None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .backends import Final, get_backend
+from .backends import Outcome, get_backend
 from .backends import measured_elsewhere as produced_elsewhere
 from .errors import ConfigError
 from .compare import Difference, array_difference, memory_difference, register_differences, shown
@@ -26,7 +26,7 @@ def fault_kind(isa, kind: str) -> str:
     return isa.fault_kind(kind) if has_hook(isa, "fault_kind") else kind
 
 
-def check(trace: Trace, final: Final) -> list[Difference]:
+def check(trace: Trace, final: Outcome) -> list[Difference]:
     """Every expectation of ``trace`` that ``final`` does not meet, in reading order."""
     diffs: list[Difference] = []
     isa = get_isa(trace.isa)
@@ -102,7 +102,7 @@ def measured_elsewhere(isa, trace: Trace) -> bool:
     return produced_elsewhere(trace.producer, isa.configure(trace.config))
 
 
-def undefined_at_end(isa, trace: Trace, final: Final):
+def undefined_at_end(isa, trace: Trace, final: Outcome):
     """What the instructions the run executed leave undefined at its end (the ISA's token)."""
     from .diff import undefined_by
     from .machine import Machine
@@ -116,7 +116,7 @@ def undefined_at_end(isa, trace: Trace, final: Final):
     return undefined_by(isa, [record.instruction for record in records])
 
 
-def check_steps(steps: list[dict], final: Final, isa=None, *, mask_undefined: bool = False) -> list[Difference]:
+def check_steps(steps: list[dict], final: Outcome, isa=None, *, mask_undefined: bool = False) -> list[Difference]:
     """Compare recorded per-step writes with the run's; stop at the first diverging step.  With
     ``mask_undefined`` what each step leaves undefined is not compared (``measured_elsewhere``)."""
     records = final.records
@@ -160,7 +160,7 @@ def check_steps(steps: list[dict], final: Final, isa=None, *, mask_undefined: bo
     return []
 
 
-def replay(trace: Trace, backend: str = "sim", max_steps: int = DEFAULT_STEP_LIMIT) -> tuple[Final, list[Difference]]:
+def replay(trace: Trace, backend: str = "sim", max_steps: int = DEFAULT_STEP_LIMIT) -> tuple[Outcome, list[Difference]]:
     isa = get_isa(trace.isa)
     config = isa.configure(trace.config)
     program = isa.assemble("\n".join(trace.program), source=f"{trace.source}:program")

@@ -210,7 +210,7 @@ class X86Amx:
     def source_line(self, instruction: Instruction) -> str:
         """The line that assembles back to ``instruction``: its text, or for an invalid encoding (which
         has no text GNU as would encode) its bytes as a .byte directive."""
-        if instruction.undefined is None:
+        if instruction.invalid is None:
             return instruction.text
         return ".byte " + ",".join(f"0x{b:02x}" for b in instruction.encoding)
 
@@ -252,7 +252,7 @@ class X86Amx:
         """The status flags left undefined once ``instruction`` has run: those it leaves undefined,
         plus those undefined before that it does not write (e.g. IMUL's SF, ZF, AF, PF)."""
         undefined = undefined or 0
-        if instruction.undefined is None:
+        if instruction.invalid is None:
             written = scalar.FLAGS_WRITTEN.get(instruction.form.mnemonic, 0)
             undefined = (undefined & ~written) | scalar.UNDEFINED_FLAGS.get(instruction.form.mnemonic, 0)
         return undefined
@@ -285,8 +285,8 @@ class X86Amx:
 
     def translate(self, context, instruction: Instruction):
         """The instruction bound to ``context``: a function that executes it and returns the next rip."""
-        if instruction.undefined is not None:
-            reason = instruction.undefined
+        if instruction.invalid is not None:
+            reason = instruction.invalid
 
             def undefined_encoding():
                 raise UD(f"invalid encoding: {reason}")

@@ -757,7 +757,7 @@ def attach_labels(program: Program) -> None:
         if any(isinstance(o, Target) for o in ins.operands):
             ins.operands = tuple(Target(o.address, names.get(o.address)) if isinstance(o, Target) else o
                                  for o in ins.operands)
-            if ins.undefined is None:
+            if ins.invalid is None:
                 ins.text = ins.form.format(ins.operands)
 
 

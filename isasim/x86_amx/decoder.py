@@ -4,7 +4,7 @@ An encoding that reaches an AMX opcode but breaks one of the rules the hardware
 checks while decoding (VEX.L=1, VEX.W=1, a non-1111 vvvv where no operand lives
 there, tmm8-15 through VEX.R/B/vvvv, a register form where memory is required, a
 missing SIB, a legacy 66/F2/F3/LOCK/REX prefix before VEX) still decodes: it
-becomes an instruction marked ``undefined`` that raises #UD when executed, as
+becomes an instruction marked ``invalid`` that raises #UD when executed, as
 those bytes do on silicon; so does a TMUL naming a tile twice.  Bytes that are
 neither are a DecodeError.
 
@@ -32,7 +32,7 @@ _UD_PREFIXES = {0x66: "66", 0xF2: "F2", 0xF3: "F3", 0xF0: "LOCK"}
 
 
 def _undefined(form, operands, address, encoding, reason) -> Instruction:
-    return Instruction(form, operands, address, encoding, "(bad)", undefined=reason)
+    return Instruction(form, operands, address, encoding, "(bad)", invalid=reason)
 
 
 def decode_amx(code: bytes, pos: int, address: int) -> Instruction | None:
@@ -308,8 +308,8 @@ def listing(code: bytes, base: int):
                 yield address, chunk, ".byte " + ",".join(f"{b:#04x}" for b in chunk), reason, False
                 pos += length
             continue
-        if ins.undefined:
-            yield address, ins.encoding, ins.text, f"{ins.form.mnemonic} opcode, #UD: {ins.undefined}", True
+        if ins.invalid:
+            yield address, ins.encoding, ins.text, f"{ins.form.mnemonic} opcode, #UD: {ins.invalid}", True
         else:
             yield address, ins.encoding, ins.text, ins.extra.get("noncanonical"), True
         pos += len(ins.encoding)

@@ -100,7 +100,7 @@ def run_fuzz(cases: int, seed: int, against: str = "silicon", isa_subset: str | 
 # ---------------------------------------------------------------------------
 
 def form_key(ins) -> str:
-    if ins.undefined is not None:
+    if ins.invalid is not None:
         return f"{ins.form.mnemonic} (undefined encoding)"
     mnemonic = ins.form.mnemonic
     if mnemonic.startswith("j") and mnemonic != "jmp":

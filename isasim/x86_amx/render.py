@@ -21,7 +21,7 @@ def infer_element_types(program: Program | None) -> dict[int, str]:
     form declares for it (a TMUL's C, A or B), the first use deciding."""
     types: dict[int, str] = {}
     for ins in program.instructions if program else []:
-        if ins.undefined is None:
+        if ins.invalid is None:
             for operand, element in zip(ins.operands, ins.form.element_types):
                 if isinstance(operand, Reg):
                     types.setdefault(tile_number(operand.name), element)

@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.backends import Final
+from ..core.backends import Outcome
 from ..core.errors import ConfigError, IsasimError, StepLimitExceeded
 from ..core.faults import Fault
 from ..core.machine import DEFAULT_STEP_LIMIT, Machine
@@ -214,7 +214,7 @@ def _page_mappings(init: Init, program: Program) -> list:
         spans.append([start, end, 3 if writable else 1, [(address, data.hex())]])
     code = bytearray(program.code) + bytes([INT3])
     for ins in program.instructions:
-        if ins.mnemonic == "ret" and ins.undefined is None:
+        if ins.mnemonic == "ret" and ins.invalid is None:
             code[ins.address - program.base] = INT3  # RET ends the kernel: stop there instead
     spans.append([program.base // PAGE * PAGE, -(-(program.end + 1) // PAGE) * PAGE, 5,
                   [(program.base, bytes(code).hex())]])
@@ -514,14 +514,14 @@ class SiliconBackend:
                               "which the backend's child process has mapped for its own use")
 
     def run(self, isa: str, config: dict, program: Program, init: Init, *,
-            max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Final:
+            max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Outcome:
         sim_fault = self._check(isa, config, program, init, max_steps, honour_step_limit=True)
         child = ChildProcess(program, init, bool(host_cpu().amx_features), self.timeout)
         try:
             self._refuse_unsafe_fault(child, sim_fault)
             outcome, fault = child.resume(PTRACE_CONT)
             if outcome == "timeout":
-                return Final({}, SiliconMemory(init.memory, {}), Fault(
+                return Outcome({}, SiliconMemory(init.memory, {}), Fault(
                     "timeout", f"the program was still running after {self.timeout:g} s on silicon"), None,
                     timed_out=True)
             snap = child.snapshot()
@@ -529,7 +529,7 @@ class SiliconBackend:
                 fault.index = child.index_at(snap.rip)
                 fault.pc = snap.rip
                 fault.instruction = program.at(snap.rip).text if program.at(snap.rip) else None
-            return Final(observed_state(snap), SiliconMemory(init.memory, snap.memory), fault, steps=None)
+            return Outcome(observed_state(snap), SiliconMemory(init.memory, snap.memory), fault, steps=None)
         finally:
             child.kill()
 

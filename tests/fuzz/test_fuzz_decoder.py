@@ -134,9 +134,9 @@ def test_decoder_properties(record_property):
                 assert sum(len(row[1]) for row in rows) == len(code)
             except Exception as error:
                 failures.append((n, code.hex(), f"listing: {type(error).__name__}: {error}"))
-        if ins.undefined is not None:
+        if ins.invalid is not None:
             counts["undefined"] += 1
-            if not ins.undefined.strip():
+            if not ins.invalid.strip():
                 failures.append((n, code.hex(), "#UD without a reason"))
             continue
         counts["decoded"] += 1
@@ -175,17 +175,17 @@ def test_decoder_against_objdump(record_property):
         counts["objdump (bad)"] += objdump_bad
         if ins is None:
             continue
-        if ins.undefined is not None:
+        if ins.invalid is not None:
             counts["isasim #UD"] += 1
             # A #UD isasim should not be an instruction objdump reads whole and accepts, except
             # for two SDM rules objdump does not check: a legacy or REX prefix before VEX (it
             # prints "rex"/"data16"/"repz" and the instruction), and the fixed ModRM.reg/r/m of
             # LDTILECFG, STTILECFG, TILEZERO and TILERELEASE (it ignores those bits).
             if objdump is not None and not objdump_bad and objdump[0] == len(ins.encoding):
-                rules = [rule for rule in ins.undefined.split("; ")
+                rules = [rule for rule in ins.invalid.split("; ")
                          if not (rule.endswith("prefix before VEX is not allowed") or rule.startswith("ModRM."))]
                 if rules:
-                    mismatches.append(("isasim #UD, objdump valid", code.hex(), ins.undefined, objdump))
+                    mismatches.append(("isasim #UD, objdump valid", code.hex(), ins.invalid, objdump))
                 else:
                     counts["isasim #UD by an SDM rule objdump does not check"] += 1
             continue

@@ -64,8 +64,8 @@ class Toy:
         return assembler.disassemble(code, self.name, self.code_base if base is None else base)
 
     def translate(self, context: ToyCpu, instruction: Instruction):
-        if instruction.undefined is not None:
-            reason = instruction.undefined
+        if instruction.invalid is not None:
+            reason = instruction.invalid
 
             def undefined():
                 raise Fault("UNDEFINED", reason)
@@ -84,7 +84,7 @@ class Toy:
     def source_line(self, instruction: Instruction) -> str:
         """The line that assembles back to ``instruction``: its text, or for an UNDEFINED encoding (which
         no text assembles to) its bytes."""
-        if instruction.undefined is None:
+        if instruction.invalid is None:
             return instruction.text
         return ".byte " + ",".join(f"{b:#04x}" for b in instruction.encoding)
 

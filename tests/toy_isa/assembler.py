@@ -168,7 +168,7 @@ def _raw_instruction(text: str, address: int, encoded: bool, source: str, number
     except DecodeError as error:
         raise AssemblyError(str(error), source=source, line=number) from None
     return Instruction(form, operands, address, data, instruction_text(form, operands), line=number,
-                       undefined=undefined)
+                       invalid=undefined)
 
 
 # ---- bytes (the encoded variant) ---------------------------------------------------------------
@@ -213,7 +213,7 @@ def disassemble(code: bytes, isa: str, base: int) -> Program:
         word = code[offset : offset + ENCODED_SIZE]
         form, operands, undefined = decode_one(word, base + offset)
         instructions.append(Instruction(form, operands, base + offset, word, instruction_text(form, operands),
-                                        undefined=undefined))
+                                        invalid=undefined))
     return Program(isa, base, instructions, source="<bytes>")
 
 

@@ -63,11 +63,11 @@ def roundtrip_failures(windows: list[bytes], addresses: list[int] | None = None)
         except DecodeError:
             continue
         decoded.append(ins)
-        if ins.undefined is not None:
-            if not ins.undefined.strip():
+        if ins.invalid is not None:
+            if not ins.invalid.strip():
                 failures.append((ins.encoding.hex(), ins.text, "undefined without a reason"))
             continue
-    defined = [ins for ins in decoded if ins.undefined is None]
+    defined = [ins for ins in decoded if ins.invalid is None]
     for ins, again in zip(defined, reassemble(defined)):
         if again == ins.encoding:
             continue
@@ -148,13 +148,13 @@ def scalar_roundtrip():
 def test_a_tmul_naming_a_tile_twice_decodes_as_ud():
     # Issue 9 item 4: c4e2695ec0 printed as a valid "tdpbusd tmm0,tmm0,tmm2"; objdump marks it (bad).
     ins = decode_one(bytes.fromhex("c4e2695ec0"), 0, ADDRESS)
-    assert ins.undefined is not None and "tdpbusd tmm0,tmm0,tmm2" in ins.undefined
-    assert "must differ" in ins.undefined
+    assert ins.invalid is not None and "tdpbusd tmm0,tmm0,tmm2" in ins.invalid
+    assert "must differ" in ins.invalid
     for mnemonic in ("tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud", "tdpbf16ps", "tdpfp16ps"):
         (form,) = amx.FORMS.of_mnemonic(mnemonic)
         for tiles in ((1, 1, 2), (1, 2, 1), (2, 1, 1), (3, 3, 3)):
             code = form.encode(tuple(Reg(f"tmm{t}") for t in tiles))
-            assert decode_one(code, 0, ADDRESS).undefined, (mnemonic, tiles)
+            assert decode_one(code, 0, ADDRESS).invalid, (mnemonic, tiles)
 
 
 def test_prefixes_the_text_would_hide_are_not_decoded():
@@ -187,7 +187,7 @@ def test_a_branch_offset_that_looks_like_a_modrm_and_sib_still_decodes():
 
 def test_a_redundant_encoding_says_what_the_text_assembles_to():
     ins = decode_one(bytes.fromhex("c4a2784900"), 0, ADDRESS)  # VEX.X set without an index register
-    assert ins.text == "ldtilecfg [rax]" and ins.undefined is None
+    assert ins.text == "ldtilecfg [rax]" and ins.invalid is None
     assert ins.extra["canonical_encoding"] == bytes.fromhex("c4e2784900")
     assert "VEX.X is ignored" in ins.extra["noncanonical"]
     assert "c4 e2 78 49 00" in ins.extra["noncanonical"]
@@ -270,14 +270,14 @@ def test_undefined_amx_encodings_are_bad_for_objdump_too():
             ins = decode_one(window, 0, ADDRESS)
         except DecodeError:
             continue
-        if ins.undefined:
+        if ins.invalid:
             undefined.append(ins)
     texts = objdump_decode_many([ins.encoding for ins in undefined])
     # objdump does not check the fixed ModRM.reg (/0) of LDTILECFG, STTILECFG and TILEZERO's
     # r/m; those are the SDM's rules alone (and the #UD every other rule gives must agree).
-    accepted = [(ins.encoding.hex(), ins.undefined, got) for ins, got in zip(undefined, texts)
+    accepted = [(ins.encoding.hex(), ins.invalid, got) for ins, got in zip(undefined, texts)
                 if got is not None and got[0] == len(ins.encoding) and "(bad)" not in got[1]
-                and not all(rule.startswith("ModRM.") for rule in ins.undefined.split("; "))]
+                and not all(rule.startswith("ModRM.") for rule in ins.invalid.split("; "))]
     assert len(undefined) > 10_000
     assert not accepted, f"{len(accepted)} of {len(undefined)}: {accepted[:10]}"
 

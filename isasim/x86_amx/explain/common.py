@@ -75,8 +75,8 @@ def facts(ins: Instruction, cpu: str, form_facts: list[tuple[str, str]] = ()) ->
     """The facts at the top: the instruction, its bytes, what the form declares, the CPU, an undefined encoding."""
     out = [("instruction", ins.text), ("bytes", ins.encoding.hex(" "))] + list(form_facts)
     out.append(("example CPU", cpu))
-    if ins.undefined:
-        out.append(("undefined", f"these bytes are #UD: {ins.undefined}"))
+    if ins.invalid:
+        out.append(("undefined", f"these bytes are #UD: {ins.invalid}"))
     return out
 
 
