@@ -20,8 +20,9 @@ def _value(v) -> str:
     return v if isinstance(v, str) else (hex(v) if isinstance(v, int) else str(v))
 
 
-def _bytes_preview(data: bytes) -> str:
-    return f"{len(data)} bytes: {data[:16].hex(' ')}" + (" ..." if len(data) > 16 else "")
+def _bytes_preview(data: bytes, note: str = "") -> str:
+    """``N bytes[note]: the first 16 in hex ...`` (the one way this page shows bytes)."""
+    return f"{len(data)} bytes{note}: {data[:16].hex(' ')}" + (" ..." if len(data) > 16 else "")
 
 
 def show_trace(trace: Trace, out: Console) -> None:
@@ -50,8 +51,7 @@ def show_trace(trace: Trace, out: Console) -> None:
     for address, data, writable in trace.init.memory:
         view = next((v for v in trace.init.views if v.address == address), None)
         name = f" {_plain(view.name)} ({view.element} {view.shape[0]}x{view.shape[1]})" if view else ""
-        preview = data[:16].hex(" ") + (" ..." if len(data) > 16 else "")
-        init.add_row(f"memory {address:#x}{name}", f"{len(data)} bytes{'' if writable else ', read-only'}: {preview}")
+        init.add_row(f"memory {address:#x}{name}", _bytes_preview(data, "" if writable else ", read-only"))
     for name, data in trace.init.arrays.items():
         init.add_row(_plain(name), _bytes_preview(data))
     out.print(init)
@@ -83,5 +83,5 @@ def show_trace(trace: Trace, out: Console) -> None:
     for name, data in trace.expect.get("arrays", {}).items():
         expect.add_row(_plain(name), _bytes_preview(data))
     for address, data in trace.expect.get("memory", []):
-        expect.add_row(f"memory {address:#x}", f"{len(data)} bytes: {data[:16].hex(' ')}" + (" ..." if len(data) > 16 else ""))
+        expect.add_row(f"memory {address:#x}", _bytes_preview(data))
     out.print(expect)

@@ -14,7 +14,7 @@ from .assembler import assemble
 from .context import UD, X86Context
 from .cpu import CPU_MODELS, DEFAULT_CPU, cpu_model
 from .decoder import disassemble
-from .state import STATUS_FLAGS, X86AmxState
+from .state import STATUS_FLAGS, X86AmxState, observed_arrays
 
 CODE_BASE = 0x400000
 TILE_NAMES = tuple(f"tmm{t}" for t in range(8))
@@ -77,13 +77,7 @@ class X86Amx:
     def observe(self, state: X86AmxState) -> dict:
         """The state a trace can check: every GPR and RFLAGS, TILECFG, and each configured tile."""
         regs = {name: state.read_register(name) for name in state.register_names() if name != "rip"}
-        arrays = {"tilecfg": state.tilecfg.to_bytes()}
-        if state.tilecfg.configured:
-            for t, name in enumerate(TILE_NAMES):
-                rows, colsb = state.tile_shape(t)
-                if rows and colsb:
-                    arrays[name] = state.settled_tiles()[t, :rows, :colsb].tobytes()
-        return {"regs": regs, "arrays": arrays}
+        return {"regs": regs, "arrays": observed_arrays(state.tilecfg.to_bytes(), state.settled_tiles().tobytes())}
 
     def seed_arrays(self, state: X86AmxState, arrays: dict[str, bytes]) -> None:
         """TILECFG first (it must be a configuration LDTILECFG accepts, and it shapes the tiles), then

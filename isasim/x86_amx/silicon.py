@@ -48,7 +48,7 @@ from ..core.machine import DEFAULT_STEP_LIMIT, Machine
 from ..core.program import Program
 from ..core.trace import Init
 from .cpu import uses_amx
-from .state import TileConfig
+from .state import observed_arrays
 from .registers import GPR64
 
 PAGE = 4096
@@ -429,14 +429,7 @@ def observed_state(snap: SiliconSnapshot) -> dict:
     """The trace view of a silicon snapshot, shaped like X86Amx.observe()."""
     regs = dict(snap.regs)
     regs["rflags"] = snap.rflags
-    config = TileConfig.from_bytes(snap.tilecfg)
-    arrays = {"tilecfg": snap.tilecfg if config.configured else bytes(64)}
-    if config.configured:
-        for t in range(8):
-            colsb, rows = config.colsb[t], config.rows[t]
-            if rows and colsb:
-                tile = snap.tiles[1024 * t : 1024 * (t + 1)]
-                arrays[f"tmm{t}"] = b"".join(tile[64 * r : 64 * r + colsb] for r in range(rows))
+    arrays = observed_arrays(snap.tilecfg, snap.tiles)
     return {"regs": regs, "arrays": arrays,
             "raw": {"rip": snap.rip, "tilecfg": snap.tilecfg, "tiles": snap.tiles}}
 

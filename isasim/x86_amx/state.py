@@ -51,6 +51,21 @@ def tilecfg_image(palette: int, start_row: int, colsb, rows) -> bytes:
     return bytes(image)
 
 
+def observed_arrays(tilecfg: bytes, xtiledata: bytes) -> dict[str, bytes]:
+    """What a trace sees of the tiles (the one definition, for the simulator's state and silicon's):
+    TILECFG as STTILECFG stores it (64 zero bytes while unconfigured), and each configured tile with a
+    non-empty shape as its rows x colsb bytes, what TILESTORED would store.  ``xtiledata``: tmm0-7's
+    8 x 16 x 64 bytes, XSAVE's XTILEDATA layout."""
+    config = TileConfig.from_bytes(tilecfg) if tilecfg[TILECFG_PALETTE] else None
+    arrays = {"tilecfg": bytes(tilecfg) if config else bytes(TILECFG_BYTES)}
+    for t in range(MAX_TILES if config else 0):
+        rows, colsb = config.rows[t], config.colsb[t]
+        if rows and colsb:
+            tile = xtiledata[t * MAX_ROWS * BYTES_PER_ROW:(t + 1) * MAX_ROWS * BYTES_PER_ROW]
+            arrays[f"tmm{t}"] = b"".join(tile[r * BYTES_PER_ROW:r * BYTES_PER_ROW + colsb] for r in range(rows))
+    return arrays
+
+
 # RFLAGS bits the scalar subset computes (the "status flags").
 CF, PF, AF, ZF, SF, OF = 1 << 0, 1 << 2, 1 << 4, 1 << 6, 1 << 7, 1 << 11
 FLAG_NAMES = {"CF": CF, "PF": PF, "AF": AF, "ZF": ZF, "SF": SF, "OF": OF}  # as the views print them
