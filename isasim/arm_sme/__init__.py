@@ -1,0 +1,148 @@
+"""Arm SME2 on A64: X0-X30, SP, NZCV, Z0-Z31 and P0-P15 at the streaming vector length, ZA, ZT0,
+PSTATE.SM and PSTATE.ZA; the SME2 integer dot products into ZA vector groups, SMSTART/SMSTOP,
+ZERO, and a scalar subset.
+
+``ISA`` is the object the core engine plugs in (see :mod:`isasim.core.isa`), built as
+``isasim.x86_amx`` is: state.py (the state), forms.py (every form declared once, with
+encoding.py's named bit fields and operands.py's syntax), assembler.py and decoder.py (both
+from those declarations), context.py (what semantics see), dots.py / sme.py / scalar.py
+(the semantics) and views.py (what run and step show).
+"""
+
+from __future__ import annotations
+
+from ..core.errors import ConfigError
+from ..core.faults import Fault
+from ..core.isa import ArraySpec, ConfigOption, WatchTarget
+from ..core.journal import Journal
+from ..core.program import Instruction, Program
+from . import assembler, decoder, state as state_module, views
+from .context import UNDEFINED, SmeContext
+from .scalar import END
+from .state import P_NAMES, Z_NAMES, ArmSmeState
+
+CODE_BASE = 0x10000
+
+
+class ArmSme:
+    name = "arm_sme"
+    title = "Arm SME2 (A64)"
+    code_base = CODE_BASE
+    config_options = (ConfigOption("--svl", "svl", f"streaming vector length in bits "
+                                   f"({', '.join(map(str, state_module.SVLS))}; default {state_module.DEFAULT_SVL})",
+                                   "BITS"),)
+    default_oracle = None  # the QEMU backend (isasim/arm_sme/oracle) names itself when it is registered
+    legacy_array_keys = ()
+    stepper_locations = views.STEPPER_LOCATIONS
+
+    def configure(self, config: dict | None) -> dict:
+        return state_module.configure(config)
+
+    def config_title(self, config: dict) -> str:
+        return f"SVL {config['svl']}"
+
+    def new_state(self, config: dict, journal: Journal) -> ArmSmeState:
+        return ArmSmeState(journal, config)
+
+    def new_context(self, state: ArmSmeState, memory) -> SmeContext:
+        return SmeContext(state, memory)
+
+    # ---- programs ---------------------------------------------------------------------------------
+    def assemble(self, text: str, source: str = "<input>", base: int | None = None) -> Program:
+        return assembler.assemble(text, self.name, source, CODE_BASE if base is None else base)
+
+    def disassemble(self, code: bytes, base: int | None = None) -> Program:
+        return decoder.disassemble(code, self.name, CODE_BASE if base is None else base)
+
+    def listing(self, code: bytes, base: int):
+        return decoder.listing(code, base)
+
+    def source_line(self, instruction: Instruction) -> str:
+        """Its text; an UNDEFINED encoding (UDF) as the bytes that make it."""
+        if instruction.invalid is None:
+            return instruction.text
+        return ".byte " + ",".join(f"0x{b:02x}" for b in instruction.encoding)
+
+    def fault_kind(self, text: str) -> str:
+        return text.strip().upper()
+
+    def translate(self, context: SmeContext, instruction: Instruction):
+        form = instruction.form
+        if instruction.invalid is not None:
+            reason = instruction.invalid
+
+            def undefined():
+                raise Fault(UNDEFINED, reason)
+
+            return undefined
+        execute, operands, address = form.execute, instruction.operands, instruction.address
+        next_address = instruction.next_address
+        feature = form.feature if form.feature not in ("A64", "SME", "SME2") else None
+
+        def run():
+            if feature is not None:
+                context.CheckFeature(feature)
+            target = execute(context, *operands)
+            if target is None:
+                return next_address
+            if target is END:
+                return None
+            return address + target
+
+        return run
+
+    # ---- observable state ------------------------------------------------------------------------
+    def arrays(self, config: dict) -> list[ArraySpec]:
+        svlb = config["svl"] // 8
+        vectors = views.VECTOR_VIEWS
+        return ([ArraySpec("za", svlb * svlb, views.ZA_VIEWS, row_bytes=svlb),
+                 ArraySpec("zt0", state_module.ZT0_BYTES, vectors, row_bytes=state_module.ZT0_BYTES)]
+                + [ArraySpec(name, svlb, vectors, row_bytes=svlb) for name in Z_NAMES]
+                + [ArraySpec(name, svlb // 8, views.PREDICATE_VIEWS, row_bytes=svlb // 8) for name in P_NAMES]
+                + [ArraySpec("ffr", svlb // 8, views.PREDICATE_VIEWS, row_bytes=svlb // 8)])
+
+    def observe(self, state: ArmSmeState) -> dict:
+        regs = {name: state.read_register(name) for name in state.register_names() if name != "pc"}
+        return {"regs": regs, "arrays": {spec.name: state.array_bytes(spec.name) for spec in self.arrays(state.config)}}
+
+    def seed_arrays(self, state: ArmSmeState, arrays: dict[str, bytes]) -> None:
+        sizes = state.array_sizes()
+        for name, data in arrays.items():
+            if name not in sizes:
+                raise ConfigError(f"init.arrays.{name}: arm_sme has no array '{name}' "
+                                  f"(its arrays: za, zt0, z0-z31, p0-p15, ffr)")
+            if len(data) != sizes[name]:
+                raise ConfigError(f"init.arrays.{name}: {name} is {sizes[name]} bytes at SVL {state.svl}, "
+                                  f"not {len(data)}")
+        for name, data in arrays.items():
+            state.set_array(name, data)
+
+    def undefined_after(self, undefined, instruction: Instruction):
+        return None  # nothing isasim models leaves a result undefined
+
+    def comparable(self, observed: dict, undefined) -> dict:
+        return observed
+
+    # ---- views -------------------------------------------------------------------------------------
+    def parse_show(self, item: str) -> tuple[str, str]:
+        name, _, element = (part.strip() for part in item.strip().lower().partition(":"))
+        known = {"za", "zt0", "ffr", *Z_NAMES, *P_NAMES}
+        if name not in known or element not in views.views_of(name):
+            raise ValueError(f"expected ARRAY:TYPE, ARRAY one of za, zt0, z0-z31, p0-p15, ffr and TYPE one of "
+                             f"{', '.join(views.VECTOR_VIEWS)} (uint8 for predicates)")
+        return name, element
+
+    def render_state(self, state: ArmSmeState, program: Program | None = None, **options):
+        return views.state_view(state, **options)
+
+    def render_step(self, record, state: ArmSmeState, program: Program | None = None, **options):
+        return views.step_view(record, state, **options)
+
+    def render_item(self, state: ArmSmeState, what: str, args: list[str], program: Program | None = None, **options):
+        return views.item_view(state, what, args, width=options.get("width", 100))
+
+    def watch_value(self, state: ArmSmeState, what: str, element_types: dict[str, str]) -> WatchTarget | None:
+        return views.watch_value(state, what, element_types)
+
+
+ISA = ArmSme()

@@ -1,0 +1,196 @@
+"""A64 assembly text (LLVM syntax, as clang accepts it) to instructions, and instructions to text.
+
+A line is ``[label:] [mnemonic operands] [// comment]``; ``.inst 0xWORD`` and ``.byte`` give raw
+encodings.  Every instruction is 4 bytes, so labels are known after one pass over the lines.
+Each form of the mnemonic is tried; the error reported is the one of the form whose operands
+matched furthest (a misaligned list, Zm above z15, Wv outside w8-w11 ... rather than "no such
+form"), so a line gets one clear reason.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..core.errors import AssemblyError
+from ..core.program import Instruction, Program
+from .forms import FORMS, NOT_ENCODABLE, UNDEFINED_FORMS, A64Form
+from .operands import BranchTarget, OperandError, parse_list
+from .sme import TILE_MASKS, tile_list_text
+
+_LABEL = re.compile(r"([A-Za-z_.$][\w.$]*)\s*:")
+
+
+def split_operands(text: str) -> list[str]:
+    """Split at the commas outside brackets and braces; a ZERO tile list or ``, lsl #12`` stays whole."""
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        parts.append(current.strip())
+    # "#1, lsl #12" is one operand (ADD/SUB's shifted immediate)
+    merged = []
+    for part in parts:
+        if merged and re.fullmatch(r"lsl\s*#?\s*\d+", part.lower()):
+            merged[-1] += ", " + part
+        else:
+            merged.append(part)
+    return merged
+
+
+def parse_tile_list(text: str) -> int:
+    m = re.fullmatch(r"\{(.*)\}", text.strip().lower())
+    if not m:
+        raise OperandError(f"'{text.strip()}' is not a tile list {{za...}}", shape=True)
+    mask = 0
+    for name in (n.strip() for n in m.group(1).split(",")):
+        if name not in TILE_MASKS:
+            raise OperandError(f"'{name}' is not a ZA tile (za, za0.b, za0-1.h, za0-3.s, za0-7.d)")
+        mask |= TILE_MASKS[name]
+    return mask
+
+
+def _parse(form: A64Form, operands: list[str], address: int, labels: dict) -> dict:
+    """The fields of ``form`` from the operand texts; OperandError (with .depth) if they do not fit."""
+    if form.operands == ("tile_list",):
+        if len(operands) != 1:
+            raise OperandError("ZERO takes one tile list", shape=True)
+        return {"mask": parse_tile_list(operands[0])}
+    if len(operands) != len(form.operands):
+        error = OperandError(f"{form.mnemonic} takes {len(form.operands)} operands here, not {len(operands)}",
+                             shape=True)
+        error.depth = -1
+        raise error
+    fields = {}
+    for depth, (kind, text) in enumerate(zip(form.operands, operands)):
+        try:
+            if isinstance(kind, BranchTarget):
+                fields.update(kind.parse(text, address, labels))
+            else:
+                fields.update(kind.parse(text))
+        except OperandError as error:
+            error.depth = depth + (0 if error.shape else 100)
+            raise
+    return fields
+
+
+def operand_texts(form: A64Form, fields: dict, address: int) -> list[str]:
+    if form.operands == ("tile_list",):
+        return [tile_list_text(fields["mask"])]
+    return [kind.text(fields, address) if isinstance(kind, BranchTarget) else kind.text(fields)
+            for kind in form.operands]
+
+
+def instruction_text(form: A64Form, fields: dict, address: int) -> str:
+    texts = operand_texts(form, fields, address)
+    return form.fixed_text + (" " + ", ".join(texts) if texts else "")
+
+
+def operand_values(form: A64Form, fields: dict) -> tuple:
+    if form.operands == ("tile_list",):
+        return (fields["mask"],)
+    return tuple(kind.value(fields) for kind in form.operands)
+
+
+def make_instruction(form: A64Form, fields: dict, address: int, word: int, line: int | None = None) -> Instruction:
+    return Instruction(form, operand_values(form, fields), address, word.to_bytes(4, "little"),
+                       instruction_text(form, fields, address), line=line,
+                       invalid=UNDEFINED_FORMS.get(form.id), extra={"fields": fields, "word": word})
+
+
+def _forms_for(text: str) -> tuple[list[A64Form], str]:
+    """The forms a statement may be, and its operand text (``smstart za`` is a form of its own)."""
+    words = text.split(None, 1)
+    mnemonic = words[0].lower()
+    rest = words[1].strip() if len(words) > 1 else ""
+    fixed = [f for f in FORMS.of_mnemonic(mnemonic) if f.fixed_text == " ".join(text.lower().split())]
+    if fixed:
+        return fixed, ""
+    return [f for f in FORMS.of_mnemonic(mnemonic) if f.fixed_text == mnemonic], rest
+
+
+def assemble_statement(text: str, address: int, labels: dict, line: int | None = None) -> Instruction:
+    forms, rest = _forms_for(text)
+    mnemonic = text.split()[0].lower()
+    if not forms:
+        if FORMS.of_mnemonic(mnemonic):
+            raise AssemblyError(f"'{text}' is not a form of {mnemonic}")
+        raise AssemblyError(f"unknown instruction '{mnemonic}'")
+    operands = split_operands(rest)
+    if (mnemonic, "multiple") in NOT_ENCODABLE and len(operands) == 3 and operands[2].startswith("{"):
+        raise AssemblyError(NOT_ENCODABLE[mnemonic, "multiple"])
+    best: OperandError | None = None
+    for form in forms:
+        try:
+            fields = _parse(form, operands, address, labels)
+        except OperandError as error:
+            if best is None or getattr(error, "depth", 0) > getattr(best, "depth", 0):
+                best = error
+            continue
+        return make_instruction(form, fields, address, form.encoding.pack(fields), line)
+    raise AssemblyError(str(best))
+
+
+def _raw_words(directive: str, args: str) -> list[int]:
+    values = [int(v.strip(), 0) for v in args.split(",") if v.strip()]
+    if directive == ".inst":
+        if any(not 0 <= v < 1 << 32 for v in values):
+            raise AssemblyError(".inst takes 32-bit words")
+        return values
+    if any(not 0 <= v < 256 for v in values) or len(values) % 4:
+        raise AssemblyError(".byte here takes whole instructions: a multiple of 4 bytes, each 0-255")
+    return [int.from_bytes(bytes(values[i:i + 4]), "little") for i in range(0, len(values), 4)]
+
+
+def assemble(text: str, isa: str, source: str, base: int) -> Program:
+    statements = []  # (line number, text or raw words)
+    labels: dict[str, int] = {}
+    address = base
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("//")[0].strip()
+        while True:
+            m = _LABEL.match(line)
+            if not m:
+                break
+            if m.group(1) in labels:
+                raise AssemblyError(f"{source}:{number}: label '{m.group(1)}' is defined twice")
+            labels[m.group(1)] = address
+            line = line[m.end():].strip()
+        if not line:
+            continue
+        directive = line.split(None, 1)[0].lower()
+        if directive in (".inst", ".byte"):
+            try:
+                words = _raw_words(directive, line.split(None, 1)[1] if " " in line else "")
+            except (AssemblyError, ValueError) as error:
+                raise AssemblyError(f"{source}:{number}: {error}") from None
+            statements.extend((number, w) for w in words)
+            address += 4 * len(words)
+        elif directive.startswith("."):
+            raise AssemblyError(f"{source}:{number}: unknown directive '{directive}'")
+        else:
+            statements.append((number, line))
+            address += 4
+    from .decoder import decode_word
+
+    instructions = []
+    address = base
+    for number, statement in statements:
+        try:
+            if isinstance(statement, int):
+                instruction = decode_word(statement, address)
+                instruction.line = number
+            else:
+                instruction = assemble_statement(statement, address, labels, number)
+        except (AssemblyError, OperandError) as error:
+            raise AssemblyError(f"{source}:{number}: {error}") from None
+        instructions.append(instruction)
+        address += 4
+    return Program(isa, base, instructions, labels, source)

@@ -1,0 +1,87 @@
+"""What a semantics function sees: the state, memory and configuration, in the Arm ARM's words.
+
+``X(n)``/``set_X(n, v)``, ``Z(n)``, ``ZAvector(i)``, and the checks the ASL starts with
+(``CheckStreamingSVEAndZAEnabled``...), which raise the UNDEFINED fault an SME instruction
+takes with its mode off.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.faults import Fault, MemoryFault
+from .state import MASK64, ArmSmeState
+
+UNDEFINED = "UNDEFINED"
+TRANSLATION = "TRANSLATION"  # a data access no init region maps (Arm: a translation fault on that address)
+
+
+def undefined(rule: str) -> Fault:
+    return Fault(UNDEFINED, rule)
+
+
+class SmeContext:
+    def __init__(self, state: ArmSmeState, memory):
+        self.state, self.memory = state, memory
+        self.svl = state.svl
+        self.svlb = state.svlb
+
+    # ---- the ASL's checks ----------------------------------------------------------------------
+    def CheckStreamingSVEAndZAEnabled(self) -> None:
+        if not self.state.sm:
+            raise undefined("PSTATE.SM is 0: this instruction needs streaming mode (SMSTART or SMSTART SM)")
+        if not self.state.za_enabled:
+            raise undefined("PSTATE.ZA is 0: this instruction needs ZA enabled (SMSTART or SMSTART ZA)")
+
+    def CheckSMEAndZAEnabled(self) -> None:
+        if not self.state.za_enabled:
+            raise undefined("PSTATE.ZA is 0: this instruction needs ZA enabled (SMSTART or SMSTART ZA)")
+
+    def CheckFeature(self, feature: str) -> None:
+        if feature not in self.state.features:
+            raise undefined(f"FEAT_{feature} is not implemented (the configuration's features: "
+                            f"{', '.join(sorted(self.state.features)) or 'none'})")
+
+    # ---- general-purpose registers ------------------------------------------------------------------
+    def X(self, n: int) -> int:
+        """X[n]; n = 31 reads as zero (XZR)."""
+        return 0 if n == 31 else self.state.x[n]
+
+    def set_X(self, n: int, value: int) -> None:
+        self.state.write_x(n, value)
+
+    def XSP(self, n: int) -> int:
+        """X[n] where register 31 is SP (base registers, ADD/SUB immediate)."""
+        return self.state.sp if n == 31 else self.state.x[n]
+
+    def set_XSP(self, n: int, value: int) -> None:
+        if n == 31:
+            self.state.write_sp(value)
+        else:
+            self.state.write_x(n, value)
+
+    def set_NZCV(self, n: int, z: int, c: int, v: int) -> None:
+        self.state.write_nzcv((n << 31) | (z << 30) | (c << 29) | (v << 28))
+
+    # ---- vectors -----------------------------------------------------------------------------------
+    def Z(self, n: int) -> np.ndarray:
+        return self.state.z[n % 32]
+
+    def ZAvector(self, i: int) -> np.ndarray:
+        return self.state.za[i]
+
+    def set_ZAvector(self, i: int, data: np.ndarray) -> None:
+        self.state.write_za_vector(i, data)
+
+    # ---- memory --------------------------------------------------------------------------------------
+    def read_memory(self, address: int, size: int) -> bytes:
+        try:
+            return self.memory.read(address & MASK64, size)
+        except MemoryFault as fault:
+            raise Fault(TRANSLATION, fault.rule, address=fault.address, access=fault.access) from None
+
+    def write_memory(self, address: int, data: bytes) -> None:
+        try:
+            self.memory.write(address & MASK64, data)
+        except MemoryFault as fault:
+            raise Fault(TRANSLATION, fault.rule, address=fault.address, access=fault.access) from None

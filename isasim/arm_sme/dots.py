@@ -1,0 +1,108 @@
+"""The SME2 integer dot products into ZA vector groups (UDOT, SDOT, USDOT, SUDOT; 2-way and 4-way).
+
+One function, :func:`za_dot`, follows the Arm ARM's Operation for all of them (C9.2.287-292
+UDOT, 197-202 SDOT, 325-327 USDOT, 272-273 SUDOT); a :class:`DotShape` says which one:
+the widths, the signedness of each source, and whether the second source is one register
+(single), a list (multiple) or one indexed element group (indexed).  It works on whole
+vectors at once (numpy), as the ASL's inner loops would, element by element.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+SOURCE_TYPES = {(8, False): np.uint8, (8, True): np.int8, (16, False): np.uint16, (16, True): np.int16}
+ACCUMULATOR_TYPES = {32: np.uint32, 64: np.uint64}  # ZA elements; the sums wrap modulo 2^esize
+
+
+@dataclass(frozen=True)
+class DotShape:
+    esize: int  # the ZA element: 32 (ZA.S) or 64 (ZA.D)
+    ways: int  # source elements per ZA element: 2 or 4
+    signed1: bool  # Zn's elements are SInt (else UInt)
+    signed2: bool  # Zm's elements are SInt
+    nreg: int  # VGx2 or VGx4
+    second: str  # "single", "multiple" or "indexed"
+
+    @property
+    def source_bits(self) -> int:
+        return self.esize // self.ways
+
+
+def za_dot(cpu, shape: DotShape, group: tuple[int, int], n: int, m) -> None:
+    cpu.CheckStreamingSVEAndZAEnabled()
+    v, offset = group
+    vectors = cpu.svlb  # ZA has SVL/8 vectors
+    vstride = vectors // shape.nreg
+    vbase = cpu.X(v) & 0xFFFFFFFF  # X[v, 32]: only the low 32 bits of Wv count
+    vec = (vbase + offset) % vstride
+    type1 = SOURCE_TYPES[shape.source_bits, shape.signed1]
+    type2 = SOURCE_TYPES[shape.source_bits, shape.signed2]
+    acc_type = ACCUMULATOR_TYPES[shape.esize]
+    elements = cpu.svl // shape.esize
+    if shape.second == "indexed":
+        zm, index = m
+        # each 128-bit segment of Zm gives element group `index` to every ZA element of that segment
+        per_segment = 128 // shape.esize
+        groups = cpu.Z(zm).view(type2).reshape(-1, per_segment, shape.ways)[:, index, :]
+        fixed2 = np.repeat(groups, per_segment, axis=0).astype(np.int64)
+    elif shape.second == "single":
+        fixed2 = cpu.Z(m).view(type2).reshape(elements, shape.ways).astype(np.int64)
+    for r in range(shape.nreg):
+        operand1 = cpu.Z((n + r) % 32).view(type1).reshape(elements, shape.ways).astype(np.int64)
+        operand2 = cpu.Z((m + r) % 32).view(type2).reshape(elements, shape.ways).astype(np.int64) \
+            if shape.second == "multiple" else fixed2
+        products = (operand1 * operand2).sum(axis=1)  # exact: at most 4 x 2^32
+        result = cpu.ZAvector(vec).view(acc_type) + products.astype(acc_type)  # wraps modulo 2^esize
+        cpu.set_ZAvector(vec, result.view(np.uint8))
+        vec += vstride
+
+
+def bound(shape: DotShape):
+    """za_dot for one form: execute(cpu, group, n, m)."""
+
+    def execute(cpu, group, n, m):
+        za_dot(cpu, shape, group, n, m)
+
+    return execute
+
+
+def asl(mnemonic: str, shape: DotShape) -> str:
+    """The form's Operation, in the Arm ARM's ASL (what explain prints)."""
+    kind1 = "SInt" if shape.signed1 else "UInt"
+    kind2 = "SInt" if shape.signed2 else "UInt"
+    ways, esize = shape.ways, shape.esize
+    if shape.second == "multiple":
+        operand2 = "Z[(m+r) MOD 32, VL]"
+    else:
+        operand2 = "Z[m, VL]"
+    if shape.second == "indexed":
+        element2 = (f"        integer segmentbase = e - (e MOD (128 DIV {esize}));\n"
+                    f"        integer s = segmentbase + index;\n")
+        pick2 = f"{ways} * s + i"
+    else:
+        element2 = ""
+        pick2 = f"{ways} * e + i"
+    return (f"// {mnemonic.upper()} ({ways}-way, {shape.second}, VGx{shape.nreg})\n"
+            f"CheckStreamingSVEAndZAEnabled();\n"
+            f"constant integer VL = CurrentVL;                    // SVL\n"
+            f"constant integer elements = VL DIV {esize};\n"
+            f"constant integer vstride = (VL DIV 8) DIV {shape.nreg};\n"
+            f"constant bits(32) vbase = X[v, 32];                 // only the low 32 bits of Wv\n"
+            f"integer vec = (UInt(vbase) + offset) MOD vstride;\n"
+            f"for r = 0 to {shape.nreg - 1}\n"
+            f"    operand1 = Z[(n+r) MOD 32, VL];\n"
+            f"    operand2 = {operand2};\n"
+            f"    operand3 = ZAvector[vec, VL];\n"
+            f"    for e = 0 to elements-1\n"
+            f"        bits({esize}) sum = Elem[operand3, e, {esize}];\n"
+            f"{element2}"
+            f"        for i = 0 to {ways - 1}\n"
+            f"            element1 = {kind1}(Elem[operand1, {ways} * e + i, {esize // ways}]);\n"
+            f"            element2 = {kind2}(Elem[operand2, {pick2}, {esize // ways}]);\n"
+            f"            sum = sum + element1 * element2;            // wraps modulo 2^{esize}\n"
+            f"        Elem[result, e, {esize}] = sum;\n"
+            f"    ZAvector[vec, VL] = result;\n"
+            f"    vec = vec + vstride;")

@@ -1,0 +1,185 @@
+"""Every A64 form isasim knows, declared once: its 32-bit encoding in named fields, its syntax,
+the operands that fill the fields, the feature it needs, and its semantics.
+
+The same declaration drives the assembler (operands parse text into fields, the encoding
+packs them), the decoder (the encoding's fixed bits match a word, the fields unpack), the
+disassembler (operands print the fields as llvm-objdump does), the machine (``execute``)
+and ``explain`` (``doc``).  Forms are keyed by id: UDOT alone has a dozen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Callable
+
+from ..core.program import FormTable
+from . import dots, scalar, sme
+from .dots import DotShape
+from .encoding import Encoding
+from .operands import (AddImm, BaseOffset, BranchTarget, GReg, Imm, MovWideImm, ZaVectorGroup, ZIndexed, ZList,
+                       ZReg)
+
+
+@dataclass(frozen=True)
+class A64Form:
+    id: str
+    mnemonic: str
+    syntax: str  # the Arm ARM's syntax line
+    summary: str
+    encoding: Encoding
+    operands: tuple = ()
+    execute: Callable = None  # execute(cpu, *operand values) -> None | branch offset | END
+    feature: str = "A64"  # "A64" (the base ISA), "SME", "SME2" or "SME_I16I64"
+    doc: str = ""  # the Operation, as the Arm ARM writes it
+    group: str = "scalar"
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def fixed_text(self) -> str:
+        """The text of a form without operands, or with fixed ones (``smstart za``)."""
+        return self.extra.get("text", self.mnemonic)
+
+
+FORMS = FormTable()
+
+
+def _add(form: A64Form) -> None:
+    FORMS.add(form)
+
+
+# ---- SME2 integer dot products into ZA vector groups ----------------------------------------------
+# Encodings (Arm ARM C9.2; bit 31 first).  Rv picks W8-W11, off3 the offset, Zn the first source.
+SINGLE = "11000001 0 sz={sz} 1 G={g} Zm:4 0 Rv:2 101 Zn:5 opc={opc} off3:3"
+MULTIPLE = {2: "11000001 1 sz={sz} 1 Zm:4 0 0 Rv:2 101 Zn:4 0 opc={opc} off3:3",
+            4: "11000001 1 sz={sz} 1 Zm:3 01 0 Rv:2 101 Zn:3 00 opc={opc} off3:3"}
+INDEXED = {  # (source size, ZA size) -> (23:20, the index bits 12:10)
+    "S": {2: "11000001 0101 Zm:4 0 Rv:2 1 i:2 Zn:4 t={t} opc={opc} off3:3",
+          4: "11000001 0101 Zm:4 1 Rv:2 1 i:2 Zn:3 0 t={t} opc={opc} off3:3"},
+    "D": {2: "11000001 1101 Zm:4 0 Rv:2 00 i:1 Zn:4 0 opc={opc} off3:3",
+          4: "11000001 1101 Zm:4 1 Rv:2 00 i:1 Zn:3 0 0 opc={opc} off3:3"},
+}
+
+# (mnemonic, ZA size, source size, ways, Zn signed, Zm signed, feature, sz and opc of the single and
+#  multiple forms, opc of the indexed form); SUDOT has no multiple-vector form (None)
+DOTS = (
+    ("udot", "s", "h", 2, False, False, "SME2", ("1", "11"), "10"),
+    ("sdot", "s", "h", 2, True, True, "SME2", ("1", "01"), "00"),
+    ("udot", "s", "b", 4, False, False, "SME2", ("0", "10"), "10"),
+    ("sdot", "s", "b", 4, True, True, "SME2", ("0", "00"), "00"),
+    ("usdot", "s", "b", 4, False, True, "SME2", ("0", "01"), "01"),
+    ("sudot", "s", "b", 4, True, False, "SME2", ("0", "11"), "11"),
+    ("udot", "d", "h", 4, False, False, "SME_I16I64", ("1", "10"), "11"),
+    ("sdot", "d", "h", 4, True, True, "SME_I16I64", ("1", "00"), "01"),
+)
+SIGNEDNESS = {(False, False): "unsigned", (True, True): "signed", (False, True): "unsigned by signed",
+              (True, False): "signed by unsigned"}
+
+
+def _dot_form(mnemonic, za, src, ways, s1, s2, feature, nreg, second, pattern) -> A64Form:
+    esize = 32 if za == "s" else 64
+    shape = DotShape(esize, ways, s1, s2, nreg, second)
+    group = ZaVectorGroup(za, nreg)
+    if second == "single":
+        zn, zm = ZList(src, nreg, "Zn", 1), ZReg(src, "Zm", 4)
+        m_syntax = f"<Zm>.{src.upper()}"
+    elif second == "multiple":
+        zn, zm = ZList(src, nreg, "Zn", nreg), ZList(src, nreg, "Zm", nreg)
+        m_syntax = "{<Zm1>.%s-<Zm%d>.%s}" % (src.upper(), nreg, src.upper())
+    else:
+        index_bits = 1 if za == "d" else 2
+        zn, zm = ZList(src, nreg, "Zn", nreg), ZIndexed(src, "Zm", "i", index_bits)
+        m_syntax = f"<Zm>.{src.upper()}[<index>]"
+    syntax = (f"{mnemonic.upper()} ZA.{za.upper()}[<Wv>, <offs>{{, VGx{nreg}}}], "
+              "{<Zn1>.%s-<Zn%d>.%s}, %s" % (src.upper(), nreg, src.upper(), m_syntax))
+    summary = (f"{ways}-way {SIGNEDNESS[s1, s2]} dot product of {src.upper()} elements into the {esize}-bit "
+               f"elements of a {nreg}-vector ZA group ({second} Zm)")
+    return A64Form(
+        id=f"{mnemonic.upper()}_za{za}_{src}_{second}_vgx{nreg}", mnemonic=mnemonic, syntax=syntax,
+        summary=summary, encoding=Encoding(pattern), operands=(group, zn, zm),
+        execute=dots.bound(shape), feature=feature, doc=dots.asl(mnemonic, shape),
+        group="dot", extra={"shape": shape})
+
+
+for _m, _za, _src, _ways, _s1, _s2, _feature, (_sz, _opc), _iopc in DOTS:
+    for _nreg in (2, 4):
+        _add(_dot_form(_m, _za, _src, _ways, _s1, _s2, _feature, _nreg, "single",
+                       SINGLE.format(sz=_sz, g=_nreg // 4, opc=_opc)))
+        if _m != "sudot":  # there is no multiple-vector SUDOT (USDOT with the sources swapped is one)
+            _add(_dot_form(_m, _za, _src, _ways, _s1, _s2, _feature, _nreg, "multiple",
+                           MULTIPLE[_nreg].format(sz=_sz, opc=_opc)))
+        _add(_dot_form(_m, _za, _src, _ways, _s1, _s2, _feature, _nreg, "indexed",
+                       INDEXED[_za.upper()][_nreg].format(t=int(_src == "b"), opc=_iopc)))
+
+
+# ---- SME modes and ZA ---------------------------------------------------------------------------------
+# SMSTART/SMSTOP are MSR SVCR{SM,ZA,SMZA}, #imm: CRm = 0 mask(2) imm (mask 01 SM, 10 ZA, 11 both)
+for _text, _crm, _sm, _za in (("smstart", "0111", True, True), ("smstop", "0110", False, False),
+                              ("smstart sm", "0011", True, None), ("smstop sm", "0010", False, None),
+                              ("smstart za", "0101", None, True), ("smstop za", "0100", None, False)):
+    _what = " and ".join(n for n, v in (("PSTATE.SM", _sm), ("PSTATE.ZA", _za)) if v is not None)
+    _add(A64Form(
+        id=_text.upper().replace(" ", "_"), mnemonic=_text.split()[0], syntax=_text.upper(),
+        summary=f"{'set' if 'start' in _text else 'clear'} {_what}",
+        encoding=Encoding(f"11010101 00000011 0100 {_crm} 01111111"),
+        execute=partial(sme.set_modes, sm=_sm, za=_za), feature="SME", group="mode",
+        doc=("IF PSTATE.SM != new_sm THEN ResetSVEState();  // Z0-Z31, P0-P15, FFR = 0; ZA kept\n"
+             "IF PSTATE.ZA == '0' AND new_za == '1' THEN ResetSMEState();  // ZA, ZT0 = 0\n"
+             "PSTATE.SM = new_sm; PSTATE.ZA = new_za;  // for the bits this form writes"),
+        extra={"text": _text}))
+
+_add(A64Form(
+    id="ZERO_tiles", mnemonic="zero", syntax="ZERO {<mask>}", summary="zero a list of ZA tiles ({za}: all of ZA)",
+    encoding=Encoding("11000000 00001000 00000000 mask:8"), operands=("tile_list",),
+    execute=sme.zero_tiles, feature="SME", group="za",
+    doc=("CheckSMEAndZAEnabled();\n"
+         "for row = 0 to (SVL DIV 8)-1\n"
+         "    IF mask<row MOD 8> == '1' THEN ZAvector[row] = Zeros();  // ZAt.D holds rows t, t+8, ...")))
+
+
+# ---- the scalar subset ----------------------------------------------------------------------------------
+_X, _XSP = partial(GReg, width=64), partial(GReg, width=64, sp=True)
+for _form in (
+    A64Form("MOVZ_64_mov", "mov", "MOV <Xd>, #<imm>", "move a 16-bit immediate shifted by 0/16/32/48 (MOVZ)",
+            Encoding("1 10 100101 hw:2 imm16:16 Rd:5"), (_X("Rd"), MovWideImm(64)), scalar.movz,
+            doc=scalar.movz.__doc__),
+    A64Form("ADD_64_imm", "add", "ADD <Xd|SP>, <Xn|SP>, #<imm>{, LSL #12}", "add an immediate",
+            Encoding("1 0 0 100010 sh:1 imm12:12 Rn:5 Rd:5"), (_XSP("Rd"), _XSP("Rn"), AddImm()), scalar.add_imm,
+            doc=scalar.add_imm.__doc__),
+    A64Form("SUB_64_imm", "sub", "SUB <Xd|SP>, <Xn|SP>, #<imm>{, LSL #12}", "subtract an immediate",
+            Encoding("1 1 0 100010 sh:1 imm12:12 Rn:5 Rd:5"), (_XSP("Rd"), _XSP("Rn"), AddImm()), scalar.sub_imm,
+            doc=scalar.sub_imm.__doc__),
+    A64Form("SUBS_64_imm", "subs", "SUBS <Xd>, <Xn|SP>, #<imm>{, LSL #12}", "subtract an immediate, setting NZCV",
+            Encoding("1 1 1 100010 sh:1 imm12:12 Rn:5 Rd:5"), (_X("Rd"), _XSP("Rn"), AddImm()), scalar.subs_imm,
+            doc=scalar.subs_imm.__doc__),
+    A64Form("LDR_64_uoff", "ldr", "LDR <Xt>, [<Xn|SP>{, #<pimm>}]", "load a 64-bit register from memory",
+            Encoding("11 111 0 01 01 imm12:12 Rn:5 Rt:5"), (_X("Rt"), BaseOffset(8)), scalar.ldr_x,
+            doc=scalar.ldr_x.__doc__, group="memory"),
+    A64Form("STR_64_uoff", "str", "STR <Xt>, [<Xn|SP>{, #<pimm>}]", "store a 64-bit register to memory",
+            Encoding("11 111 0 01 00 imm12:12 Rn:5 Rt:5"), (_X("Rt"), BaseOffset(8)), scalar.str_x,
+            doc=scalar.str_x.__doc__, group="memory"),
+    A64Form("B", "b", "B <label>", "branch", Encoding("0 00101 imm26:26"), (BranchTarget("imm26", 26),),
+            scalar.b, doc=scalar.b.__doc__, group="control"),
+    A64Form("CBZ_64", "cbz", "CBZ <Xt>, <label>", "branch if a register is zero",
+            Encoding("1 011010 0 imm19:19 Rt:5"), (_X("Rt"), BranchTarget("imm19", 19)), scalar.cbz,
+            doc=scalar.cbz.__doc__, group="control"),
+    A64Form("CBNZ_64", "cbnz", "CBNZ <Xt>, <label>", "branch if a register is not zero",
+            Encoding("1 011010 1 imm19:19 Rt:5"), (_X("Rt"), BranchTarget("imm19", 19)), scalar.cbnz,
+            doc=scalar.cbnz.__doc__, group="control"),
+    A64Form("RET", "ret", "RET", "return (the program ends)", Encoding("1101011 0 0 10 11111 0000 0 0 11110 00000"),
+            (), scalar.ret, doc=scalar.ret.__doc__, group="control"),
+    A64Form("NOP", "nop", "NOP", "no operation", Encoding("11010101 00000011 0010 0000 000 11111"), (), scalar.nop,
+            doc=scalar.nop.__doc__),
+):
+    _add(_form)
+
+# what the assembler says of text that no form encodes but that looks like an instruction
+NOT_ENCODABLE = {
+    ("sudot", "multiple"): "there is no multi-vector SUDOT (Zm a list): use USDOT with Zn and Zm swapped",
+}
+
+# UDF #imm16: permanently undefined (its every execution is UNDEFINED): what a raw word that decodes
+# to no isasim form would also be, but named, so that a trace can hold one
+_add(A64Form("UDF", "udf", "UDF #<imm>", "permanently undefined", Encoding("0000000000000000 imm16:16"),
+             (Imm("imm16", 16),), None, doc="UNDEFINED;", group="control"))
+UNDEFINED_FORMS = {"UDF": "UDF is permanently undefined (Arm ARM C6.2.443)"}

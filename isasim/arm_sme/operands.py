@@ -1,0 +1,374 @@
+"""The operands of A64 forms: how each reads its assembly text into encoding fields and back.
+
+Each operand kind knows one piece of LLVM syntax and the fields it fills.  ``parse(text)``
+returns the field values (or raises :class:`OperandError`: ``shape`` errors mean "this is
+another form's operand", the others are rules the text breaks, which the assembler reports
+first); ``text(fields)`` prints what llvm-objdump prints; ``value(fields)`` is what the
+semantics receive.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SUFFIX_BYTES = {"b": 1, "h": 2, "s": 4, "d": 8, "q": 16}
+
+
+class OperandError(ValueError):
+    def __init__(self, message: str, shape: bool = False):
+        super().__init__(message)
+        self.shape = shape  # the text is not this kind of operand at all (try another form)
+
+
+def _shape(message: str) -> OperandError:
+    return OperandError(message, shape=True)
+
+
+_INT = r"#?\s*(-?(?:0x[0-9a-f]+|[0-9]+))"
+
+
+def parse_int(text: str) -> int | None:
+    m = re.fullmatch(_INT, text.strip().lower())
+    return int(m.group(1), 0) if m else None
+
+
+@dataclass(frozen=True)
+class ZaVectorGroup:
+    """``ZA.S[Wv, offs{, VGx2|VGx4}]``: Wv is W8-W11 (field Rv), offs 0-7 (field off3)."""
+
+    esize: str  # "s" or "d"
+    nreg: int
+    kind = "za_group"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"za\.([a-z])\s*\[\s*(\w+)\s*,\s*([^,\]]+?)\s*(?:,\s*(\w+)\s*)?\]", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a ZA vector group ZA.{self.esize.upper()}[Wv, offs, VGxN]")
+        suffix, reg, offset, vg = m.groups()
+        if suffix != self.esize:
+            raise _shape(f"ZA.{suffix.upper()} is not this form's ZA.{self.esize.upper()}")
+        if vg is not None and vg not in ("vgx2", "vgx4"):
+            raise OperandError(f"'{vg}' is not a vector group size (vgx2 or vgx4)")
+        if vg is not None and vg != f"vgx{self.nreg}":
+            raise _shape(f"{vg} is not this form's vgx{self.nreg}")
+        wm = re.fullmatch(r"w([0-9]+)", reg)
+        if not wm or not 8 <= int(wm.group(1)) <= 11:
+            raise OperandError(f"the vector select register must be one of w8-w11, not {reg}")
+        off = parse_int(offset)
+        if off is None:
+            raise OperandError(f"'{offset}' is not an offset")
+        if not 0 <= off <= 7:
+            raise OperandError(f"the vector select offset must be 0-7, not {off}")
+        return {"Rv": int(wm.group(1)) - 8, "off3": off}
+
+    def text(self, fields: dict) -> str:
+        return f"za.{self.esize}[w{8 + fields['Rv']}, {fields['off3']}, vgx{self.nreg}]"
+
+    def value(self, fields: dict) -> tuple[int, int]:
+        return 8 + fields["Rv"], fields["off3"]
+
+
+def _zreg(text: str) -> tuple[int, str]:
+    m = re.fullmatch(r"z([0-9]+)\.([bhsdq])", text.strip().lower())
+    if not m or int(m.group(1)) > 31:
+        raise _shape(f"'{text.strip()}' is not a Z register with an element size (z0.h ... z31.h)")
+    return int(m.group(1)), m.group(2)
+
+
+def parse_list(text: str) -> list[tuple[int, str]]:
+    """``{z0.h-z3.h}``, ``{ z0.h - z3.h }`` or ``{z31.h, z0.h}`` as [(number, suffix), ...]."""
+    m = re.fullmatch(r"\{(.*)\}", text.strip())
+    if not m:
+        raise _shape(f"'{text.strip()}' is not a register list {{...}}")
+    body = m.group(1).strip()
+    if "-" in body:
+        first, _, last = body.partition("-")
+        (a, ta), (b, tb) = _zreg(first), _zreg(last)
+        if ta != tb:
+            raise OperandError(f"the list {text.strip()} mixes element sizes .{ta} and .{tb}")
+        return [((a + i) % 32, ta) for i in range((b - a) % 32 + 1)]
+    regs = [_zreg(part) for part in body.split(",")]
+    if len({t for _, t in regs}) > 1:
+        raise OperandError(f"the list {text.strip()} mixes element sizes")
+    for (a, _), (b, _) in zip(regs, regs[1:]):
+        if b != (a + 1) % 32:
+            raise OperandError(f"the registers of {text.strip()} are not consecutive")
+    return regs
+
+
+@dataclass(frozen=True)
+class ZList:
+    """``{Zn1.T-Zn4.T}``: nreg consecutive Z registers.  ``align`` 1: any first register, the list
+    wrapping from z31 to z0 (field holds it whole); 2 or 4: the first is a multiple of align
+    (the field holds n / align)."""
+
+    suffix: str
+    nreg: int
+    field: str
+    align: int = 1
+    kind = "z_list"
+
+    def parse(self, text: str) -> dict:
+        regs = parse_list(text)
+        if regs[0][1] != self.suffix:
+            raise _shape(f"{text.strip()} holds .{regs[0][1]} elements, not this form's .{self.suffix}")
+        if len(regs) != self.nreg:
+            raise _shape(f"{text.strip()} is {len(regs)} registers, not this form's {self.nreg}")
+        first = regs[0][0]
+        if first % self.align:
+            raise OperandError(f"a list of {self.nreg} registers here must start at a multiple of {self.align}"
+                               f" (z0, z{self.align}, ...), not z{first}")
+        return {self.field: first // self.align}
+
+    def first(self, fields: dict) -> int:
+        return fields[self.field] * self.align
+
+    def text(self, fields: dict) -> str:
+        first = self.first(fields)
+        names = [f"z{(first + i) % 32}.{self.suffix}" for i in range(self.nreg)]
+        if self.nreg > 2 and first + self.nreg <= 32:
+            return f"{{ {names[0]} - {names[-1]} }}"
+        return "{ " + ", ".join(names) + " }"
+
+    def value(self, fields: dict) -> int:
+        return self.first(fields)
+
+
+@dataclass(frozen=True)
+class ZReg:
+    """``Zm.T`` with Zm limited to z0-z(2^bits - 1) (the dots' single Zm: z0-z15)."""
+
+    suffix: str
+    field: str
+    bits: int = 5
+    kind = "z"
+
+    def parse(self, text: str) -> dict:
+        if text.strip().startswith("{"):
+            raise _shape(f"{text.strip()} is a list, not a single register")
+        if "[" in text:
+            raise _shape(f"{text.strip()} is an indexed register")
+        n, t = _zreg(text)
+        if t != self.suffix:
+            raise _shape(f"{text.strip()} is .{t}, not this form's .{self.suffix}")
+        if n >= 1 << self.bits:
+            raise OperandError(f"Zm must be one of z0-z{(1 << self.bits) - 1} here, not z{n}")
+        return {self.field: n}
+
+    def text(self, fields: dict) -> str:
+        return f"z{fields[self.field]}.{self.suffix}"
+
+    def value(self, fields: dict) -> int:
+        return fields[self.field]
+
+
+@dataclass(frozen=True)
+class ZIndexed:
+    """``Zm.T[imm]``: Zm z0-z15 and an element-group index 0..(2^index_bits - 1)."""
+
+    suffix: str
+    field: str
+    index_field: str
+    index_bits: int
+    kind = "z_indexed"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"(.*?)\[\s*([^\]]+)\]", text.strip())
+        if not m or text.strip().startswith("{"):
+            raise _shape(f"'{text.strip()}' is not an indexed register Zm.T[i]")
+        n, t = _zreg(m.group(1))
+        if t != self.suffix:
+            raise _shape(f"{text.strip()} is .{t}, not this form's .{self.suffix}")
+        if n > 15:
+            raise OperandError(f"Zm must be one of z0-z15 here, not z{n}")
+        i = parse_int(m.group(2))
+        limit = (1 << self.index_bits) - 1
+        if i is None or not 0 <= i <= limit:
+            raise OperandError(f"the index must be 0-{limit} here, not {m.group(2).strip()}")
+        return {self.field: n, self.index_field: i}
+
+    def text(self, fields: dict) -> str:
+        return f"z{fields[self.field]}.{self.suffix}[{fields[self.index_field]}]"
+
+    def value(self, fields: dict) -> tuple[int, int]:
+        return fields[self.field], fields[self.index_field]
+
+
+# ---- general-purpose registers and immediates ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GReg:
+    """``Xn``/``Wn`` (``width`` 64/32); register 31 is ``zr`` or, where ``sp`` is set, SP."""
+
+    field: str
+    width: int = 64
+    sp: bool = False
+    kind = "gpr"
+
+    def parse(self, text: str) -> dict:
+        name = text.strip().lower()
+        prefix = "x" if self.width == 64 else "w"
+        if name == ("sp" if self.width == 64 else "wsp"):
+            if not self.sp:
+                raise OperandError(f"{name} is not allowed here")
+            return {self.field: 31}
+        if name == prefix + "zr":
+            if self.sp:
+                raise OperandError(f"{name} is not allowed here")
+            return {self.field: 31}
+        m = re.fullmatch(rf"{prefix}([0-9]+)", name)
+        if not m:
+            if re.fullmatch(r"[xw]([0-9]+|zr|sp)|sp", name):
+                raise _shape(f"{name} is not a {self.width}-bit register here")
+            raise _shape(f"'{text.strip()}' is not a register ({prefix}0-{prefix}30)")
+        n = int(m.group(1))
+        if n > 30:
+            raise OperandError(f"'{name}' is not a register ({prefix}0-{prefix}30)")
+        return {self.field: n}
+
+    def text(self, fields: dict) -> str:
+        n = fields[self.field]
+        prefix = "x" if self.width == 64 else "w"
+        if n == 31:
+            return ("sp" if self.width == 64 else "wsp") if self.sp else prefix + "zr"
+        return f"{prefix}{n}"
+
+    def value(self, fields: dict) -> int:
+        return fields[self.field]
+
+
+@dataclass(frozen=True)
+class Imm:
+    """``#imm``: an unsigned field ``field`` of ``bits``, scaled by ``scale`` (LDR's #imm12 * 8)."""
+
+    field: str
+    bits: int
+    scale: int = 1
+    kind = "imm"
+
+    def parse(self, text: str) -> dict:
+        value = parse_int(text)
+        if value is None:
+            raise _shape(f"'{text.strip()}' is not an immediate")
+        limit = ((1 << self.bits) - 1) * self.scale
+        if value % self.scale or not 0 <= value <= limit:
+            multiple = f" multiple of {self.scale}" if self.scale > 1 else ""
+            raise OperandError(f"the immediate must be a{multiple} in 0-{limit}, not {value}")
+        return {self.field: value // self.scale}
+
+    def text(self, fields: dict) -> str:
+        return f"#{fields[self.field] * self.scale}"
+
+    def value(self, fields: dict) -> int:
+        return fields[self.field] * self.scale
+
+
+@dataclass(frozen=True)
+class MovWideImm:
+    """MOVZ's ``#imm`` as ``mov`` writes it: a 16-bit chunk imm16 shifted left by 16*hw."""
+
+    width: int = 64
+    kind = "imm"
+
+    def parse(self, text: str) -> dict:
+        value = parse_int(text)
+        if value is None:
+            raise _shape(f"'{text.strip()}' is not an immediate")
+        if value < 0 or value >= 1 << self.width:
+            raise OperandError(f"#{value} is not a MOVZ immediate (isasim's mov takes 0-{(1 << self.width) - 1} "
+                               f"with one non-zero 16-bit chunk)")
+        for hw in range(self.width // 16):
+            if value >> (16 * hw) << (16 * hw) == value and value >> (16 * hw) < 1 << 16:
+                return {"imm16": value >> (16 * hw), "hw": hw}
+        raise OperandError(f"#{value:#x} is not a MOVZ immediate (one non-zero 16-bit chunk, shifted by 0, 16, "
+                           f"32 or 48)")
+
+    def text(self, fields: dict) -> str:
+        return f"#{self.value(fields)}"
+
+    def value(self, fields: dict) -> int:
+        return fields["imm16"] << (16 * fields["hw"])
+
+
+@dataclass(frozen=True)
+class AddImm:
+    """ADD/SUB's ``#imm12{, lsl #12}`` (field sh says whether it is shifted)."""
+
+    kind = "imm"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"(.+?)(?:,\s*lsl\s*#?\s*([0-9]+))?", text.strip().lower())
+        value = parse_int(m.group(1))
+        if value is None:
+            raise _shape(f"'{text.strip()}' is not an immediate")
+        shift = m.group(2)
+        if shift is not None and shift not in ("0", "12"):
+            raise OperandError(f"the immediate's shift must be lsl #0 or lsl #12, not lsl #{shift}")
+        if not 0 <= value < 1 << 12:
+            raise OperandError(f"the immediate must be 0-4095 (optionally lsl #12), not {value}")
+        return {"imm12": value, "sh": 1 if shift == "12" else 0}
+
+    def text(self, fields: dict) -> str:
+        return f"#{fields['imm12']}" + (", lsl #12" if fields["sh"] else "")
+
+    def value(self, fields: dict) -> int:
+        return fields["imm12"] << (12 * fields["sh"])
+
+
+@dataclass(frozen=True)
+class BaseOffset:
+    """``[Xn|SP{, #pimm}]``: an unsigned offset, a multiple of ``scale`` (field imm12 = pimm / scale)."""
+
+    scale: int = 8
+    kind = "mem"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"\[\s*(\w+)\s*(?:,\s*([^\]]+?))?\s*\]", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a memory operand [Xn{{, #imm}}]")
+        base = GReg("Rn", sp=True).parse(m.group(1))
+        offset = Imm("imm12", 12, self.scale).parse(m.group(2)) if m.group(2) else {"imm12": 0}
+        return {**base, **offset}
+
+    def text(self, fields: dict) -> str:
+        base = GReg("Rn", sp=True).text(fields)
+        return f"[{base}, #{fields['imm12'] * self.scale}]" if fields["imm12"] else f"[{base}]"
+
+    def value(self, fields: dict) -> tuple[int, int]:
+        return fields["Rn"], fields["imm12"] * self.scale
+
+
+@dataclass(frozen=True)
+class BranchTarget:
+    """A label or address, encoded as a signed word offset from the instruction (field imm of bits)."""
+
+    field: str
+    bits: int
+    kind = "target"
+
+    def parse(self, text: str, address: int = 0, labels: dict | None = None) -> dict:
+        name = text.strip()
+        if labels is not None and name in labels:
+            target = labels[name]
+        else:
+            target = parse_int(name)
+            if target is None:
+                if re.fullmatch(r"[A-Za-z_.$][\w.$]*", name):
+                    raise OperandError(f"undefined label '{name}'")
+                raise _shape(f"'{name}' is not a label or an address")
+        offset = target - address
+        if offset % 4 or not -(1 << (self.bits + 1)) <= offset < 1 << (self.bits + 1):
+            raise OperandError(f"the branch target {target:#x} is out of reach of {address:#x}")
+        return {self.field: (offset >> 2) & ((1 << self.bits) - 1)}
+
+    def offset(self, fields: dict) -> int:
+        raw = fields[self.field]
+        return (raw - (1 << self.bits) if raw >> (self.bits - 1) else raw) * 4
+
+    def text(self, fields: dict, address: int = 0) -> str:
+        return f"{address + self.offset(fields):#x}"
+
+    def value(self, fields: dict) -> int:
+        return self.offset(fields)  # relative: translate adds the instruction's address

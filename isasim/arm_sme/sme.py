@@ -1,0 +1,54 @@
+"""The SME mode and ZA instructions: SMSTART/SMSTOP (MSR SVCR*) and ZERO {mask}.
+
+The zeroing rules are the Arm ARM's (D1.3 "PSTATE.SM and PSTATE.ZA", MSR SVCRSM/SVCRZA/
+SVCRSMZA): a change of PSTATE.SM zeroes Z0-Z31, P0-P15 and FFR and keeps ZA; enabling ZA
+zeroes ZA and ZT0; writing the value a bit already has changes nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def set_modes(cpu, sm: bool | None, za: bool | None) -> None:
+    """MSR SVCR{SM,ZA,SMZA}, #imm: sm / za are the new values, None where the form leaves the bit alone."""
+    state = cpu.state
+    new_sm = state.sm if sm is None else sm
+    new_za = state.za_enabled if za is None else za
+    if new_sm != state.sm:
+        state.zero_vectors()  # ResetSVEState(): the vector state of the old mode is lost
+    if new_za and not state.za_enabled:
+        state.zero_za()  # ResetSMEState(): ZA (and ZT0) start as zero
+        if state.zt0.any():
+            state.write_zt0(np.zeros_like(state.zt0))
+    if (new_sm, new_za) != (state.sm, state.za_enabled):
+        state.set_modes(new_sm, new_za)
+
+
+def zero_tiles(cpu, mask: int) -> None:
+    """ZERO {mask}: zero each 64-bit tile ZAt.D whose bit t of mask is set; ZAt.D is the ZA vectors
+    t, t+8, t+16, ... (so {za} is every vector)."""
+    cpu.CheckSMEAndZAEnabled()
+    for row in range(cpu.svlb):
+        if mask >> (row % 8) & 1 and cpu.ZAvector(row).any():
+            cpu.set_ZAvector(row, np.zeros(cpu.svlb, dtype=np.uint8))
+
+
+# ZERO's tile lists: each tile name and the 64-bit tiles (bits of the mask) it is made of
+TILE_MASKS = {"za": 0xFF, "za0.b": 0xFF}
+TILE_MASKS.update({f"za{t}.h": 0x55 << t for t in range(2)})
+TILE_MASKS.update({f"za{t}.s": 0x11 << t for t in range(4)})
+TILE_MASKS.update({f"za{t}.d": 1 << t for t in range(8)})
+
+
+def tile_list_text(mask: int) -> str:
+    """The list llvm prints for a mask: {za} for all, else the largest tiles first."""
+    if mask == 0xFF:
+        return "{za}"
+    names = []
+    for size in ("h", "s", "d"):
+        for name, bits in TILE_MASKS.items():
+            if name.endswith("." + size) and mask & bits == bits:
+                names.append(name)
+                mask &= ~bits
+    return "{" + ", ".join(names) + "}"

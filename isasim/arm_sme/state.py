@@ -1,0 +1,227 @@
+"""The architectural state of an A64 core with SME2, at one streaming vector length (SVL).
+
+Registers (numbers): X0-X30, SP, PC, NZCV and SVCR (PSTATE.SM in bit 0, PSTATE.ZA in bit 1,
+as the SVCR system register shows them).  Arrays (bytes, little-endian element order):
+
+    z0 ... z31   the scalable vectors, SVL bits each (the V/Q registers are their low 128 bits)
+    p0 ... p15   the predicates, SVL/8 bits each (one bit per byte of a vector)
+    ffr          the first-fault register, a predicate
+    za           the ZA array: SVL/8 vectors of SVL bits ("ZA[i]" is row i of the array)
+    zt0          the SME2 lookup table register, 512 bits at every SVL
+
+Every write goes through a method here that records it in the journal with a structured
+Location (``Location("za", 5)`` for ZA vector 5, ``Location("z3")`` for a whole Z register).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import ConfigError, IsasimError
+from ..core.journal import Journal, Location
+
+SVLS = (128, 256, 512, 1024, 2048)  # the streaming vector lengths the architecture allows, in bits
+DEFAULT_SVL = 512
+FEATURES = ("SME2", "SME_I16I64")  # the named features a configuration may list
+DEFAULT_FEATURES = FEATURES  # SME_I16I64 is optional in the architecture, on unless the config drops it
+ZT0_BYTES = 64
+X_COUNT = 31
+MASK64 = (1 << 64) - 1
+SVCR_SM, SVCR_ZA = 1, 2  # PSTATE.SM and PSTATE.ZA as bits of SVCR
+
+X_NAMES = tuple(f"x{n}" for n in range(X_COUNT))
+REGISTER_NAMES = X_NAMES + ("sp", "nzcv", "svcr", "pc")
+Z_NAMES = tuple(f"z{n}" for n in range(32))
+P_NAMES = tuple(f"p{n}" for n in range(16))
+
+# journal locations made once (a Location is the text a trace stores in steps[].writes[].where)
+X_LOCATIONS = tuple(Location(name) for name in X_NAMES)
+SP, NZCV, SVCR = Location("sp"), Location("nzcv"), Location("svcr")
+Z_LOCATIONS = tuple(Location(name) for name in Z_NAMES)
+P_LOCATIONS = tuple(Location(name) for name in P_NAMES)
+FFR, ZT0 = Location("ffr"), Location("zt0")
+
+
+def configure(config: dict | None) -> dict:
+    """The configuration with its defaults: ``{"svl": 512, "features": ["SME2", "SME_I16I64"]}``."""
+    config = dict(config or {})
+    unknown = set(config) - {"svl", "features"}
+    if unknown:
+        raise ConfigError(f"unknown arm_sme config key(s): {', '.join(repr(k) for k in sorted(unknown))} "
+                          f"(known: features, svl)")
+    svl = config.get("svl", DEFAULT_SVL)
+    try:
+        svl = int(svl, 0) if isinstance(svl, str) else svl
+    except ValueError:
+        svl = None
+    if isinstance(svl, bool) or svl not in SVLS:
+        raise ConfigError(f"SVL {config.get('svl')!r} is not a streaming vector length "
+                          f"(one of {', '.join(map(str, SVLS))} bits)")
+    features = config.get("features", list(DEFAULT_FEATURES))
+    if isinstance(features, str):
+        features = [f.strip() for f in features.split(",") if f.strip()]
+    features = [str(f).upper() for f in features]
+    bad = [f for f in features if f not in FEATURES]
+    if bad:
+        raise ConfigError(f"unknown arm_sme feature {bad[0]!r} (known: {', '.join(FEATURES)})")
+    return {"svl": svl, "features": [f for f in FEATURES if f in features]}
+
+
+def za_locations(rows: int) -> tuple[Location, ...]:
+    return tuple(Location("za", i) for i in range(rows))
+
+
+class ArmSmeState:
+    def __init__(self, journal: Journal, config: dict):
+        self.journal = journal
+        self.config = config
+        self.svl = config["svl"]
+        self.features = frozenset(config["features"])
+        self.svlb = self.svl // 8  # bytes in a vector, and vectors in ZA
+        self.x = [0] * X_COUNT
+        self.sp = 0
+        self.pc = 0
+        self.nzcv = 0  # N Z C V in bits 31:28, as MRS NZCV reads them
+        self.sm = False  # PSTATE.SM: streaming mode
+        self.za_enabled = False  # PSTATE.ZA: ZA (and ZT0) accessible
+        self.z = np.zeros((32, self.svlb), dtype=np.uint8)
+        self.p = np.zeros((16, self.svlb // 8), dtype=np.uint8)
+        self.ffr = np.zeros(self.svlb // 8, dtype=np.uint8)
+        self.za = np.zeros((self.svlb, self.svlb), dtype=np.uint8)
+        self.zt0 = np.zeros(ZT0_BYTES, dtype=np.uint8)
+        self.za_locations = za_locations(self.svlb)
+
+    # ---- what the core asks for (isasim.core.isa.State) ------------------------------------
+    def register_names(self) -> list[str]:
+        return list(REGISTER_NAMES)
+
+    def read_register(self, name: str) -> int:
+        name = name.lower()
+        if name in X_NAMES:
+            return self.x[X_NAMES.index(name)]
+        if name == "sp":
+            return self.sp
+        if name == "pc":
+            return self.pc
+        if name == "nzcv":
+            return self.nzcv
+        if name == "svcr":
+            return self.svcr
+        raise IsasimError(f"unknown register '{name}' (arm_sme has x0-x30, sp, nzcv, svcr and pc)")
+
+    def write_register(self, name: str, value: int) -> None:
+        name = name.lower()
+        if name in X_NAMES:
+            self.write_x(X_NAMES.index(name), value)
+        elif name == "sp":
+            self.write_sp(value)
+        elif name == "nzcv":
+            self.write_nzcv(value)
+        elif name == "svcr":  # a trace's starting modes: set as they are, without the zeroing SMSTART does
+            self.set_modes(bool(value & SVCR_SM), bool(value & SVCR_ZA))
+        elif name == "pc":
+            raise IsasimError("pc is set by the program's start, not by init.regs")
+        else:
+            self.read_register(name)  # raises, naming the registers there are
+
+    # ---- registers ---------------------------------------------------------------------------
+    @property
+    def svcr(self) -> int:
+        return (SVCR_SM if self.sm else 0) | (SVCR_ZA if self.za_enabled else 0)
+
+    def write_x(self, n: int, value: int) -> None:
+        """X[n] = value (64 bits).  n = 31 is XZR here: writes to it are discarded."""
+        if n == 31:
+            return
+        old, new = self.x[n], value & MASK64
+        self.x[n] = new
+        self.journal.record("reg", X_LOCATIONS[n], old, new)
+
+    def write_sp(self, value: int) -> None:
+        old, self.sp = self.sp, value & MASK64
+        self.journal.record("reg", SP, old, self.sp)
+
+    def write_nzcv(self, value: int) -> None:
+        old, self.nzcv = self.nzcv, value & 0xF0000000
+        self.journal.record("reg", NZCV, old, self.nzcv)
+
+    def set_modes(self, sm: bool, za: bool) -> None:
+        """PSTATE.SM and PSTATE.ZA, nothing else (the zeroing rules are SMSTART's and SMSTOP's)."""
+        old = self.svcr
+        self.sm, self.za_enabled = sm, za
+        self.journal.record("reg", SVCR, old, self.svcr)
+
+    # ---- vectors and arrays --------------------------------------------------------------------
+    def write_z(self, n: int, data: np.ndarray) -> None:
+        old = self.z[n].tobytes()
+        self.z[n] = data
+        self.journal.record("array", Z_LOCATIONS[n], old, self.z[n].tobytes())
+
+    def write_p(self, n: int, data: np.ndarray) -> None:
+        old = self.p[n].tobytes()
+        self.p[n] = data
+        self.journal.record("array", P_LOCATIONS[n], old, self.p[n].tobytes())
+
+    def write_ffr(self, data: np.ndarray) -> None:
+        old = self.ffr.tobytes()
+        self.ffr[:] = data
+        self.journal.record("array", FFR, old, self.ffr.tobytes())
+
+    def write_za_vector(self, i: int, data: np.ndarray) -> None:
+        """ZA[i] = data: one SVL-bit vector of the array."""
+        old = self.za[i].tobytes()
+        self.za[i] = data
+        self.journal.record("array", self.za_locations[i], old, self.za[i].tobytes())
+
+    def write_zt0(self, data: np.ndarray) -> None:
+        old = self.zt0.tobytes()
+        self.zt0[:] = data
+        self.journal.record("array", ZT0, old, self.zt0.tobytes())
+
+    def zero_vectors(self) -> None:
+        """What a change of PSTATE.SM does: Z0-Z31, P0-P15 and FFR become zero."""
+        for n in range(32):
+            if self.z[n].any():
+                self.write_z(n, 0)
+        for n in range(16):
+            if self.p[n].any():
+                self.write_p(n, 0)
+        if self.ffr.any():
+            self.write_ffr(np.zeros_like(self.ffr))
+
+    def zero_za(self) -> None:
+        """What enabling ZA does (and ZERO {za}): every vector of ZA becomes zero."""
+        for i in np.flatnonzero(self.za.any(axis=1)):
+            self.write_za_vector(int(i), 0)
+
+    # ---- arrays as traces hold them ---------------------------------------------------------------
+    def array_sizes(self) -> dict[str, int]:
+        sizes = {name: self.svlb for name in Z_NAMES}
+        sizes.update({name: self.svlb // 8 for name in P_NAMES})
+        sizes.update({"ffr": self.svlb // 8, "za": self.svlb * self.svlb, "zt0": ZT0_BYTES})
+        return sizes
+
+    def array_bytes(self, name: str) -> bytes:
+        if name == "za":
+            return self.za.tobytes()
+        if name == "zt0":
+            return self.zt0.tobytes()
+        if name == "ffr":
+            return self.ffr.tobytes()
+        if name in Z_NAMES:
+            return self.z[Z_NAMES.index(name)].tobytes()
+        return self.p[P_NAMES.index(name)].tobytes()
+
+    def set_array(self, name: str, data: bytes) -> None:
+        values = np.frombuffer(data, dtype=np.uint8)
+        if name == "za":
+            for i, row in enumerate(values.reshape(self.svlb, self.svlb)):
+                self.write_za_vector(i, row)
+        elif name == "zt0":
+            self.write_zt0(values)
+        elif name == "ffr":
+            self.write_ffr(values)
+        elif name in Z_NAMES:
+            self.write_z(Z_NAMES.index(name), values)
+        else:
+            self.write_p(P_NAMES.index(name), values)
