@@ -1,0 +1,133 @@
+// isasim_run_case: load one architectural state, run one snippet in streaming mode with ZA on,
+// and dump the state the snippet left.  Called from harness_main.c once per test case.
+//
+//   void isasim_run_case(const struct case_state *s, void (*snippet)(void));
+//
+// struct case_state holds pointers (see harness_main.c): x[18], nzcv, z[32][SVLB], p[16][SVLB/8],
+// za[SVLB][SVLB], zt0[64], svcr.  The snippet runs with x0-x17 and NZCV from the state; it must
+// leave x19-x30 and sp alone (x19 and x20 carry the harness's own pointers across it).
+// Z, P, ZA and ZT0 move through memory with LDR/STR, which copy a register whole whatever
+// its contents, so no predicate or element size is involved.
+
+        .text
+        .p2align 2
+        .globl  isasim_run_case
+        .type   isasim_run_case, %function
+isasim_run_case:
+        // AAPCS64: x19-x28, x29, x30 and d8-d15 survive a call.  SMSTART zeroes every Z register
+        // (so d8-d15 too), hence they are saved here and restored after SMSTOP.
+        stp     x29, x30, [sp, #-160]!
+        mov     x29, sp
+        stp     x19, x20, [sp, #16]
+        stp     x21, x22, [sp, #32]
+        stp     x23, x24, [sp, #48]
+        stp     x25, x26, [sp, #64]
+        stp     x27, x28, [sp, #80]
+        stp     d8, d9, [sp, #96]
+        stp     d10, d11, [sp, #112]
+        stp     d12, d13, [sp, #128]
+        stp     d14, d15, [sp, #144]
+        mov     x19, x0                 // the state's pointers
+        mov     x20, x1                 // the snippet
+
+        smstart                         // PSTATE.SM = PSTATE.ZA = 1 (zeroes Z, P, FFR and ZA)
+
+        // ZA: SVLB horizontal vectors of SVLB bytes, ZA[0] first.
+        ldr     x9, [x19, #32]
+        rdsvl   x10, #1
+        mov     w12, #0
+1:      ldr     za[w12, 0], [x9]
+        add     x9, x9, x10
+        add     w12, w12, #1
+        cmp     w12, w10
+        b.lo    1b
+        ldr     x9, [x19, #40]
+        ldr     zt0, [x9]
+
+        ldr     x9, [x19, #24]          // P registers, SVLB/8 bytes each, back to back
+        .irp    n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+        ldr     p\n, [x9, #\n, mul vl]
+        .endr
+        ldr     x9, [x19, #16]          // Z registers, SVLB bytes each, back to back
+        .irp    n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+        ldr     z\n, [x9, #\n, mul vl]
+        .endr
+
+        ldr     x9, [x19, #8]
+        ldr     x9, [x9]
+        msr     nzcv, x9
+        ldr     x18, [x19]              // x18 is not part of the state: it is the base for x0-x17
+        ldp     x0, x1, [x18, #0]
+        ldp     x2, x3, [x18, #16]
+        ldp     x4, x5, [x18, #32]
+        ldp     x6, x7, [x18, #48]
+        ldp     x8, x9, [x18, #64]
+        ldp     x10, x11, [x18, #80]
+        ldp     x12, x13, [x18, #96]
+        ldp     x14, x15, [x18, #112]
+        ldp     x16, x17, [x18, #128]
+
+        blr     x20
+
+        ldr     x18, [x19]
+        stp     x0, x1, [x18, #0]
+        stp     x2, x3, [x18, #16]
+        stp     x4, x5, [x18, #32]
+        stp     x6, x7, [x18, #48]
+        stp     x8, x9, [x18, #64]
+        stp     x10, x11, [x18, #80]
+        stp     x12, x13, [x18, #96]
+        stp     x14, x15, [x18, #112]
+        stp     x16, x17, [x18, #128]
+        mrs     x9, nzcv
+        ldr     x10, [x19, #8]
+        str     x9, [x10]
+        // SVCR as the snippet left it (bit 0 SM, bit 1 ZA).  If it turned either off, SMSTART
+        // turns it back on so the dump below can run; what that zeroes is the architecture's
+        // rule for the mode change, and the caller sees svcr to know.
+        mrs     x9, svcr
+        ldr     x10, [x19, #48]
+        str     x9, [x10]
+        cmp     x9, #3
+        b.eq    2f
+        smstart
+2:
+        ldr     x9, [x19, #16]
+        .irp    n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+        str     z\n, [x9, #\n, mul vl]
+        .endr
+        ldr     x9, [x19, #24]
+        .irp    n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+        str     p\n, [x9, #\n, mul vl]
+        .endr
+        ldr     x9, [x19, #40]
+        str     zt0, [x9]
+        ldr     x9, [x19, #32]
+        rdsvl   x10, #1
+        mov     w12, #0
+3:      str     za[w12, 0], [x9]
+        add     x9, x9, x10
+        add     w12, w12, #1
+        cmp     w12, w10
+        b.lo    3b
+
+        smstop
+        ldp     d14, d15, [sp, #144]
+        ldp     d12, d13, [sp, #128]
+        ldp     d10, d11, [sp, #112]
+        ldp     d8, d9, [sp, #96]
+        ldp     x27, x28, [sp, #80]
+        ldp     x25, x26, [sp, #64]
+        ldp     x23, x24, [sp, #48]
+        ldp     x21, x22, [sp, #32]
+        ldp     x19, x20, [sp, #16]
+        ldp     x29, x30, [sp], #160
+        ret
+        .size   isasim_run_case, . - isasim_run_case
+
+        .globl  isasim_svl_bytes
+        .type   isasim_svl_bytes, %function
+isasim_svl_bytes:                       // RDSVL reads the streaming vector length in any mode
+        rdsvl   x0, #1
+        ret
+        .size   isasim_svl_bytes, . - isasim_svl_bytes
