@@ -50,7 +50,10 @@ def parse_tile_list(text: str) -> int:
     if not m:
         raise OperandError(f"'{text.strip()}' is not a tile list {{za...}}", shape=True)
     mask = 0
-    for name in (n.strip() for n in m.group(1).split(",")):
+    names = [n.strip() for n in m.group(1).split(",")]
+    if len({n.partition(".")[2] for n in names}) > 1:
+        raise OperandError(f"the tiles of {text.strip()} mix element sizes (a ZERO list has one size)")
+    for name in names:
         if name not in TILE_MASKS:
             raise OperandError(f"'{name}' is not a ZA tile (za, za0.b, za0-1.h, za0-3.s, za0-7.d)")
         mask |= TILE_MASKS[name]

@@ -276,6 +276,8 @@ class MovWideImm:
         value = parse_int(text)
         if value is None:
             raise _shape(f"'{text.strip()}' is not an immediate")
+        if -(1 << (self.width - 1)) <= value < 0:
+            value += 1 << self.width  # llvm writes a value with the top bit set as a negative number
         if value < 0 or value >= 1 << self.width:
             raise OperandError(f"#{value} is not a MOVZ immediate (isasim's mov takes 0-{(1 << self.width) - 1} "
                                f"with one non-zero 16-bit chunk)")
@@ -286,7 +288,8 @@ class MovWideImm:
                            f"32 or 48)")
 
     def text(self, fields: dict) -> str:
-        return f"#{self.value(fields)}"
+        value = self.value(fields)
+        return f"#{value - (1 << self.width) if value >> (self.width - 1) else value}"  # signed, as llvm prints it
 
     def value(self, fields: dict) -> int:
         return fields["imm16"] << (16 * fields["hw"])

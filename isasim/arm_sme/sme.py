@@ -42,13 +42,15 @@ TILE_MASKS.update({f"za{t}.d": 1 << t for t in range(8)})
 
 
 def tile_list_text(mask: int) -> str:
-    """The list llvm prints for a mask: {za} for all, else the largest tiles first."""
+    """The list llvm prints for a mask: {za} for all, else the tiles of the largest one size whose
+    tiles make up exactly the mask (a list never mixes sizes)."""
     if mask == 0xFF:
         return "{za}"
-    names = []
     for size in ("h", "s", "d"):
-        for name, bits in TILE_MASKS.items():
-            if name.endswith("." + size) and mask & bits == bits:
-                names.append(name)
-                mask &= ~bits
-    return "{" + ", ".join(names) + "}"
+        tiles = [name for name, bits in TILE_MASKS.items() if name.endswith("." + size) and mask & bits == bits]
+        covered = 0
+        for name in tiles:
+            covered |= TILE_MASKS[name]
+        if covered == mask:
+            return "{" + ("," if size == "s" else ", ").join(tiles) + "}"  # llvm: no space in a list of .s tiles
+    return "{}"

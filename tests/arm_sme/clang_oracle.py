@@ -1,0 +1,93 @@
+"""clang's integrated assembler (from the ziglang package, or clang on PATH) as the encoding oracle.
+
+``clang_encode(lines)`` assembles the lines in one run of ``clang -cc1as -show-encoding`` and
+returns, per line, (the text clang prints, its 32-bit word) or (the error, None).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+FEATURES = ["-target-feature", "+sme2", "-target-feature", "+sme-i16i64"]
+
+
+def clang_cc1as() -> list[str] | None:
+    if importlib.util.find_spec("ziglang") is not None:
+        return [sys.executable, "-m", "ziglang", "clang", "-cc1as"]
+    clang = shutil.which("clang")
+    return [clang, "-cc1as"] if clang else None
+
+
+_ENCODING = re.compile(r"^\s*(.*?)\s*// encoding: \[(.*)\]\s*$")
+
+
+def clang_encode(lines: list[str]) -> list[tuple[str, int | None]]:
+    command = clang_cc1as()
+    assert command is not None, "no clang (use the needs_clang marker)"
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp, "t.s")
+        source.write_text("".join(f"{line}\n" for line in lines))
+        done = subprocess.run(command + ["-triple", "aarch64-unknown-linux-gnu", *FEATURES, "-filetype", "asm",
+                                         "-show-encoding", "-o", "-", str(source)],
+                              capture_output=True, text=True, timeout=600)
+    errors = {}
+    for m in re.finditer(r"t\.s:(\d+):\d+: error: (.*)", done.stderr):
+        errors.setdefault(int(m.group(1)), m.group(2))
+    encoded = []
+    for out in done.stdout.splitlines():
+        m = _ENCODING.match(out)
+        if m:
+            if "A" in m.group(2):  # a fixup (a label clang leaves to the object file): no word here
+                encoded.append((" ".join(m.group(1).split()), None))
+                continue
+            word = bytes(int(b, 0) for b in m.group(2).split(","))
+            encoded.append((" ".join(m.group(1).split()), int.from_bytes(word, "little")))
+    results, it = [], iter(encoded)
+    for number in range(1, len(lines) + 1):
+        results.append((errors[number], None) if number in errors else next(it))
+    return results
+
+
+def clang_text_section(lines: list[str]) -> bytes:
+    """The .text bytes of the object clang makes of ``lines`` (labels resolved, as a linker sees them)."""
+    import struct
+
+    command = clang_cc1as()
+    with tempfile.TemporaryDirectory() as tmp:
+        source, obj = Path(tmp, "t.s"), Path(tmp, "t.o")
+        source.write_text("".join(f"{line}\n" for line in lines))
+        subprocess.run(command + ["-triple", "aarch64-unknown-linux-gnu", *FEATURES, "-filetype", "obj", "-o",
+                                  str(obj), str(source)], check=True, capture_output=True, timeout=600)
+        elf = obj.read_bytes()
+    # ELF64 little-endian: section headers at e_shoff, e_shentsize each, names in section e_shstrndx
+    shoff, = struct.unpack_from("<Q", elf, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", elf, shoff + i * shentsize) for i in range(shnum)]
+    names_offset = headers[shstrndx][4]
+    for name, _type, _flags, _addr, offset, size in headers:
+        end = elf.index(b"\0", names_offset + name)
+        if elf[names_offset + name:end] == b".text":
+            return elf[offset:offset + size]
+    raise AssertionError("no .text section")
+
+
+def clang_problem() -> str | None:
+    """Why clang cannot be the oracle here, or None: it must assemble an SME2 line."""
+    command = clang_cc1as()
+    if command is None:
+        return "no clang: neither the ziglang package nor clang on PATH"
+    try:
+        (_, word), = clang_encode(["zero {zt0}"])
+    except (OSError, subprocess.SubprocessError, ValueError, AssertionError) as error:
+        return f"clang -cc1as failed: {error}"
+    return None if word is not None else "clang does not assemble SME2"
+
+
+PROBLEM = clang_problem()
+needs_clang_cc1as = __import__("pytest").mark.skipif(PROBLEM is not None, reason=f"clang: {PROBLEM}")
