@@ -4,8 +4,11 @@
     @pytest.mark.needs_binutils("nm")       ... and any further binutils the test runs
     @pytest.mark.needs_silicon              the x86 silicon backend can run here
     @pytest.mark.needs_amx                  ... and this CPU and kernel run AMX programs
-    @pytest.mark.needs_qemu                 qemu-aarch64 >= 10.1 on PATH (SME2 programs)
-    @pytest.mark.needs_clang                a C compiler that targets aarch64 with +sme2
+    @pytest.mark.needs_qemu                 qemu-aarch64 >= 10.1 that runs SME2 programs
+    @pytest.mark.needs_clang                zig's clang, which assembles SME2 and builds aarch64 programs
+
+Both Arm oracles are fetched into .oracles/ by tools/install_oracles.sh (or named by
+$ISASIM_ZIG / $ISASIM_QEMU_AARCH64); isasim.arm_sme.oracle.tools finds and checks them.
 
 Each probe runs at most once per session and only when a collected test asks for it, so a
 run that needs no oracle starts no tools.  A test whose oracle is missing is skipped with a
@@ -18,17 +21,9 @@ cli_harness): pytest puts it on sys.path for this conftest, so any test imports 
 from __future__ import annotations
 
 import functools
-import importlib.util
-import re
 import shutil
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
 import pytest
-
-QEMU_MIN = (10, 1)  # the first release whose qemu-aarch64 emulates SME2 as the SME2 tests expect
 
 
 @functools.cache
@@ -56,77 +51,28 @@ def amx_problem() -> str | None:
     return f"AMX programs cannot run on this host: {problem}" if problem else None
 
 
-@functools.cache
 def qemu_problem() -> str | None:
-    qemu = shutil.which("qemu-aarch64")
-    if qemu is None:
-        return "qemu-aarch64 is not on PATH (SME2 tests need qemu-aarch64 >= %d.%d)" % QEMU_MIN
-    try:
-        out = subprocess.run([qemu, "--version"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError) as e:
-        return f"qemu-aarch64 --version failed: {e}"
-    found = re.search(r"version (\d+)\.(\d+)", out)
-    if found is None:
-        return f"qemu-aarch64 --version printed no version: {out[:80]!r}"
-    version = (int(found.group(1)), int(found.group(2)))
-    if version < QEMU_MIN:
-        return "qemu-aarch64 is %d.%d; SME2 tests need >= %d.%d" % (version + QEMU_MIN)
-    return None
+    # The oracle package finds qemu-aarch64 ($ISASIM_QEMU_AARCH64, .oracles/bin, PATH), checks
+    # its version and runs one SME2 instruction on it; the qemu backend asks the same question.
+    from isasim.arm_sme.oracle.tools import qemu_problem as problem  # imported late, like silicon's
 
-
-# The probe compiles a function using SME2-only instructions (ZT0 exists only with SME2), so a
-# compiler that knows SME but not SME2, or an assembler without aarch64, is refused here.
-_SME2_PROBE = 'void probe(void) { __asm__ volatile("smstart\\n\\tzero {zt0}\\n\\tsmstop"); }\n'
-_SME2_FLAGS = ["-target", "aarch64-linux-gnu", "-march=armv9-a+sme2", "-O1", "-c"]
-
-
-def _clang_candidates() -> tuple[list[tuple[str, list[str]]], list[str]]:
-    """(name, command) of each compiler worth probing, and why the others were not."""
-    found, absent = [], []
-    if importlib.util.find_spec("ziglang") is not None:
-        found.append(("python -m ziglang cc", [sys.executable, "-m", "ziglang", "cc"]))
-    else:
-        absent.append("python -m ziglang cc (ziglang not installed)")
-    clang = shutil.which("clang")
-    if clang is not None:
-        found.append(("clang", [clang]))
-    else:
-        absent.append("clang (not on PATH)")
-    return found, absent
-
-
-@functools.cache
-def sme2_compiler() -> tuple[list[str] | None, str]:
-    """The first command (argv prefix) that compiles aarch64 +sme2 code, or None and why not."""
-    found, tried = _clang_candidates()
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp, "probe.c")
-        src.write_text(_SME2_PROBE)
-        for name, command in found:
-            try:
-                done = subprocess.run(command + _SME2_FLAGS + ["-o", str(Path(tmp, "probe.o")), str(src)],
-                                      capture_output=True, text=True, timeout=120)
-            except (OSError, subprocess.SubprocessError) as e:
-                tried.append(f"{name} ({e})")
-                continue
-            if done.returncode == 0:
-                return command, ""
-            first = (done.stderr.strip().splitlines() or ["no message"])[0]
-            tried.append(f"{name} (refused aarch64 +sme2: {first[:120]})")
-    return None, "no C compiler targets aarch64 with +sme2; tried " + "; ".join(tried)
+    return problem()
 
 
 def clang_problem() -> str | None:
-    command, why = sme2_compiler()
-    return None if command else why
+    # zig's clang ($ISASIM_ZIG, .oracles/python, an installed ziglang, PATH), asked to assemble
+    # an SME2-only instruction.
+    from isasim.arm_sme.oracle.tools import clang_problem as problem
+
+    return problem()
 
 
 PROBES = {
     "needs_binutils": (binutils_problem, "GNU as + objdump (and any binutils named as arguments) on PATH"),
     "needs_silicon": (silicon_problem, "the x86 silicon backend can run on this host"),
     "needs_amx": (amx_problem, "this CPU and kernel run AMX programs (silicon backend)"),
-    "needs_qemu": (qemu_problem, "qemu-aarch64 >= %d.%d on PATH" % QEMU_MIN),
-    "needs_clang": (clang_problem, "a C compiler targeting aarch64 with +sme2 (python -m ziglang cc or clang)"),
+    "needs_qemu": (qemu_problem, "qemu-aarch64 >= 10.1 runs SME2 (tools/install_oracles.sh fetches it)"),
+    "needs_clang": (clang_problem, "zig's clang assembles SME2 (tools/install_oracles.sh fetches it)"),
 }
 
 
@@ -149,8 +95,11 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def sme2_cc() -> list[str]:
-    """The argv prefix of a compiler for aarch64 +sme2 code (use with @pytest.mark.needs_clang)."""
-    command, why = sme2_compiler()
-    if command is None:
-        pytest.skip(f"needs_clang: {why}")
-    return list(command) + _SME2_FLAGS[:3]
+    """The argv prefix of a compiler for static aarch64 +sme2 programs (use with @pytest.mark.needs_clang)."""
+    from isasim.arm_sme.oracle.tools import CC_CPU, find_zig
+
+    problem = clang_problem()
+    if problem:
+        pytest.skip(f"needs_clang: {problem}")
+    zig, _ = find_zig()
+    return [zig, "cc", "-target", "aarch64-linux-musl", f"-mcpu={CC_CPU}"]

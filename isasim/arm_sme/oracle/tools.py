@@ -122,6 +122,11 @@ def qemu_problem() -> str | None:
     qemu, looked = find_qemu()
     if qemu is None:
         return ("no qemu-aarch64 (looked at " + ", ".join(looked) + "); run tools/install_oracles.sh")
+    return qemu_problem_at(qemu)
+
+
+def qemu_problem_at(qemu: str) -> str | None:
+    """None if this qemu-aarch64 is >= 10.1 and runs an SME2 instruction, else why not."""
     version = qemu_version(qemu)
     if isinstance(version, str):
         return version
