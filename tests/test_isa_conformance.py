@@ -112,7 +112,29 @@ again:
         undefined=".byte 0xc4,0xe2,0x78,0x49,0xc1", undefined_kind="#UD", undefined_spelling="UD")
     toy32 = replace(toy_sample, text_only=False, undefined=".byte 0x06,0x07,0x01,0x01,0,0,0,0", undefined_kind="UNDEFINED",
                     undefined_spelling="undefined")
-    return {"x86_amx": x86, "toy": toy_sample, "toy32": toy32}
+    arm_sme = Sample(
+        program="""        mov x8, #3                          // w8 selects the ZA vector group
+        mov x2, #2
+again:
+        udot za.s[w8, 1, vgx2], {z0.b-z1.b}, z4.b   // twice: ZA[4], ZA[36] += 2 x (Zn . Z4), 4-way
+        subs x2, x2, #1
+        cbnz x2, again
+        ldr x5, [x0]
+        add x5, x5, #7
+        str x5, [x0, #8]
+        ret
+""",
+        init={"regs": {"x0": "0x20000", "svcr": "0x3"},  # streaming mode and ZA on from the start
+              "memory": [{"name": "M", "addr": "0x20000", "type": "int64", "shape": [1, 2], "values": [40, 0]}],
+              "arrays": {"z0": bytes((3 * i + 1) % 256 for i in range(64)).hex(),
+                         "z1": bytes((5 * i + 2) % 256 for i in range(64)).hex(),
+                         "z4": bytes((7 * i + 250) % 256 for i in range(64)).hex()}},
+        register="x5", array="za",
+        faulting="        mov x1, #0x9000\n        ldr x0, [x1]\n        ret\n", fault_kind="TRANSLATION",
+        bad_mnemonic="frobnicate x0, x1", bad_register="udot za.s[w12, 0, vgx4], {z0.b-z3.b}, z4.b",
+        bad_register_word="w12", explain="udot za.s[w8, 1, vgx2], {z0.b-z1.b}, z4.b", show="za:int32",
+        undefined=".byte 0x03,0x00,0x00,0x00", undefined_kind="UNDEFINED", undefined_spelling="undefined")
+    return {"x86_amx": x86, "toy": toy_sample, "toy32": toy32, "arm_sme": arm_sme}
 
 
 SAMPLES = _samples()

@@ -144,5 +144,13 @@ class ArmSme:
     def watch_value(self, state: ArmSmeState, what: str, element_types: dict[str, str]) -> WatchTarget | None:
         return views.watch_value(state, what, element_types)
 
+    # ---- optional hooks -----------------------------------------------------------------------------
+    def explainer(self):
+        if getattr(self, "_explainer", None) is None:
+            from .explain import ArmSmeExplainer
+
+            self._explainer = ArmSmeExplainer(self)
+        return self._explainer
+
 
 ISA = ArmSme()

@@ -229,6 +229,7 @@ def registered_isas() -> Iterable[str]:
 # depends on an ISA package.
 KNOWN_ISAS = {
     "x86_amx": "isasim.x86_amx",
+    "arm_sme": "isasim.arm_sme",
 }
 DEFAULT_ISA = next(iter(KNOWN_ISAS))  # what the CLI runs when no --isa (or trace) says otherwise
 

@@ -1,0 +1,248 @@
+"""``isasim explain`` and ``isasim docs`` for arm_sme (an Explainer, see isasim.core.explain.explainer).
+
+Every section comes from the form's one declaration: the encoding's boxes (the Arm ARM's
+bit diagram) with the word's bits in them, the operands, the Operation (the form's ASL), the
+faults (an SME instruction's mode checks), and a worked example: the instruction run on the
+simulator on random data, and one result of it worked out here in plain integer arithmetic
+beside what the machine wrote.
+"""
+
+from __future__ import annotations
+
+import random
+
+from ..core.errors import IsasimError
+from ..core.explain import (
+    BitField, Cell, Check, Code, Encoding, EncodingUnit, ExplainError, ExplainOptions, Explanation, Figure, Paragraph,
+    ReferencePage, Section, Table, fault_blocks, run_example, setup_blocks,
+)
+from .forms import FORMS, UNDEFINED_FORMS, A64Form
+from .state import MASK64, X_NAMES, configure
+
+DATA_ADDRESS = 0x20000  # where a load's or store's example data is
+DATA_BYTES = 256
+GROUPS = {"dot": "SME2 integer dot products (ZA)", "mode": "SME modes", "za": "ZA",
+          "scalar": "A64 scalar", "memory": "A64 loads and stores", "control": "A64 control flow"}
+
+# the example each reference page explains: chosen field values per form (the rest are zero)
+_EXAMPLE_FIELDS = {"Rv": 1, "off3": 3, "Zn": 1, "Zm": 2, "i": 1, "mask": 0x11, "Rd": 1, "Rn": 2, "Rt": 3,
+                   "imm12": 5, "imm16": 42, "imm19": 2, "imm26": 2}
+
+_FAULTS = {
+    "dot": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
+            ("UNDEFINED", "the form's feature is not in the configuration (SME_I16I64 forms)")],
+    "za": [("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
+    "memory": [("TRANSLATION", "the 8 bytes are not all in mapped memory (or a store's are read-only)")],
+}
+
+
+_KINDS = {"za_group": "a ZA vector group: Wv (W8-W11), offset, VGx2/VGx4",
+          "z_list": "consecutive Z registers (wrapping z31 -> z0 where the form allows)",
+          "z": "a Z register", "z_indexed": "a Z register (z0-z15) and an element-group index",
+          "gpr": "a general-purpose register", "imm": "an immediate", "mem": "a base register and offset",
+          "target": "the branch target", "tile_list": "a list of ZA tiles"}
+
+
+def example_text(form: A64Form) -> str:
+    fields = {name: min(_EXAMPLE_FIELDS.get(name, 0), (1 << box.width) - 1)
+              for name, box in form.encoding.fields.items()}
+    from .assembler import instruction_text
+
+    return instruction_text(form, fields, 0x10000)
+
+
+class ArmSmeExplainer:
+    OPTIONS = ()
+    INIT_HELP = ""
+    SCREENSHOTS = ()
+
+    def __init__(self, isa):
+        self.isa = isa
+
+    def reference_pages(self) -> list[ReferencePage]:
+        return [ReferencePage(form.id.lower(), GROUPS[form.group], example_text(form), form.syntax, form.summary)
+                for form in FORMS]
+
+    def explain(self, instruction: str | None, code: bytes | None, options: ExplainOptions) -> Explanation:
+        ins = self._instruction(instruction, code)
+        form = ins.form
+        encoding = _encoding(ins)
+        operands = [[_KINDS.get(getattr(kind, "kind", kind), str(kind)), text]
+                    for kind, text in zip(form.operands, _operand_texts(ins))]
+        sections = [
+            Section("Encoding", [encoding]),
+            Section("Operands", [Table(["operand", "here"], operands)] if operands else [Paragraph("none")]),
+            Section("Operation", [Code(form.doc)]),
+            Section("Faults", [Table(["fault", "when"], [list(f) for f in _faults(form)])] if _faults(form)
+                    else [Paragraph("none")]),
+        ]
+        sections.append(Section("Example", self._example(ins, options)))
+        command = f'isasim explain "{ins.text}" --isa {self.isa.name}' + (
+            f" --seed {options.seed}" if options.seed != 1 else "")
+        return Explanation(self.isa.name, form.syntax, ins.text, ins.encoding, form.summary,
+                           facts=[("feature", form.feature), ("form id", form.id)], sections=sections,
+                           figure=Figure(ins.text, [[encoding]]), command=command)
+
+    def _instruction(self, text: str | None, code: bytes | None):
+        try:
+            program = self.isa.disassemble(code) if code is not None else self.isa.assemble(text, source="explain")
+        except IsasimError as error:
+            raise ExplainError(str(error)) from None
+        if len(program.instructions) != 1:
+            raise ExplainError(f"explain takes one instruction, not {len(program.instructions)}")
+        return program.instructions[0]
+
+    def _example(self, ins, options: ExplainOptions) -> list:
+        form = ins.form
+        rng = random.Random(options.seed)
+        config = configure({"svl": 128})  # the smallest SVL: every vector fits on a page
+        svlb = config["svl"] // 8
+        regs = {name: rng.randrange(1 << 64) for name in X_NAMES}
+        regs["svcr"] = 0 if form.id.startswith("SMSTART") else 3
+        fields = ins.extra["fields"]
+        if "Rn" in fields and form.group == "memory":
+            regs[X_NAMES[fields["Rn"]] if fields["Rn"] < 31 else "sp"] = DATA_ADDRESS
+        if form.id == "SUBS_64_imm" and "Rn" in fields and fields["Rn"] < 31:
+            regs[X_NAMES[fields["Rn"]]] = rng.randrange(64)  # a small value, so the flags vary
+        memory = [(DATA_ADDRESS, bytes(rng.randrange(256) for _ in range(DATA_BYTES)), True)]
+        arrays = {f"z{n}": bytes(rng.randrange(256) for _ in range(svlb)) for n in range(32)}
+        arrays["za"] = bytes(rng.randrange(256) for _ in range(svlb * svlb))
+        if options.init is not None:
+            regs.update(options.init.regs)
+            memory = list(options.init.memory)
+            arrays.update(options.init.arrays)
+
+        def seed(machine):
+            self.isa.seed_arrays(machine.state, arrays)
+
+        run = run_example(self.isa.name, ins.text, config=config, regs=regs, memory=memory,
+                          max_steps=options.max_steps, snapshot=_snapshot, before_step=seed, base=ins.address)
+        blocks = [Paragraph(f"SVL 128 (ZA: {svlb} vectors of {svlb} bytes); Z0-Z31 and ZA random; "
+                            f"PSTATE.SM and PSTATE.ZA {'off' if regs['svcr'] == 0 else 'on'}.")]
+        blocks += setup_blocks(run, "Z, ZA seeded before the step")
+        if run.fault:
+            return blocks + fault_blocks(run)
+        blocks.append(Table(["write", "old", "new"],
+                            [[str(w.where) if w.kind != "mem" else f"memory {w.where:#x}", _short(w.old), _short(w.new)]
+                             for w in run.record.writes], title="What the step wrote (the machine's journal)"))
+        blocks.append(_check(ins, run))
+        return blocks
+
+
+def _snapshot(state) -> dict:
+    return {"regs": {name: state.read_register(name) for name in state.register_names()},
+            "z": state.z.copy(), "za": state.za.copy()}
+
+
+def _short(value) -> str:
+    if isinstance(value, (bytes, bytearray)):
+        text = value.hex(" ")
+        return text if len(text) <= 48 else text[:45] + "..."
+    return f"{value:#x}"
+
+
+def _operand_texts(ins) -> list[str]:
+    from .assembler import operand_texts
+
+    return operand_texts(ins.form, ins.extra["fields"], ins.address)
+
+
+def _faults(form: A64Form) -> list[tuple[str, str]]:
+    if form.id in UNDEFINED_FORMS:
+        return [("UNDEFINED", UNDEFINED_FORMS[form.id])]
+    return _FAULTS.get(form.group, [])
+
+
+_FIELD_MEANINGS = {"Rv": lambda v: f"Wv = w{8 + v}", "off3": lambda v: f"offset {v}", "i": lambda v: f"index {v}",
+                   "hw": lambda v: f"shift {16 * v}", "sh": lambda v: "lsl #12" if v else "no shift",
+                   "imm16": str, "imm12": str, "mask": lambda v: f"tiles {v:#04x}"}
+
+
+def _encoding(ins) -> Encoding:
+    word = ins.extra["word"]
+    form = ins.form
+    texts = dict(zip((getattr(k, "field", None) for k in form.operands), _operand_texts(ins)))
+    boxes = []
+    for box in form.encoding.boxes:
+        value = box.get(word)
+        if not box.name:
+            meaning = "opcode"
+        elif box.fixed is not None:
+            meaning = f"{box.name}: fixed by the form"
+        else:
+            meaning = _FIELD_MEANINGS.get(box.name, lambda v: texts.get(box.name, str(v)))(value)
+        boxes.append(BitField(box.low, box.width, box.name or "", value, meaning, role=None))
+    unit = EncodingUnit(0, ins.encoding, "A64 instruction word", boxes)
+    return Encoding([unit], title=f"{word:#010x}, bit 31 first (little-endian in memory)")
+
+
+def _signed(value: int, bits: int) -> int:
+    return value - (1 << bits) if value >> (bits - 1) & 1 else value
+
+
+def _check(ins, run) -> Check:
+    """One result of the step worked out from the Operation in plain integers, beside the machine's."""
+    form, before, machine = ins.form, run.before, run.machine
+    state, regs = machine.state, run.before["regs"]
+    ops = ins.operands
+    if form.group == "dot":
+        shape = form.extra["shape"]
+        (v, offset), n, m = ops
+        svlb = state.svlb
+        vstride = svlb // shape.nreg
+        vec = ((regs[f"x{v}"] & 0xFFFFFFFF) + offset) % vstride
+        bytes_in = shape.source_bits // 8
+        ebytes = shape.esize // 8
+
+        def element(z, register, k, signed):
+            raw = int.from_bytes(bytes(z[register][k * bytes_in:(k + 1) * bytes_in]), "little")
+            return _signed(raw, shape.source_bits) if signed else raw
+
+        total = int.from_bytes(bytes(before["za"][vec][:ebytes]), "little")
+        for i in range(shape.ways):  # element 0 of the group's first vector
+            if shape.second == "indexed":
+                zm, index = m
+                second = element(before["z"], zm, shape.ways * index + i, shape.signed2)
+            else:
+                second = element(before["z"], m, i, shape.signed2)
+            total += element(before["z"], n, i, shape.signed1) * second
+        expected = total % (1 << shape.esize)
+        got = int.from_bytes(bytes(state.za[vec][:ebytes]), "little")
+        return Check(f"ZA[{vec}] element 0 (ZA.{'S' if shape.esize == 32 else 'D'})", f"{expected:#x}", f"{got:#x}")
+    if form.group == "mode":
+        sm, za = form.execute.keywords["sm"], form.execute.keywords["za"]
+        old = regs["svcr"]
+        expected = old
+        if sm is not None:
+            expected = (expected & ~1) | int(sm)
+        if za is not None:
+            expected = (expected & ~2) | (int(za) << 1)
+        return Check("SVCR (SM bit 0, ZA bit 1)", f"{expected:#x}", f"{state.svcr:#x}")
+    if form.id == "ZERO_tiles":
+        rows = [r for r in range(state.svlb) if ops[0] >> (r % 8) & 1]
+        return Check(f"non-zero bytes in the {len(rows)} selected ZA vectors", "0",
+                     str(int(state.za[rows].astype(bool).sum())))
+    if form.group == "control" or form.mnemonic == "nop":
+        if form.mnemonic == "ret":
+            return Check("the program ended", "True", str(machine.halted))
+        taken = {"b": True, "cbz": form.mnemonic == "cbz" and regs[X_NAMES[ops[0]]] == 0 if ops and
+                 isinstance(ops[0], int) and ops[0] < 31 else True,
+                 "cbnz": form.mnemonic == "cbnz" and ops[0] < 31 and regs[X_NAMES[ops[0]]] != 0}.get(form.mnemonic)
+        expected = ins.address + ops[-1] if taken else ins.next_address
+        return Check("next pc", f"{expected:#x}", f"{state.pc:#x}")
+    x = lambda n, sp=True: regs["sp"] if n == 31 and sp else (0 if n == 31 else regs[X_NAMES[n]])  # noqa: E731
+    if form.mnemonic == "str":
+        t, (n, off) = ops
+        got = int.from_bytes(machine.memory.read(x(n) + off, 8), "little")
+        return Check(f"memory at {x(n) + off:#x}", f"{x(t, False):#x}", f"{got:#x}")
+    if form.mnemonic == "ldr":
+        t, (n, off) = ops
+        expected = int.from_bytes(machine.memory.read(x(n) + off, 8), "little")
+        return Check(X_NAMES[t] if t < 31 else "xzr", f"{expected:#x}", f"{state.read_register(X_NAMES[t]):#x}")
+    d = ops[0]
+    result = {"mov": lambda: ops[1], "add": lambda: x(ops[1]) + ops[2], "sub": lambda: x(ops[1]) - ops[2],
+              "subs": lambda: x(ops[1]) - ops[2]}[form.mnemonic]() & MASK64
+    name = "sp" if d == 31 and form.mnemonic in ("add", "sub") else (X_NAMES[d] if d < 31 else None)
+    if name is None:
+        return Check("the result (to XZR, discarded)", f"{result:#x}", f"{result:#x}")
+    return Check(name, f"{result:#x}", f"{state.read_register(name):#x}")
