@@ -4,7 +4,8 @@
 #   .oracles/python/ziglang/zig     clang (inside zig) from PyPI's ziglang wheel: the SME2 assembler
 #                                   and the static aarch64 cross compiler the qemu backend builds with
 #   .oracles/bin/qemu-aarch64       a static qemu-aarch64 >= 10.1 (the first release with SME2), taken
-#                                   from Debian's qemu-user package without installing it
+#                                   from Debian's qemu-user package without installing it, from the
+#                                   mirror this machine's apt sources name (or $ISASIM_DEBIAN_MIRROR)
 #
 # The system is left alone: pip installs into the cache with --target, and apt runs with a private
 # configuration (its own sources list, package lists and download cache under the cache dir), only
@@ -34,7 +35,7 @@ install_zig() {
             >"$CACHE/pip.log" 2>&1 && [ -x "$zig" ]; then
         say "zig $("$zig" version) installed into $CACHE/python"
     else
-        say "could not install ziglang from PyPI ($(tail -n 1 "$CACHE/pip.log")): clang oracle tests will skip"
+        say "could not install ziglang from PyPI with $PYTHON -m pip ($(tail -n 1 "$CACHE/pip.log" | cut -c1-160 | grep . || echo no output)): clang oracle tests will skip"
     fi
 }
 
@@ -48,8 +49,8 @@ qemu_version_ok() {  # $1: a qemu-aarch64 binary; true if it runs and is new eno
 }
 
 debian_mirror() {  # the Debian mirror this machine already uses, from its apt sources
-    local uri=""
-    if [ -r /etc/apt/sources.list.d/debian.sources ]; then
+    local uri=${ISASIM_DEBIAN_MIRROR:-}
+    if [ -z "$uri" ] && [ -r /etc/apt/sources.list.d/debian.sources ]; then
         uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources)
     fi
     if [ -z "$uri" ] && [ -r /etc/apt/sources.list ]; then
@@ -79,11 +80,13 @@ install_qemu() {
     local opts=(-o "Dir::Etc::sourcelist=$apt/sources.list" -o "Dir::Etc::sourceparts=-"
                 -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o "APT::Get::List-Cleanup=0")
     # trixie-backports carries qemu 11 for Debian 13; sid is the fallback when backports has none.
-    local suite got=""
+    local suite got="" why=()
     for suite in trixie-backports sid; do
         echo "deb [signed-by=$keyring] $mirror $suite main" > "$apt/sources.list"
-        if ! apt-get "${opts[@]}" -qq update >"$apt/update.log" 2>&1; then
-            say "apt-get update of $suite failed: $(grep -m 1 -E '^(E|W):' "$apt/update.log")"
+        apt-get "${opts[@]}" -qq update >"$apt/update.log" 2>&1
+        # apt-get update exits 0 when a mirror cannot be reached; no package list is the real sign.
+        if ! ls "$apt"/lists/*_Packages* >/dev/null 2>&1; then
+            why+=("$suite: no package list from $mirror ($(grep -m 1 -E '^(E|W):' "$apt/update.log" | cut -c1-120))")
             continue
         fi
         rm -f "$apt"/debs/*.deb
@@ -91,10 +94,12 @@ install_qemu() {
             got=$suite
             break
         fi
-        say "no qemu-user in $suite: $(grep -m 1 -E '^(E|W):' "$apt/download.log")"
+        why+=("$suite: $(grep -m 1 -E '^(E|W):' "$apt/download.log" | cut -c1-120)")
     done
     if [ -z "$got" ]; then
-        say "could not download qemu-user: qemu oracle tests will skip"
+        local IFS=";"
+        say "could not download qemu-user (${why[*]}): qemu oracle tests will skip"
+        rm -rf "$apt"
         return
     fi
     dpkg -x "$apt"/debs/qemu-user_*.deb "$apt/unpacked"
