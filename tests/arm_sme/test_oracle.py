@@ -148,3 +148,14 @@ def _fake_qemu(tmp_path, version: str, status: int) -> str:
 def test_qemu_probe_refuses_10_0_and_one_that_cannot_run_sme2(tmp_path):
     assert "is 10.0; SME2 needs qemu-aarch64 >= 10.1" in qemu_problem_at(_fake_qemu(tmp_path, "10.0.13", 0))
     assert "did not run an SME2 UDOT (exit status 132" in qemu_problem_at(_fake_qemu(tmp_path, "11.1.3", 132))
+
+
+@pytest.mark.needs_clang
+@pytest.mark.needs_qemu
+def test_regions_map_at_their_addresses_and_a_read_only_one_refuses_writes():
+    table, out = 0x30001000, 0x30008000
+    state = {"x": [table, out], "regions": [(table, bytes(range(16)), False), (out, bytes(16), True)]}
+    after = run("ldr x2, [x0, #8]\nstr x2, [x1]", state, 128)
+    assert after["regions"] == [(table, bytes(range(16)), False), (out, bytes(range(8, 16)) + bytes(8), True)]
+    (fault,) = run_many([("str x0, [x0]", state)], 128)
+    assert (fault.signal, fault.index, fault.address) == ("SIGSEGV", 0, table)
