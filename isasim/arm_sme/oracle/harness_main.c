@@ -3,14 +3,18 @@
  *
  * Stream (all integers little-endian, sizes in bytes, SVLB = streaming vector length in bytes):
  *   in:   header  u32 magic 'ISM2', u32 SVLB, u32 number of cases
- *         case    u32 snippet number, u32 0, u64 memory base, u64 memory size,
+ *         case    u32 snippet number, u32 regions, u32 maps, u32 read-only spans,
+ *                 maps x (u64 start, u64 size), read-only spans x (u64 start, u64 size),
+ *                 regions x (u64 address, u64 size),
  *                 u64 x[18], u64 nzcv, z[32][SVLB], p[16][SVLB/8], za[SVLB][SVLB], zt0[64],
- *                 memory[memory size]
+ *                 the regions' bytes, one after another
  *   out:  per case u32 status, u32 signal number, then
- *                 status 0 (ran):    u64 svcr, and the same state fields as in (x ... memory)
+ *                 status 0 (ran):    u64 svcr, and the same state fields as in (x ... the regions' bytes)
  *                 status 1 (fault):  u64 fault address, i64 instruction index in the snippet
  *                                    (-1 if the fault was outside it), u64 pc; the program stops.
- * The memory block is mapped at its own address, so a snippet uses the addresses its trace names.
+ * The maps are page-aligned spans covering the regions (the driver merges them), mapped at their
+ * own addresses so a snippet uses the addresses its trace names; the read-only spans are the
+ * pages only read-only regions touch, protected once the regions are filled.
  * A program whose SVL is not the one the header asks for exits with status 3, so a QEMU that
  * ignored the vector-length option can never be taken for one that honoured it.
  */
@@ -39,7 +43,7 @@ uint64_t isasim_svl_bytes(void);
 extern const uint64_t isasim_snippets[];   /* start, end address of each snippet (snippets.S) */
 extern const uint64_t isasim_snippet_count;
 
-enum { MAGIC = 0x324d5349u /* "ISM2" */, NX = 18, ZT0_BYTES = 64 };
+enum { MAGIC = 0x324d5349u /* "ISM2" */, NX = 18, ZT0_BYTES = 64, PAGE = 4096 };
 
 static uint64_t current_snippet;
 
@@ -86,6 +90,11 @@ int main(void) {
         return 3;
     }
 
+    if (sysconf(_SC_PAGESIZE) != PAGE) {  /* the driver aligns the maps to 4 KiB pages */
+        fprintf(stderr, "harness: page size is %ld, not %d\n", sysconf(_SC_PAGESIZE), PAGE);
+        return 5;
+    }
+
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_sigaction = on_fault;
@@ -98,40 +107,42 @@ int main(void) {
     static uint64_t x[NX], nzcv, svcr;
     static uint8_t zt0[ZT0_BYTES];
     uint8_t *z = malloc(32 * svlb), *p = malloc(16 * svlb / 8), *za = malloc(svlb * svlb);
-    long page = sysconf(_SC_PAGESIZE);
     struct case_state state = {x, &nzcv, z, p, za, zt0, &svcr};
 
     for (uint32_t n = 0; n < header[2]; n++) {
-        uint32_t which[2];
-        uint64_t region[2];
-        read_exactly(which, sizeof which);
-        read_exactly(region, sizeof region);
+        uint32_t counts[4];  /* snippet, regions, maps, read-only spans */
+        read_exactly(counts, sizeof counts);
+        uint64_t *spans = malloc(16 * ((size_t)counts[1] + counts[2] + counts[3]) + 16);
+        uint64_t *maps = spans, *readonly = maps + 2 * counts[2], *regions = readonly + 2 * counts[3];
+        read_exactly(maps, 16 * (size_t)counts[2]);
+        read_exactly(readonly, 16 * (size_t)counts[3]);
+        read_exactly(regions, 16 * (size_t)counts[1]);
         read_exactly(x, sizeof x);
         read_exactly(&nzcv, sizeof nzcv);
         read_exactly(z, 32 * svlb);
         read_exactly(p, 16 * svlb / 8);
         read_exactly(za, svlb * svlb);
         read_exactly(zt0, sizeof zt0);
-        if (which[0] >= isasim_snippet_count) {
-            fprintf(stderr, "harness: no snippet %u\n", which[0]);
+        if (counts[0] >= isasim_snippet_count) {
+            fprintf(stderr, "harness: no snippet %u\n", counts[0]);
             return 2;
         }
-        uint64_t base = region[0], size = region[1];
-        uint64_t map_start = base & ~(uint64_t)(page - 1);
-        uint64_t map_size = (base + size - map_start + page - 1) & ~(uint64_t)(page - 1);
-        uint8_t *memory = (uint8_t *)(uintptr_t)base;
-        if (size) {
-            void *got = mmap((void *)(uintptr_t)map_start, map_size, PROT_READ | PROT_WRITE,
+        for (uint32_t m = 0; m < counts[2]; m++) {
+            void *want = (void *)(uintptr_t)maps[2 * m];
+            void *got = mmap(want, maps[2 * m + 1], PROT_READ | PROT_WRITE,
                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-            if (got != (void *)(uintptr_t)map_start) {
-                fprintf(stderr, "harness: cannot map memory at 0x%llx\n", (unsigned long long)base);
+            if (got != want) {
+                fprintf(stderr, "harness: cannot map memory at 0x%llx\n", (unsigned long long)maps[2 * m]);
                 return 4;
             }
-            read_exactly(memory, size);
         }
+        for (uint32_t r = 0; r < counts[1]; r++)
+            read_exactly((void *)(uintptr_t)regions[2 * r], regions[2 * r + 1]);
+        for (uint32_t m = 0; m < counts[3]; m++)
+            mprotect((void *)(uintptr_t)readonly[2 * m], readonly[2 * m + 1], PROT_READ);
 
-        current_snippet = which[0];
-        isasim_run_case(&state, (void (*)(void))(uintptr_t)isasim_snippets[2 * which[0]]);
+        current_snippet = counts[0];
+        isasim_run_case(&state, (void (*)(void))(uintptr_t)isasim_snippets[2 * counts[0]]);
 
         uint32_t head[2] = {0, 0};
         write_all(head, sizeof head);
@@ -142,9 +153,11 @@ int main(void) {
         write_all(p, 16 * svlb / 8);
         write_all(za, svlb * svlb);
         write_all(zt0, sizeof zt0);
-        write_all(memory, size);
+        for (uint32_t r = 0; r < counts[1]; r++)
+            write_all((void *)(uintptr_t)regions[2 * r], regions[2 * r + 1]);
         fflush(stdout);  /* a later case's fault record must come after this one, whole */
-        if (size) munmap((void *)(uintptr_t)map_start, map_size);
+        for (uint32_t m = 0; m < counts[2]; m++) munmap((void *)(uintptr_t)maps[2 * m], maps[2 * m + 1]);
+        free(spans);
     }
     return 0;
 }

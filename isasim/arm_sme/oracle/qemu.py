@@ -12,9 +12,11 @@ A state is plain Python (every key optional on input; missing registers start at
     {"x": [x0 .. x17], "nzcv": int,                 # NZCV as MRS reads it (bits 31:28)
      "z": [bytes] * 32, "p": [bytes] * 16,          # SVL/8 and SVL/64 bytes each
      "za": bytes, "zt0": bytes,                     # ZA[0] first, SVL/8 vectors of SVL/8 bytes; 64
-     "memory": bytes, "memory_base": int}           # one block, mapped at memory_base
+     "memory": bytes, "memory_base": int,           # one writable block, mapped at memory_base
+     "regions": [(address, bytes, writable)]}       # and/or any number of others (a trace's Init.memory)
 
-and the result adds ``"svcr"`` (bit 0 SM, bit 1 ZA, as the snippet left them).  A snippet that
+and the result adds ``"svcr"`` (bit 0 SM, bit 1 ZA, as the snippet left them) and gives back
+"memory" and "regions" as the snippet left them.  A write to a read-only region is a SIGSEGV.  A snippet that
 faults gives a Fault instead (``run`` raises it as OracleFault) naming the signal and the index
 of the faulting instruction in the snippet.
 
@@ -84,6 +86,33 @@ def _exact(name: str, value, size: int) -> bytes:
     return data
 
 
+_PAGE = 4096  # the harness checks the guest's page size is this
+
+
+def _regions(state: dict) -> list[tuple[int, bytes, bool]]:
+    """The state's memory as (address, bytes, writable): "regions", plus "memory" at "memory_base"."""
+    regions = [(int(address), bytes(data), bool(writable)) for address, data, writable in state.get("regions", [])]
+    if state.get("memory"):
+        regions.append((state.get("memory_base", MEMORY_BASE), bytes(state["memory"]), True))
+    ordered = sorted(regions)
+    for (a, data, _), (b, _, _) in zip(ordered, ordered[1:]):
+        if a + len(data) > b:
+            raise ValueError(f"memory regions at 0x{a:x} and 0x{b:x} overlap")
+    return regions
+
+
+def _page_spans(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The page-aligned (start, size) spans covering these (address, size) ranges, merged."""
+    pages = sorted((a // _PAGE * _PAGE, -(-(a + n) // _PAGE) * _PAGE) for a, n in ranges)
+    spans: list[list[int]] = []
+    for start, end in pages:
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    return [(start, end - start) for start, end in spans]
+
+
 def _pack_state(snippet: int, state: dict, svlb: int) -> bytes:
     x = list(state.get("x", []))
     if len(x) > NUM_X:
@@ -92,14 +121,23 @@ def _pack_state(snippet: int, state: dict, svlb: int) -> bytes:
     z, p = list(state.get("z", [])), list(state.get("p", []))
     if len(z) > 32 or len(p) > 16:
         raise ValueError("a state has at most 32 Z and 16 P registers")
-    memory = bytes(state.get("memory", b""))
-    base = state.get("memory_base", MEMORY_BASE) if memory else 0
-    parts = [struct.pack("<IIQQ", snippet, 0, base, len(memory)),
-             struct.pack(f"<{NUM_X}Q", *(v & (2**64 - 1) for v in x)),
-             struct.pack("<Q", state.get("nzcv", 0) & 0xF0000000)]
+    regions = _regions(state)
+    # Protection is per page: a page a writable region touches stays writable, even where a
+    # read-only region shares it, so only a read-only region on pages of its own faults on a write.
+    maps = _page_spans([(a, len(data)) for a, data, _ in regions if data])
+    writable_pages = {page for start, size in _page_spans([(a, len(d)) for a, d, w in regions if w and d])
+                      for page in range(start, start + size, _PAGE)}
+    readonly = [(page, _PAGE) for start, size in _page_spans([(a, len(d)) for a, d, w in regions if not w and d])
+                for page in range(start, start + size, _PAGE) if page not in writable_pages]
+    parts = [struct.pack("<IIII", snippet, len(regions), len(maps), len(readonly))]
+    parts += [struct.pack("<QQ", *span) for span in maps + readonly]
+    parts += [struct.pack("<QQ", a, len(data)) for a, data, _ in regions]
+    parts += [struct.pack(f"<{NUM_X}Q", *(v & (2**64 - 1) for v in x)),
+              struct.pack("<Q", state.get("nzcv", 0) & 0xF0000000)]
     parts += [_exact(f"z{n}", z[n] if n < len(z) else None, svlb) for n in range(32)]
     parts += [_exact(f"p{n}", p[n] if n < len(p) else None, svlb // 8) for n in range(16)]
-    parts += [_exact("za", state.get("za"), svlb * svlb), _exact("zt0", state.get("zt0"), ZT0_BYTES), memory]
+    parts += [_exact("za", state.get("za"), svlb * svlb), _exact("zt0", state.get("zt0"), ZT0_BYTES)]
+    parts += [data for _, data, _ in regions]
     return b"".join(parts)
 
 
@@ -118,7 +156,7 @@ class _Reader:
         return list(struct.unpack(f"<{n}Q", self.take(8 * n)))
 
 
-def _unpack_result(reader: _Reader, svlb: int, memory_size: int, memory_base: int) -> dict | Fault:
+def _unpack_result(reader: _Reader, svlb: int, state: dict) -> dict | Fault:
     status, signum = struct.unpack("<II", reader.take(8))
     if status == 1:
         address, index, pc = reader.u64s(3)
@@ -129,9 +167,14 @@ def _unpack_result(reader: _Reader, svlb: int, memory_size: int, memory_base: in
     (nzcv,) = reader.u64s(1)
     z = [reader.take(svlb) for _ in range(32)]
     p = [reader.take(svlb // 8) for _ in range(16)]
-    za, zt0, memory = reader.take(svlb * svlb), reader.take(ZT0_BYTES), reader.take(memory_size)
-    return {"x": x, "nzcv": nzcv, "svcr": svcr, "z": z, "p": p, "za": za, "zt0": zt0,
-            "memory": memory, "memory_base": memory_base}
+    za, zt0 = reader.take(svlb * svlb), reader.take(ZT0_BYTES)
+    regions = [(a, reader.take(len(data)), writable) for a, data, writable in _regions(state)]
+    result = {"x": x, "nzcv": nzcv, "svcr": svcr, "z": z, "p": p, "za": za, "zt0": zt0}
+    if state.get("memory"):  # the shorthand's block is the last region
+        result |= {"memory": regions[-1][1], "memory_base": regions[-1][0]}
+    if "regions" in state:
+        result["regions"] = regions[:len(regions) - (1 if state.get("memory") else 0)]
+    return result
 
 
 # ---- building the test program ----------------------------------------------------------------
@@ -214,8 +257,6 @@ def run_many(cases: Sequence[tuple[str, dict]], svl_bits: int, timeout: float = 
     number = {text: n for n, text in enumerate(texts)}
     program = build(texts) if cases else None
     packed = [_pack_state(number[snippet], state, svlb) for snippet, state in cases]
-    layouts = [(len(bytes(state.get("memory", b""))),
-                state.get("memory_base", MEMORY_BASE) if state.get("memory") else 0) for _, state in cases]
     qemu, _ = find_qemu()
     results: list[dict | Fault] = []
     while len(results) < len(cases):
@@ -230,7 +271,7 @@ def run_many(cases: Sequence[tuple[str, dict]], svl_bits: int, timeout: float = 
         before = len(results)
         for i in todo:
             try:
-                result = _unpack_result(reader, svlb, *layouts[i])
+                result = _unpack_result(reader, svlb, cases[i][1])
             except EOFError:
                 break
             results.append(result)
