@@ -1,4 +1,4 @@
-"""clang's integrated assembler (from the ziglang package, or clang on PATH) as the encoding oracle.
+"""zig's clang's integrated assembler as the encoding oracle (use with the needs_clang marker).
 
 ``clang_encode(lines)`` assembles the lines in one run of ``clang -cc1as -show-encoding`` and
 returns, per line, (the text clang prints, its 32-bit word) or (the error, None).
@@ -6,22 +6,21 @@ returns, per line, (the text clang prints, its 32-bit word) or (the error, None)
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from isasim.arm_sme.oracle.tools import find_zig, zig_env
 
 FEATURES = ["-target-feature", "+sme2", "-target-feature", "+sme-i16i64"]
 
 
 def clang_cc1as() -> list[str] | None:
-    if importlib.util.find_spec("ziglang") is not None:
-        return [sys.executable, "-m", "ziglang", "clang", "-cc1as"]
-    clang = shutil.which("clang")
-    return [clang, "-cc1as"] if clang else None
+    """zig's clang as the project finds it (isasim.arm_sme.oracle.tools: env var, .oracles/, the ziglang
+    package, PATH)."""
+    zig, _ = find_zig()
+    return [zig, "clang", "-cc1as"] if zig else None
 
 
 _ENCODING = re.compile(r"^\s*(.*?)\s*// encoding: \[(.*)\]\s*$")
@@ -35,7 +34,7 @@ def clang_encode(lines: list[str]) -> list[tuple[str, int | None]]:
         source.write_text("".join(f"{line}\n" for line in lines))
         done = subprocess.run(command + ["-triple", "aarch64-unknown-linux-gnu", *FEATURES, "-filetype", "asm",
                                          "-show-encoding", "-o", "-", str(source)],
-                              capture_output=True, text=True, timeout=600)
+                              capture_output=True, text=True, timeout=600, env=zig_env())
     errors = {}
     for m in re.finditer(r"t\.s:(\d+):\d+: error: (.*)", done.stderr):
         errors.setdefault(int(m.group(1)), m.group(2))
@@ -63,7 +62,7 @@ def clang_text_section(lines: list[str]) -> bytes:
         source, obj = Path(tmp, "t.s"), Path(tmp, "t.o")
         source.write_text("".join(f"{line}\n" for line in lines))
         subprocess.run(command + ["-triple", "aarch64-unknown-linux-gnu", *FEATURES, "-filetype", "obj", "-o",
-                                  str(obj), str(source)], check=True, capture_output=True, timeout=600)
+                                  str(obj), str(source)], check=True, capture_output=True, timeout=600, env=zig_env())
         elf = obj.read_bytes()
     # ELF64 little-endian: section headers at e_shoff, e_shentsize each, names in section e_shstrndx
     shoff, = struct.unpack_from("<Q", elf, 0x28)
@@ -75,19 +74,3 @@ def clang_text_section(lines: list[str]) -> bytes:
         if elf[names_offset + name:end] == b".text":
             return elf[offset:offset + size]
     raise AssertionError("no .text section")
-
-
-def clang_problem() -> str | None:
-    """Why clang cannot be the oracle here, or None: it must assemble an SME2 line."""
-    command = clang_cc1as()
-    if command is None:
-        return "no clang: neither the ziglang package nor clang on PATH"
-    try:
-        (_, word), = clang_encode(["zero {zt0}"])
-    except (OSError, subprocess.SubprocessError, ValueError, AssertionError) as error:
-        return f"clang -cc1as failed: {error}"
-    return None if word is not None else "clang does not assemble SME2"
-
-
-PROBLEM = clang_problem()
-needs_clang_cc1as = __import__("pytest").mark.skipif(PROBLEM is not None, reason=f"clang: {PROBLEM}")

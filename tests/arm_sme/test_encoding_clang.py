@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from clang_oracle import clang_encode, clang_text_section, needs_clang_cc1as
+from clang_oracle import clang_encode, clang_text_section
 from isasim.arm_sme import ISA
 from isasim.arm_sme.forms import FORMS
 from isasim.arm_sme.operands import BranchTarget
@@ -57,7 +57,7 @@ def random_cases(rng: random.Random):
     return cases
 
 
-@needs_clang_cc1as
+@pytest.mark.needs_clang
 def test_every_form_agrees_with_clang_over_random_operands():
     rng = random.Random(SEED)
     cases = random_cases(rng)
@@ -81,7 +81,7 @@ def test_every_form_agrees_with_clang_over_random_operands():
     assert len(dots) == 46 and all(counted[f.id] >= 50 for f in dots)
 
 
-@needs_clang_cc1as
+@pytest.mark.needs_clang
 def test_branches_to_labels_agree_with_clang():
     rng = random.Random(SEED + 1)
     lines = []
@@ -122,7 +122,7 @@ def test_isasim_refuses_what_cannot_be_encoded_in_one_line(line, words):
     assert message.startswith("bad.s:1: ") and words in message and "\n" not in message
 
 
-@needs_clang_cc1as
+@pytest.mark.needs_clang
 def test_clang_refuses_the_same_lines():
     answers = clang_encode([line for line, _ in NOT_ENCODABLE])
     accepted = [line for (line, _), (_, word) in zip(NOT_ENCODABLE, answers) if word is not None]
