@@ -14,7 +14,7 @@ import re
 from ..core.errors import AssemblyError
 from ..core.program import Instruction, Program
 from .forms import FORMS, NOT_ENCODABLE, UNDEFINED_FORMS, A64Form
-from .operands import BranchTarget, OperandError, parse_list
+from .operands import BranchTarget, OperandError
 from .sme import TILE_MASKS, tile_list_text
 
 _LABEL = re.compile(r"([A-Za-z_.$][\w.$]*)\s*:")

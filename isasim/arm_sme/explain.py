@@ -13,7 +13,7 @@ import random
 
 from ..core.errors import IsasimError
 from ..core.explain import (
-    BitField, Cell, Check, Code, Encoding, EncodingUnit, ExplainError, ExplainOptions, Explanation, Figure, Paragraph,
+    BitField, Check, Code, Encoding, EncodingUnit, ExplainError, ExplainOptions, Explanation, Figure, Paragraph,
     ReferencePage, Section, Table, fault_blocks, run_example, setup_blocks,
 )
 from .forms import FORMS, UNDEFINED_FORMS, A64Form
@@ -225,9 +225,8 @@ def _check(ins, run) -> Check:
     if form.group == "control" or form.mnemonic == "nop":
         if form.mnemonic == "ret":
             return Check("the program ended", "True", str(machine.halted))
-        taken = {"b": True, "cbz": form.mnemonic == "cbz" and regs[X_NAMES[ops[0]]] == 0 if ops and
-                 isinstance(ops[0], int) and ops[0] < 31 else True,
-                 "cbnz": form.mnemonic == "cbnz" and ops[0] < 31 and regs[X_NAMES[ops[0]]] != 0}.get(form.mnemonic)
+        register = regs[X_NAMES[ops[0]]] if form.mnemonic in ("cbz", "cbnz") and ops[0] < 31 else 0
+        taken = {"b": True, "cbz": register == 0, "cbnz": register != 0}.get(form.mnemonic, False)
         expected = ins.address + ops[-1] if taken else ins.next_address
         return Check("next pc", f"{expected:#x}", f"{state.pc:#x}")
     x = lambda n, sp=True: regs["sp"] if n == 31 and sp else (0 if n == 31 else regs[X_NAMES[n]])  # noqa: E731

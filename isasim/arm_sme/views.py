@@ -17,7 +17,7 @@ from ..core.errors import IsasimError
 from ..core.isa import WatchTarget
 from ..core.numerics import ELEMENT_TYPES
 from ..core.render import grid, key_value_table
-from .state import P_NAMES, X_NAMES, Z_NAMES, ArmSmeState
+from .state import P_NAMES, Z_NAMES, ArmSmeState
 
 VECTOR_VIEWS = ("int32", "uint8", "int8", "int16", "uint16", "uint32", "int64", "uint64")
 PREDICATE_VIEWS = ("uint8",)
@@ -136,4 +136,3 @@ STEPPER_LOCATIONS = """    x0 ... x30, sp, nzcv, svcr, pc   registers (p, w)
     za [TYPE] [hex] [all]             ZA, the vectors that are not zero (all: every one) (p, w)
     za[i]                             one vector of ZA (w)
     z0 ... z31, p0 ... p15, ffr, zt0  a vector, predicate or ZT0 (p, w)"""
-_ = X_NAMES
