@@ -145,6 +145,34 @@ class ArmSme:
         return views.watch_value(state, what, element_types)
 
     # ---- optional hooks -----------------------------------------------------------------------------
+    def state_from_observed(self, observed: dict, previous: ArmSmeState, memory, init) -> tuple[ArmSmeState, list]:
+        """A state holding what another backend (QEMU) observed, and the writes that lead to it from
+        ``previous`` (registers, arrays, and each init memory region's changed bytes), for the stepper
+        and ``record --steps`` of another backend."""
+        journal = Journal()
+        state = ArmSmeState(journal, previous.config)
+        state.x, state.sp, state.pc, state.nzcv = list(previous.x), previous.sp, previous.pc, previous.nzcv
+        state.sm, state.za_enabled = previous.sm, previous.za_enabled
+        for name in ("z", "p", "ffr", "za", "zt0"):
+            setattr(state, name, getattr(previous, name).copy())
+        for name, value in observed.get("regs", {}).items():
+            state.write_register(name, value)
+        sizes = state.array_sizes()
+        for name, data in observed.get("arrays", {}).items():
+            if name in sizes and len(data) == sizes[name] and data != state.array_bytes(name):
+                state.set_array(name, data)
+        previous_image = getattr(previous, "memory_image", {a: d for a, d, _w in init.memory})
+        state.memory_image = {}
+        for address, data, _writable in init.memory:
+            now = memory.read(address, len(data)) if memory is not None else data
+            state.memory_image[address] = now
+            before = previous_image.get(address, data)
+            if now != before:
+                first = next(i for i, (x, y) in enumerate(zip(before, now)) if x != y)
+                last = len(now) - next(i for i, (x, y) in enumerate(zip(before[::-1], now[::-1])) if x != y)
+                journal.record("mem", address + first, before[first:last], now[first:last])
+        return state, journal.take()
+
     def explainer(self):
         if getattr(self, "_explainer", None) is None:
             from .explain import ArmSmeExplainer

@@ -125,3 +125,15 @@ def test_a_bad_configuration_is_one_clear_error(config, words):
     with pytest.raises(ConfigError) as error:
         ISA.configure(config)
     assert words in str(error.value)
+
+
+def test_state_from_observed_gives_another_backends_state_and_its_writes():
+    from isasim.core.trace import parse_init
+
+    machine, _ = run("nop", regs={"svcr": 3})
+    observed = {"regs": {"x3": 7, "svcr": 3}, "arrays": {"za": bytes([1]) * 4096, "z2": bytes([2]) * 64}}
+    init = parse_init({"memory": [{"addr": "0x1000", "hex": "00" * 8}]})
+    state, writes = ISA.state_from_observed(observed, machine.state, None, init)
+    assert state.x[3] == 7 and state.za.all() and state.z[2].all() and state.sm and state.za_enabled
+    assert {str(w.where) for w in writes} == {"x3", "z2"} | {f"za[{i}]" for i in range(64)}
+    assert not machine.state.za.any()  # the previous state is left as it was
