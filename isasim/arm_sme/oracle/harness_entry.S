@@ -1,11 +1,14 @@
-// isasim_run_case: load one architectural state, run one snippet in streaming mode with ZA on,
-// and dump the state the snippet left.  Called from harness_main.c once per test case.
+// isasim_run_case: load one architectural state, run one snippet in streaming mode with ZA on
+// (or in the modes the state's SVCR asks for), and dump the state the snippet left.  Called from
+// harness_main.c once per test case.
 //
-//   void isasim_run_case(const struct case_state *s, void (*snippet)(void));
+//   void isasim_run_case(const struct case_state *s);
 //
-// struct case_state holds pointers (see harness_main.c): x[18], nzcv, z[32][SVLB], p[16][SVLB/8],
-// za[SVLB][SVLB], zt0[64], svcr.  The snippet runs with x0-x17 and NZCV from the state; it must
-// leave x19-x30 and sp alone (x19 and x20 carry the harness's own pointers across it).
+// struct case_state holds pointers (see harness_main.c): x[32] (x0-x29 in, then the snippet's
+// address in slot 30; x0-x30 out), nzcv, z[32][SVLB], p[16][SVLB/8], za[SVLB][SVLB], zt0[64],
+// svcr.  The snippet runs with x0-x29 and NZCV from the state and x30 holding its return address
+// (so a RET ends it, as falling off its end does); it must leave sp as it found it.  Every
+// general register is the snippet's while it runs: the harness keeps its one pointer in memory.
 // Z, P, ZA and ZT0 move through memory with LDR/STR, which copy a register whole whatever
 // its contents, so no predicate or element size is involved.
 
@@ -28,7 +31,8 @@ isasim_run_case:
         stp     d12, d13, [sp, #128]
         stp     d14, d15, [sp, #144]
         mov     x19, x0                 // the state's pointers
-        mov     x20, x1                 // the snippet
+        adrp    x9, isasim_case_state
+        str     x19, [x9, :lo12:isasim_case_state]
 
         smstart                         // PSTATE.SM = PSTATE.ZA = 1 (zeroes Z, P, FFR and ZA)
 
@@ -53,32 +57,64 @@ isasim_run_case:
         ldr     z\n, [x9, #\n, mul vl]
         .endr
 
+        // The modes the snippet starts in: SVCR bit 0 (SM) and bit 1 (ZA).  Leaving either turns
+        // it off as SMSTOP does (zeroing Z and P, or leaving ZA unreachable).
+        ldr     x9, [x19, #48]
+        ldr     x9, [x9]
+        tbnz    x9, #0, 4f
+        smstop  sm
+4:      tbnz    x9, #1, 5f
+        smstop  za
+5:
         ldr     x9, [x19, #8]
         ldr     x9, [x9]
         msr     nzcv, x9
-        ldr     x18, [x19]              // x18 is not part of the state: it is the base for x0-x17
-        ldp     x0, x1, [x18, #0]
-        ldp     x2, x3, [x18, #16]
-        ldp     x4, x5, [x18, #32]
-        ldp     x6, x7, [x18, #48]
-        ldp     x8, x9, [x18, #64]
-        ldp     x10, x11, [x18, #80]
-        ldp     x12, x13, [x18, #96]
-        ldp     x14, x15, [x18, #112]
-        ldp     x16, x17, [x18, #128]
+        ldr     x30, [x19]              // x0-x29, then the snippet's address in slot 30
+        ldp     x0, x1, [x30, #0]
+        ldp     x2, x3, [x30, #16]
+        ldp     x4, x5, [x30, #32]
+        ldp     x6, x7, [x30, #48]
+        ldp     x8, x9, [x30, #64]
+        ldp     x10, x11, [x30, #80]
+        ldp     x12, x13, [x30, #96]
+        ldp     x14, x15, [x30, #112]
+        ldp     x16, x17, [x30, #128]
+        ldp     x18, x19, [x30, #144]
+        ldp     x20, x21, [x30, #160]
+        ldp     x22, x23, [x30, #176]
+        ldp     x24, x25, [x30, #192]
+        ldp     x26, x27, [x30, #208]
+        ldp     x28, x29, [x30, #224]
+        ldr     x30, [x30, #240]
+        blr     x30                     // BLR reads its target before it writes the link
 
-        blr     x20
-
-        ldr     x18, [x19]
-        stp     x0, x1, [x18, #0]
-        stp     x2, x3, [x18, #16]
-        stp     x4, x5, [x18, #32]
-        stp     x6, x7, [x18, #48]
-        stp     x8, x9, [x18, #64]
-        stp     x10, x11, [x18, #80]
-        stp     x12, x13, [x18, #96]
-        stp     x14, x15, [x18, #112]
-        stp     x16, x17, [x18, #128]
+        // A snippet comes back here by RET, or by the branch after its last line.
+        .globl  isasim_snippet_return
+isasim_snippet_return:
+        str     x30, [sp, #-16]!        // the snippet balanced sp, so the harness's stack is free
+        adrp    x30, isasim_case_state
+        ldr     x30, [x30, :lo12:isasim_case_state]
+        ldr     x30, [x30]
+        stp     x0, x1, [x30, #0]
+        stp     x2, x3, [x30, #16]
+        stp     x4, x5, [x30, #32]
+        stp     x6, x7, [x30, #48]
+        stp     x8, x9, [x30, #64]
+        stp     x10, x11, [x30, #80]
+        stp     x12, x13, [x30, #96]
+        stp     x14, x15, [x30, #112]
+        stp     x16, x17, [x30, #128]
+        stp     x18, x19, [x30, #144]
+        stp     x20, x21, [x30, #160]
+        stp     x22, x23, [x30, #176]
+        stp     x24, x25, [x30, #192]
+        stp     x26, x27, [x30, #208]
+        stp     x28, x29, [x30, #224]
+        mov     x9, x30
+        ldr     x30, [sp], #16
+        str     x30, [x9, #240]
+        adrp    x19, isasim_case_state
+        ldr     x19, [x19, :lo12:isasim_case_state]
         mrs     x9, nzcv
         ldr     x10, [x19, #8]
         str     x9, [x10]
@@ -125,6 +161,12 @@ isasim_run_case:
         ret
         .size   isasim_run_case, . - isasim_run_case
 
+        .bss
+        .p2align 3
+isasim_case_state:                      // the harness's pointer while the snippet has every register
+        .skip   8
+
+        .text
         .globl  isasim_svl_bytes
         .type   isasim_svl_bytes, %function
 isasim_svl_bytes:                       // RDSVL reads the streaming vector length in any mode

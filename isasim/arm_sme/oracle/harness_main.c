@@ -6,10 +6,12 @@
  *         case    u32 snippet number, u32 regions, u32 maps, u32 read-only spans,
  *                 maps x (u64 start, u64 size), read-only spans x (u64 start, u64 size),
  *                 regions x (u64 address, u64 size),
- *                 u64 x[18], u64 nzcv, z[32][SVLB], p[16][SVLB/8], za[SVLB][SVLB], zt0[64],
+ *                 u64 x[30] (x0-x29), u64 nzcv, u64 svcr (the modes to start in: bit 0 SM, bit 1 ZA),
+ *                 z[32][SVLB], p[16][SVLB/8], za[SVLB][SVLB], zt0[64],
  *                 the regions' bytes, one after another
  *   out:  per case u32 status, u32 signal number, then
- *                 status 0 (ran):    u64 svcr, and the same state fields as in (x ... the regions' bytes)
+ *                 status 0 (ran):    u64 svcr, u64 x[31] (x0-x30), u64 nzcv, and z ... the regions'
+ *                                    bytes as in
  *                 status 1 (fault):  u64 fault address, i64 instruction index in the snippet
  *                                    (-1 if the fault was outside it), u64 pc; the program stops.
  * The maps are page-aligned spans covering the regions (the driver merges them), mapped at their
@@ -29,7 +31,7 @@
 #include <unistd.h>
 
 struct case_state {          /* field order is what harness_entry.S reads: keep the two in step */
-    uint64_t *x;             /* x0-x17 */
+    uint64_t *x;             /* x0-x29 and the snippet's address in; x0-x30 out */
     uint64_t *nzcv;
     uint8_t *z;              /* z0-z31 */
     uint8_t *p;              /* p0-p15 */
@@ -38,12 +40,12 @@ struct case_state {          /* field order is what harness_entry.S reads: keep 
     uint64_t *svcr;
 };
 
-void isasim_run_case(const struct case_state *s, void (*snippet)(void));
+void isasim_run_case(const struct case_state *s);
 uint64_t isasim_svl_bytes(void);
 extern const uint64_t isasim_snippets[];   /* start, end address of each snippet (snippets.S) */
 extern const uint64_t isasim_snippet_count;
 
-enum { MAGIC = 0x324d5349u /* "ISM2" */, NX = 18, ZT0_BYTES = 64, PAGE = 4096 };
+enum { MAGIC = 0x324d5349u /* "ISM2" */, NX = 31, ZT0_BYTES = 64, PAGE = 4096 };
 
 static uint64_t current_snippet;
 
@@ -117,8 +119,9 @@ int main(void) {
         read_exactly(maps, 16 * (size_t)counts[2]);
         read_exactly(readonly, 16 * (size_t)counts[3]);
         read_exactly(regions, 16 * (size_t)counts[1]);
-        read_exactly(x, sizeof x);
+        read_exactly(x, 30 * sizeof x[0]);
         read_exactly(&nzcv, sizeof nzcv);
+        read_exactly(&svcr, sizeof svcr);
         read_exactly(z, 32 * svlb);
         read_exactly(p, 16 * svlb / 8);
         read_exactly(za, svlb * svlb);
@@ -142,7 +145,8 @@ int main(void) {
             mprotect((void *)(uintptr_t)readonly[2 * m], readonly[2 * m + 1], PROT_READ);
 
         current_snippet = counts[0];
-        isasim_run_case(&state, (void (*)(void))(uintptr_t)isasim_snippets[2 * counts[0]]);
+        x[30] = isasim_snippets[2 * counts[0]];
+        isasim_run_case(&state);
 
         uint32_t head[2] = {0, 0};
         write_all(head, sizeof head);
