@@ -44,8 +44,11 @@ def array_grid(state: ArmSmeState, name: str, element: str, *, hex_values: bool 
         keep = sorted(set(np.flatnonzero(state.za.any(axis=1)).tolist()) | (changed_rows or set()))
         if not keep:
             return Text(f"za  {element}: all {state.svlb} vectors zero")
-        parts = [Text(f"za  {element}  (vectors {', '.join(map(str, keep))}; the others are zero)")]
-        parts.append(grid(values[keep], kind, title="", hex_digits=digits, width=width))
+        parts = [Text(f"za  {element}: {len(keep)} of {state.svlb} vectors are not zero")]
+        for r in keep:  # one grid per vector, titled by its index (grid rows would be numbered from 0)
+            changed = np.ones(values[r:r + 1].shape, dtype=bool) if r in (changed_rows or ()) else None
+            parts.append(grid(values[r:r + 1], kind, title=f"za[{r}]", hex_digits=digits, width=width,
+                              changed=changed))
         return Group(*parts)
     mask = None
     if changed_rows:
