@@ -4,11 +4,12 @@
 //
 //   void isasim_run_case(const struct case_state *s);
 //
-// struct case_state holds pointers (see harness_main.c): x[32] (x0-x29 in, then the snippet's
-// address in slot 30; x0-x30 out), nzcv, z[32][SVLB], p[16][SVLB/8], za[SVLB][SVLB], zt0[64],
-// svcr.  The snippet runs with x0-x29 and NZCV from the state and x30 holding its return address
-// (so a RET ends it, as falling off its end does); it must leave sp as it found it.  Every
-// general register is the snippet's while it runs: the harness keeps its one pointer in memory.
+// struct case_state holds pointers (see harness_main.c): x[32] (x0-x29, the snippet's address in
+// slot 30, sp in slot 31; x0-x30 and sp out), nzcv, z[32][SVLB], p[16][SVLB/8], za[SVLB][SVLB],
+// zt0[64], svcr.  The snippet runs with x0-x29, sp and NZCV from the state and x30 holding its
+// return address (so a RET ends it, as falling off its end does).  Every general register and sp
+// are the snippet's while it runs: the harness keeps its pointer, its sp and TPIDR_EL0 in memory
+// (isasim_saved), and comes back through TPIDR_EL0, the one user register a snippet never names.
 // Z, P, ZA and ZT0 move through memory with LDR/STR, which copy a register whole whatever
 // its contents, so no predicate or element size is involved.
 
@@ -31,8 +32,13 @@ isasim_run_case:
         stp     d12, d13, [sp, #128]
         stp     d14, d15, [sp, #144]
         mov     x19, x0                 // the state's pointers
-        adrp    x9, isasim_case_state
-        str     x19, [x9, :lo12:isasim_case_state]
+        adrp    x9, isasim_saved
+        add     x9, x9, :lo12:isasim_saved
+        str     x19, [x9, #0]
+        mov     x10, sp
+        str     x10, [x9, #8]
+        mrs     x10, tpidr_el0          // musl's thread pointer: back before any C runs again
+        str     x10, [x9, #16]
 
         smstart                         // PSTATE.SM = PSTATE.ZA = 1 (zeroes Z, P, FFR and ZA)
 
@@ -69,7 +75,9 @@ isasim_run_case:
         ldr     x9, [x19, #8]
         ldr     x9, [x9]
         msr     nzcv, x9
-        ldr     x30, [x19]              // x0-x29, then the snippet's address in slot 30
+        ldr     x30, [x19]              // x0-x29, the snippet's address in slot 30, sp in slot 31
+        ldr     x9, [x30, #248]
+        mov     sp, x9
         ldp     x0, x1, [x30, #0]
         ldp     x2, x3, [x30, #16]
         ldp     x4, x5, [x30, #32]
@@ -91,9 +99,9 @@ isasim_run_case:
         // A snippet comes back here by RET, or by the branch after its last line.
         .globl  isasim_snippet_return
 isasim_snippet_return:
-        str     x30, [sp, #-16]!        // the snippet balanced sp, so the harness's stack is free
-        adrp    x30, isasim_case_state
-        ldr     x30, [x30, :lo12:isasim_case_state]
+        msr     tpidr_el0, x30          // frees x30 to find the state
+        adrp    x30, isasim_saved
+        ldr     x30, [x30, :lo12:isasim_saved]
         ldr     x30, [x30]
         stp     x0, x1, [x30, #0]
         stp     x2, x3, [x30, #16]
@@ -110,11 +118,17 @@ isasim_snippet_return:
         stp     x24, x25, [x30, #192]
         stp     x26, x27, [x30, #208]
         stp     x28, x29, [x30, #224]
-        mov     x9, x30
-        ldr     x30, [sp], #16
-        str     x30, [x9, #240]
-        adrp    x19, isasim_case_state
-        ldr     x19, [x19, :lo12:isasim_case_state]
+        mrs     x9, tpidr_el0
+        str     x9, [x30, #240]
+        mov     x9, sp
+        str     x9, [x30, #248]
+        adrp    x9, isasim_saved
+        add     x9, x9, :lo12:isasim_saved
+        ldr     x19, [x9, #0]
+        ldr     x10, [x9, #8]
+        mov     sp, x10
+        ldr     x10, [x9, #16]
+        msr     tpidr_el0, x10
         mrs     x9, nzcv
         ldr     x10, [x19, #8]
         str     x9, [x10]
@@ -163,8 +177,8 @@ isasim_snippet_return:
 
         .bss
         .p2align 3
-isasim_case_state:                      // the harness's pointer while the snippet has every register
-        .skip   8
+isasim_saved:                           // the state pointer, the harness's sp and TPIDR_EL0
+        .skip   24
 
         .text
         .globl  isasim_svl_bytes

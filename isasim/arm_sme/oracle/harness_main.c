@@ -6,12 +6,13 @@
  *         case    u32 snippet number, u32 regions, u32 maps, u32 read-only spans,
  *                 maps x (u64 start, u64 size), read-only spans x (u64 start, u64 size),
  *                 regions x (u64 address, u64 size),
- *                 u64 x[30] (x0-x29), u64 nzcv, u64 svcr (the modes to start in: bit 0 SM, bit 1 ZA),
+ *                 u64 x[32] (x0-x30, sp), u64 nzcv, u64 svcr (the modes to start in: bit 0 SM, bit 1 ZA),
  *                 z[32][SVLB], p[16][SVLB/8], za[SVLB][SVLB], zt0[64],
  *                 the regions' bytes, one after another
  *   out:  per case u32 status, u32 signal number, then
- *                 status 0 (ran):    u64 svcr, u64 x[31] (x0-x30), u64 nzcv, and z ... the regions'
- *                                    bytes as in
+ *                 status 0 (ran):    u64 svcr, and x ... the regions' bytes as in.  x30 reads back
+ *                                    as it went in unless the snippet moved it off the return
+ *                                    address the harness gave it.
  *                 status 1 (fault):  u64 fault address, i64 instruction index in the snippet
  *                                    (-1 if the fault was outside it), u64 pc; the program stops.
  * The maps are page-aligned spans covering the regions (the driver merges them), mapped at their
@@ -31,7 +32,7 @@
 #include <unistd.h>
 
 struct case_state {          /* field order is what harness_entry.S reads: keep the two in step */
-    uint64_t *x;             /* x0-x29 and the snippet's address in; x0-x30 out */
+    uint64_t *x;             /* x0-x30 and sp (slot 30 holds the snippet's address on the way in) */
     uint64_t *nzcv;
     uint8_t *z;              /* z0-z31 */
     uint8_t *p;              /* p0-p15 */
@@ -42,10 +43,11 @@ struct case_state {          /* field order is what harness_entry.S reads: keep 
 
 void isasim_run_case(const struct case_state *s);
 uint64_t isasim_svl_bytes(void);
+void isasim_snippet_return(void);          /* where a snippet's RET (and its end) lands */
 extern const uint64_t isasim_snippets[];   /* start, end address of each snippet (snippets.S) */
 extern const uint64_t isasim_snippet_count;
 
-enum { MAGIC = 0x324d5349u /* "ISM2" */, NX = 31, ZT0_BYTES = 64, PAGE = 4096 };
+enum { MAGIC = 0x324d5349u /* "ISM2" */, NX = 32, ZT0_BYTES = 64, PAGE = 4096 };
 
 static uint64_t current_snippet;
 
@@ -100,7 +102,10 @@ int main(void) {
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_sigaction = on_fault;
-    action.sa_flags = SA_SIGINFO;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;  /* the snippet's sp may be anything */
+    static uint8_t signal_stack[1 << 16];
+    stack_t alternate = {.ss_sp = signal_stack, .ss_size = sizeof signal_stack};
+    sigaltstack(&alternate, NULL);
     sigaction(SIGILL, &action, NULL);
     sigaction(SIGSEGV, &action, NULL);
     sigaction(SIGBUS, &action, NULL);
@@ -119,7 +124,7 @@ int main(void) {
         read_exactly(maps, 16 * (size_t)counts[2]);
         read_exactly(readonly, 16 * (size_t)counts[3]);
         read_exactly(regions, 16 * (size_t)counts[1]);
-        read_exactly(x, 30 * sizeof x[0]);
+        read_exactly(x, sizeof x);
         read_exactly(&nzcv, sizeof nzcv);
         read_exactly(&svcr, sizeof svcr);
         read_exactly(z, 32 * svlb);
@@ -145,8 +150,10 @@ int main(void) {
             mprotect((void *)(uintptr_t)readonly[2 * m], readonly[2 * m + 1], PROT_READ);
 
         current_snippet = counts[0];
+        uint64_t x30 = x[30];
         x[30] = isasim_snippets[2 * counts[0]];
         isasim_run_case(&state);
+        if (x[30] == (uint64_t)(uintptr_t)isasim_snippet_return) x[30] = x30;
 
         uint32_t head[2] = {0, 0};
         write_all(head, sizeof head);

@@ -5,19 +5,19 @@
 ``qemu-aarch64 -cpu max,sme-default-vector-length=<SVL bytes>``, and returns the state the
 snippet left.  The harness enters streaming mode with ZA on before the snippet and dumps
 everything after it, so a snippet is the body of a kernel, not a whole program: it ends by
-falling off its last line or at RET (x30 holds the return address when it starts), and must
-leave sp as it found it.
+falling off its last line or at RET (x30 holds the return address while it runs).
 
 A state is plain Python (every key optional on input; missing registers start at zero):
 
-    {"x": [x0 .. x29], "nzcv": int,                 # NZCV as MRS reads it (bits 31:28)
+    {"x": [x0 .. x30], "sp": int,                   # x30 reads back as given unless the snippet moves it
+     "nzcv": int,                                   # NZCV as MRS reads it (bits 31:28)
      "svcr": int,                                   # the modes to start in (default 3: SM and ZA on)
      "z": [bytes] * 32, "p": [bytes] * 16,          # SVL/8 and SVL/64 bytes each
      "za": bytes, "zt0": bytes,                     # ZA[0] first, SVL/8 vectors of SVL/8 bytes; 64
      "memory": bytes, "memory_base": int,           # one writable block, mapped at memory_base
      "regions": [(address, bytes, writable)]}       # and/or any number of others (a trace's Init.memory)
 
-and the result has x0-x30, ``"svcr"`` as the snippet left it (bit 0 SM, bit 1 ZA) and gives back
+and the result has the same keys, ``"svcr"`` as the snippet left it (bit 0 SM, bit 1 ZA) and gives back
 "memory" and "regions" as the snippet left them.  A write to a read-only region is a SIGSEGV.  A snippet that
 faults gives a Fault instead (``run`` raises it as OracleFault) naming the signal and the index
 of the faulting instruction in the snippet.
@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from .tools import CC_CPU, OracleUnavailable, clang_problem, find_qemu, find_zig, oracle_dir, qemu_problem, zig_env
 
 SVLS = (128, 256, 512, 1024, 2048)
-NUM_X = 30  # x0-x29 start as the state says; x30 holds the snippet's return address
+NUM_X = 31  # x0-x30; x30 holds the snippet's return address while it runs and reads back as given
 MEMORY_BASE = 0x10000000  # where "memory" is mapped when the state names no memory_base
 ZT0_BYTES = 64
 _MAGIC = 0x324D5349  # "ISM2", the harness's input header
@@ -134,7 +134,7 @@ def _pack_state(snippet: int, state: dict, svlb: int) -> bytes:
     parts = [struct.pack("<IIII", snippet, len(regions), len(maps), len(readonly))]
     parts += [struct.pack("<QQ", *span) for span in maps + readonly]
     parts += [struct.pack("<QQ", a, len(data)) for a, data, _ in regions]
-    parts += [struct.pack(f"<{NUM_X}Q", *(v & (2**64 - 1) for v in x)),
+    parts += [struct.pack(f"<{NUM_X + 1}Q", *(v & (2**64 - 1) for v in x + [state.get("sp", 0)])),
               struct.pack("<QQ", state.get("nzcv", 0) & 0xF0000000, state.get("svcr", 3) & 3)]
     parts += [_exact(f"z{n}", z[n] if n < len(z) else None, svlb) for n in range(32)]
     parts += [_exact(f"p{n}", p[n] if n < len(p) else None, svlb // 8) for n in range(16)]
@@ -165,13 +165,13 @@ def _unpack_result(reader: _Reader, svlb: int, state: dict) -> dict | Fault:
         index = index if index < 2**63 else None  # -1: the fault was not in the snippet
         return Fault(signal.Signals(signum).name, index, address, pc)
     (svcr,) = reader.u64s(1)
-    x = reader.u64s(NUM_X + 1)
+    *x, sp = reader.u64s(NUM_X + 1)
     (nzcv,) = reader.u64s(1)
     z = [reader.take(svlb) for _ in range(32)]
     p = [reader.take(svlb // 8) for _ in range(16)]
     za, zt0 = reader.take(svlb * svlb), reader.take(ZT0_BYTES)
     regions = [(a, reader.take(len(data)), writable) for a, data, writable in _regions(state)]
-    result = {"x": x, "nzcv": nzcv, "svcr": svcr, "z": z, "p": p, "za": za, "zt0": zt0}
+    result = {"x": x, "sp": sp, "nzcv": nzcv, "svcr": svcr, "z": z, "p": p, "za": za, "zt0": zt0}
     if state.get("memory"):  # the shorthand's block is the last region
         result |= {"memory": regions[-1][1], "memory_base": regions[-1][0]}
     if "regions" in state:
