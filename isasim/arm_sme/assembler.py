@@ -50,6 +50,8 @@ def parse_tile_list(text: str) -> int:
     if not m:
         raise OperandError(f"'{text.strip()}' is not a tile list {{za...}}", shape=True)
     mask = 0
+    if not m.group(1).strip():
+        return 0  # zero {}: no tile (llvm accepts and prints it)
     names = [n.strip() for n in m.group(1).split(",")]
     if len({n.partition(".")[2] for n in names}) > 1:
         raise OperandError(f"the tiles of {text.strip()} mix element sizes (a ZERO list has one size)")

@@ -27,13 +27,11 @@ def _canonical(text: str) -> str:
 
 
 def _clang_comparable(form, fields) -> bool:
-    """Operand choices where clang prints an alias isasim's form does not (mov sp / cmp / zero {})."""
+    """Operand choices where clang prints an alias isasim's form does not (mov sp, cmp, mov #0)."""
     if form.id == "ADD_64_imm" and fields["imm12"] == 0 and fields["sh"] == 0:
         return False  # ADD Xd, Xn, #0 with SP is MOV (to/from SP)
     if form.id == "SUBS_64_imm" and fields["Rd"] == 31:
         return False  # SUBS XZR, ... is CMP
-    if form.id == "ZERO_tiles" and fields["mask"] == 0:
-        return False
     if form.id == "MOVZ_64_mov" and fields["imm16"] == 0 and fields["hw"] != 0:
         return False  # mov x0, #0 is MOVZ with hw 0
     return True
