@@ -182,3 +182,19 @@ def test_regions_map_at_their_addresses_and_a_read_only_one_refuses_writes():
     assert after["regions"] == [(table, bytes(range(16)), False), (out, bytes(range(8, 16)) + bytes(8), True)]
     (fault,) = run_many([("str x0, [x0]", state)], 128)
     assert (fault.signal, fault.index, fault.address) == ("SIGSEGV", 0, table)
+
+
+@pytest.mark.needs_clang
+@pytest.mark.needs_qemu
+def test_the_qemu_backend_reports_a_fault_with_its_index_and_the_state_before_it():
+    from isasim.arm_sme.oracle.backend import QemuBackend
+    from isasim.core.isa import get_isa
+    from isasim.core.trace import Init
+
+    isa = get_isa("arm_sme")
+    program = isa.assemble("mov x0, #5\nzero {za}\nmov x1, #1\n")  # a trace starts with ZA off
+    init = Init(regs={"x1": 9}, memory=[(0x20000, bytes(range(16)), True)])
+    outcome = QemuBackend().run("arm_sme", isa.configure({"svl": 256}), program, init)
+    assert (outcome.fault.kind, outcome.fault.index) == ("UNDEFINED", 1)
+    assert (outcome.observed["regs"]["x0"], outcome.observed["regs"]["x1"]) == (5, 9)
+    assert outcome.read_memory(0x20000, 16) == bytes(range(16))
