@@ -112,7 +112,19 @@ install_qemu() {
     rm -rf "$apt"  # the 70 MB package and the package lists are not needed once the binary is out
 }
 
+# Inside a virtual environment (CI's), make the cached ziglang importable there too, so
+# `python -m ziglang` works for anything that looks for the package rather than the cache.
+link_zig_into_venv() {
+    [ -x "$CACHE/python/ziglang/zig" ] || return
+    local site
+    site=$("$PYTHON" -c 'import sys, sysconfig; print(sysconfig.get_paths()["purelib"] if sys.prefix != sys.base_prefix else "")' 2>/dev/null)
+    [ -n "$site" ] || return
+    echo "$CACHE/python" > "$site/isasim-oracles.pth"
+    say "ziglang importable in the virtual environment at $("$PYTHON" -c 'import sys; print(sys.prefix)')"
+}
+
 install_zig
+link_zig_into_venv
 install_qemu
 say "done in $((SECONDS - started)) s"
 exit 0
