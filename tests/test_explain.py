@@ -118,3 +118,11 @@ def test_the_core_explain_package_knows_no_isa():
         imports = [line for line in text.splitlines() if line.lstrip().startswith(("import ", "from "))]
         assert not [line for line in imports if "x86" in line], path.name
         assert "tmm" not in text and "rflags" not in text.lower() and "#UD" not in text, path.name
+
+
+def test_an_instruction_whose_words_look_like_hex_is_text_unless_every_word_is_whole_bytes():
+    from isasim.core.explain.explainer import split_instruction_argument
+
+    assert split_instruction_argument(["b 0x10010"]) == ("b 0x10010", None)  # A64's B to an address
+    assert split_instruction_argument(["c4 e2 69 5e c1"]) == (None, bytes.fromhex("c4e2695ec1"))
+    assert split_instruction_argument(["0xc1741418"]) == (None, bytes.fromhex("c1741418"))

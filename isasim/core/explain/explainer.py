@@ -114,12 +114,14 @@ def split_instruction_argument(words: list[str], *, force_hex: bool = False) -> 
     if not joined:
         raise ExplainError("explain needs an instruction, as assembly text (quoted) or as its bytes in hex")
     compact = re.sub(r"0x|[\s,]+", "", joined.lower())
-    looks_hex = bool(_HEX_RE.fullmatch(compact))
+    # every word a whole number of bytes: "b 0x10010" (A64's B to an address) is text, not 3 bytes
+    groups = [re.sub(r"^0x", "", word) for word in re.split(r"[\s,]+", joined.lower()) if word]
+    looks_hex = bool(_HEX_RE.fullmatch(compact)) and all(len(group) % 2 == 0 for group in groups)
     if force_hex or looks_hex:
         if not looks_hex:
             raise ExplainError(f"'{joined}' is not hex bytes (two hex digits per byte, e.g. 'c4 e2 69')")
         return None, bytes.fromhex(compact)
-    if re.fullmatch(r"[0-9a-fA-Fx\s,]+", joined) and re.search(r"\d", joined):
+    if re.fullmatch(r"[0-9a-fA-Fx\s,]+", joined) and re.search(r"\d", joined) and not groups[0].isalpha():
         # hex digits, but an odd number of them: meant as bytes, not as a mnemonic
         raise ExplainError(f"'{joined}' is not hex bytes (two hex digits per byte, e.g. 'c4 e2 69')")
     return joined, None
