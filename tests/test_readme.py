@@ -19,3 +19,23 @@ def test_readme_python_example_runs():
         os.chdir(cwd)
     assert namespace["record"].instruction.text == "ldtilecfg [rcx]"
     assert namespace["m"].state.tile_array(0, "int32")[0, 0] == 4916  # C[0][0] of the seed's data
+
+
+def test_readme_arm_sme_commands_run(capsys):
+    import shlex
+
+    from isasim import cli
+
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"## Arm SME2.*?```bash\n(.*?)```", text, re.S).group(1)
+    commands = [shlex.split(line)[1:] for line in block.splitlines() if line.startswith("isasim ")]
+    assert len(commands) == 3
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        for argv in commands:
+            assert cli.main(argv + ["--no-color"] if argv[0] != "asm" else argv) == 0, (argv, capsys.readouterr().err)
+    finally:
+        os.chdir(cwd)
+    out = capsys.readouterr().out
+    assert "za[1]" in out and "udot za.s[w8, 0, vgx4]" in out  # the group w8 = 1 names at SVL 256: rows 1, 9, 17, 25
