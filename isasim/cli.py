@@ -459,7 +459,9 @@ def steps_from_lockstep(backend, isa_name: str, config: dict, program, init: Ini
     start = Machine(isa_name, config)
     start.load_init(program, init)
     state, steps = start.state, []
-    for index, pc, observed, memory, fault in backend.lockstep(isa_name, config, program, init, max_steps=max_steps):
+    from .core.backends import lockstep
+
+    for index, pc, observed, memory, fault in lockstep(backend, isa_name, config, program, init, max_steps=max_steps):
         state, writes = isa.state_from_observed(observed, state, memory, init)
         record = SimpleNamespace(index=index, pc=pc, instruction=program.at(pc), writes=writes, fault=fault)
         steps.append(step_json(record))

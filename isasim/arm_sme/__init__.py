@@ -31,7 +31,7 @@ class ArmSme:
     config_options = (ConfigOption("--svl", "svl", f"streaming vector length in bits "
                                    f"({', '.join(map(str, state_module.SVLS))}; default {state_module.DEFAULT_SVL})",
                                    "BITS"),)
-    default_oracle = None  # the QEMU backend (isasim/arm_sme/oracle) names itself when it is registered
+    default_oracle = "qemu"  # what `isasim diff` compares with unless --against says otherwise
     legacy_array_keys = ()
     stepper_locations = views.STEPPER_LOCATIONS
 
@@ -182,3 +182,13 @@ class ArmSme:
 
 
 ISA = ArmSme()
+
+
+def _register_backends() -> None:
+    from ..core.backends import register_backend
+    from .oracle.backend import QemuBackend
+
+    register_backend(QemuBackend())
+
+
+_register_backends()

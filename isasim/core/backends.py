@@ -101,6 +101,14 @@ def measured_elsewhere(producer: str, config: dict) -> bool:
     return False
 
 
+def lockstep(backend, isa: str, config: dict, program: Program, init: Init, *, max_steps: int = DEFAULT_STEP_LIMIT):
+    """``backend``'s states after every instruction, or a ConfigError saying it only reports end states."""
+    if not callable(getattr(backend, "lockstep", None)):
+        raise ConfigError(f"backend '{backend.name}' reports only the end of a run, not every step: "
+                          f"compare without --lockstep (and step without --against/--backend {backend.name})")
+    return backend.lockstep(isa, config, program, init, max_steps=max_steps)
+
+
 def get_backend(name: str, isa: str, program: Program | None = None) -> Backend:
     get_isa(isa)  # importing the ISA registers its backends
     backend = BACKENDS.get(name)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .backends import get_backend, measured_elsewhere
+from .backends import get_backend, lockstep, measured_elsewhere
 from .compare import Difference, array_difference, memory_difference, register_differences
 from .errors import IsasimError
 from .faults import Fault
@@ -112,8 +112,8 @@ def diff(isa_name: str, config: dict, program: Program, init: Init, *, a: str = 
     if mode != "lockstep":
         raise IsasimError(f"unknown diff mode '{mode}' (final or lockstep)")
     report = DiffReport(a, b, mode, 0)
-    steps_a = backend_a.lockstep(isa_name, config, program, init, max_steps=max_steps)
-    steps_b = backend_b.lockstep(isa_name, config, program, init, max_steps=max_steps)
+    steps_a = lockstep(backend_a, isa_name, config, program, init, max_steps=max_steps)
+    steps_b = lockstep(backend_b, isa_name, config, program, init, max_steps=max_steps)
     undefined = None
     try:
         while True:

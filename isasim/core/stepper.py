@@ -129,11 +129,11 @@ class Stepper:
         self.undefined = None  # what the executed instructions left undefined (the ISA's token)
         self.other = None
         if self.against or self.backend != "sim":
-            from .backends import get_backend
+            from .backends import get_backend, lockstep
 
             name = self.against or self.backend
             oracle = get_backend(name, self.isa_name, self.program)
-            self.other = oracle.lockstep(self.isa_name, self.config, self.program, self.init,
+            self.other = lockstep(oracle, self.isa_name, self.config, self.program, self.init,
                                          max_steps=self.max_steps)
             self.other_state = None
 
