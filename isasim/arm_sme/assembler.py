@@ -35,10 +35,10 @@ def split_operands(text: str) -> list[str]:
             current += ch
     if current.strip():
         parts.append(current.strip())
-    # "#1, lsl #12" is one operand (ADD/SUB's shifted immediate)
+    # "#1, lsl #12" is one operand (ADD/SUB's shifted immediate), and so is "vl4, mul #3" (CNTB's pattern)
     merged = []
     for part in parts:
-        if merged and re.fullmatch(r"lsl\s*#?\s*\d+", part.lower()):
+        if merged and re.fullmatch(r"(lsl|mul)(\s+|\s*#)\s*-?\w+", part.lower()):
             merged[-1] += ", " + part
         else:
             merged.append(part)
@@ -68,6 +68,9 @@ def _parse(form: A64Form, operands: list[str], address: int, labels: dict) -> di
         if len(operands) != 1:
             raise OperandError("ZERO takes one tile list", shape=True)
         return {"mask": parse_tile_list(operands[0])}
+    missing = form.operands[len(operands):]
+    if missing and all(getattr(kind, "default", None) is not None for kind in missing):
+        operands = list(operands) + [kind.default for kind in missing]  # left out: the default (ptrue p0.b is all)
     if len(operands) != len(form.operands):
         error = OperandError(f"{form.mnemonic} takes {len(form.operands)} operands here, not {len(operands)}",
                              shape=True)
@@ -94,7 +97,7 @@ def operand_texts(form: A64Form, fields: dict, address: int) -> list[str]:
 
 
 def instruction_text(form: A64Form, fields: dict, address: int) -> str:
-    texts = operand_texts(form, fields, address)
+    texts = [text for text in operand_texts(form, fields, address) if text]  # a default pattern prints as nothing
     return form.fixed_text + (" " + ", ".join(texts) if texts else "")
 
 

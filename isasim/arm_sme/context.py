@@ -33,6 +33,14 @@ class SmeContext:
         if not self.state.za_enabled:
             raise undefined("PSTATE.ZA is 0: this instruction needs ZA enabled (SMSTART or SMSTART ZA)")
 
+    def CheckStreamingSVEEnabled(self) -> None:
+        """The SVE instructions isasim has (PTRUE, WHILELT, CNTB, ADDVL, LD1W...) run in streaming mode
+        only: the core isasim models has SME without FEAT_SVE, where CheckSVEEnabled() is UNDEFINED
+        outside streaming mode."""
+        if not self.state.sm:
+            raise undefined("PSTATE.SM is 0: an SVE instruction needs streaming mode here (SMSTART or SMSTART SM;"
+                            " isasim's core has SME without FEAT_SVE)")
+
     def CheckSMEAndZAEnabled(self) -> None:
         if not self.state.za_enabled:
             raise undefined("PSTATE.ZA is 0: this instruction needs ZA enabled (SMSTART or SMSTART ZA)")
@@ -66,6 +74,25 @@ class SmeContext:
     # ---- vectors -----------------------------------------------------------------------------------
     def Z(self, n: int) -> np.ndarray:
         return self.state.z[n % 32]
+
+    @property
+    def VL(self) -> int:
+        """CurrentVL in bits: in streaming mode (where every vector instruction isasim has runs) the SVL."""
+        return self.svl
+
+    def P(self, n: int) -> np.ndarray:
+        """P[n] as one bool per vector byte (bit i of the predicate governs byte i)."""
+        return np.unpackbits(self.state.p[n], bitorder="little").astype(bool)
+
+    def set_P(self, n: int, bits: np.ndarray) -> None:
+        """P[n] = bits (one bool per vector byte)."""
+        self.state.write_p(n, np.packbits(np.asarray(bits, dtype=bool), bitorder="little"))
+
+    def set_P_elements(self, n: int, active: np.ndarray, esize: int) -> None:
+        """P[n] with element e of esize bits active where active[e]: its lowest bit set, the others clear."""
+        bits = np.zeros(self.svlb, dtype=bool)
+        bits[::esize // 8] = active
+        self.set_P(n, bits)
 
     def ZAvector(self, i: int) -> np.ndarray:
         return self.state.za[i]

@@ -22,7 +22,8 @@ from .state import MASK64, X_NAMES, configure
 DATA_ADDRESS = 0x20000  # where a load's or store's example data is
 DATA_BYTES = 256
 GROUPS = {"dot": "SME2 integer dot products (ZA)", "mode": "SME modes", "za": "ZA",
-          "scalar": "A64 scalar", "memory": "A64 loads and stores", "control": "A64 control flow"}
+          "scalar": "A64 scalar", "memory": "A64 loads and stores", "control": "A64 control flow",
+          "predicate": "SVE predicates (streaming mode)", "count": "element counts and vector lengths"}
 
 # the example each reference page explains: chosen field values per form (the rest are zero)
 _EXAMPLE_FIELDS = {"Rv": 1, "off3": 3, "Zn": 1, "Zm": 2, "i": 1, "mask": 0x11, "Rd": 1, "Rn": 2, "Rt": 3,
@@ -32,6 +33,7 @@ _FAULTS = {
     "dot": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
             ("UNDEFINED", "the form's feature is not in the configuration (SME_I16I64 forms)")],
     "za": [("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
+    "predicate": [("UNDEFINED", "PSTATE.SM is 0 (isasim's core has SME without FEAT_SVE)")],
     "memory": [("TRANSLATION", "the 8 bytes are not all in mapped memory (or a store's are read-only)")],
 }
 
@@ -40,7 +42,8 @@ _KINDS = {"za_group": "a ZA vector group: Wv (W8-W11), offset, VGx2/VGx4",
           "z_list": "consecutive Z registers (wrapping z31 -> z0 where the form allows)",
           "z": "a Z register", "z_indexed": "a Z register (z0-z15) and an element-group index",
           "gpr": "a general-purpose register", "imm": "an immediate", "mem": "a base register and offset",
-          "target": "the branch target", "tile_list": "a list of ZA tiles"}
+          "target": "the branch target", "tile_list": "a list of ZA tiles",
+          "p": "a predicate register", "pattern": "an element-count pattern (and multiplier)"}
 
 
 def example_text(form: A64Form) -> str:
@@ -229,6 +232,41 @@ def _check(ins, run) -> Check:
         taken = {"b": True, "cbz": register == 0, "cbnz": register != 0}.get(form.mnemonic, False)
         expected = ins.address + ops[-1] if taken else ins.next_address
         return Check("next pc", f"{expected:#x}", f"{state.pc:#x}")
+    if form.group == "predicate":
+        from .predicates import pred_count
+
+        esize = 8 << "bhsd".index(form.id.split("_")[1])
+        elements = state.svl // esize
+        if form.mnemonic == "ptrue":
+            expected = pred_count(ops[1][0], esize, state.svl)
+        else:
+            width = 64 if form.id.endswith("_x") else 32
+            a, b = (0 if r == 31 else regs[X_NAMES[r]] & ((1 << width) - 1) for r in ops[1:])
+            if form.mnemonic == "whilelt":
+                a, b = _signed(a, width), _signed(b, width)
+            expected = max(0, min(elements, b - a))
+        bits = state.p[ops[0]]
+        got = sum(bits[(e * esize // 8) // 8] >> ((e * esize // 8) % 8) & 1 for e in range(elements))
+        return Check(f"active elements of p{ops[0]}.{'bhsd'[esize.bit_length() - 4]}", str(expected), str(got))
+    if form.group == "count":
+        from .predicates import pred_count
+
+        svlb = state.svlb
+        xs = lambda n: regs["sp"] if n == 31 else regs[X_NAMES[n]]  # noqa: E731
+        if form.mnemonic.startswith("cnt"):
+            (pattern, times) = ops[1]
+            result = pred_count(pattern, 8 << "bhwd".index(form.mnemonic[3]), state.svl) * times
+        elif form.mnemonic == "rdsvl":
+            result = ops[1] * svlb
+        else:
+            unit = svlb // 8 if form.mnemonic == "addspl" else svlb
+            result = xs(ops[1]) + ops[2] * unit
+        result &= MASK64
+        sp = form.mnemonic.startswith("add") and ops[0] == 31
+        name = "sp" if sp else (X_NAMES[ops[0]] if ops[0] < 31 else None)
+        if name is None:
+            return Check("the result (to XZR, discarded)", f"{result:#x}", f"{result:#x}")
+        return Check(name, f"{result:#x}", f"{state.read_register(name):#x}")
     x = lambda n, sp=True: regs["sp"] if n == 31 and sp else (0 if n == 31 else regs[X_NAMES[n]])  # noqa: E731
     if form.mnemonic == "str":
         t, (n, off) = ops

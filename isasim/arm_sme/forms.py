@@ -14,11 +14,11 @@ from functools import partial
 from typing import Callable
 
 from ..core.program import FormTable
-from . import dots, scalar, sme
+from . import dots, predicates, scalar, sme
 from .dots import DotShape
 from .encoding import Encoding
-from .operands import (AddImm, BaseOffset, BranchTarget, GReg, Imm, MovWideImm, ZaVectorGroup, ZIndexed, ZList,
-                       ZReg)
+from .operands import (AddImm, BaseOffset, BranchTarget, GReg, Imm, MovWideImm, Pattern, PReg, SImm, ZaVectorGroup,
+                       ZIndexed, ZList, ZReg)
 
 
 @dataclass(frozen=True)
@@ -137,8 +137,57 @@ _add(A64Form(
          "    IF mask<row MOD 8> == '1' THEN ZAvector[row] = Zeros();  // ZAt.D holds rows t, t+8, ...")))
 
 
-# ---- the scalar subset ----------------------------------------------------------------------------------
 _X, _XSP = partial(GReg, width=64), partial(GReg, width=64, sp=True)
+
+
+# ---- SVE predicates, element counts and vector lengths (in streaming mode) -------------------------------
+SIZES = {"b": ("00", 8), "h": ("01", 16), "s": ("10", 32), "d": ("11", 64)}  # the size field and esize in bits
+for _t, (_sz, _esize) in SIZES.items():
+    _add(A64Form(
+        f"PTRUE_{_t}", "ptrue", f"PTRUE <Pd>.{_t.upper()}{{, <pattern>}}",
+        f"set the first elements a pattern counts of a predicate of {_esize}-bit elements (the rest clear)",
+        Encoding(f"00100101 size={_sz} 011 000 111000 pattern:5 0 Pd:4"), (PReg(_t, "Pd"), Pattern()),
+        partial(predicates.ptrue, esize=_esize), feature="SME", doc=predicates.ptrue.__doc__.replace("esize", str(_esize)),
+        group="predicate"))
+    for _width, _sf in ((64, "1"), (32, "0")):
+        for _m, _u, _how in (("whilelt", "0", "signed"), ("whilelo", "1", "unsigned")):
+            _r = "X" if _width == 64 else "W"
+            _add(A64Form(
+                f"{_m.upper()}_{_t}_{_r.lower()}", _m, f"{_m.upper()} <Pd>.{_t.upper()}, <{_r}n>, <{_r}m>",
+                f"a predicate of {_esize}-bit elements: element e active while {_r}n + e < {_r}m ({_how}); sets NZCV",
+                Encoding(f"00100101 size={_sz} 1 Rm:5 000 sf={_sf} U={_u} 1 Rn:5 0 Pd:4"),
+                (PReg(_t, "Pd"), GReg("Rn", _width), GReg("Rm", _width)),
+                partial(predicates.whilelt, esize=_esize, width=_width, unsigned=_u == "1"), feature="SME",
+                doc=predicates.whilelt.__doc__.replace("esize", str(_esize)).replace("rsize", str(_width)),
+                group="predicate"))
+    _add(A64Form(
+        f"CNT{'W' if _t == 's' else _t.upper()}", f"cnt{'w' if _t == 's' else _t}",
+        f"CNT{'W' if _t == 's' else _t.upper()} <Xd>{{, <pattern>{{, MUL #<imm>}}}}",
+        f"the number of {_esize}-bit elements a pattern counts, times a multiplier",
+        Encoding(f"00000100 size={_sz} 10 imm4:4 11100 0 pattern:5 Rd:5"), (GReg("Rd"), Pattern(multiplier=True)),
+        partial(predicates.cnt, esize=_esize), feature="SME", doc=predicates.cnt.__doc__.replace("esize", str(_esize)),
+        group="count"))
+
+for _form in (
+    A64Form("RDSVL", "rdsvl", "RDSVL <Xd>, #<imm>", "the streaming vector length in bytes, times -32..31",
+            Encoding("00000100 1 0 1 11111 01011 imm6:6 Rd:5"), (GReg("Rd"), SImm("imm6", 6)), predicates.rdsvl,
+            feature="SME", doc=predicates.rdsvl.__doc__, group="count"),
+    A64Form("ADDVL", "addvl", "ADDVL <Xd|SP>, <Xn|SP>, #<imm>", "add -32..31 times the vector length in bytes",
+            Encoding("00000100 0 01 Rn:5 01010 imm6:6 Rd:5"), (_XSP("Rd"), _XSP("Rn"), SImm("imm6", 6)),
+            predicates.addvl, feature="SME", doc=predicates.addvl.__doc__, group="count"),
+    A64Form("ADDSVL", "addsvl", "ADDSVL <Xd|SP>, <Xn|SP>, #<imm>",
+            "add -32..31 times the streaming vector length in bytes",
+            Encoding("00000100 0 01 Rn:5 01011 imm6:6 Rd:5"), (_XSP("Rd"), _XSP("Rn"), SImm("imm6", 6)),
+            predicates.addsvl, feature="SME", doc=predicates.addsvl.__doc__, group="count"),
+    A64Form("ADDSPL", "addspl", "ADDSPL <Xd|SP>, <Xn|SP>, #<imm>",
+            "add -32..31 times the streaming predicate length in bytes",
+            Encoding("00000100 0 11 Rn:5 01011 imm6:6 Rd:5"), (_XSP("Rd"), _XSP("Rn"), SImm("imm6", 6)),
+            predicates.addspl, feature="SME", doc=predicates.addspl.__doc__, group="count"),
+):
+    _add(_form)
+
+
+# ---- the scalar subset ----------------------------------------------------------------------------------
 for _form in (
     A64Form("MOVZ_64_mov", "mov", "MOV <Xd>, #<imm>", "move a 16-bit immediate shifted by 0/16/32/48 (MOVZ)",
             Encoding("1 10 100101 hw:2 imm16:16 Rd:5"), (_X("Rd"), MovWideImm(64)), scalar.movz,

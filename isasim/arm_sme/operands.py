@@ -375,3 +375,110 @@ class BranchTarget:
 
     def value(self, fields: dict) -> int:
         return self.offset(fields)  # relative: translate adds the instruction's address
+
+
+@dataclass(frozen=True)
+class SImm:
+    """``#imm``: a signed (two's complement) field ``field`` of ``bits`` (ADDVL's and RDSVL's -32..31)."""
+
+    field: str
+    bits: int
+    kind = "imm"
+
+    def parse(self, text: str) -> dict:
+        value = parse_int(text)
+        if value is None:
+            raise _shape(f"'{text.strip()}' is not an immediate")
+        low, high = -(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1
+        if not low <= value <= high:
+            raise OperandError(f"the immediate must be in {low} to {high}, not {value}")
+        return {self.field: value & ((1 << self.bits) - 1)}
+
+    def text(self, fields: dict) -> str:
+        return f"#{self.value(fields)}"
+
+    def value(self, fields: dict) -> int:
+        raw = fields[self.field]
+        return raw - (1 << self.bits) if raw >> (self.bits - 1) else raw
+
+
+# ---- SVE predicates and the element-count patterns ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PReg:
+    """``Pd.T``: a predicate register p0-p15 with this form's element size T."""
+
+    suffix: str
+    field: str
+    kind = "p"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"p([0-9]+)\.([bhsdq])", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a predicate register with an element size (p0.b ... p15.d)")
+        if m.group(2) != self.suffix:
+            raise _shape(f"{text.strip()} is .{m.group(2)}, not this form's .{self.suffix}")
+        n = int(m.group(1))
+        if n > 15:
+            raise OperandError(f"there are 16 predicate registers (p0-p15), not p{n}")
+        return {self.field: n}
+
+    def text(self, fields: dict) -> str:
+        return f"p{fields[self.field]}.{self.suffix}"
+
+    def value(self, fields: dict) -> int:
+        return fields[self.field]
+
+
+# The SVE predicate-constraint patterns (Arm ARM, DecodePredCount): 14-28 have no name (#uimm5)
+PATTERN_NAMES = {0: "pow2", **{n: f"vl{n}" for n in range(1, 9)}, 9: "vl16", 10: "vl32", 11: "vl64", 12: "vl128",
+                 13: "vl256", 29: "mul4", 30: "mul3", 31: "all"}
+PATTERN_NUMBERS = {name: number for number, name in PATTERN_NAMES.items()}
+ALL = 31
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """``{<pattern>{, MUL #<imm>}}``: an element-count pattern (field pattern), by name or ``#uimm5``;
+    with ``multiplier``, also ``mul #1-16`` (field imm4 = imm - 1).  Optional: left out it is ``all``
+    (and mul #1), which is how llvm prints it."""
+
+    multiplier: bool = False
+    kind = "pattern"
+    default = "all"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"([^,]+?)\s*(?:,\s*mul\s*#?\s*([^,]+))?", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a pattern")
+        name, multiplier = m.groups()
+        if name in PATTERN_NUMBERS:
+            pattern = PATTERN_NUMBERS[name]
+        else:
+            pattern = parse_int(name)
+            if pattern is None:
+                raise _shape(f"'{name}' is not a pattern (pow2, vl1-vl8, vl16-vl256, mul4, mul3, all or #0-31)")
+            if not 0 <= pattern <= 31:
+                raise OperandError(f"a pattern number must be 0-31, not {pattern}")
+        fields = {"pattern": pattern}
+        if multiplier is not None:
+            if not self.multiplier:
+                raise OperandError("this instruction takes a pattern without a multiplier")
+            value = parse_int(multiplier)
+            if value is None or not 1 <= value <= 16:
+                raise OperandError(f"the multiplier must be mul #1-16, not mul {multiplier}")
+            fields["imm4"] = value - 1
+        elif self.multiplier:
+            fields["imm4"] = 0
+        return fields
+
+    def text(self, fields: dict) -> str:
+        pattern, times = fields["pattern"], fields.get("imm4", 0) + 1
+        name = PATTERN_NAMES.get(pattern, f"#{pattern}")
+        if times > 1:
+            return f"{name}, mul #{times}"
+        return "" if pattern == ALL else name  # llvm leaves out the default
+
+    def value(self, fields: dict) -> tuple[int, int]:
+        return fields["pattern"], fields.get("imm4", 0) + 1

@@ -109,6 +109,17 @@ NOT_ENCODABLE = [
     ("udot za.s[w8, 0, vgx4], {z0.h-z3.h}, z0.h[4]", "0-3"),
     ("udot za.s[w8, 0, vgx2], {z0.h-z3.h}, z0.h", "4 registers"),  # the list and VGx2 disagree
     ("udot za.s[w8, 0, vgx4], {z0.h, z2.h}, z0.h", "consecutive"),
+    ("ptrue p16.b", "p0-p15"),  # predicates, counts and vector lengths
+    ("ptrue p0.b, vl1, mul #2", "without a multiplier"),
+    ("ptrue p0.s, #32", "0-31"),
+    ("cntb x0, all, mul #17", "mul #1-16"),
+    ("cntd x0, all, mul #0", "mul #1-16"),
+    ("cntb sp", "sp is not allowed"),
+    ("rdsvl sp, #1", "sp is not allowed"),
+    ("addvl x0, x1, #32", "-32 to 31"),
+    ("addsvl x0, x1, #-33", "-32 to 31"),
+    ("whilelt p0.b, x1, w2", "not a 64-bit register"),
+    ("whilelo p0.h, w1, xzr", "not a 32-bit register"),
 ]
 
 
