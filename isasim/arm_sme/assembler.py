@@ -79,10 +79,11 @@ def _parse(form: A64Form, operands: list[str], address: int, labels: dict) -> di
     fields = {}
     for depth, (kind, text) in enumerate(zip(form.operands, operands)):
         try:
-            if isinstance(kind, BranchTarget):
-                fields.update(kind.parse(text, address, labels))
-            else:
-                fields.update(kind.parse(text))
+            parsed = kind.parse(text, address, labels) if isinstance(kind, BranchTarget) else kind.parse(text)
+            clash = [name for name, value in parsed.items() if fields.get(name, value) != value]
+            if clash:  # two operands that fill one field must agree (LDR ZA's two offsets)
+                raise OperandError(getattr(kind, "conflict", f"'{text}' disagrees with an earlier operand"))
+            fields.update(parsed)
         except OperandError as error:
             error.depth = depth + (0 if error.shape else 100)
             raise
@@ -98,7 +99,7 @@ def operand_texts(form: A64Form, fields: dict, address: int) -> list[str]:
 
 def instruction_text(form: A64Form, fields: dict, address: int) -> str:
     texts = [text for text in operand_texts(form, fields, address) if text]  # a default pattern prints as nothing
-    return form.fixed_text + (" " + ", ".join(texts) if texts else "")
+    return form.extra.get("alias", form.fixed_text) + (" " + ", ".join(texts) if texts else "")
 
 
 def operand_values(form: A64Form, fields: dict) -> tuple:
@@ -121,7 +122,9 @@ def _forms_for(text: str) -> tuple[list[A64Form], str]:
     fixed = [f for f in FORMS.of_mnemonic(mnemonic) if f.fixed_text == " ".join(text.lower().split())]
     if fixed:
         return fixed, ""
-    return [f for f in FORMS.of_mnemonic(mnemonic) if f.fixed_text == mnemonic], rest
+    forms = [f for f in FORMS.of_mnemonic(mnemonic) if f.fixed_text == mnemonic]
+    forms += [f for f in FORMS if f.extra.get("alias") == mnemonic]  # mov is also MOVA, as llvm prints it
+    return forms, rest
 
 
 def assemble_statement(text: str, address: int, labels: dict, line: int | None = None) -> Instruction:

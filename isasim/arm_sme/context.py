@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.faults import Fault, MemoryFault
+from . import tiles
 from .state import MASK64, ArmSmeState
 
 UNDEFINED = "UNDEFINED"
@@ -75,6 +76,9 @@ class SmeContext:
     def Z(self, n: int) -> np.ndarray:
         return self.state.z[n % 32]
 
+    def set_Z(self, n: int, data: np.ndarray) -> None:
+        self.state.write_z(n % 32, data)
+
     @property
     def VL(self) -> int:
         """CurrentVL in bits: in streaming mode (where every vector instruction isasim has runs) the SVL."""
@@ -93,6 +97,23 @@ class SmeContext:
         bits = np.zeros(self.svlb, dtype=bool)
         bits[::esize // 8] = active
         self.set_P(n, bits)
+
+    def ActiveElements(self, g: int, esize: int) -> np.ndarray:
+        """ActivePredicateElement(P[g], e, esize) for every element e: the element's lowest predicate bit."""
+        return self.P(g)[::esize // 8]
+
+    def ZAslice(self, tile: int, esize: int, vertical: bool, index: int) -> np.ndarray:
+        return tiles.read_slice(self.state.za, tile, esize, vertical, index)
+
+    def set_ZAslice(self, tile: int, esize: int, vertical: bool, index: int, data: np.ndarray) -> None:
+        """ZAslice[tile, esize, vertical, index] = data, journalled as the ZA vectors it changes."""
+        for row, start, stop, element in tiles.slice_rows(tile, esize, vertical, index, self.svlb):
+            eb = esize // 8
+            part = data[element * eb:element * eb + (stop - start)]
+            if not np.array_equal(self.state.za[row, start:stop], part):
+                vector = self.state.za[row].copy()
+                vector[start:stop] = part
+                self.state.write_za_vector(row, vector)
 
     def ZAvector(self, i: int) -> np.ndarray:
         return self.state.za[i]

@@ -23,7 +23,8 @@ DATA_ADDRESS = 0x20000  # where a load's or store's example data is
 DATA_BYTES = 256
 GROUPS = {"dot": "SME2 integer dot products (ZA)", "mode": "SME modes", "za": "ZA",
           "scalar": "A64 scalar", "memory": "A64 loads and stores", "control": "A64 control flow",
-          "predicate": "SVE predicates (streaming mode)", "count": "element counts and vector lengths"}
+          "predicate": "SVE predicates (streaming mode)", "count": "element counts and vector lengths",
+          "za_move": "ZA tile slices to and from Z registers"}
 
 # the example each reference page explains: chosen field values per form (the rest are zero)
 _EXAMPLE_FIELDS = {"Rv": 1, "off3": 3, "Zn": 1, "Zm": 2, "i": 1, "mask": 0x11, "Rd": 1, "Rn": 2, "Rt": 3,
@@ -33,6 +34,9 @@ _FAULTS = {
     "dot": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
             ("UNDEFINED", "the form's feature is not in the configuration (SME_I16I64 forms)")],
     "za": [("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
+    "za_memory": [("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
+                  ("TRANSLATION", "the SVL/8 bytes are not all in mapped memory (or a store's are read-only)")],
+    "za_move": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
     "predicate": [("UNDEFINED", "PSTATE.SM is 0 (isasim's core has SME without FEAT_SVE)")],
     "memory": [("TRANSLATION", "the 8 bytes are not all in mapped memory (or a store's are read-only)")],
 }
@@ -43,7 +47,10 @@ _KINDS = {"za_group": "a ZA vector group: Wv (W8-W11), offset, VGx2/VGx4",
           "z": "a Z register", "z_indexed": "a Z register (z0-z15) and an element-group index",
           "gpr": "a general-purpose register", "imm": "an immediate", "mem": "a base register and offset",
           "target": "the branch target", "tile_list": "a list of ZA tiles",
-          "p": "a predicate register", "pattern": "an element-count pattern (and multiplier)"}
+          "p": "a predicate register", "pattern": "an element-count pattern (and multiplier)",
+          "za_slice": "a horizontal (h) or vertical (v) slice of a ZA tile: Ws (W12-W15), offset",
+          "p_governing": "a governing predicate (p0-p7), merging", "za_vector": "a ZA array vector: Wv (W12-W15), offset",
+          "mem_vl": "a base register and an offset in vectors (mul vl)"}
 
 
 def example_text(form: A64Form) -> str:
@@ -103,13 +110,15 @@ class ArmSmeExplainer:
         regs = {name: rng.randrange(1 << 64) for name in X_NAMES}
         regs["svcr"] = 0 if form.id.startswith("SMSTART") else 3
         fields = ins.extra["fields"]
-        if "Rn" in fields and form.group == "memory":
+        if "Rn" in fields and (form.group == "memory" or form.id in ("LDR_za", "STR_za")):
             regs[X_NAMES[fields["Rn"]] if fields["Rn"] < 31 else "sp"] = DATA_ADDRESS
         if form.id == "SUBS_64_imm" and "Rn" in fields and fields["Rn"] < 31:
             regs[X_NAMES[fields["Rn"]]] = rng.randrange(64)  # a small value, so the flags vary
         memory = [(DATA_ADDRESS, bytes(rng.randrange(256) for _ in range(DATA_BYTES)), True)]
         arrays = {f"z{n}": bytes(rng.randrange(256) for _ in range(svlb)) for n in range(32)}
         arrays["za"] = bytes(rng.randrange(256) for _ in range(svlb * svlb))
+        if form.group == "za_move":  # governing predicates with some elements active
+            arrays.update({f"p{n}": bytes(rng.randrange(256) for _ in range(svlb // 8)) for n in range(8)})
         if options.init is not None:
             regs.update(options.init.regs)
             memory = list(options.init.memory)
@@ -153,7 +162,7 @@ def _operand_texts(ins) -> list[str]:
 def _faults(form: A64Form) -> list[tuple[str, str]]:
     if form.id in UNDEFINED_FORMS:
         return [("UNDEFINED", UNDEFINED_FORMS[form.id])]
-    return _FAULTS.get(form.group, [])
+    return _FAULTS.get("za_memory" if form.id in ("LDR_za", "STR_za") else form.group, [])
 
 
 _FIELD_MEANINGS = {"Rv": lambda v: f"Wv = w{8 + v}", "off3": lambda v: f"offset {v}", "i": lambda v: f"index {v}",
@@ -232,6 +241,31 @@ def _check(ins, run) -> Check:
         taken = {"b": True, "cbz": register == 0, "cbnz": register != 0}.get(form.mnemonic, False)
         expected = ins.address + ops[-1] if taken else ins.next_address
         return Check("next pc", f"{expected:#x}", f"{state.pc:#x}")
+    if form.id in ("LDR_za", "STR_za"):
+        (v, offset), (n, _) = ops
+        vec = ((regs[f"x{v}"] & 0xFFFFFFFF) + offset) % state.svlb
+        address = (regs["sp"] if n == 31 else regs[X_NAMES[n]]) + offset * state.svlb
+        memory = bytes(machine.memory.read(address, state.svlb))
+        return Check(f"ZA[{vec}] and memory at {address:#x}", memory.hex(), bytes(state.za[vec]).hex())
+    if form.group == "za_move":
+        from . import tiles
+
+        esize = 8 << "bhsdq".index(form.id[-1])
+        eb = esize // 8
+        to_vector = form.id.startswith("MOVA_z_")
+        (tile, vertical, s, offset), g = (ops[2], ops[1]) if to_vector else (ops[0], ops[1])
+        index = ((regs[f"x{s}"] & 0xFFFFFFFF) + offset) % (state.svl // esize)
+        pbits = int.from_bytes(bytes(state.p[g]), "little")
+        first = next((e for e in range(state.svl // esize) if pbits >> (e * eb) & 1), None)
+        if first is None:
+            return Check(f"p{g} has no active element: nothing moves", "no change", "no change")
+        slice_before = tiles.read_slice(before["za"], tile, esize, vertical, index)
+        source = slice_before if to_vector else before["z"][ops[2]]
+        expected = bytes(source[first * eb:(first + 1) * eb]).hex()
+        target = state.z[ops[0]] if to_vector else tiles.read_slice(state.za, tile, esize, vertical, index)
+        where = f"z{ops[0]}" if to_vector else tiles.tile_text(tile, form.id[-1], vertical) + f"[{index}]"
+        return Check(f"{where} element {first} (the first active)", expected,
+                     bytes(target[first * eb:(first + 1) * eb]).hex())
     if form.group == "predicate":
         from .predicates import pred_count
 

@@ -14,11 +14,11 @@ from functools import partial
 from typing import Callable
 
 from ..core.program import FormTable
-from . import dots, predicates, scalar, sme
+from . import dots, predicates, scalar, sme, za_moves
 from .dots import DotShape
 from .encoding import Encoding
-from .operands import (AddImm, BaseOffset, BranchTarget, GReg, Imm, MovWideImm, Pattern, PReg, SImm, ZaVectorGroup,
-                       ZIndexed, ZList, ZReg)
+from .operands import (AddImm, BaseOffset, BranchTarget, GReg, Imm, MovWideImm, MulVlAddress, Pattern, PredMerge,
+                       PReg, SImm, ZaArrayVector, ZaSlice, ZaVectorGroup, ZIndexed, ZList, ZReg)
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,33 @@ _add(A64Form(
 
 
 _X, _XSP = partial(GReg, width=64), partial(GReg, width=64, sp=True)
+
+# LDR/STR ZA[Wv, offs], [Xn{, #offs, MUL VL}]: one ZA vector from or to memory (the offset is both's)
+for _m, _bit, _what in (("ldr", "0", "load"), ("str", "1", "store")):
+    _add(A64Form(
+        f"{_m.upper()}_za", _m, f"{_m.upper()} ZA[<Wv>, <offs>], [<Xn|SP>{{, #<offs>, MUL VL}}]",
+        f"{_what} one ZA array vector ({'from' if _m == 'ldr' else 'to'} memory at Xn + offs * SVL/8)",
+        Encoding(f"1110000 1 00{_bit} 00000 0 Rv:2 000 Rn:5 0 off4:4"), (ZaArrayVector(), MulVlAddress("off4")),
+        getattr(za_moves, f"{_m}_za"), feature="SME", doc=getattr(za_moves, f"{_m}_za").__doc__, group="za"))
+
+# MOVA tile slice <-> Z (printed as MOV, its alias): size and Q give the element size
+_TILE_SIZES = {"b": ("00", "0", 8), "h": ("01", "0", 16), "s": ("10", "0", 32), "d": ("11", "0", 64),
+               "q": ("11", "1", 128)}
+for _t, (_sz, _q, _esize) in _TILE_SIZES.items():
+    _add(A64Form(
+        f"MOVA_z_za_{_t}", "mova", f"MOVA <Zd>.{_t.upper()}, <Pg>/M, <ZAn><HV>.{_t.upper()}[<Ws>, <offs>]",
+        f"copy the active {_esize}-bit elements of a horizontal or vertical ZA tile slice to a Z register",
+        Encoding(f"11000000 size={_sz} 0000 1 Q={_q} V:1 Rs:2 Pg:3 0 ZAn:4 Zd:5"),
+        (ZReg(_t, "Zd"), PredMerge(), ZaSlice(_t)), partial(za_moves.mova_to_vector, esize=_esize),
+        feature="SME", doc=za_moves.mova_to_vector.__doc__.replace("esize", str(_esize)), group="za_move",
+        extra={"alias": "mov"}))
+    _add(A64Form(
+        f"MOVA_za_z_{_t}", "mova", f"MOVA <ZAd><HV>.{_t.upper()}[<Ws>, <offs>], <Pg>/M, <Zn>.{_t.upper()}",
+        f"copy the active {_esize}-bit elements of a Z register to a horizontal or vertical ZA tile slice",
+        Encoding(f"11000000 size={_sz} 0000 0 Q={_q} V:1 Rs:2 Pg:3 Zn:5 0 ZAd:4"),
+        (ZaSlice(_t, "ZAd"), PredMerge(), ZReg(_t, "Zn")), partial(za_moves.mova_to_tile, esize=_esize),
+        feature="SME", doc=za_moves.mova_to_tile.__doc__.replace("esize", str(_esize)), group="za_move",
+        extra={"alias": "mov"}))
 
 
 # ---- SVE predicates, element counts and vector lengths (in streaming mode) -------------------------------

@@ -482,3 +482,139 @@ class Pattern:
 
     def value(self, fields: dict) -> tuple[int, int]:
         return fields["pattern"], fields.get("imm4", 0) + 1
+
+
+# ---- ZA tiles, their slices, and ZA array vectors ------------------------------------------------------
+
+# the bits of a tile-slice field that name the tile (the rest are the slice offset), by element size
+TILE_BITS = {"b": 0, "h": 1, "s": 2, "d": 3, "q": 4}
+
+
+@dataclass(frozen=True)
+class ZaSlice:
+    """``ZA<t><H|V>.<T>[<Ws>, <offs>]``: a horizontal or vertical slice of a ZA tile (fields V, Rs for
+    W12-W15, and the 4 bits ``field`` that hold the tile number above the slice offset)."""
+
+    suffix: str
+    field: str = "ZAn"
+    kind = "za_slice"
+
+    @property
+    def tile_bits(self) -> int:
+        return TILE_BITS[self.suffix]
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"za([0-9]+)([hv])\.([bhsdq])\s*\[\s*(\w+)\s*(?:,\s*([^\]]+?)\s*)?\]", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a ZA tile slice (za0h.s[w12, 0])")
+        tile, direction, suffix, reg, offset = m.groups()
+        if suffix != self.suffix:
+            raise _shape(f"{text.strip()} is a .{suffix} slice, not this form's .{self.suffix}")
+        tiles = 1 << self.tile_bits
+        if int(tile) >= tiles:
+            raise OperandError(f"the .{suffix} tiles are za0-za{tiles - 1}, not za{tile}")
+        wm = re.fullmatch(r"w([0-9]+)", reg)
+        if not wm or not 12 <= int(wm.group(1)) <= 15:
+            raise OperandError(f"the slice index register must be one of w12-w15, not {reg}")
+        limit = (1 << (4 - self.tile_bits)) - 1
+        off = parse_int(offset) if offset is not None else None
+        if off is None or not 0 <= off <= limit:
+            raise OperandError(f"the slice offset of a .{suffix} tile must be {'0' if not limit else f'0-{limit}'}, "
+                               f"not {offset}")
+        return {"V": int(direction == "v"), "Rs": int(wm.group(1)) - 12,
+                self.field: (int(tile) << (4 - self.tile_bits)) | off}
+
+    def value(self, fields: dict) -> tuple[int, bool, int, int]:
+        """(tile, vertical, Ws's register number, offset)"""
+        raw = fields[self.field]
+        return raw >> (4 - self.tile_bits), bool(fields["V"]), 12 + fields["Rs"], raw & ((1 << (4 - self.tile_bits)) - 1)
+
+    def text(self, fields: dict) -> str:
+        tile, vertical, s, offset = self.value(fields)
+        return f"za{tile}{'hv'[vertical]}.{self.suffix}[w{s}, {offset}]"
+
+
+@dataclass(frozen=True)
+class PredMerge:
+    """``<Pg>/M``: a governing predicate p0-p7 (field Pg), merging: inactive elements keep their value."""
+
+    field: str = "Pg"
+    kind = "p_governing"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"p([0-9]+)\s*/\s*([a-z])", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a governing predicate (p0/m ... p7/m)")
+        if m.group(2) != "m":
+            raise OperandError(f"this form's predicate merges (p{m.group(1)}/m), not /{m.group(2)}")
+        if int(m.group(1)) > 7:
+            raise OperandError(f"the governing predicate must be one of p0-p7, not p{m.group(1)}")
+        return {self.field: int(m.group(1))}
+
+    def text(self, fields: dict) -> str:
+        return f"p{fields[self.field]}/m"
+
+    def value(self, fields: dict) -> int:
+        return fields[self.field]
+
+
+@dataclass(frozen=True)
+class ZaArrayVector:
+    """``ZA[<Wv>, <offs>]``: one vector of the ZA array, Wv W12-W15 (field Rv), offs 0-15 (field off4)."""
+
+    kind = "za_vector"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"za\s*\[\s*(\w+)\s*(?:,\s*([^\]]+?)\s*)?\]", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a ZA array vector za[Wv, offs]")
+        wm = re.fullmatch(r"w([0-9]+)", m.group(1))
+        if not wm or not 12 <= int(wm.group(1)) <= 15:
+            raise OperandError(f"the vector select register must be one of w12-w15, not {m.group(1)}")
+        off = parse_int(m.group(2)) if m.group(2) is not None else 0
+        if off is None or not 0 <= off <= 15:
+            raise OperandError(f"the vector select offset must be 0-15, not {m.group(2)}")
+        return {"Rv": int(wm.group(1)) - 12, "off4": off}
+
+    def text(self, fields: dict) -> str:
+        return f"za[w{12 + fields['Rv']}, {fields['off4']}]"
+
+    def value(self, fields: dict) -> tuple[int, int]:
+        return 12 + fields["Rv"], fields["off4"]
+
+
+@dataclass(frozen=True)
+class MulVlAddress:
+    """``[<Xn|SP>{, #<imm>, MUL VL}]``: a base and an offset in vectors (field ``field``, 0 to
+    2^bits - 1 or, ``signed``, -2^(bits-1) to 2^(bits-1) - 1)."""
+
+    field: str
+    bits: int = 4
+    signed: bool = False
+    kind = "mem_vl"
+    conflict = "the memory offset must equal the vector select offset (ldr za[w12, 3], [x0, #3, mul vl])"
+
+    def _range(self) -> tuple[int, int]:
+        return (-(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1) if self.signed else (0, (1 << self.bits) - 1)
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"\[\s*(\w+)\s*(?:,\s*(#?\s*-?\w+)\s*,\s*mul\s+vl\s*)?\]", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a memory operand [Xn{{, #imm, mul vl}}]")
+        base = GReg("Rn", sp=True).parse(m.group(1))
+        offset = parse_int(m.group(2)) if m.group(2) is not None else 0
+        low, high = self._range()
+        if offset is None or not low <= offset <= high:
+            raise OperandError(f"the offset must be #{low} to #{high}, mul vl, not {m.group(2)}")
+        return {**base, self.field: offset & ((1 << self.bits) - 1)}
+
+    def value(self, fields: dict) -> tuple[int, int]:
+        raw = fields[self.field]
+        if self.signed and raw >> (self.bits - 1):
+            raw -= 1 << self.bits
+        return fields["Rn"], raw
+
+    def text(self, fields: dict) -> str:
+        n, offset = self.value(fields)
+        base = GReg("Rn", sp=True).text(fields)
+        return f"[{base}, #{offset}, mul vl]" if offset else f"[{base}]"

@@ -120,6 +120,16 @@ NOT_ENCODABLE = [
     ("addsvl x0, x1, #-33", "-32 to 31"),
     ("whilelt p0.b, x1, w2", "not a 64-bit register"),
     ("whilelo p0.h, w1, xzr", "not a 32-bit register"),
+    ("ldr za[w11, 0], [x0]", "w12-w15"),  # ZA array vectors and tile slices
+    ("str za[w12, 16], [x0, #16, mul vl]", "0-15"),
+    ("ldr za[w12, 1], [x0, #2, mul vl]", "must equal the vector select offset"),
+    ("mov z0.h, p0/m, za2h.h[w12, 0]", "za0-za1"),
+    ("mov z0.s, p8/m, za0h.s[w12, 0]", "p0-p7"),
+    ("mova z0.s, p0/m, za0v.s[w12, 4]", "0-3"),
+    ("mov za0h.q[w12, 1], p0/m, z0.q", "must be 0"),
+    ("mov z0.b, p0/z, za0h.b[w12, 0]", "merges"),
+    ("mov za0h.b[w11, 0], p0/m, z0.b", "w12-w15"),
+    ("mov za7v.d[w12, 2], p0/m, z0.d", "0-1"),
 ]
 
 
