@@ -85,6 +85,25 @@ class QemuBackend:
     def __init__(self, timeout: float = 60.0):
         self.timeout = timeout
 
+    def producer(self) -> str:
+        """Who measured a trace recorded on this backend: QEMU's own version line."""
+        import subprocess
+
+        from .tools import find_qemu
+
+        qemu, _tried = find_qemu()
+        if qemu is None:
+            return "qemu: (not found)"
+        try:
+            line = subprocess.run([qemu, "--version"], capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.SubprocessError):
+            line = ""
+        return f"qemu: {(line.splitlines() or ['qemu-aarch64, version unknown'])[0].strip()} -cpu max"
+
+    def measured_elsewhere(self, producer: str, config: dict) -> bool | None:
+        """QEMU leaves nothing that arm_sme models as its own choice: its traces compare on every bit."""
+        return False if producer.startswith("qemu: ") else None
+
     def unavailable_reason(self, isa: str, program: Program | None = None) -> str | None:
         if isa != self.isa:
             return f"the qemu backend runs arm_sme programs, not {isa}"
