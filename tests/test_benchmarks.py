@@ -54,3 +54,13 @@ def test_the_silicon_tables_put_the_article_beside_the_measurement_with_its_rati
         assert "3.60x" in text and f"{30.43 / 9.34:.2f}x" in text  # K=1536 over K=512, here and in the article
         assert f"{36.0 * 1e3 / (32 * 24):.2f}" in text  # ns per 32x32x64 step at K=1536
     assert bench.silicon_report({"skipped": "no AMX"}) == ["silicon tables: not measured: no AMX"]
+
+
+def test_sme_benchmark_command_runs_quick(tmp_path):
+    out = tmp_path / "sme.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sme.py"), "--quick", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(out.read_text())["rows"]
+    assert [row["svl"] for row in rows] == [128, 256, 512, 1024, 2048] and all(row["dots"] == 1000 for row in rows)
+    assert "at SVL 512" in done.stdout or "QEMU not available" in done.stdout
