@@ -16,7 +16,12 @@ def decode_word(word: int, address: int) -> Instruction:
 
     for form in FORMS:
         if form.encoding.matches(word):
-            return make_instruction(form, form.encoding.unpack(word), address, word)
+            fields = form.encoding.unpack(word)
+            reserved = [name for name, value in form.extra.get("reserved", {}).items() if fields[name] == value]
+            if reserved:  # e.g. LD1W (scalar plus scalar) with Rm = 31: the Arm ARM makes it UNDEFINED
+                raise DecodeError(f"cannot decode {word:#010x} at {address:#x}: {form.mnemonic} with {reserved[0]} = "
+                                  f"{fields[reserved[0]]} is UNDEFINED (Arm ARM)")
+            return make_instruction(form, fields, address, word)
     raise DecodeError(f"cannot decode {word:#010x} at {address:#x}: no arm_sme form has this encoding")
 
 

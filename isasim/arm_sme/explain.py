@@ -24,7 +24,8 @@ DATA_BYTES = 256
 GROUPS = {"dot": "SME2 integer dot products (ZA)", "mode": "SME modes", "za": "ZA",
           "scalar": "A64 scalar", "memory": "A64 loads and stores", "control": "A64 control flow",
           "predicate": "SVE predicates (streaming mode)", "count": "element counts and vector lengths",
-          "za_move": "ZA tile slices to and from Z registers"}
+          "za_move": "ZA tile slices to and from Z registers", "za_memory": "ZA tile slices to and from memory",
+          "z_memory": "SVE contiguous loads and stores (streaming mode)"}
 
 # the example each reference page explains: chosen field values per form (the rest are zero)
 _EXAMPLE_FIELDS = {"Rv": 1, "off3": 3, "Zn": 1, "Zm": 2, "i": 1, "mask": 0x11, "Rd": 1, "Rn": 2, "Rt": 3,
@@ -34,9 +35,13 @@ _FAULTS = {
     "dot": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
             ("UNDEFINED", "the form's feature is not in the configuration (SME_I16I64 forms)")],
     "za": [("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
-    "za_memory": [("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
-                  ("TRANSLATION", "the SVL/8 bytes are not all in mapped memory (or a store's are read-only)")],
+    "za_vector_memory": [("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
+                         ("TRANSLATION", "the SVL/8 bytes are not all in mapped memory (or a store's are read-only)")],
     "za_move": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
+    "za_memory": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
+                  ("TRANSLATION", "an active element's bytes are not in mapped memory (or a store's are read-only)")],
+    "z_memory": [("UNDEFINED", "PSTATE.SM is 0 (isasim's core has SME without FEAT_SVE)"),
+                 ("TRANSLATION", "an active element's bytes are not in mapped memory (or a store's are read-only)")],
     "predicate": [("UNDEFINED", "PSTATE.SM is 0 (isasim's core has SME without FEAT_SVE)")],
     "memory": [("TRANSLATION", "the 8 bytes are not all in mapped memory (or a store's are read-only)")],
 }
@@ -110,14 +115,18 @@ class ArmSmeExplainer:
         regs = {name: rng.randrange(1 << 64) for name in X_NAMES}
         regs["svcr"] = 0 if form.id.startswith("SMSTART") else 3
         fields = ins.extra["fields"]
-        if "Rn" in fields and (form.group == "memory" or form.id in ("LDR_za", "STR_za")):
+        if "Rn" in fields and (form.group in ("memory", "za_memory", "z_memory") or form.id in ("LDR_za", "STR_za")):
             regs[X_NAMES[fields["Rn"]] if fields["Rn"] < 31 else "sp"] = DATA_ADDRESS
+        if "Rm" in fields and form.group in ("za_memory", "z_memory") and fields["Rm"] < 31:
+            regs[X_NAMES[fields["Rm"]]] = 0 if fields["Rm"] == fields.get("Rn") else 1  # index one element
+            if fields["Rm"] == fields.get("Rn"):
+                regs[X_NAMES[fields["Rm"]]] = DATA_ADDRESS
         if form.id == "SUBS_64_imm" and "Rn" in fields and fields["Rn"] < 31:
             regs[X_NAMES[fields["Rn"]]] = rng.randrange(64)  # a small value, so the flags vary
         memory = [(DATA_ADDRESS, bytes(rng.randrange(256) for _ in range(DATA_BYTES)), True)]
         arrays = {f"z{n}": bytes(rng.randrange(256) for _ in range(svlb)) for n in range(32)}
         arrays["za"] = bytes(rng.randrange(256) for _ in range(svlb * svlb))
-        if form.group == "za_move":  # governing predicates with some elements active
+        if form.group in ("za_move", "za_memory", "z_memory"):  # governing predicates with some elements active
             arrays.update({f"p{n}": bytes(rng.randrange(256) for _ in range(svlb // 8)) for n in range(8)})
         if options.init is not None:
             regs.update(options.init.regs)
@@ -141,6 +150,11 @@ class ArmSmeExplainer:
         return blocks
 
 
+def before_p(run, g: int):
+    """P[g] before the step (the seeded predicates: nothing before a load or store writes them)."""
+    return run.machine.state.p[g]
+
+
 def _snapshot(state) -> dict:
     return {"regs": {name: state.read_register(name) for name in state.register_names()},
             "z": state.z.copy(), "za": state.za.copy()}
@@ -162,7 +176,7 @@ def _operand_texts(ins) -> list[str]:
 def _faults(form: A64Form) -> list[tuple[str, str]]:
     if form.id in UNDEFINED_FORMS:
         return [("UNDEFINED", UNDEFINED_FORMS[form.id])]
-    return _FAULTS.get("za_memory" if form.id in ("LDR_za", "STR_za") else form.group, [])
+    return _FAULTS.get("za_vector_memory" if form.id in ("LDR_za", "STR_za") else form.group, [])
 
 
 _FIELD_MEANINGS = {"Rv": lambda v: f"Wv = w{8 + v}", "off3": lambda v: f"offset {v}", "i": lambda v: f"index {v}",
@@ -266,6 +280,39 @@ def _check(ins, run) -> Check:
         where = f"z{ops[0]}" if to_vector else tiles.tile_text(tile, form.id[-1], vertical) + f"[{index}]"
         return Check(f"{where} element {first} (the first active)", expected,
                      bytes(target[first * eb:(first + 1) * eb]).hex())
+    if form.group in ("za_memory", "z_memory"):
+        from . import tiles
+
+        if form.group == "za_memory":
+            esize = msize = 8 << "bhsdq".index(form.id[-1])
+        else:
+            msize = 8 << "bhwd".index(form.mnemonic[3])
+            esize = 8 << "bhsd".index(form.id.split("_")[2])
+        eb, mb = esize // 8, msize // 8
+        g, (n, k) = ops[1], ops[2]
+        pbits = int.from_bytes(bytes(before_p(run, g)), "little")
+        first = next((e for e in range(state.svl // esize) if pbits >> (e * eb) & 1), None)
+        if first is None:
+            return Check(f"p{g} has no active element: nothing moves", "no change", "no change")
+        base = regs["sp"] if n == 31 else regs[X_NAMES[n]]
+        if form.id.endswith("_imm"):
+            start = base + k * (state.svl // esize) * mb
+        else:
+            start = base + (0 if k == 31 else regs[X_NAMES[k]]) * mb
+        address = (start + first * mb) & MASK64
+        memory = bytes(machine.memory.read(address, mb))
+        if form.group == "za_memory":
+            tile, vertical, s, offset = ops[0]
+            index = ((regs[f"x{s}"] & 0xFFFFFFFF) + offset) % (state.svl // esize)
+            element = bytes(tiles.read_slice(state.za, tile, esize, vertical, index)[first * eb:(first + 1) * eb])
+            where = tiles.tile_text(tile, form.id[-1], vertical) + f"[{index}]"
+        else:
+            element = bytes(state.z[ops[0]][first * eb:(first + 1) * eb])
+            where = f"z{ops[0]}"
+        expected, got = (memory + bytes(eb - mb), element) if form.mnemonic.startswith("ld") else \
+            (element[:mb], memory)
+        return Check(f"{where} element {first} (the first active) and memory at {address:#x}", expected.hex(),
+                     got.hex())
     if form.group == "predicate":
         from .predicates import pred_count
 

@@ -14,11 +14,12 @@ from functools import partial
 from typing import Callable
 
 from ..core.program import FormTable
-from . import dots, predicates, scalar, sme, za_moves
+from . import dots, loads, predicates, scalar, sme, za_moves
 from .dots import DotShape
 from .encoding import Encoding
-from .operands import (AddImm, BaseOffset, BranchTarget, GReg, Imm, MovWideImm, MulVlAddress, Pattern, PredMerge,
-                       PReg, SImm, ZaArrayVector, ZaSlice, ZaVectorGroup, ZIndexed, ZList, ZReg)
+from .operands import (AddImm, BaseOffset, BranchTarget, GReg, Governing, Imm, MovWideImm, MulVlAddress, Pattern,
+                       PredMerge, PReg, ScalarPlusScalar, SImm, ZaArrayVector, ZaSlice, ZaSliceList, ZaVectorGroup,
+                       ZIndexed, ZList, ZReg)
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,56 @@ for _t, (_sz, _q, _esize) in _TILE_SIZES.items():
         (ZaSlice(_t, "ZAd"), PredMerge(), ZReg(_t, "Zn")), partial(za_moves.mova_to_tile, esize=_esize),
         feature="SME", doc=za_moves.mova_to_tile.__doc__.replace("esize", str(_esize)), group="za_move",
         extra={"alias": "mov"}))
+
+# SVE LD1B/LD1H/LD1W/LD1D (zero-extending into wider elements) and ST1* (truncating), contiguous:
+# (memory size, element size) -> the load's dtype and the store's msz:size
+_CONTIGUOUS = [(m, e) for m in (8, 16, 32, 64) for e in (8, 16, 32, 64) if e >= m]
+_LOAD_DTYPE = {(8, 8): "0000", (8, 16): "0001", (8, 32): "0010", (8, 64): "0011", (16, 16): "0101",
+               (16, 32): "0110", (16, 64): "0111", (32, 32): "1010", (32, 64): "1011", (64, 64): "1111"}
+_SIZE_BITS = {8: "00", 16: "01", 32: "10", 64: "11"}
+_SUFFIX = {8: "b", 16: "h", 32: "s", 64: "d"}
+for _msize, _esize in _CONTIGUOUS:
+    _letter, _t = {8: "b", 16: "h", 32: "w", 64: "d"}[_msize], _SUFFIX[_esize]
+    _shift = (_msize // 8).bit_length() - 1
+    _how = "" if _msize == _esize else (" (each zero-extended)", " (each truncated)")
+    for _m in ("ld1", "st1"):
+        _load = _m == "ld1"
+        _function = loads.ld1_z if _load else loads.st1_z
+        _head = "1010010 dtype=" + _LOAD_DTYPE[_msize, _esize] if _load else \
+            f"1110010 msz={_SIZE_BITS[_msize]} size={_SIZE_BITS[_esize]}"
+        _p = "<Pg>/Z" if _load else "<Pg>"
+        _what = (f"{'load' if _load else 'store'} the active {_esize}-bit elements of a Z register "
+                 f"{'from' if _load else 'to'} consecutive {_msize}-bit memory elements"
+                 + (_how[0 if _load else 1] if _how else "") + (", inactive ones zeroed" if _load else ""))
+        for _mode, _tail, _address, _syntax in (
+                ("imm", f"0 imm4:4 {'101' if _load else '111'} Pg:3 Rn:5 Zt:5", MulVlAddress("imm4", signed=True),
+                 "[<Xn|SP>{, #<imm>, MUL VL}]"),
+                ("ss", "Rm:5 010 Pg:3 Rn:5 Zt:5", ScalarPlusScalar(_shift),
+                 "[<Xn|SP>, <Xm>" + (f", LSL #{_shift}]" if _shift else "]"))):
+            _add(A64Form(
+                f"{_m.upper()}{_letter.upper()}_z_{_t}_{_mode}", f"{_m}{_letter}",
+                f"{_m.upper()}{_letter.upper()} {{<Zt>.{_t.upper()}}}, {_p}, {_syntax}", _what + f" ({_mode} address)",
+                Encoding(f"{_head} {_tail}"), (ZList(_t, 1, "Zt"), Governing(zeroing=_load), _address),
+                partial(_function, msize=_msize, esize=_esize, mode=_mode), feature="SME",
+                doc=_function.__doc__.replace("msize", str(_msize)).replace("esize", str(_esize)),
+                group="z_memory", extra={"reserved": {"Rm": 31}} if _mode == "ss" else {}))
+
+# LD1B/LD1H/LD1W/LD1D/LD1Q and ST1* of one ZA tile slice: [Xn|SP{, Xm, LSL #log2(esize/8)}]
+for _t, (_sz, _q, _esize) in _TILE_SIZES.items():
+    _letter = {"b": "b", "h": "h", "s": "w", "d": "d", "q": "q"}[_t]
+    _shift = (_esize // 8).bit_length() - 1
+    for _m, _bit, _governing in (("ld1", "0", Governing(zeroing=True)), ("st1", "1", Governing(zeroing=False))):
+        _function = loads.ld1_tile if _m == "ld1" else loads.st1_tile
+        _add(A64Form(
+            f"{_m.upper()}{_letter.upper()}_za_{_t}", f"{_m}{_letter}",
+            f"{_m.upper()}{_letter.upper()} {{<ZAt><HV>.{_t.upper()}[<Ws>, <offs>]}}, <Pg>{'/Z' if _m == 'ld1' else ''}"
+            f", [<Xn|SP>{{, <Xm>{', LSL #%d' % _shift if _shift else ''}}}]",
+            f"{'load' if _m == 'ld1' else 'store'} the active {_esize}-bit elements of a horizontal or vertical ZA "
+            f"tile slice {'from' if _m == 'ld1' else 'to'} memory" + (" (inactive ones zeroed)" if _m == "ld1" else ""),
+            Encoding(f"1110000 q={_q} msz={_sz} {_bit} Rm:5 V:1 Rs:2 Pg:3 Rn:5 0 ZAt:4"),
+            (ZaSliceList(_t), _governing, ScalarPlusScalar(_shift, xzr_is_none=True)),
+            partial(_function, esize=_esize), feature="SME", doc=_function.__doc__.replace("esize", str(_esize)),
+            group="za_memory"))
 
 
 # ---- SVE predicates, element counts and vector lengths (in streaming mode) -------------------------------

@@ -110,6 +110,8 @@ class ZList:
     kind = "z_list"
 
     def parse(self, text: str) -> dict:
+        if self.nreg == 1 and re.fullmatch(r"\s*z[0-9]+\.[a-z]\s*", text.lower()):
+            text = "{" + text + "}"  # a list of one may leave out its braces (ld1b z0.b, ...), as llvm allows
         regs = parse_list(text)
         if regs[0][1] != self.suffix:
             raise _shape(f"{text.strip()} holds .{regs[0][1]} elements, not this form's .{self.suffix}")
@@ -618,3 +620,91 @@ class MulVlAddress:
         n, offset = self.value(fields)
         base = GReg("Rn", sp=True).text(fields)
         return f"[{base}, #{offset}, mul vl]" if offset else f"[{base}]"
+
+
+@dataclass(frozen=True)
+class ZaSliceList:
+    """``{<ZAt><HV>.<T>[<Ws>, <offs>]}``: one tile slice in braces (the SME loads' and stores' list)."""
+
+    suffix: str
+    field: str = "ZAt"
+    kind = "za_slice"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"\{(.*)\}", text.strip())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a tile slice list {{za0h.s[w12, 0]}}")
+        return ZaSlice(self.suffix, self.field).parse(m.group(1))
+
+    def value(self, fields: dict) -> tuple[int, bool, int, int]:
+        return ZaSlice(self.suffix, self.field).value(fields)
+
+    def text(self, fields: dict) -> str:
+        return "{" + ZaSlice(self.suffix, self.field).text(fields) + "}"
+
+
+@dataclass(frozen=True)
+class Governing:
+    """``<Pg>/Z`` (``zeroing``: a load's inactive elements become zero) or ``<Pg>`` (a store's): p0-p7."""
+
+    zeroing: bool
+    field: str = "Pg"
+    kind = "p_governing"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"p([0-9]+)\s*(?:/\s*([a-z]))?", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a governing predicate (p0-p7)")
+        if self.zeroing and m.group(2) != "z":
+            raise OperandError(f"a load's predicate zeroes: p{m.group(1)}/z, not {text.strip()}")
+        if not self.zeroing and m.group(2) is not None:
+            raise OperandError(f"a store's predicate is p{m.group(1)}, without /{m.group(2)}")
+        if int(m.group(1)) > 7:
+            raise OperandError(f"the governing predicate must be one of p0-p7, not p{m.group(1)}")
+        return {self.field: int(m.group(1))}
+
+    def text(self, fields: dict) -> str:
+        return f"p{fields[self.field]}" + ("/z" if self.zeroing else "")
+
+    def value(self, fields: dict) -> int:
+        return fields[self.field]
+
+
+@dataclass(frozen=True)
+class ScalarPlusScalar:
+    """``[<Xn|SP>, <Xm>{, LSL #<shift>}]``: base plus an index register scaled by the element size.
+    ``xzr_is_none``: Xm = XZR is the form without an index, printed ``[Xn]`` (the SME tile loads);
+    else XZR is not allowed (the SVE contiguous loads, where Rm = 31 is another instruction)."""
+
+    shift: int
+    xzr_is_none: bool = False
+    kind = "mem_index"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"\[\s*(\w+)\s*(?:,\s*(\w+)\s*(?:,\s*lsl\s*#?\s*(\w+)\s*)?)?\]", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a memory operand [Xn, Xm{{, lsl #{self.shift}}}]")
+        base, index, shift = m.groups()
+        fields = GReg("Rn", sp=True).parse(base)
+        if index is None:
+            if not self.xzr_is_none:
+                raise _shape(f"'{text.strip()}' has no index register")
+            return {**fields, "Rm": 31}
+        if index == "xzr" and not self.xzr_is_none:
+            raise OperandError("the index register must be one of x0-x30 here, not xzr")
+        fields.update(GReg("Rm").parse(index))
+        if (parse_int(shift) if shift is not None else 0) != self.shift:
+            want = f"lsl #{self.shift}" if self.shift else "no shift"
+            raise OperandError(f"the index here is scaled by the element size: {want}, not "
+                               f"{'lsl #' + shift if shift is not None else 'no shift'}")
+        return fields
+
+    def text(self, fields: dict) -> str:
+        base = GReg("Rn", sp=True).text(fields)
+        if fields["Rm"] == 31 and self.xzr_is_none:
+            return f"[{base}]"
+        shift = f", lsl #{self.shift}" if self.shift else ""
+        return f"[{base}, {GReg('Rm').text(fields)}{shift}]"
+
+    def value(self, fields: dict) -> tuple[int, int]:
+        return fields["Rn"], fields["Rm"]

@@ -34,6 +34,8 @@ def _clang_comparable(form, fields) -> bool:
         return False  # SUBS XZR, ... is CMP
     if form.id == "MOVZ_64_mov" and fields["imm16"] == 0 and fields["hw"] != 0:
         return False  # mov x0, #0 is MOVZ with hw 0
+    if any(fields[name] == value for name, value in form.extra.get("reserved", {}).items()):
+        return False  # UNDEFINED (the decoder refuses it): LD1W (scalar plus scalar) with Rm = 31
     return True
 
 
@@ -130,6 +132,17 @@ NOT_ENCODABLE = [
     ("mov z0.b, p0/z, za0h.b[w12, 0]", "merges"),
     ("mov za0h.b[w11, 0], p0/m, z0.b", "w12-w15"),
     ("mov za7v.d[w12, 2], p0/m, z0.d", "0-1"),
+    ("ld1w {za4h.s[w12, 0]}, p0/z, [x0, x1, lsl #2]", "za0-za3"),  # tile-slice and contiguous loads/stores
+    ("ld1w {za0h.s[w12, 0]}, p0/z, [x0, x1, lsl #1]", "lsl #2"),
+    ("ld1h {za0h.h[w12, 0]}, p0/m, [x0, x1, lsl #1]", "p0/z"),
+    ("st1d {za0h.d[w12, 0]}, p0/z, [x0, x1, lsl #3]", "without /z"),
+    ("ld1b {za0h.b[w11, 0]}, p0/z, [x0, x1]", "w12-w15"),
+    ("ld1b {z0.b}, p0/z, [x0, xzr]", "x0-x30"),
+    ("ld1w {z0.s}, p0/z, [x0, #8, mul vl]", "-8 to #7"),
+    ("ld1w {z0.h}, p0/z, [x0]", "not this form's .s"),  # no LD1W into .H elements (a narrowing load)
+    ("st1h {z0.b}, p0, [x0]", "not this form's .h"),
+    ("ld1d {z0.d}, p8/z, [x0]", "p0-p7"),
+    ("ld1b {z0.b, z1.b}, p0/z, [x0]", "2 registers"),
 ]
 
 

@@ -1,0 +1,152 @@
+"""Predicated vector loads and stores: LD1B/LD1H/LD1W/LD1D (and ST1*) to and from ZA tile slices
+(SME), and the SVE contiguous LD1*/ST1* of Z registers, including the widening loads (LD1B into
+.H/.S/.D ...: each memory element zero-extended) and the truncating stores (ST1B from .H ...: the
+low bits of each element).
+
+Only active elements touch memory (Arm ARM: an inactive element's address is not accessed, so
+it cannot fault); a load's inactive elements become zero.  A translation fault names the first
+active element's address that is not mapped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.faults import Fault
+
+UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: None}
+
+
+def _read_elements(cpu, address: int, active: np.ndarray, mbytes: int) -> np.ndarray:
+    """The memory elements at address + e*mbytes for each active e (zero where inactive), as bytes."""
+    out = np.zeros(active.size * mbytes, dtype=np.uint8)
+    where = np.flatnonzero(active)
+    if where.size == 0:
+        return out
+    first, last = int(where[0]), int(where[-1])
+    try:  # one read of the span the active elements cover; element by element if part of it is unmapped
+        span = np.frombuffer(cpu.read_memory(address + first * mbytes, (last - first + 1) * mbytes), dtype=np.uint8)
+        out[first * mbytes:(last + 1) * mbytes] = span
+        out[~np.repeat(active, mbytes)] = 0
+    except Fault:
+        for e in where:
+            out[e * mbytes:(e + 1) * mbytes] = np.frombuffer(cpu.read_memory(address + int(e) * mbytes, mbytes),
+                                                             dtype=np.uint8)
+    return out
+
+
+def _write_elements(cpu, address: int, data: np.ndarray, active: np.ndarray, mbytes: int) -> None:
+    """Mem[address + e*mbytes, mbytes] = element e of data, for each active e (in element order)."""
+    for e in np.flatnonzero(active):
+        e = int(e)
+        cpu.write_memory(address + e * mbytes, data[e * mbytes:(e + 1) * mbytes].tobytes())
+
+
+def _widen(memory: np.ndarray, mbytes: int, ebytes: int) -> np.ndarray:
+    """ZeroExtend each mbytes-byte element to ebytes (little-endian: the low bytes, then zeros)."""
+    if mbytes == ebytes:
+        return memory
+    out = np.zeros((memory.size // mbytes, ebytes), dtype=np.uint8)
+    out[:, :mbytes] = memory.reshape(-1, mbytes)
+    return out.reshape(-1)
+
+
+def _narrow(vector: np.ndarray, mbytes: int, ebytes: int) -> np.ndarray:
+    """The low mbytes bytes of each ebytes-byte element (a truncating store's memory image)."""
+    return vector.reshape(-1, ebytes)[:, :mbytes].reshape(-1).copy()
+
+
+# ---- SME: ZA tile slices ------------------------------------------------------------------------
+
+
+def _tile_slice(cpu, esize, za_slice):
+    tile, vertical, s, offset = za_slice
+    return tile, vertical, ((cpu.X(s) & 0xFFFFFFFF) + offset) % (cpu.svl // esize)
+
+
+def ld1_tile(cpu, za_slice, g, address, *, esize):
+    """CheckStreamingSVEAndZAEnabled();
+constant integer dim = SVL DIV esize;
+constant integer mbytes = esize DIV 8;
+bits(PL) pred = P[g, PL];
+bits(64) base = X[n|SP, 64];
+bits(64) offset = X[m, 64];          // XZR: no index ([Xn])
+integer slice = (UInt(X[s, 32]) + offs) MOD dim;
+bits(SVL) result;
+for e = 0 to dim-1
+    bits(64) addr = base + (UInt(offset) + e) * mbytes;
+    if ActivePredicateElement(pred, e, esize) then
+        Elem[result, e, esize] = Mem[addr, mbytes];
+    else
+        Elem[result, e, esize] = Zeros();      // inactive elements are zeroed
+ZAslice[tile, esize, vertical, slice, SVL] = result;"""
+    cpu.CheckStreamingSVEAndZAEnabled()
+    n, m = address
+    mbytes = esize // 8
+    tile, vertical, index = _tile_slice(cpu, esize, za_slice)
+    start = cpu.XSP(n) + cpu.X(m) * mbytes
+    data = _read_elements(cpu, start, cpu.ActiveElements(g, esize), mbytes)
+    cpu.set_ZAslice(tile, esize, vertical, index, data)
+
+
+def st1_tile(cpu, za_slice, g, address, *, esize):
+    """CheckStreamingSVEAndZAEnabled();
+constant integer dim = SVL DIV esize;
+constant integer mbytes = esize DIV 8;
+integer slice = (UInt(X[s, 32]) + offs) MOD dim;
+bits(SVL) src = ZAslice[tile, esize, vertical, slice, SVL];
+for e = 0 to dim-1
+    bits(64) addr = X[n|SP, 64] + (UInt(X[m, 64]) + e) * mbytes;
+    if ActivePredicateElement(P[g, PL], e, esize) then
+        Mem[addr, mbytes] = Elem[src, e, esize];"""
+    cpu.CheckStreamingSVEAndZAEnabled()
+    n, m = address
+    mbytes = esize // 8
+    tile, vertical, index = _tile_slice(cpu, esize, za_slice)
+    data = cpu.ZAslice(tile, esize, vertical, index)
+    _write_elements(cpu, cpu.XSP(n) + cpu.X(m) * mbytes, data, cpu.ActiveElements(g, esize), mbytes)
+
+
+# ---- SVE: contiguous Z loads and stores ---------------------------------------------------------------
+
+
+def _contiguous_address(cpu, address, mode: str, msize: int, esize: int) -> int:
+    n, k = address
+    if mode == "imm":  # [Xn, #imm, MUL VL]: imm times the memory one vector's elements take
+        return cpu.XSP(n) + k * (cpu.VL // esize) * (msize // 8)
+    return cpu.XSP(n) + cpu.X(k) * (msize // 8)  # [Xn, Xm, LSL #log2(msize/8)]
+
+
+def ld1_z(cpu, t, g, address, *, msize, esize, mode):
+    """CheckStreamingSVEEnabled();
+constant integer elements = VL DIV esize;
+constant integer mbytes = msize DIV 8;
+bits(64) addr = X[n|SP, 64] + offset;   // #imm * elements * mbytes (mul vl), or X[m] * mbytes
+for e = 0 to elements-1
+    if ActivePredicateElement(P[g, PL], e, esize) then
+        Elem[result, e, esize] = ZeroExtend(Mem[addr, mbytes], esize);
+    else
+        Elem[result, e, esize] = Zeros();
+    addr = addr + mbytes;
+Z[t, VL] = result;"""
+    cpu.CheckStreamingSVEEnabled()
+    mbytes, ebytes = msize // 8, esize // 8
+    start = _contiguous_address(cpu, address, mode, msize, esize)
+    memory = _read_elements(cpu, start, cpu.ActiveElements(g, esize), mbytes)
+    cpu.set_Z(t, _widen(memory, mbytes, ebytes))
+
+
+def st1_z(cpu, t, g, address, *, msize, esize, mode):
+    """CheckStreamingSVEEnabled();
+constant integer elements = VL DIV esize;
+constant integer mbytes = msize DIV 8;
+bits(64) addr = X[n|SP, 64] + offset;   // #imm * elements * mbytes (mul vl), or X[m] * mbytes
+for e = 0 to elements-1
+    if ActivePredicateElement(P[g, PL], e, esize) then
+        Mem[addr, mbytes] = Elem[Z[t, VL], e, esize]<msize-1:0>;   // truncated to msize bits
+    addr = addr + mbytes;"""
+    cpu.CheckStreamingSVEEnabled()
+    mbytes, ebytes = msize // 8, esize // 8
+    start = _contiguous_address(cpu, address, mode, msize, esize)
+    data = _narrow(cpu.Z(t), mbytes, ebytes)
+    _write_elements(cpu, start, data, cpu.ActiveElements(g, esize), mbytes)
