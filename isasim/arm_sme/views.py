@@ -17,6 +17,7 @@ from ..core.errors import IsasimError
 from ..core.isa import WatchTarget
 from ..core.numerics import ELEMENT_TYPES
 from ..core.render import grid, key_value_table
+from . import tiles
 from .state import P_NAMES, Z_NAMES, ArmSmeState
 
 VECTOR_VIEWS = ("int32", "uint8", "int8", "int16", "uint16", "uint32", "int64", "uint64")
@@ -101,10 +102,50 @@ def _array_name(name: str) -> bool:
     return name in Z_NAMES or name in P_NAMES or name in ("za", "zt0", "ffr")
 
 
+_TILE = re.compile(r"za([0-9]+)([hv]?)\.([bhsdq])(?:\[([0-9]+)\])?")
+_TILE_TYPES = {"b": ("uint8", "int8"), "h": ("uint16", "int16"), "s": ("uint32", "int32", "fp32"),
+               "d": ("uint64", "int64"), "q": ("uint64",)}  # a .q element is shown as its two 64-bit halves
+
+
+def tile_values(state: ArmSmeState, name: str) -> tuple[np.ndarray, str, str] | None:
+    """A ZA tile (za1.s: its rows, tile_rows' order) or one slice (za1h.s[2], za1v.s[2]) as bytes
+    (rows x SVL/8 bytes), its element size letter and the title; None if the name is no tile."""
+    m = _TILE.fullmatch(name)
+    if not m:
+        return None
+    number, direction, suffix, index = int(m.group(1)), m.group(2), m.group(3), m.group(4)
+    esize = 8 * tiles.ELEMENT_BYTES[suffix]
+    count = tiles.tile_count(esize)
+    if number >= count:
+        raise IsasimError(f"the .{suffix} tiles are za0.{suffix} to za{count - 1}.{suffix}, not za{number}.{suffix}")
+    slices = state.svl // esize
+    if (index is None) != (direction == ""):
+        raise IsasimError(f"'{name}': a tile is za{number}.{suffix}, a slice za{number}h.{suffix}[i] or "
+                          f"za{number}v.{suffix}[i]")
+    if index is None:
+        return state.za[tiles.tile_rows(number, esize, state.svlb)], suffix, f"za{number}.{suffix}"
+    if int(index) >= slices:
+        raise IsasimError(f"za{number}.{suffix} has {slices} slices at SVL {state.svl}, not {int(index) + 1}")
+    data = tiles.read_slice(state.za, number, esize, direction == "v", int(index))
+    return data.reshape(1, -1), suffix, name
+
+
 def item_view(state: ArmSmeState, what: str, args: list[str], *, width: int = 100):
     name = what.lower()
     if name in ("regs", "registers"):
         return registers_table(state)
+    tile = tile_values(state, name)
+    if tile is not None:
+        data, suffix, title = tile
+        types = _TILE_TYPES[suffix]
+        unknown = [a for a in args if a not in types and a != "hex"]
+        if unknown:
+            raise IsasimError(f"{name} is shown as {' or '.join(types)}, not '{unknown[0]}'")
+        element = next((a for a in args if a in types), types[0])
+        storage, kind = ELEMENT_TYPES[element]
+        values = np.ascontiguousarray(data).view(storage)
+        digits = 2 * np.dtype(storage).itemsize if "hex" in args else None
+        return grid(values, kind, title=f"{title}  {element}", hex_digits=digits, width=width)
     if _array_name(name):
         views = views_of(name)
         unknown = [a for a in args if a not in views and a not in ("hex", "all")]
@@ -125,6 +166,9 @@ def watch_value(state: ArmSmeState, what: str, element_types: dict[str, str]) ->
         return WatchTarget(state.read_register(name))
     if _array_name(name):
         return WatchTarget(state.array_bytes(name), element_types.get(name, views_of(name)[0]))
+    tile = tile_values(state, name)
+    if tile is not None:
+        return WatchTarget(tile[0].tobytes(), _TILE_TYPES[tile[1]][0])
     m = re.fullmatch(r"za\[(\d+)\]", name)
     if not m:
         return None
@@ -138,4 +182,5 @@ STEPPER_LOCATIONS = """    x0 ... x30, sp, nzcv, svcr, pc   registers (p, w)
     regs                              every register (p)
     za [TYPE] [hex] [all]             ZA, the vectors that are not zero (all: every one) (p, w)
     za[i]                             one vector of ZA (w)
+    za1.s, za1h.s[i], za1v.s[i] [hex] a ZA tile, or its horizontal or vertical slice i (p, w)
     z0 ... z31, p0 ... p15, ffr, zt0  a vector, predicate or ZT0 (p, w)"""
