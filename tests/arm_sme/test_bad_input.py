@@ -41,7 +41,9 @@ def test_words_near_every_form_round_trip():
 _PIECES = ["udot", "sdot", "usdot", "sudot", "za.s", "za.d", "[w8,", "[w12,", " 0", " 7", " 8", ", vgx2]", ", vgx4]",
            "]", ", {z0.b-z1.b}", ", {z0.h-z3.h}", ", {z31.h, z0.h}", ", z4.b", ", z16.h", ", z3.h[1]", ", z3.h[9]",
            ", {z4.b-z7.b}", "mov x1, #", "0x10000", "-1", "smstart", " za", "zero {za", "}", "ldr x0, [x1, #8]",
-           "//", ":", "lab", "\t", ",", "{", "#"]
+           "//", ":", "lab", "\t", ",", "{", "#", "ptrue p0.s", ", vl4", ", mul #3", "cntb x0", "whilelt p1.b, x0",
+           "ldr za[w12, 0]", ", [x0, #1, mul vl]", "ld1w {za0h.s[w12, 0]}", "{z0.s}", ", p0/z", ", p0/m", ", [x0, x1",
+           ", lsl #2]", "mov z0.s, p0/m, za1v.s[w13, 1]", "za3h.d[w15, 1]", "st1b", "addvl sp, sp, #-1"]
 
 
 @settings(max_examples=1000, deadline=None)

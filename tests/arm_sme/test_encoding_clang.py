@@ -79,6 +79,8 @@ def test_every_form_agrees_with_clang_over_random_operands():
     assert not mismatches, f"{len(mismatches)} of {len(cases)} differ:\n" + "\n".join(mismatches[:20])
     dots = [f for f in FORMS if f.group == "dot"]
     assert len(dots) == 46 and all(counted[f.id] >= 50 for f in dots)
+    with_operands = [f for f in FORMS if f.encoding.fields and not any(isinstance(k, BranchTarget) for k in f.operands)]
+    assert all(counted[f.id] >= 50 for f in with_operands), [f.id for f in with_operands if counted[f.id] < 50]
 
 
 @pytest.mark.needs_clang
