@@ -280,6 +280,13 @@ def _check(ins, run) -> Check:
         where = f"z{ops[0]}" if to_vector else tiles.tile_text(tile, form.id[-1], vertical) + f"[{index}]"
         return Check(f"{where} element {first} (the first active)", expected,
                      bytes(target[first * eb:(first + 1) * eb]).hex())
+    if form.id in ("LDR_z", "STR_z", "LDR_p", "STR_p"):
+        t, (n, imm) = ops
+        size = state.svlb if form.id.endswith("_z") else state.svlb // 8
+        address = ((regs["sp"] if n == 31 else regs[X_NAMES[n]]) + imm * size) & MASK64
+        register = (state.z if form.id.endswith("_z") else state.p)[t]
+        return Check(f"{form.id[-1]}{t} and memory at {address:#x}", bytes(machine.memory.read(address, size)).hex(),
+                     bytes(register).hex())
     if form.group in ("za_memory", "z_memory"):
         from . import tiles
 

@@ -18,8 +18,8 @@ from . import dots, loads, predicates, scalar, sme, za_moves
 from .dots import DotShape
 from .encoding import Encoding
 from .operands import (AddImm, BaseOffset, BranchTarget, GReg, Governing, Imm, MovWideImm, MulVlAddress, Pattern,
-                       PredMerge, PReg, ScalarPlusScalar, SImm, ZaArrayVector, ZaSlice, ZaSliceList, ZaVectorGroup,
-                       ZIndexed, ZList, ZReg)
+                       PredMerge, PReg, ScalarPlusScalar, SImm, SplitVlAddress, VectorRegister, ZaArrayVector, ZaSlice,
+                       ZaSliceList, ZaVectorGroup, ZIndexed, ZList, ZReg)
 
 
 @dataclass(frozen=True)
@@ -216,6 +216,18 @@ for _t, (_sz, _q, _esize) in _TILE_SIZES.items():
             (ZaSliceList(_t), _governing, ScalarPlusScalar(_shift, xzr_is_none=True)),
             partial(_function, esize=_esize), feature="SME", doc=_function.__doc__.replace("esize", str(_esize)),
             group="za_memory"))
+
+# SVE LDR/STR of a whole Z or P register: [Xn|SP{, #imm, MUL VL}], imm -256..255 (imm9h:imm9l)
+for _m, _top in (("ldr", "10000101"), ("str", "11100101")):
+    for _r, _bits, _tail in (("z", "010", "Zt:5"), ("p", "000", "0 Pt:4")):
+        _function = getattr(loads, f"{_m}_{_r}")
+        _add(A64Form(
+            f"{_m.upper()}_{_r}", _m, f"{_m.upper()} <{_r.upper()}t>, [<Xn|SP>{{, #<imm>, MUL VL}}]",
+            f"{'load' if _m == 'ldr' else 'store'} a whole {'Z' if _r == 'z' else 'predicate'} register "
+            f"({'SVL/8' if _r == 'z' else 'SVL/64'} bytes; the offset in registers)",
+            Encoding(f"{_top} 10 imm9h:6 {_bits} imm9l:3 Rn:5 {_tail}"),
+            (VectorRegister(_r, "Zt" if _r == "z" else "Pt"), SplitVlAddress()), _function, feature="SME",
+            doc=_function.__doc__, group="z_memory"))
 
 
 # ---- SVE predicates, element counts and vector lengths (in streaming mode) -------------------------------

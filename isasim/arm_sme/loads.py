@@ -150,3 +150,50 @@ for e = 0 to elements-1
     start = _contiguous_address(cpu, address, mode, msize, esize)
     data = _narrow(cpu.Z(t), mbytes, ebytes)
     _write_elements(cpu, start, data, cpu.ActiveElements(g, esize), mbytes)
+
+
+# ---- SVE: whole Z and P registers ---------------------------------------------------------------------
+
+
+def ldr_z(cpu, t, address):
+    """CheckStreamingSVEEnabled();
+constant integer elements = VL DIV 8;
+bits(64) addr = X[n|SP, 64] + imm * elements;   // imm -256..255 vectors
+Z[t, VL] = Mem[addr, elements];"""
+    cpu.CheckStreamingSVEEnabled()
+    n, imm = address
+    data = cpu.read_memory(cpu.XSP(n) + imm * cpu.svlb, cpu.svlb)
+    cpu.set_Z(t, np.frombuffer(data, dtype=np.uint8))
+
+
+def str_z(cpu, t, address):
+    """CheckStreamingSVEEnabled();
+constant integer elements = VL DIV 8;
+bits(64) addr = X[n|SP, 64] + imm * elements;
+Mem[addr, elements] = Z[t, VL];"""
+    cpu.CheckStreamingSVEEnabled()
+    n, imm = address
+    cpu.write_memory(cpu.XSP(n) + imm * cpu.svlb, cpu.Z(t).tobytes())
+
+
+def ldr_p(cpu, t, address):
+    """CheckStreamingSVEEnabled();
+constant integer elements = PL DIV 8;           // PL = VL DIV 8
+bits(64) addr = X[n|SP, 64] + imm * elements;   // imm -256..255 predicates
+P[t, PL] = Mem[addr, elements];"""
+    cpu.CheckStreamingSVEEnabled()
+    n, imm = address
+    size = cpu.svlb // 8
+    data = cpu.read_memory(cpu.XSP(n) + imm * size, size)
+    cpu.state.write_p(t, np.frombuffer(data, dtype=np.uint8))
+
+
+def str_p(cpu, t, address):
+    """CheckStreamingSVEEnabled();
+constant integer elements = PL DIV 8;
+bits(64) addr = X[n|SP, 64] + imm * elements;
+Mem[addr, elements] = P[t, PL];"""
+    cpu.CheckStreamingSVEEnabled()
+    n, imm = address
+    size = cpu.svlb // 8
+    cpu.write_memory(cpu.XSP(n) + imm * size, cpu.state.p[t].tobytes())

@@ -708,3 +708,52 @@ class ScalarPlusScalar:
 
     def value(self, fields: dict) -> tuple[int, int]:
         return fields["Rn"], fields["Rm"]
+
+
+@dataclass(frozen=True)
+class VectorRegister:
+    """``Zt`` or ``Pt`` without an element size (LDR/STR of a whole register): z0-z31 or p0-p15."""
+
+    prefix: str  # "z" or "p"
+    field: str
+    kind = "z"
+
+    def parse(self, text: str) -> dict:
+        count = 32 if self.prefix == "z" else 16
+        m = re.fullmatch(rf"{self.prefix}([0-9]+)", text.strip().lower())
+        if not m:
+            if re.fullmatch(rf"{self.prefix}[0-9]+\.[a-z]", text.strip().lower()):
+                raise OperandError(f"LDR and STR take a whole register, without an element size: not {text.strip()}")
+            raise _shape(f"'{text.strip()}' is not a register {self.prefix}0-{self.prefix}{count - 1}")
+        if int(m.group(1)) >= count:
+            raise OperandError(f"there are {count} of these registers ({self.prefix}0-{self.prefix}{count - 1}), "
+                               f"not {self.prefix}{m.group(1)}")
+        return {self.field: int(m.group(1))}
+
+    def text(self, fields: dict) -> str:
+        return f"{self.prefix}{fields[self.field]}"
+
+    def value(self, fields: dict) -> int:
+        return fields[self.field]
+
+
+@dataclass(frozen=True)
+class SplitVlAddress:
+    """``[<Xn|SP>{, #<imm>, MUL VL}]`` with a 9-bit signed imm split as the Arm ARM draws it: imm9h
+    (its high 6 bits) and imm9l (its low 3)."""
+
+    kind = "mem_vl"
+
+    def parse(self, text: str) -> dict:
+        fields = MulVlAddress("imm9", bits=9, signed=True).parse(text)
+        raw = fields.pop("imm9")
+        return {**fields, "imm9h": raw >> 3, "imm9l": raw & 7}
+
+    def _joined(self, fields: dict) -> dict:
+        return {"Rn": fields["Rn"], "imm9": (fields["imm9h"] << 3) | fields["imm9l"]}
+
+    def text(self, fields: dict) -> str:
+        return MulVlAddress("imm9", bits=9, signed=True).text(self._joined(fields))
+
+    def value(self, fields: dict) -> tuple[int, int]:
+        return MulVlAddress("imm9", bits=9, signed=True).value(self._joined(fields))

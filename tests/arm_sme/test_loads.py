@@ -96,3 +96,19 @@ def test_ld1_scalar_plus_scalar_with_xzr_is_refused_by_the_decoder():
 
     with pytest.raises(DecodeError, match="UNDEFINED"):
         ISA.disassemble((0xA41F4000).to_bytes(4, "little"))  # ld1b {z0.b}, p0/z, [x0, xzr]
+
+
+@pytest.mark.parametrize("svl", [128, 2048])
+def test_ldr_str_of_whole_z_and_p_registers(svl):
+    svlb = svl // 8
+    image = bytes((5 * i + 1) % 256 for i in range(8 * svlb))
+    program = "ldr z7, [x0, #1, mul vl]\nldr p3, [x0, #-2, mul vl]\nstr z7, [x1]\nstr p3, [x1, #-1, mul vl]"
+    base = DATA + 4 * svlb
+    machine, result = run(program, svl=svl, regs={"svcr": 1, "x0": base, "x1": DATA + 6 * svlb},
+                          memory=[(DATA, image, True)])
+    assert result.fault is None
+    assert machine.state.z[7].tobytes() == image[5 * svlb:6 * svlb]  # #1, mul vl: one vector on
+    pl = svlb // 8
+    assert machine.state.p[3].tobytes() == image[4 * svlb - 2 * pl:4 * svlb - pl]  # #-2: two predicates back
+    assert machine.memory.read(DATA + 6 * svlb, svlb) == image[5 * svlb:6 * svlb]
+    assert machine.memory.read(DATA + 6 * svlb - pl, pl) == machine.state.p[3].tobytes()
