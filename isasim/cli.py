@@ -139,6 +139,14 @@ def config_dest(flag: str) -> str:
     return "config_" + flag.lstrip("-").replace("-", "_")
 
 
+def add_config_options(parser) -> None:
+    """Every registered ISA's configuration options (--cpu, --svl, ...) on ``parser``."""
+    for flag, (_key, isas) in config_options().items():
+        option = next(o for o in get_isa(isas[0]).config_options if o.flag == flag)
+        parser.add_argument(flag, dest=config_dest(flag), metavar=option.metavar,
+                            help=f"{' and '.join(isas)}: {option.help}")
+
+
 def config_from_options(args, isa) -> dict:
     """The configuration keys set on the command line, each checked to be one ``isa`` takes."""
     given = {}
@@ -300,6 +308,7 @@ def cmd_fuzz(args) -> int:
             raise UsageError(f"argument --only: invalid choice for {args.isa}: '{args.only}' (choose from "
                              f"{', '.join(subsets)}) (see 'isasim fuzz --help')")
         summary = isa.run_fuzz(args.cases, args.seed, against=args.against, isa_subset=args.only,
+                               config=config_from_options(args, isa),
                                lockstep=args.lockstep, out_dir=args.out, shrink_seconds=args.shrink_seconds)
     except ImportError as error:
         raise IsasimError(f"isasim fuzz needs hypothesis ({error}); install it with: pip install hypothesis") from None
@@ -572,10 +581,7 @@ def build_parser() -> argparse.ArgumentParser:
         if program:
             p.add_argument("program", help="assembly file (.s) or trace file (.json)")
             p.add_argument("--init", help="initial registers and memory (JSON: {\"regs\":..., \"memory\": [...]})")
-            for flag, (_key, isas) in config_options().items():
-                option = next(o for o in get_isa(isas[0]).config_options if o.flag == flag)
-                p.add_argument(flag, dest=config_dest(flag), metavar=option.metavar,
-                               help=f"{' and '.join(isas)}: {option.help}")
+            add_config_options(p)
         p.add_argument("--isa", default=DEFAULT_ISA, help=f"ISA of an assembly file (default {DEFAULT_ISA})")
         p.add_argument("--max-steps", type=positive_int, default=DEFAULT_STEP_LIMIT,
                        help="stop with an error after this many instructions (default %(default)s)")
@@ -622,6 +628,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("fuzz", help="run random programs on the simulator and another backend, shrink divergences")
     p.add_argument("--isa", default=DEFAULT_ISA, help=f"ISA (default {DEFAULT_ISA})")
+    add_config_options(p)
     p.add_argument("--cases", type=positive_int, default=200, help="programs to run (default %(default)s)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="the same seed draws the same programs (default %(default)s)")
     p.add_argument("--against", help=f"the other backend (default: the ISA's oracle; {other_backends()})")

@@ -173,6 +173,13 @@ class ArmSme:
                 journal.record("mem", address + first, before[first:last], now[first:last])
         return state, journal.take()
 
+    fuzz_subsets = ("dot",)  # isasim.arm_sme.fuzz.SUBSETS, named here so listing them imports no hypothesis
+
+    def run_fuzz(self, cases: int, seed: int, **options):
+        from .fuzz import run_fuzz  # needs hypothesis: ImportError reaches the CLI, which says so
+
+        return run_fuzz(cases, seed, **options)
+
     def explainer(self):
         if getattr(self, "_explainer", None) is None:
             from .explain import ArmSmeExplainer

@@ -88,11 +88,12 @@ def fuzz_config(against: str) -> dict:
 
 
 def run_fuzz(cases: int, seed: int, against: str = "silicon", isa_subset: str | None = None, lockstep: bool = False,
-             out_dir: str | Path = ".", **options) -> FuzzSummary:
+             out_dir: str | Path = ".", config: dict | None = None, **options) -> FuzzSummary:
     """Run ``cases`` random x86_amx programs on the simulator and on ``against`` and compare them
-    (isa_subset "scalar", "amx" or None for both; the options are run_campaign's)."""
+    (isa_subset "scalar", "amx" or None for both; ``config`` the CPU model, by default this host's
+    when ``against`` is its silicon; the options are run_campaign's)."""
     return run_campaign(ISA_NAME, GENERATORS, cases, seed, against, isa_subset, lockstep, out_dir,
-                        config=fuzz_config(against), **options)
+                        config=config or fuzz_config(against), **options)
 
 
 # ---------------------------------------------------------------------------

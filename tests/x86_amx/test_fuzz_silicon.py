@@ -307,8 +307,13 @@ def test_fuzz_command_explains_why_amx_cannot_run_here(tmp_path):
 
 
 def test_fuzz_command_rejects_an_unknown_backend():
-    done = isasim("fuzz", "--against", "qemu", "--cases", 1)
-    assert done.returncode == 2 and "unknown backend 'qemu'" in done.stderr
+    done = isasim("fuzz", "--against", "nosuchbackend", "--cases", 1)
+    assert done.returncode == 2 and "unknown backend 'nosuchbackend'" in done.stderr
+
+
+def test_fuzz_command_rejects_another_isas_backend():
+    done = isasim("fuzz", "--against", "qemu", "--cases", 1)  # arm_sme's oracle, not x86_amx's
+    assert done.returncode == 2 and "runs arm_sme programs, not x86_amx" in done.stderr, done.stderr
 
 
 def test_fuzz_command_takes_the_subsets_the_isa_names():
