@@ -54,7 +54,8 @@ _KINDS = {"za_group": "a ZA vector group: Wv (W8-W11), offset, VGx2/VGx4",
           "target": "the branch target", "tile_list": "a list of ZA tiles",
           "p": "a predicate register", "pattern": "an element-count pattern (and multiplier)",
           "za_slice": "a horizontal (h) or vertical (v) slice of a ZA tile: Ws (W12-W15), offset",
-          "p_governing": "a governing predicate (p0-p7), merging", "za_vector": "a ZA array vector: Wv (W12-W15), offset",
+          "p_governing": "a governing predicate (p0-p7), merging",
+          "za_vector": "a ZA array vector: Wv (W12-W15), offset",
           "mem_vl": "a base register and an offset in vectors (mul vl)"}
 
 

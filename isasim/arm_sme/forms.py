@@ -237,7 +237,8 @@ for _t, (_sz, _esize) in SIZES.items():
         f"PTRUE_{_t}", "ptrue", f"PTRUE <Pd>.{_t.upper()}{{, <pattern>}}",
         f"set the first elements a pattern counts of a predicate of {_esize}-bit elements (the rest clear)",
         Encoding(f"00100101 size={_sz} 011 000 111000 pattern:5 0 Pd:4"), (PReg(_t, "Pd"), Pattern()),
-        partial(predicates.ptrue, esize=_esize), feature="SME", doc=predicates.ptrue.__doc__.replace("esize", str(_esize)),
+        partial(predicates.ptrue, esize=_esize), feature="SME",
+        doc=predicates.ptrue.__doc__.replace("esize", str(_esize)),
         group="predicate"))
     for _width, _sf in ((64, "1"), (32, "0")):
         for _m, _u, _how in (("whilelt", "0", "signed"), ("whilelo", "1", "unsigned")):

@@ -14,8 +14,6 @@ import numpy as np
 
 from ..core.faults import Fault
 
-UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: None}
-
 
 def _read_elements(cpu, address: int, active: np.ndarray, mbytes: int) -> np.ndarray:
     """The memory elements at address + e*mbytes for each active e (zero where inactive), as bytes."""

@@ -529,7 +529,8 @@ class ZaSlice:
     def value(self, fields: dict) -> tuple[int, bool, int, int]:
         """(tile, vertical, Ws's register number, offset)"""
         raw = fields[self.field]
-        return raw >> (4 - self.tile_bits), bool(fields["V"]), 12 + fields["Rs"], raw & ((1 << (4 - self.tile_bits)) - 1)
+        offset_bits = 4 - self.tile_bits
+        return raw >> offset_bits, bool(fields["V"]), 12 + fields["Rs"], raw & ((1 << offset_bits) - 1)
 
     def text(self, fields: dict) -> str:
         tile, vertical, s, offset = self.value(fields)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 ELEMENT_BYTES = {"b": 1, "h": 2, "s": 4, "d": 8, "q": 16}
-UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def tile_count(esize: int) -> int:
