@@ -262,6 +262,14 @@ def _check(ins, run) -> Check:
         address = (regs["sp"] if n == 31 else regs[X_NAMES[n]]) + offset * state.svlb
         memory = bytes(machine.memory.read(address, state.svlb))
         return Check(f"ZA[{vec}] and memory at {address:#x}", memory.hex(), bytes(state.za[vec]).hex())
+    if form.group == "za_move" and "vgx" in form.id:
+        nreg = int(form.id[-1])
+        to_vectors = form.id.startswith("MOVA_z_")
+        (v, offset), first = (ops[1], ops[0]) if to_vectors else (ops[0], ops[1])
+        vec = ((regs[f"x{v}"] & 0xFFFFFFFF) + offset) % (state.svlb // nreg)
+        expected = bytes(before["za"][vec] if to_vectors else before["z"][first]).hex()
+        got = bytes(state.z[first] if to_vectors else state.za[vec]).hex()
+        return Check(f"{'z%d' % first if to_vectors else 'ZA[%d]' % vec} (the group's first vector)", expected, got)
     if form.group == "za_move":
         from . import tiles
 

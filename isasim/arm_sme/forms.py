@@ -199,6 +199,27 @@ for _msize, _esize in _CONTIGUOUS:
                 partial(_function, msize=_msize, esize=_esize, mode=_mode), feature="SME",
                 doc=_function.__doc__.replace("msize", str(_msize)).replace("esize", str(_esize)),
                 group="z_memory", extra={"reserved": {"Rm": 31}} if _mode == "ss" else {}))
+# SME2 MOVA between a ZA vector group and a list of Z registers (any element size names the same
+# vectors; llvm prints .d and the MOV alias)
+for _nreg, _low_to_z, _low_to_za in ((2, "010 00 off3:3 Zd:4 0", "010 Zn:4 000 off3:3"),
+                                     (4, "011 00 off3:3 Zd:3 00", "011 Zn:3 0000 off3:3")):
+    _add(A64Form(
+        f"MOVA_z_zad_vgx{_nreg}", "mova", "MOVA {<Zd1>.D-<Zd%d>.D}, ZA.D[<Wv>, <offs>{, VGx%d}]" % (_nreg, _nreg),
+        f"copy a {_nreg}-vector ZA group to {_nreg} consecutive Z registers",
+        Encoding(f"11000000 00000110 0 Rv:2 {_low_to_z}"),
+        (ZList("d", _nreg, "Zd", _nreg, any_size=True), ZaVectorGroup("d", _nreg, any_size=True)),
+        partial(za_moves.mova_group_to_vectors, nreg=_nreg), feature="SME2",
+        doc=za_moves.mova_group_to_vectors.__doc__.replace("nreg-1", str(_nreg - 1)).replace("nreg", str(_nreg)),
+        group="za_move", extra={"alias": "mov"}))
+    _add(A64Form(
+        f"MOVA_zad_z_vgx{_nreg}", "mova", "MOVA ZA.D[<Wv>, <offs>{, VGx%d}], {<Zn1>.D-<Zn%d>.D}" % (_nreg, _nreg),
+        f"copy {_nreg} consecutive Z registers to a {_nreg}-vector ZA group",
+        Encoding(f"11000000 00000100 0 Rv:2 {_low_to_za}"),
+        (ZaVectorGroup("d", _nreg, any_size=True), ZList("d", _nreg, "Zn", _nreg, any_size=True)),
+        partial(za_moves.mova_vectors_to_group, nreg=_nreg), feature="SME2",
+        doc=za_moves.mova_vectors_to_group.__doc__.replace("nreg-1", str(_nreg - 1)).replace("nreg", str(_nreg)),
+        group="za_move", extra={"alias": "mov"}))
+
 
 # LD1B/LD1H/LD1W/LD1D/LD1Q and ST1* of one ZA tile slice: [Xn|SP{, Xm, LSL #log2(esize/8)}]
 for _t, (_sz, _q, _esize) in _TILE_SIZES.items():

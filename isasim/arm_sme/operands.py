@@ -39,6 +39,7 @@ class ZaVectorGroup:
 
     esize: str  # "s" or "d"
     nreg: int
+    any_size: bool = False  # .b/.h/.s/.d all name the same vectors (MOVA's array forms, printed as .d)
     kind = "za_group"
 
     def parse(self, text: str) -> dict:
@@ -46,7 +47,7 @@ class ZaVectorGroup:
         if not m:
             raise _shape(f"'{text.strip()}' is not a ZA vector group ZA.{self.esize.upper()}[Wv, offs, VGxN]")
         suffix, reg, offset, vg = m.groups()
-        if suffix != self.esize:
+        if suffix != self.esize and not (self.any_size and suffix in "bhsd"):
             raise _shape(f"ZA.{suffix.upper()} is not this form's ZA.{self.esize.upper()}")
         if vg is not None and vg not in ("vgx2", "vgx4"):
             raise OperandError(f"'{vg}' is not a vector group size (vgx2 or vgx4)")
@@ -107,13 +108,14 @@ class ZList:
     nreg: int
     field: str
     align: int = 1
+    any_size: bool = False  # any of .b/.h/.s/.d (printed as this form's suffix)
     kind = "z_list"
 
     def parse(self, text: str) -> dict:
         if self.nreg == 1 and re.fullmatch(r"\s*z[0-9]+\.[a-z]\s*", text.lower()):
             text = "{" + text + "}"  # a list of one may leave out its braces (ld1b z0.b, ...), as llvm allows
         regs = parse_list(text)
-        if regs[0][1] != self.suffix:
+        if regs[0][1] != self.suffix and not (self.any_size and regs[0][1] in "bhsd"):
             raise _shape(f"{text.strip()} holds .{regs[0][1]} elements, not this form's .{self.suffix}")
         if len(regs) != self.nreg:
             raise _shape(f"{text.strip()} is {len(regs)} registers, not this form's {self.nreg}")

@@ -80,3 +80,33 @@ ZAslice[tile, esize, vertical, slice, SVL] = result;"""
     index = _slice_index(cpu, esize, s, offset)
     old = cpu.ZAslice(tile, esize, vertical, index)
     cpu.set_ZAslice(tile, esize, vertical, index, _merge(old, cpu.Z(n), cpu.ActiveElements(g, esize), esize))
+
+
+def mova_group_to_vectors(cpu, d, group, *, nreg):
+    """CheckStreamingSVEAndZAEnabled();
+constant integer vstride = (SVL DIV 8) DIV nreg;
+integer vec = (UInt(X[v, 32]) + offset) MOD vstride;
+for r = 0 to nreg-1
+    Z[d+r, SVL] = ZAvector[vec, SVL];
+    vec = vec + vstride;"""
+    cpu.CheckStreamingSVEAndZAEnabled()
+    v, offset = group
+    vstride = cpu.svlb // nreg
+    vec = ((cpu.X(v) & 0xFFFFFFFF) + offset) % vstride
+    for r in range(nreg):
+        cpu.set_Z(d + r, cpu.ZAvector(vec + r * vstride).copy())
+
+
+def mova_vectors_to_group(cpu, group, n, *, nreg):
+    """CheckStreamingSVEAndZAEnabled();
+constant integer vstride = (SVL DIV 8) DIV nreg;
+integer vec = (UInt(X[v, 32]) + offset) MOD vstride;
+for r = 0 to nreg-1
+    ZAvector[vec, SVL] = Z[n+r, SVL];
+    vec = vec + vstride;"""
+    cpu.CheckStreamingSVEAndZAEnabled()
+    v, offset = group
+    vstride = cpu.svlb // nreg
+    vec = ((cpu.X(v) & 0xFFFFFFFF) + offset) % vstride
+    for r in range(nreg):
+        cpu.set_ZAvector(vec + r * vstride, cpu.Z(n + r).copy())

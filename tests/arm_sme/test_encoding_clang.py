@@ -149,6 +149,10 @@ NOT_ENCODABLE = [
     ("ldr z0, [x0, #256, mul vl]", "#-256 to #255"),
     ("str p16, [x0]", "p0-p15"),
     ("str p0, [x0, #-257, mul vl]", "#-256 to #255"),
+    ("mova {z1.d-z2.d}, za.d[w8, 0, vgx2]", "multiple of 2"),  # SME2 MOVA of ZA vector groups
+    ("mova za.d[w8, 0, vgx4], {z2.d-z5.d}", "multiple of 4"),
+    ("mov {z0.d-z3.d}, za.d[w12, 0, vgx4]", "w8-w11"),
+    ("mov za.s[w8, 8, vgx2], {z0.s-z1.s}", "0-7"),
 ]
 
 

@@ -86,3 +86,19 @@ def test_mova_q_slices():
 def test_mova_needs_streaming_mode_and_za(svcr):
     _, result = run("mov z0.b, p0/m, za0h.b[w12, 0]", regs={"svcr": svcr})
     assert result.fault.kind == "UNDEFINED"
+
+
+@pytest.mark.parametrize("nreg", [2, 4])
+def test_mova_of_za_vector_groups_round_trips(nreg):
+    svl = 512
+    svlb = svl // 8
+    za = bytes((3 * i) % 251 for i in range(svlb * svlb))
+    vstride = svlb // nreg
+    program = (f"mov {{z4.s-z{3 + nreg}.s}}, za.s[w9, 5, vgx{nreg}]\n"
+               f"mov za.b[w10, 0, vgx{nreg}], {{z4.b-z{3 + nreg}.b}}")
+    machine, _ = run(program, svl=svl, regs={**ON, "x9": vstride - 2, "x10": 1}, arrays={"za": za})
+    vec = (vstride - 2 + 5) % vstride  # = 3
+    rows = np.frombuffer(za, dtype=np.uint8).reshape(svlb, svlb)
+    for r in range(nreg):
+        assert machine.state.z[4 + r].tobytes() == rows[vec + r * vstride].tobytes()
+        assert machine.state.za[1 + r * vstride].tobytes() == rows[vec + r * vstride].tobytes()
