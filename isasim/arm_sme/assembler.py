@@ -160,12 +160,21 @@ def _raw_words(directive: str, args: str) -> list[int]:
     return [int.from_bytes(bytes(values[i:i + 4]), "little") for i in range(0, len(values), 4)]
 
 
+_LONG_NUMBER = re.compile(r"(?<![A-Za-z_])(?:0[xX])?[0-9][0-9a-fA-F]{40,}")  # a number, not a label
+
+
 def assemble(text: str, isa: str, source: str, base: int) -> Program:
     statements = []  # (line number, text or raw words)
     labels: dict[str, int] = {}
     address = base
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split("//")[0].strip()
+        # No A64 field holds a number of more than 20 digits (64 bits); refusing longer ones here also
+        # keeps int() off pathological text (Python refuses to convert more than 4,300 digits).
+        long_number = _LONG_NUMBER.search(line)
+        if long_number:
+            raise AssemblyError(f"{source}:{number}: a number of {len(long_number.group())} digits does not fit "
+                                f"any operand (at most 64 bits)")
         while True:
             m = _LABEL.match(line)
             if not m:

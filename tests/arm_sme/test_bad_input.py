@@ -54,3 +54,12 @@ def test_any_text_assembles_or_is_one_error_line(text):
     except IsasimError as error:
         message = str(error)
         assert "\n" not in message and message.startswith("t.s:")
+
+
+def test_a_number_of_thousands_of_digits_is_one_error_line(tmp_path, capsys):
+    # found by tests/fuzz/test_fuzz_traces.py from a golden trace: int() refuses more than 4,300 digits
+    from cli_harness import error_line
+
+    program = tmp_path / "long.s"
+    program.write_text(f"usdot za.s[w9, {'9' * 5001}, vgx2], {{z0.b-z1.b}}, z4.b\n")
+    error_line(capsys, ["asm", str(program), "--isa", "arm_sme"], "long.s:1", "5001 digits")
