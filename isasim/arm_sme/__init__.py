@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..core.errors import ConfigError
 from ..core.faults import Fault
 from ..core.isa import ArraySpec, ConfigOption, WatchTarget
-from ..core.journal import Journal
+from ..core.journal import Journal, record_memory_changes
 from ..core.program import Instruction, Program
 from . import assembler, decoder, state as state_module, views
 from .context import UNDEFINED, SmeContext
@@ -161,16 +161,7 @@ class ArmSme:
         for name, data in observed.get("arrays", {}).items():
             if name in sizes and len(data) == sizes[name] and data != state.array_bytes(name):
                 state.set_array(name, data)
-        previous_image = getattr(previous, "memory_image", {a: d for a, d, _w in init.memory})
-        state.memory_image = {}
-        for address, data, _writable in init.memory:
-            now = memory.read(address, len(data)) if memory is not None else data
-            state.memory_image[address] = now
-            before = previous_image.get(address, data)
-            if now != before:
-                first = next(i for i, (x, y) in enumerate(zip(before, now)) if x != y)
-                last = len(now) - next(i for i, (x, y) in enumerate(zip(before[::-1], now[::-1])) if x != y)
-                journal.record("mem", address + first, before[first:last], now[first:last])
+        state.memory_image = record_memory_changes(journal, init.memory, memory, getattr(previous, "memory_image", None))
         return state, journal.take()
 
     fuzz_subsets = ("dot",)  # isasim.arm_sme.fuzz.SUBSETS, named here so listing them imports no hypothesis

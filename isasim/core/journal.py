@@ -86,3 +86,21 @@ class Journal:
     def take(self) -> list[Write]:
         writes, self.writes = self.writes, []
         return writes
+
+
+def record_memory_changes(journal: Journal, regions, memory, previous_image: dict[int, bytes] | None) -> dict[int, bytes]:
+    """Journal how each region of ``regions`` ((address, bytes, writable), a trace's init memory)
+    changed since ``previous_image`` ({address: bytes}; None: since the regions' initial bytes), as
+    another backend's ``memory`` now holds it: one write per region spanning its first to its last
+    changed byte.  Returns the new image, the next call's ``previous_image``.  (The stepper and
+    ``record --steps`` see another backend's steps this way: it reports states, not writes.)"""
+    image = {}
+    for address, data, _writable in regions:
+        now = memory.read(address, len(data)) if memory is not None else data
+        image[address] = now
+        before = (previous_image or {}).get(address, data)
+        if now != before:
+            first = next(i for i, (x, y) in enumerate(zip(before, now)) if x != y)
+            last = len(now) - next(i for i, (x, y) in enumerate(zip(before[::-1], now[::-1])) if x != y)
+            journal.record("mem", address + first, before[first:last], now[first:last])
+    return image

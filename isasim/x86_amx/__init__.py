@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..core.errors import ConfigError
 from ..core.isa import ArraySpec, ConfigOption, WatchTarget
-from ..core.journal import Journal
+from ..core.journal import Journal, record_memory_changes
 from ..core.program import Instruction, Program
 from . import amx, scalar
 from .assembler import assemble
@@ -153,7 +153,6 @@ class X86Amx:
         lead to it from ``previous``, so the stepper can show the CPU's state and changes."""
         import numpy as np
 
-        from ..core.journal import Journal
         from .state import TileConfig
 
         journal = Journal()
@@ -174,16 +173,7 @@ class X86Amx:
             for t in range(8):
                 state.write_tile(t, tiles[t])
         state.rip = raw.get("rip", state.rip)
-        previous_image = getattr(previous, "memory_image", {a: d for a, d, _w in init.memory})
-        state.memory_image = {}
-        for address, data, _writable in init.memory:
-            now = memory.read(address, len(data)) if memory is not None else data
-            state.memory_image[address] = now
-            before = previous_image.get(address, data)
-            if now != before:
-                first = next(i for i, (x, y) in enumerate(zip(before, now)) if x != y)
-                last = len(now) - next(i for i, (x, y) in enumerate(zip(before[::-1], now[::-1])) if x != y)
-                journal.record("mem", address + first, before[first:last], now[first:last])
+        state.memory_image = record_memory_changes(journal, init.memory, memory, getattr(previous, "memory_image", None))
         return state, journal.take()
 
     # ---- hooks the CLI dispatches through (each module imported on first call) ----------
