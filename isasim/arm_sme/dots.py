@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .tiles import vector_group_rows
+
 SOURCE_TYPES = {(8, False): np.uint8, (8, True): np.int8, (16, False): np.uint16, (16, True): np.int16}
 ACCUMULATOR_TYPES = {32: np.uint32, 64: np.uint64}  # ZA elements; the sums wrap modulo 2^esize
 
@@ -34,10 +36,7 @@ class DotShape:
 def za_dot(cpu, shape: DotShape, group: tuple[int, int], n: int, m) -> None:
     cpu.CheckStreamingSVEAndZAEnabled()
     v, offset = group
-    vectors = cpu.svlb  # ZA has SVL/8 vectors
-    vstride = vectors // shape.nreg
-    vbase = cpu.X(v) & 0xFFFFFFFF  # X[v, 32]: only the low 32 bits of Wv count
-    vec = (vbase + offset) % vstride
+    rows = vector_group_rows(cpu.svlb, cpu.X(v), offset, shape.nreg)  # only the low 32 bits of Wv count
     type1 = SOURCE_TYPES[shape.source_bits, shape.signed1]
     type2 = SOURCE_TYPES[shape.source_bits, shape.signed2]
     acc_type = ACCUMULATOR_TYPES[shape.esize]
@@ -55,9 +54,8 @@ def za_dot(cpu, shape: DotShape, group: tuple[int, int], n: int, m) -> None:
         operand2 = cpu.Z((m + r) % 32).view(type2).reshape(elements, shape.ways).astype(np.int64) \
             if shape.second == "multiple" else fixed2
         products = (operand1 * operand2).sum(axis=1)  # exact: at most 4 x 2^32
-        result = cpu.ZAvector(vec).view(acc_type) + products.astype(acc_type)  # wraps modulo 2^esize
-        cpu.set_ZAvector(vec, result.view(np.uint8))
-        vec += vstride
+        result = cpu.ZAvector(rows[r]).view(acc_type) + products.astype(acc_type)  # wraps modulo 2^esize
+        cpu.set_ZAvector(rows[r], result.view(np.uint8))
 
 
 def bound(shape: DotShape):

@@ -18,6 +18,7 @@ from ..core.explain import (
 )
 from .forms import FORMS, UNDEFINED_FORMS, A64Form
 from .state import MASK64, X_NAMES, configure
+from .tiles import vector_group_rows
 
 DATA_ADDRESS = 0x20000  # where a load's or store's example data is
 DATA_BYTES = 256
@@ -216,8 +217,7 @@ def _check(ins, run) -> Check:
         shape = form.extra["shape"]
         (v, offset), n, m = ops
         svlb = state.svlb
-        vstride = svlb // shape.nreg
-        vec = ((regs[f"x{v}"] & 0xFFFFFFFF) + offset) % vstride
+        vec = vector_group_rows(svlb, regs[f"x{v}"], offset, shape.nreg)[0]  # the group's first vector
         bytes_in = shape.source_bits // 8
         ebytes = shape.esize // 8
 

@@ -45,3 +45,12 @@ def slice_rows(tile: int, esize: int, vertical: bool, index: int, svlb: int):
 def tile_text(tile: int, suffix: str, vertical: bool | None = None) -> str:
     """za1h.s (a horizontal slice's tile), za1v.s, or za1.s (the whole tile)."""
     return f"za{tile}{'' if vertical is None else 'hv'[vertical]}.{suffix}"
+
+
+def vector_group_rows(svl_bytes: int, wv: int, offset: int, nreg: int) -> list[int]:
+    """The ZA vectors of the vector group ``ZA[Wv, offset, VGx<nreg>]``, in register order, as the ASL
+    selects them: vstride = (SVL DIV 8) DIV nreg; vec = (UInt(X[v, 32]) + offset) MOD vstride; then
+    vec, vec + vstride, ...  Only the low 32 bits of ``wv`` count."""
+    vstride = svl_bytes // nreg
+    vec = ((wv & 0xFFFFFFFF) + offset) % vstride
+    return [vec + r * vstride for r in range(nreg)]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .tiles import vector_group_rows
+
 
 def ldr_za(cpu, vector, address):
     """CheckSMEAndZAEnabled();   // PSTATE.SM may be 0
@@ -91,10 +93,8 @@ for r = 0 to nreg-1
     vec = vec + vstride;"""
     cpu.CheckStreamingSVEAndZAEnabled()
     v, offset = group
-    vstride = cpu.svlb // nreg
-    vec = ((cpu.X(v) & 0xFFFFFFFF) + offset) % vstride
-    for r in range(nreg):
-        cpu.set_Z(d + r, cpu.ZAvector(vec + r * vstride).copy())
+    for r, row in enumerate(vector_group_rows(cpu.svlb, cpu.X(v), offset, nreg)):
+        cpu.set_Z(d + r, cpu.ZAvector(row).copy())
 
 
 def mova_vectors_to_group(cpu, group, n, *, nreg):
@@ -106,7 +106,5 @@ for r = 0 to nreg-1
     vec = vec + vstride;"""
     cpu.CheckStreamingSVEAndZAEnabled()
     v, offset = group
-    vstride = cpu.svlb // nreg
-    vec = ((cpu.X(v) & 0xFFFFFFFF) + offset) % vstride
-    for r in range(nreg):
-        cpu.set_ZAvector(vec + r * vstride, cpu.Z(n + r).copy())
+    for r, row in enumerate(vector_group_rows(cpu.svlb, cpu.X(v), offset, nreg)):
+        cpu.set_ZAvector(row, cpu.Z(n + r).copy())
