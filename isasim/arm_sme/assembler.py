@@ -15,7 +15,6 @@ from ..core.errors import AssemblyError
 from ..core.program import Instruction, Program
 from .forms import FORMS, NOT_ENCODABLE, UNDEFINED_FORMS, A64Form
 from .operands import BranchTarget, OperandError
-from .sme import TILE_MASKS, tile_list_text
 
 _LABEL = re.compile(r"([A-Za-z_.$][\w.$]*)\s*:")
 
@@ -45,29 +44,8 @@ def split_operands(text: str) -> list[str]:
     return merged
 
 
-def parse_tile_list(text: str) -> int:
-    m = re.fullmatch(r"\{(.*)\}", text.strip().lower())
-    if not m:
-        raise OperandError(f"'{text.strip()}' is not a tile list {{za...}}", shape=True)
-    mask = 0
-    if not m.group(1).strip():
-        return 0  # zero {}: no tile (llvm accepts and prints it)
-    names = [n.strip() for n in m.group(1).split(",")]
-    if len({n.partition(".")[2] for n in names}) > 1:
-        raise OperandError(f"the tiles of {text.strip()} mix element sizes (a ZERO list has one size)")
-    for name in names:
-        if name not in TILE_MASKS:
-            raise OperandError(f"'{name}' is not a ZA tile (za, za0.b, za0-1.h, za0-3.s, za0-7.d)")
-        mask |= TILE_MASKS[name]
-    return mask
-
-
 def _parse(form: A64Form, operands: list[str], address: int, labels: dict) -> dict:
     """The fields of ``form`` from the operand texts; OperandError (with .depth) if they do not fit."""
-    if form.operands == ("tile_list",):
-        if len(operands) != 1:
-            raise OperandError("ZERO takes one tile list", shape=True)
-        return {"mask": parse_tile_list(operands[0])}
     missing = form.operands[len(operands):]
     if missing and all(getattr(kind, "default", None) is not None for kind in missing):
         operands = list(operands) + [kind.default for kind in missing]  # left out: the default (ptrue p0.b is all)
@@ -91,8 +69,6 @@ def _parse(form: A64Form, operands: list[str], address: int, labels: dict) -> di
 
 
 def operand_texts(form: A64Form, fields: dict, address: int) -> list[str]:
-    if form.operands == ("tile_list",):
-        return [tile_list_text(fields["mask"])]
     return [kind.text(fields, address) if isinstance(kind, BranchTarget) else kind.text(fields)
             for kind in form.operands]
 
@@ -103,8 +79,6 @@ def instruction_text(form: A64Form, fields: dict, address: int) -> str:
 
 
 def operand_values(form: A64Form, fields: dict) -> tuple:
-    if form.operands == ("tile_list",):
-        return (fields["mask"],)
     return tuple(kind.value(fields) for kind in form.operands)
 
 

@@ -32,25 +32,3 @@ def zero_tiles(cpu, mask: int) -> None:
     for row in range(cpu.svlb):
         if mask >> (row % 8) & 1 and cpu.ZAvector(row).any():
             cpu.set_ZAvector(row, np.zeros(cpu.svlb, dtype=np.uint8))
-
-
-# ZERO's tile lists: each tile name and the 64-bit tiles (bits of the mask) it is made of
-TILE_MASKS = {"za": 0xFF, "za0.b": 0xFF}
-TILE_MASKS.update({f"za{t}.h": 0x55 << t for t in range(2)})
-TILE_MASKS.update({f"za{t}.s": 0x11 << t for t in range(4)})
-TILE_MASKS.update({f"za{t}.d": 1 << t for t in range(8)})
-
-
-def tile_list_text(mask: int) -> str:
-    """The list llvm prints for a mask: {za} for all, else the tiles of the largest one size whose
-    tiles make up exactly the mask (a list never mixes sizes)."""
-    if mask == 0xFF:
-        return "{za}"
-    for size in ("h", "s", "d"):
-        tiles = [name for name, bits in TILE_MASKS.items() if name.endswith("." + size) and mask & bits == bits]
-        covered = 0
-        for name in tiles:
-            covered |= TILE_MASKS[name]
-        if covered == mask:
-            return "{" + ("," if size == "s" else ", ").join(tiles) + "}"  # llvm: no space in a list of .s tiles
-    return "{}"

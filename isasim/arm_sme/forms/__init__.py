@@ -1,0 +1,16 @@
+"""Every A64 form isasim knows, declared once (see base.py for what a declaration holds).
+
+One module per instruction family declares its forms into ``FORMS``, in the order imported
+here: the SME2 dot products (dot), the mode instructions and ZERO (mode), ZA moves and ZA
+memory (za), the SVE instructions a streaming kernel needs (sve), and the scalar subset (scalar).
+A new family is a new module and one line below.
+"""
+
+from __future__ import annotations
+
+from . import dot, mode, scalar, sve, za  # noqa: F401  (importing a family declares its forms)
+from .base import FORMS, A64Form
+from .dot import NOT_ENCODABLE
+from .scalar import UNDEFINED_FORMS
+
+__all__ = ["FORMS", "A64Form", "NOT_ENCODABLE", "UNDEFINED_FORMS"]

@@ -1,0 +1,51 @@
+"""What an A64 form declaration is: its 32-bit encoding in named fields, its syntax,
+the operands that fill the fields, the feature it needs, and its semantics.
+
+The same declaration drives the assembler (operands parse text into fields, the encoding
+packs them), the decoder (the encoding's fixed bits match a word, the fields unpack), the
+disassembler (operands print the fields as llvm-objdump does), the machine (``execute``)
+and ``explain`` (``doc``).  Forms are keyed by id: UDOT alone has a dozen.  The declarations
+themselves are in the modules beside this one, one per instruction family.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Callable
+
+from ...core.program import FormTable
+from ..encoding import Encoding
+from ..operands import GReg
+
+
+@dataclass(frozen=True)
+class A64Form:
+    id: str
+    mnemonic: str
+    syntax: str  # the Arm ARM's syntax line
+    summary: str
+    encoding: Encoding
+    operands: tuple = ()
+    execute: Callable = None  # execute(cpu, *operand values) -> None | branch offset | END
+    feature: str = "A64"  # "A64" (the base ISA), "SME", "SME2" or "SME_I16I64"
+    doc: str = ""  # the Operation, as the Arm ARM writes it
+    group: str = "scalar"
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def fixed_text(self) -> str:
+        """The text of a form without operands, or with fixed ones (``smstart za``)."""
+        return self.extra.get("text", self.mnemonic)
+
+
+FORMS = FormTable()
+
+
+def add(form: A64Form) -> None:
+    FORMS.add(form)
+
+
+# the 64-bit general registers as operands: register 31 is XZR, or SP where the form says so
+X, X_OR_SP = partial(GReg, width=64), partial(GReg, width=64, sp=True)
+

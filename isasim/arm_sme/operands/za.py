@@ -1,0 +1,226 @@
+"""ZA operands: vector groups (za.s[w8, 0, vgx4]), tiles, tile slices and array vectors."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .common import OperandError, _shape, parse_int
+
+
+@dataclass(frozen=True)
+class ZaVectorGroup:
+    """``ZA.S[Wv, offs{, VGx2|VGx4}]``: Wv is W8-W11 (field Rv), offs 0-7 (field off3)."""
+
+    esize: str  # "s" or "d"
+    nreg: int
+    any_size: bool = False  # .b/.h/.s/.d all name the same vectors (MOVA's array forms, printed as .d)
+    kind = "za_group"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"za\.([a-z])\s*\[\s*(\w+)\s*,\s*([^,\]]+?)\s*(?:,\s*(\w+)\s*)?\]", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a ZA vector group ZA.{self.esize.upper()}[Wv, offs, VGxN]")
+        suffix, reg, offset, vg = m.groups()
+        if suffix != self.esize and not (self.any_size and suffix in "bhsd"):
+            raise _shape(f"ZA.{suffix.upper()} is not this form's ZA.{self.esize.upper()}")
+        if vg is not None and vg not in ("vgx2", "vgx4"):
+            raise OperandError(f"'{vg}' is not a vector group size (vgx2 or vgx4)")
+        if vg is not None and vg != f"vgx{self.nreg}":
+            raise _shape(f"{vg} is not this form's vgx{self.nreg}")
+        wm = re.fullmatch(r"w([0-9]+)", reg)
+        if not wm or not 8 <= int(wm.group(1)) <= 11:
+            raise OperandError(f"the vector select register must be one of w8-w11, not {reg}")
+        off = parse_int(offset)
+        if off is None:
+            raise OperandError(f"'{offset}' is not an offset")
+        if not 0 <= off <= 7:
+            raise OperandError(f"the vector select offset must be 0-7, not {off}")
+        return {"Rv": int(wm.group(1)) - 8, "off3": off}
+
+    def text(self, fields: dict) -> str:
+        return f"za.{self.esize}[w{8 + fields['Rv']}, {fields['off3']}, vgx{self.nreg}]"
+
+    def value(self, fields: dict) -> tuple[int, int]:
+        return 8 + fields["Rv"], fields["off3"]
+
+
+# the bits of a tile-slice field that name the tile (the rest are the slice offset), by element size
+TILE_BITS = {"b": 0, "h": 1, "s": 2, "d": 3, "q": 4}
+
+
+@dataclass(frozen=True)
+class ZaSlice:
+    """``ZA<t><H|V>.<T>[<Ws>, <offs>]``: a horizontal or vertical slice of a ZA tile (fields V, Rs for
+    W12-W15, and the 4 bits ``field`` that hold the tile number above the slice offset)."""
+
+    suffix: str
+    field: str = "ZAn"
+    kind = "za_slice"
+
+    @property
+    def tile_bits(self) -> int:
+        return TILE_BITS[self.suffix]
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"za([0-9]+)([hv])\.([bhsdq])\s*\[\s*(\w+)\s*(?:,\s*([^\]]+?)\s*)?\]", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a ZA tile slice (za0h.s[w12, 0])")
+        tile, direction, suffix, reg, offset = m.groups()
+        if suffix != self.suffix:
+            raise _shape(f"{text.strip()} is a .{suffix} slice, not this form's .{self.suffix}")
+        tiles = 1 << self.tile_bits
+        if int(tile) >= tiles:
+            raise OperandError(f"the .{suffix} tiles are za0-za{tiles - 1}, not za{tile}")
+        wm = re.fullmatch(r"w([0-9]+)", reg)
+        if not wm or not 12 <= int(wm.group(1)) <= 15:
+            raise OperandError(f"the slice index register must be one of w12-w15, not {reg}")
+        limit = (1 << (4 - self.tile_bits)) - 1
+        off = parse_int(offset) if offset is not None else None
+        if off is None or not 0 <= off <= limit:
+            raise OperandError(f"the slice offset of a .{suffix} tile must be {'0' if not limit else f'0-{limit}'}, "
+                               f"not {offset}")
+        return {"V": int(direction == "v"), "Rs": int(wm.group(1)) - 12,
+                self.field: (int(tile) << (4 - self.tile_bits)) | off}
+
+    def value(self, fields: dict) -> tuple[int, bool, int, int]:
+        """(tile, vertical, Ws's register number, offset)"""
+        raw = fields[self.field]
+        offset_bits = 4 - self.tile_bits
+        return raw >> offset_bits, bool(fields["V"]), 12 + fields["Rs"], raw & ((1 << offset_bits) - 1)
+
+    def text(self, fields: dict) -> str:
+        tile, vertical, s, offset = self.value(fields)
+        return f"za{tile}{'hv'[vertical]}.{self.suffix}[w{s}, {offset}]"
+
+
+@dataclass(frozen=True)
+class ZaArrayVector:
+    """``ZA[<Wv>, <offs>]``: one vector of the ZA array, Wv W12-W15 (field Rv), offs 0-15 (field off4)."""
+
+    kind = "za_vector"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"za\s*\[\s*(\w+)\s*(?:,\s*([^\]]+?)\s*)?\]", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a ZA array vector za[Wv, offs]")
+        wm = re.fullmatch(r"w([0-9]+)", m.group(1))
+        if not wm or not 12 <= int(wm.group(1)) <= 15:
+            raise OperandError(f"the vector select register must be one of w12-w15, not {m.group(1)}")
+        off = parse_int(m.group(2)) if m.group(2) is not None else 0
+        if off is None or not 0 <= off <= 15:
+            raise OperandError(f"the vector select offset must be 0-15, not {m.group(2)}")
+        return {"Rv": int(wm.group(1)) - 12, "off4": off}
+
+    def text(self, fields: dict) -> str:
+        return f"za[w{12 + fields['Rv']}, {fields['off4']}]"
+
+    def value(self, fields: dict) -> tuple[int, int]:
+        return 12 + fields["Rv"], fields["off4"]
+
+
+@dataclass(frozen=True)
+class ZaSliceList:
+    """``{<ZAt><HV>.<T>[<Ws>, <offs>]}``: one tile slice in braces (the SME loads' and stores' list)."""
+
+    suffix: str
+    field: str = "ZAt"
+    kind = "za_slice"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"\{(.*)\}", text.strip())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a tile slice list {{za0h.s[w12, 0]}}")
+        return ZaSlice(self.suffix, self.field).parse(m.group(1))
+
+    def value(self, fields: dict) -> tuple[int, bool, int, int]:
+        return ZaSlice(self.suffix, self.field).value(fields)
+
+    def text(self, fields: dict) -> str:
+        return "{" + ZaSlice(self.suffix, self.field).text(fields) + "}"
+
+
+
+# ZERO's tile lists: each tile name and the 64-bit tiles (bits of the mask) it is made of; ZAt.D
+# is the ZA vectors t, t+8, t+16, ..., so a wider tile is several of them
+TILE_MASKS = {"za": 0xFF, "za0.b": 0xFF}
+TILE_MASKS.update({f"za{t}.h": 0x55 << t for t in range(2)})
+TILE_MASKS.update({f"za{t}.s": 0x11 << t for t in range(4)})
+TILE_MASKS.update({f"za{t}.d": 1 << t for t in range(8)})
+
+
+def tile_list_text(mask: int) -> str:
+    """The list llvm prints for a mask: {za} for all, else the tiles of the largest one size whose
+    tiles make up exactly the mask (a list never mixes sizes)."""
+    if mask == 0xFF:
+        return "{za}"
+    for size in ("h", "s", "d"):
+        tiles = [name for name, bits in TILE_MASKS.items() if name.endswith("." + size) and mask & bits == bits]
+        covered = 0
+        for name in tiles:
+            covered |= TILE_MASKS[name]
+        if covered == mask:
+            return "{" + ("," if size == "s" else ", ").join(tiles) + "}"  # llvm: no space in a list of .s tiles
+    return "{}"
+
+
+@dataclass(frozen=True)
+class TileList:
+    """``{<tile>, ...}``: ZERO's list of ZA tiles of one element size, or ``{za}`` (field ``mask``, one
+    bit per 64-bit tile ZA0.D-ZA7.D)."""
+
+    field: str = "mask"
+    kind = "tile_list"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"\{(.*)\}", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a tile list {{za...}}")
+        if not m.group(1).strip():
+            return {self.field: 0}  # zero {}: no tile (llvm accepts and prints it)
+        names = [n.strip() for n in m.group(1).split(",")]
+        if len({n.partition(".")[2] for n in names}) > 1:
+            raise OperandError(f"the tiles of {text.strip()} mix element sizes (a ZERO list has one size)")
+        mask = 0
+        for name in names:
+            if name not in TILE_MASKS:
+                raise OperandError(f"'{name}' is not a ZA tile (za, za0.b, za0-1.h, za0-3.s, za0-7.d)")
+            mask |= TILE_MASKS[name]
+        return {self.field: mask}
+
+    def text(self, fields: dict) -> str:
+        return tile_list_text(fields[self.field])
+
+    def value(self, fields: dict) -> int:
+        return fields[self.field]
+
+
+@dataclass(frozen=True)
+class ZaTile:
+    """``ZA<n>.<T>``: one whole ZA tile of elements of size T (the outer products' accumulator); the
+    field holds the tile number, 0 to (element bytes - 1)."""
+
+    suffix: str
+    field: str = "ZAda"
+    kind = "za_tile"
+
+    @property
+    def tiles(self) -> int:
+        return 1 << TILE_BITS[self.suffix]
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"za([0-9]+)\.([bhsdq])", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a ZA tile (za0.s)")
+        tile, suffix = int(m.group(1)), m.group(2)
+        if suffix != self.suffix:
+            raise _shape(f"{text.strip()} is a .{suffix} tile, not this form's .{self.suffix}")
+        if tile >= self.tiles:
+            raise OperandError(f"the .{suffix} tiles are za0-za{self.tiles - 1}, not za{tile}")
+        return {self.field: tile}
+
+    def text(self, fields: dict) -> str:
+        return f"za{fields[self.field]}.{self.suffix}"
+
+    def value(self, fields: dict) -> int:
+        return fields[self.field]
