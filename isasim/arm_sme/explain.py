@@ -26,7 +26,9 @@ GROUPS = {"dot": "SME2 integer dot products (ZA)", "mode": "SME modes", "za": "Z
           "scalar": "A64 scalar", "memory": "A64 loads and stores", "control": "A64 control flow",
           "predicate": "SVE predicates (streaming mode)", "count": "element counts and vector lengths",
           "za_move": "ZA tile slices to and from Z registers", "za_memory": "ZA tile slices to and from memory",
-          "z_memory": "SVE contiguous loads and stores (streaming mode)"}
+          "z_memory": "SVE contiguous loads and stores (streaming mode)",
+          "outer": "SME integer outer products (ZA tiles)", "fp_dot": "SME2 floating-point dot products (ZA)",
+          "fp_outer": "SME floating-point outer products (ZA tiles)"}
 
 # the example each reference page explains: chosen field values per form (the rest are zero)
 _EXAMPLE_FIELDS = {"Rv": 1, "off3": 3, "Zn": 1, "Zm": 2, "i": 1, "mask": 0x11, "Rd": 1, "Rn": 2, "Rt": 3,
@@ -36,6 +38,10 @@ _FAULTS = {
     "dot": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
             ("UNDEFINED", "the form's feature is not in the configuration (SME_I16I64 forms)")],
     "za": [("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
+    "outer": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
+              ("UNDEFINED", "the form's feature is not in the configuration (SME_I16I64 forms)")],
+    "fp_dot": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
+    "fp_outer": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
     "za_vector_memory": [("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
                          ("TRANSLATION", "the SVL/8 bytes are not all in mapped memory (or a store's are read-only)")],
     "za_move": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
@@ -53,6 +59,7 @@ _KINDS = {"za_group": "a ZA vector group: Wv (W8-W11), offset, VGx2/VGx4",
           "z": "a Z register", "z_indexed": "a Z register (z0-z15) and an element-group index",
           "gpr": "a general-purpose register", "imm": "an immediate", "mem": "a base register and offset",
           "target": "the branch target", "tile_list": "a list of ZA tiles",
+          "za_tile": "a whole ZA tile (the accumulator of an outer product)",
           "p": "a predicate register", "pattern": "an element-count pattern (and multiplier)",
           "za_slice": "a horizontal (h) or vertical (v) slice of a ZA tile: Ws (W12-W15), offset",
           "p_governing": "a governing predicate (p0-p7), merging",
