@@ -11,7 +11,12 @@ What is recorded (deterministic: the same seed gives the same programs and initi
   from random Z registers and ZA with the vector-select register at an edge value (0, vstride - 1,
   vstride, 0x7fffffff, 0xffffffff, junk in the upper half) or a random one;
 - faults: a dot with streaming mode off, with ZA off (UNDEFINED), and a load from unmapped
-  memory (TRANSLATION).
+  memory (TRANSLATION);
+- every other form (outer products, floating-point dots, vertical dots, ZA and SVE moves, loads
+  and stores, predicates, counts, modes, the scalar subset), one trace each, the SVL cycling through
+  all five, from random Z, P, ZA and NZCV, with a memory block that the form's base register points
+  into (its index register small); an instruction is drawn again while isasim says it would fault,
+  so that most of these traces show a result rather than a fault (faults have their own traces).
 
 FFR is left out of the expectations: the harness cannot read it in streaming mode.
 """
@@ -29,8 +34,11 @@ from isasim.core.replay import replay
 from isasim.core.trace import Init, Trace, expectations, write_trace
 
 SEED = 20261201
-DOTS = [form for form in FORMS if form.group == "dot"]
-ON = 3  # SVCR: streaming mode and ZA on
+# the integer horizontal dots, recorded first (their traces keep their names and contents as forms are added)
+DOTS = [form for form in FORMS if form.group == "dot" and form.mnemonic in ("udot", "sdot", "usdot", "sudot")]
+ON = 3
+MEMORY_BASE = 0x10000000
+NOT_ALONE = {"control"}  # branches and RET: a one-instruction program of them says little (the loops test them)  # SVCR: streaming mode and ZA on
 
 
 def dot_forms_at(svl: int) -> list:
@@ -64,6 +72,51 @@ def random_init(rng: random.Random, svl: int, nreg: int, svcr: int = ON) -> Init
     if svcr & 2:
         arrays["za"] = rng.randbytes(svl_bytes * svl_bytes)
     return Init(regs=regs, arrays=arrays)
+
+
+def random_instruction(rng: random.Random, form, svl: int, init: Init) -> str | None:
+    """A random valid encoding of ``form`` whose run on isasim from ``init`` does not fault (drawn
+    again up to 200 times), its base register pointed into the memory block and its index register
+    small; None if every draw faults."""
+    from isasim.core.machine import Machine
+
+    for _ in range(200):
+        fields = {name: rng.randrange(1 << box.width) for name, box in form.encoding.fields.items()}
+        try:
+            instruction = ISA.disassemble(form.encoding.pack(fields).to_bytes(4, "little")).instructions[0]
+        except Exception:  # a reserved field value: the decoder refuses it
+            continue
+        if instruction.invalid is not None or instruction.form is not form:
+            continue
+        regs = dict(init.regs)
+        used = instruction.extra["fields"]
+        if "Rm" in used and used["Rm"] != 31:
+            regs[f"x{used['Rm']}"] = rng.randrange(8)
+        if "Rn" in used:
+            base = MEMORY_BASE + len(init.memory[0][1]) // 2 if init.memory else 0
+            regs["sp" if used["Rn"] == 31 else f"x{used['Rn']}"] = base
+        trial = Init(regs=regs, memory=init.memory, arrays=init.arrays)
+        machine = Machine("arm_sme", {"svl": svl})
+        machine.load_init(ISA.assemble(instruction.text + "\nret"), trial)
+        if machine.run(100).fault is None:
+            init.regs.clear()
+            init.regs.update(regs)
+            return instruction.text
+    return None
+
+
+def random_form_init(rng: random.Random, svl: int) -> Init:
+    """Random X (W8-W15 often at an edge), NZCV, Z, P and ZA, SM and ZA on, and a writable memory
+    block of 64 vectors at MEMORY_BASE."""
+    svlb = svl // 8
+    regs = {f"x{i}": rng.getrandbits(64) for i in range(31)}
+    for v in range(8, 16):
+        regs[f"x{v}"] = rng.choice([0, 1, svlb // 4 - 1, svlb // 2, 0xFFFFFFFF, rng.getrandbits(64)])
+    regs |= {"nzcv": rng.getrandbits(4) << 28, "svcr": ON}
+    arrays = {f"z{i}": rng.randbytes(svlb) for i in range(32)}
+    arrays |= {f"p{i}": rng.randbytes(svlb // 8) for i in range(16)}
+    arrays["za"] = rng.randbytes(svlb * svlb)
+    return Init(regs=regs, memory=[(MEMORY_BASE, rng.randbytes(64 * svlb), True)], arrays=arrays)
 
 
 def record(name: str, lines: list[str], svl: int, init: Init, out: Path, backend: QemuBackend) -> Path:
@@ -102,6 +155,18 @@ def main(out: Path) -> None:
         unmapped = random_init(rng, svl, 4)
         unmapped.regs["x0"] = 0x7000_0000
         record(f"fault-translation-svl{svl}", [udot, "ldr x2, [x0]", "ret"], svl, unmapped, out, backend)
+    # every other form, once, the SVL cycling (its own seed: adding a form does not change the traces above)
+    rng = random.Random(SEED + 1)
+    svls = (128, 256, 512, 1024, 2048)
+    others = [form for form in FORMS if form not in DOTS and form.group not in NOT_ALONE and form.execute]
+    for number, form in enumerate(others):
+        svl = svls[number % len(svls)]
+        init = random_form_init(rng, svl)
+        text = random_instruction(rng, form, svl, init)
+        if text is None:
+            print(f"{form.id}: every draw faults on isasim; no trace")
+            continue
+        record(f"form-{form.id.lower()}-svl{svl}", [text, "ret"], svl, init, out, backend)
 
 
 if __name__ == "__main__":
