@@ -7,6 +7,11 @@ the initial state had it: FFR (no instruction reads it in streaming mode) and th
 
 A fault ends QEMU's run without a snapshot, so the state at a fault comes from a second run of
 the instructions before the faulting one: faults are precise, so that is the state the fault saw.
+
+Per-step states (``lockstep``: ``isasim diff --against qemu --lockstep``, ``isasim step --against
+qemu``) come from prefix runs of the path isasim executed, straight-lined, with every branch's
+decision checked on QEMU, many prefixes in one QEMU process: see :mod:`.lockstep` for the mechanism
+and why it was chosen over QEMU's gdbstub.
 """
 
 from __future__ import annotations
@@ -130,6 +135,12 @@ class QemuBackend:
             if isinstance(result, Fault):
                 raise OracleError(f"the program's first {before} instructions fault on their own: {result}")
         return Outcome(observed(result, init, svl), _memory(result["regions"]), fault, steps=None)
+
+    def lockstep(self, isa: str, config: dict, program: Program, init: Init, *, max_steps: int = DEFAULT_STEP_LIMIT):
+        """Yield (index, pc, observed, memory, fault) after every instruction, as QEMU ran it."""
+        from .lockstep import QemuSteps
+
+        return iter(QemuSteps(self, config, program, init, max_steps))
 
     @staticmethod
     def _fault(fault: Fault, program: Program) -> CoreFault:
