@@ -1,10 +1,17 @@
-"""The SME2 integer dot products into ZA vector groups (UDOT, SDOT, USDOT, SUDOT; 2-way and 4-way).
+"""The SME2 integer dot products into ZA vector groups (UDOT, SDOT, USDOT, SUDOT; 2-way and 4-way)
+and the vertical dot products (UVDOT, SVDOT, USVDOT, SUVDOT).
 
 One function, :func:`za_dot`, follows the Arm ARM's Operation for all of them (C9.2.287-292
-UDOT, 197-202 SDOT, 325-327 USDOT, 272-273 SUDOT); a :class:`DotShape` says which one:
-the widths, the signedness of each source, and whether the second source is one register
-(single), a list (multiple) or one indexed element group (indexed).  It works on whole
-vectors at once (numpy), as the ASL's inner loops would, element by element.
+UDOT, 197-202 SDOT, 325-327 USDOT, 272-273 SUDOT; 340-341 UVDOT, 283-284 SVDOT, 336 USVDOT,
+282 SUVDOT); a :class:`DotShape` says which one: the widths, the signedness of each source,
+whether the second source is one register (single), a list (multiple) or one indexed element
+group (indexed), and whether the dot is vertical.  It works on whole vectors at once (numpy), as
+the ASL's inner loops would, element by element.
+
+A vertical dot (indexed only, nreg = ways) sums into element e of the group's vector r the narrow
+elements at the SAME position ``ways*e + r`` of each of the nreg registers Zn+i (i = 0..ways-1),
+times element ``ways*s + i`` of Zm's indexed group; a horizontal dot takes the ways consecutive
+elements ``ways*e + i`` of the one register Zn+r.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ class DotShape:
     signed2: bool  # Zm's elements are SInt
     nreg: int  # VGx2 or VGx4
     second: str  # "single", "multiple" or "indexed"
+    vertical: bool = False  # UVDOT, SVDOT, USVDOT, SUVDOT (indexed, nreg == ways)
 
     @property
     def source_bits(self) -> int:
@@ -49,8 +57,15 @@ def za_dot(cpu, shape: DotShape, group: tuple[int, int], n: int, m) -> None:
         fixed2 = np.repeat(groups, per_segment, axis=0).astype(np.int64)
     elif shape.second == "single":
         fixed2 = cpu.Z(m).view(type2).reshape(elements, shape.ways).astype(np.int64)
+    if shape.vertical:
+        # sources[i][e, j] = Elem[Z[n+i], ways*e + j]: ZA vector r takes column j = r of every Z[n+i]
+        sources = [cpu.Z((n + i) % 32).view(type1).reshape(elements, shape.ways).astype(np.int64)
+                   for i in range(shape.ways)]
     for r in range(shape.nreg):
-        operand1 = cpu.Z((n + r) % 32).view(type1).reshape(elements, shape.ways).astype(np.int64)
+        if shape.vertical:
+            operand1 = np.stack([source[:, r] for source in sources], axis=1)  # [e, i] = Z[n+i][ways*e + r]
+        else:
+            operand1 = cpu.Z((n + r) % 32).view(type1).reshape(elements, shape.ways).astype(np.int64)
         operand2 = cpu.Z((m + r) % 32).view(type2).reshape(elements, shape.ways).astype(np.int64) \
             if shape.second == "multiple" else fixed2
         products = (operand1 * operand2).sum(axis=1)  # exact: at most 4 x 2^32
@@ -72,6 +87,8 @@ def asl(mnemonic: str, shape: DotShape) -> str:
     kind1 = "SInt" if shape.signed1 else "UInt"
     kind2 = "SInt" if shape.signed2 else "UInt"
     ways, esize = shape.ways, shape.esize
+    if shape.vertical:
+        return _vertical_asl(mnemonic, shape, kind1, kind2)
     if shape.second == "multiple":
         operand2 = "Z[(m+r) MOD 32, VL]"
     else:
@@ -100,6 +117,37 @@ def asl(mnemonic: str, shape: DotShape) -> str:
             f"        for i = 0 to {ways - 1}\n"
             f"            element1 = {kind1}(Elem[operand1, {ways} * e + i, {esize // ways}]);\n"
             f"            element2 = {kind2}(Elem[operand2, {pick2}, {esize // ways}]);\n"
+            f"            sum = sum + element1 * element2;            // wraps modulo 2^{esize}\n"
+            f"        Elem[result, e, {esize}] = sum;\n"
+            f"    ZAvector[vec, VL] = result;\n"
+            f"    vec = vec + vstride;")
+
+
+def _vertical_asl(mnemonic: str, shape: DotShape, kind1: str, kind2: str) -> str:
+    """A vertical dot's Operation (C9.2.340 UVDOT and its siblings): element1 is the same position
+    ``ways * e + r`` of each register Z[n+i]."""
+    ways, esize = shape.ways, shape.esize
+    return (f"// {mnemonic.upper()} ({ways}-way, vertical, indexed, VGx{shape.nreg})\n"
+            f"CheckStreamingSVEAndZAEnabled();\n"
+            f"constant integer VL = CurrentVL;                    // SVL\n"
+            f"constant integer elements = VL DIV {esize};\n"
+            f"constant integer vectors = VL DIV 8;\n"
+            f"constant integer vstride = vectors DIV {shape.nreg};\n"
+            f"constant integer eltspersegment = 128 DIV {esize};\n"
+            f"constant bits(32) vbase = X[v, 32];                 // only the low 32 bits of Wv\n"
+            f"integer vec = (UInt(vbase) + offset) MOD vstride;\n"
+            f"constant bits(VL) operand2 = Z[m, VL];\n"
+            f"bits(VL) result;\n"
+            f"for r = 0 to {shape.nreg - 1}\n"
+            f"    constant bits(VL) operand3 = ZAvector[vec, VL];\n"
+            f"    for e = 0 to elements-1\n"
+            f"        constant integer segmentbase = e - (e MOD eltspersegment);\n"
+            f"        constant integer s = segmentbase + index;\n"
+            f"        bits({esize}) sum = Elem[operand3, e, {esize}];\n"
+            f"        for i = 0 to {ways - 1}\n"
+            f"            constant bits(VL) operand1 = Z[n+i, VL];\n"
+            f"            element1 = {kind1}(Elem[operand1, {ways} * e + r, {esize // ways}]);\n"
+            f"            element2 = {kind2}(Elem[operand2, {ways} * s + i, {esize // ways}]);\n"
             f"            sum = sum + element1 * element2;            // wraps modulo 2^{esize}\n"
             f"        Elem[result, e, {esize}] = sum;\n"
             f"    ZAvector[vec, VL] = result;\n"

@@ -135,7 +135,7 @@ class ArmSmeExplainer:
         memory = [(DATA_ADDRESS, bytes(rng.randrange(256) for _ in range(DATA_BYTES)), True)]
         arrays = {f"z{n}": bytes(rng.randrange(256) for _ in range(svlb)) for n in range(32)}
         arrays["za"] = bytes(rng.randrange(256) for _ in range(svlb * svlb))
-        if form.group in ("za_move", "za_memory", "z_memory"):  # governing predicates with some elements active
+        if form.group in ("za_move", "za_memory", "z_memory", "outer"):  # governing predicates, some elements active
             arrays.update({f"p{n}": bytes(rng.randrange(256) for _ in range(svlb // 8)) for n in range(8)})
         if options.init is not None:
             regs.update(options.init.regs)
@@ -215,6 +215,32 @@ def _signed(value: int, bits: int) -> int:
     return value - (1 << bits) if value >> (bits - 1) & 1 else value
 
 
+def _check_outer(shape, ops, before, state, run) -> Check:
+    """ZAda element (0, 0): the ways products of Zn's first element group and Zm's, each pair counted
+    only when both narrow elements are active (Pn for Zn, Pm for Zm)."""
+    da, a, b, n, m = ops
+    narrow_bytes = shape.source_bits // 8
+    ebytes = shape.esize // 8
+
+    def element(register, k, signed):
+        raw = int.from_bytes(bytes(before["z"][register][k * narrow_bytes:(k + 1) * narrow_bytes]), "little")
+        return _signed(raw, shape.source_bits) if signed else raw
+
+    def active(g, k):  # the lowest predicate bit of narrow element k
+        return bool(before_p(run, g)[(k * narrow_bytes) // 8] >> ((k * narrow_bytes) % 8) & 1)
+
+    vector = da  # row 0 of ZAda is ZA vector da
+    total = int.from_bytes(bytes(before["za"][vector][:ebytes]), "little")
+    for k in range(shape.ways):
+        if active(a, k) and active(b, k):
+            product = element(n, k, shape.signed1) * element(m, k, shape.signed2)
+            total += -product if shape.subtract else product
+    expected = total % (1 << shape.esize)
+    got = int.from_bytes(bytes(state.za[vector][:ebytes]), "little")
+    return Check(f"ZA{da}.{'S' if shape.esize == 32 else 'D'} element (0, 0) (ZA[{vector}] element 0)",
+                 f"{expected:#x}", f"{got:#x}")
+
+
 def _check(ins, run) -> Check:
     """One result of the step worked out from the Operation in plain integers, beside the machine's."""
     form, before, machine = ins.form, run.before, run.machine
@@ -239,10 +265,15 @@ def _check(ins, run) -> Check:
                 second = element(before["z"], zm, shape.ways * index + i, shape.signed2)
             else:
                 second = element(before["z"], m, i, shape.signed2)
-            total += element(before["z"], n, i, shape.signed1) * second
+            # a vertical dot takes element 0 of each of Zn..Zn+ways-1, a horizontal one elements 0..ways-1 of Zn
+            first = element(before["z"], n + i, 0, shape.signed1) if shape.vertical else \
+                element(before["z"], n, i, shape.signed1)
+            total += first * second
         expected = total % (1 << shape.esize)
         got = int.from_bytes(bytes(state.za[vec][:ebytes]), "little")
         return Check(f"ZA[{vec}] element 0 (ZA.{'S' if shape.esize == 32 else 'D'})", f"{expected:#x}", f"{got:#x}")
+    if form.group == "outer":
+        return _check_outer(form.extra["shape"], ops, before, state, run)
     if form.group == "mode":
         sm, za = form.execute.keywords["sm"], form.execute.keywords["za"]
         old = regs["svcr"]

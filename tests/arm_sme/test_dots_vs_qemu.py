@@ -21,7 +21,7 @@ from isasim.core.machine import Machine
 pytestmark = [pytest.mark.needs_qemu, pytest.mark.needs_clang]
 
 SVLS = (128, 256, 512, 1024, 2048)
-CASES_PER_FORM = 4  # per SVL: 46 forms x 5 SVLs x 4 = 920 cases
+CASES_PER_FORM = 4  # per SVL: 54 forms (46 + 8 vertical) x 5 SVLs x 4 = 1,080 cases
 SEED = 20261201
 DOTS = [form for form in FORMS if form.group == "dot"]
 ON = 3  # SVCR: streaming mode and ZA on
@@ -40,7 +40,7 @@ def random_case(rng: random.Random, form, svl: int) -> tuple[str, dict] | None:
     if instruction.invalid is not None:
         return None
     svl_bytes = svl // 8
-    nreg = 4 if form.id.endswith("vgx4") else 2
+    nreg = form.extra["shape"].nreg  # the vertical dots are VGx4-only (4-way) or VGx2-only (2-way)
     vstride = svl_bytes // nreg
     x = [rng.getrandbits(64) for _ in range(31)]
     for v in range(8, 12):

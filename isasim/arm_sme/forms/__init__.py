@@ -9,6 +9,7 @@ A new family is a new module and one line below.
 from __future__ import annotations
 
 from . import dot, mode, scalar, sve, za  # noqa: F401  (importing a family declares its forms)
+from . import outer  # noqa: F401  (the integer outer products)
 from .base import FORMS, A64Form
 from .dot import NOT_ENCODABLE
 from .scalar import UNDEFINED_FORMS

@@ -1,5 +1,5 @@
 """The SME2 integer dot products into ZA vector groups: UDOT, SDOT, USDOT, SUDOT (single, multiple,
-indexed; VGx2 and VGx4)."""
+indexed; VGx2 and VGx4), and the vertical dots UVDOT, SVDOT, USVDOT, SUVDOT (indexed only)."""
 
 from __future__ import annotations
 
@@ -38,9 +38,9 @@ SIGNEDNESS = {(False, False): "unsigned", (True, True): "signed", (False, True):
               (True, False): "signed by unsigned"}
 
 
-def _dot_form(mnemonic, za, src, ways, s1, s2, feature, nreg, second, pattern) -> A64Form:
+def _dot_form(mnemonic, za, src, ways, s1, s2, feature, nreg, second, pattern, vertical=False) -> A64Form:
     esize = 32 if za == "s" else 64
-    shape = DotShape(esize, ways, s1, s2, nreg, second)
+    shape = DotShape(esize, ways, s1, s2, nreg, second, vertical)
     group = ZaVectorGroup(za, nreg)
     if second == "single":
         zn, zm = ZList(src, nreg, "Zn", 1), ZReg(src, "Zm", 4)
@@ -54,8 +54,8 @@ def _dot_form(mnemonic, za, src, ways, s1, s2, feature, nreg, second, pattern) -
         m_syntax = f"<Zm>.{src.upper()}[<index>]"
     syntax = (f"{mnemonic.upper()} ZA.{za.upper()}[<Wv>, <offs>{{, VGx{nreg}}}], "
               "{<Zn1>.%s-<Zn%d>.%s}, %s" % (src.upper(), nreg, src.upper(), m_syntax))
-    summary = (f"{ways}-way {SIGNEDNESS[s1, s2]} dot product of {src.upper()} elements into the {esize}-bit "
-               f"elements of a {nreg}-vector ZA group ({second} Zm)")
+    summary = (f"{ways}-way {SIGNEDNESS[s1, s2]} {'vertical ' if vertical else ''}dot product of {src.upper()} "
+               f"elements into the {esize}-bit elements of a {nreg}-vector ZA group ({second} Zm)")
     return A64Form(
         id=f"{mnemonic.upper()}_za{za}_{src}_{second}_vgx{nreg}", mnemonic=mnemonic, syntax=syntax,
         summary=summary, encoding=Encoding(pattern), operands=(group, zn, zm),
@@ -73,6 +73,30 @@ for _m, _za, _src, _ways, _s1, _s2, _feature, (_sz, _opc), _iopc in DOTS:
         add(_dot_form(_m, _za, _src, _ways, _s1, _s2, _feature, _nreg, "indexed",
                        INDEXED[_za.upper()][_nreg].format(t=int(_src == "b"), opc=_iopc)))
 
+
+# ---- SME2 vertical dot products (indexed only; VGx2 for 2-way, VGx4 for 4-way) ---------------------
+# The indexed encodings with bit 12 (bits 12:11 for .D) marking "vertical"; Zn is aligned to nreg.
+VERTICAL = {
+    ("s", "h"): "11000001 0101 Zm:4 0 Rv:2 0 i:2 Zn:4 1 opc={opc} off3:3",  # 2-way, VGx2
+    ("s", "b"): "11000001 0101 Zm:4 1 Rv:2 0 i:2 Zn:3 0 1 opc={opc} off3:3",  # 4-way, VGx4
+    ("d", "h"): "11000001 1101 Zm:4 1 Rv:2 01 i:1 Zn:3 00 opc={opc} off3:3",  # 4-way, VGx4, SME_I16I64
+}
+# (mnemonic, ZA size, source size, Zn signed, Zm signed, feature, opc)
+VERTICAL_DOTS = (
+    ("uvdot", "s", "h", False, False, "SME2", "10"),
+    ("svdot", "s", "h", True, True, "SME2", "00"),
+    ("uvdot", "s", "b", False, False, "SME2", "10"),
+    ("svdot", "s", "b", True, True, "SME2", "00"),
+    ("usvdot", "s", "b", False, True, "SME2", "01"),
+    ("suvdot", "s", "b", True, False, "SME2", "11"),
+    ("uvdot", "d", "h", False, False, "SME_I16I64", "11"),
+    ("svdot", "d", "h", True, True, "SME_I16I64", "01"),
+)
+
+for _m, _za, _src, _s1, _s2, _feature, _opc in VERTICAL_DOTS:
+    _ways = (32 if _za == "s" else 64) // (8 if _src == "b" else 16)
+    add(_dot_form(_m, _za, _src, _ways, _s1, _s2, _feature, _ways, "indexed",
+                  VERTICAL[_za, _src].format(opc=_opc), vertical=True))
 
 
 # what the assembler says of text that no form encodes but that looks like an instruction
