@@ -34,10 +34,12 @@ def split_operands(text: str) -> list[str]:
             current += ch
     if current.strip():
         parts.append(current.strip())
-    # "#1, lsl #12" is one operand (ADD/SUB's shifted immediate), and so is "vl4, mul #3" (CNTB's pattern)
+    # "#1, lsl #12" is one operand (ADD/SUB's shifted immediate), and so is "vl4, mul #3" (CNTB's pattern),
+    # "x2, asr #3" (a shifted register) and "w2, uxtw #2" (an extended one)
     merged = []
     for part in parts:
-        if merged and re.fullmatch(r"(lsl|mul)(\s+|\s*#)\s*-?\w+", part.lower()):
+        if merged and re.fullmatch(r"(lsl|lsr|asr|ror|mul)(\s+|\s*#)\s*-?\w+|[su]xt[bhwx](\s*#?\s*\w+)?",
+                                   part.lower()):
             merged[-1] += ", " + part
         else:
             merged.append(part)
@@ -73,9 +75,16 @@ def operand_texts(form: A64Form, fields: dict, address: int) -> list[str]:
             for kind in form.operands]
 
 
+def preferred_alias(form: A64Form, fields: dict):
+    """The alias llvm prints for these fields of ``form`` (CMP for SUBS with Rd = 31), or None."""
+    return next((alias for alias in form.extra.get("aliases", ()) if alias.preferred(fields)), None)
+
+
 def instruction_text(form: A64Form, fields: dict, address: int) -> str:
-    texts = [text for text in operand_texts(form, fields, address) if text]  # a default pattern prints as nothing
-    return form.extra.get("alias", form.fixed_text) + (" " + ", ".join(texts) if texts else "")
+    alias = preferred_alias(form, fields)
+    texts = [text for text in operand_texts(alias or form, fields, address) if text]  # a default pattern: nothing
+    mnemonic = alias.mnemonic if alias else form.extra.get("alias", form.fixed_text)
+    return mnemonic + (" " + ", ".join(texts) if texts else "")
 
 
 def operand_values(form: A64Form, fields: dict) -> tuple:
@@ -88,17 +97,25 @@ def make_instruction(form: A64Form, fields: dict, address: int, word: int, line:
                        invalid=UNDEFINED_FORMS.get(form.id), extra={"fields": fields, "word": word})
 
 
-def _forms_for(text: str) -> tuple[list[A64Form], str]:
-    """The forms a statement may be, and its operand text (``smstart za`` is a form of its own)."""
+def _forms_for(text: str) -> tuple[list[tuple[A64Form, object]], str]:
+    """The (form, alias or None) a statement may be, and its operand text (``smstart za`` is a form of
+    its own)."""
     words = text.split(None, 1)
     mnemonic = words[0].lower()
     rest = words[1].strip() if len(words) > 1 else ""
-    fixed = [f for f in FORMS.of_mnemonic(mnemonic) if f.fixed_text == " ".join(text.lower().split())]
+    fixed = [(f, None) for f in FORMS.of_mnemonic(mnemonic) if f.fixed_text == " ".join(text.lower().split())]
     if fixed:
         return fixed, ""
-    forms = [f for f in FORMS.of_mnemonic(mnemonic) if f.fixed_text == mnemonic]
-    forms += [f for f in FORMS if f.extra.get("alias") == mnemonic]  # mov is also MOVA, as llvm prints it
+    forms = [(f, None) for f in FORMS.of_mnemonic(mnemonic) if f.fixed_text == mnemonic]
+    forms += [(f, None) for f in FORMS if f.extra.get("alias") == mnemonic]  # mov is also MOVA, as llvm prints it
+    forms += [(f, a) for f in FORMS for a in f.extra.get("aliases", ()) if a.mnemonic == mnemonic]
     return forms, rest
+
+
+def _refuse(message: str, depth: int, shape: bool = False):
+    error = OperandError(message, shape=shape)
+    error.depth = depth
+    raise error
 
 
 def assemble_statement(text: str, address: int, labels: dict, line: int | None = None) -> Instruction:
@@ -112,11 +129,20 @@ def assemble_statement(text: str, address: int, labels: dict, line: int | None =
     if (mnemonic, "multiple") in NOT_ENCODABLE and len(operands) == 3 and operands[2].startswith("{"):
         raise AssemblyError(NOT_ENCODABLE[mnemonic, "multiple"])
     best: OperandError | None = None
-    for form in forms:
+    for form, alias in forms:
         try:
-            fields = _parse(form, operands, address, labels)
+            fields = _parse(alias or form, operands, address, labels)
+            if alias is not None:
+                fields = {**alias.fixed, **fields}
+                if alias.derive is not None:
+                    fields = alias.derive(fields)
+                if not (alias.accepts or alias.preferred)(fields):  # e.g. mov x0, #0x10000 is MOVZ, not ORR (a bitmask too)
+                    _refuse(f"these operands are not {alias.mnemonic}'s {form.id}", depth=-2, shape=True)
+            undefined = form.extra.get("undefined_when", lambda _: None)(fields)
+            if undefined:  # a rule between operands (ldr x0, [x0], #8: the base is also the destination)
+                _refuse(undefined, depth=200)
         except OperandError as error:
-            if best is None or getattr(error, "depth", 0) > getattr(best, "depth", 0):
+            if best is None or error.depth > getattr(best, "depth", 0):
                 best = error
             continue
         return make_instruction(form, fields, address, form.encoding.pack(fields), line)

@@ -21,6 +21,10 @@ def decode_word(word: int, address: int) -> Instruction:
             if reserved:  # e.g. LD1W (scalar plus scalar) with Rm = 31: the Arm ARM makes it UNDEFINED
                 raise DecodeError(f"cannot decode {word:#010x} at {address:#x}: {form.mnemonic} with {reserved[0]} = "
                                   f"{fields[reserved[0]]} is UNDEFINED (Arm ARM)")
+            undefined = form.extra.get("undefined_when", lambda _: None)(fields)
+            if undefined:  # e.g. a bitmask immediate DecodeBitMasks refuses
+                raise DecodeError(f"cannot decode {word:#010x} at {address:#x}: {form.mnemonic} is UNDEFINED here: "
+                                  f"{undefined}")
             return make_instruction(form, fields, address, word)
     raise DecodeError(f"cannot decode {word:#010x} at {address:#x}: no arm_sme form has this encoding")
 

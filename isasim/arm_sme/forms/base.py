@@ -31,12 +31,31 @@ class A64Form:
     feature: str = "A64"  # "A64" (the base ISA), "SME", "SME2" or "SME_I16I64"
     doc: str = ""  # the Operation, as the Arm ARM writes it
     group: str = "scalar"
+    # extra: "alias" (a mnemonic always printed instead), "aliases" (Alias, ... tried in order),
+    # "reserved" ({field: value} the decoder refuses), "undefined_when" (fields -> why they are UNDEFINED or None),
+    # "canonical" (fields -> the fields the assembler makes of their text, where a word may spell a value two ways)
     extra: dict = field(default_factory=dict)
 
     @property
     def fixed_text(self) -> str:
         """The text of a form without operands, or with fixed ones (``smstart za``)."""
         return self.extra.get("text", self.mnemonic)
+
+
+@dataclass(frozen=True)
+class Alias:
+    """Another name for some encodings of a form, as the Arm ARM's alias tables give it (CMP is
+    SUBS with Rd = 31): the disassembler prints the first alias whose ``preferred(fields)`` holds,
+    as llvm-objdump does; the assembler also accepts the alias, its operands filling the fields
+    that ``fixed`` leaves open, and ``derive`` (if any) turning what they parsed into the form's fields
+    (UBFX's #lsb, #width into immr and imms)."""
+
+    mnemonic: str
+    operands: tuple
+    preferred: Callable[[dict], bool] = lambda fields: True
+    fixed: dict = field(default_factory=dict)
+    derive: Callable[[dict], dict] | None = None
+    accepts: Callable[[dict], bool] | None = None  # what the assembler takes (default: where it is preferred)
 
 
 FORMS = FormTable()

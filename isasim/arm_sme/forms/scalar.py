@@ -1,48 +1,346 @@
-"""The scalar A64 subset a kernel's loop needs, and UDF."""
+"""The scalar A64 subset a kernel's loop needs, and UDF.
+
+Forms come in X (64-bit, sf = 1) and W (32-bit, sf = 0) variants where the instruction has both.
+Where llvm-objdump prints another name for some encodings (CMP is SUBS with Rd = 31, LSL is a UBFM,
+MOV is MOVZ, MOVN, ORR or ADD #0), the form lists it as an ``Alias`` with the Arm ARM's
+"preferred when" condition, in the order llvm tries them; the assembler accepts every alias.
+"""
 
 from __future__ import annotations
 
+from functools import partial
+
 from .. import scalar
 from ..encoding import Encoding
-from ..operands import AddImm, BaseOffset, BranchTarget, Imm, MovWideImm
-from .base import X, X_OR_SP, A64Form, add
+from ..operands import (AddImm, BaseOffset, BaseOnly, BitfieldImm, BitmaskImm, BitNumber, BranchTarget, Condition,
+                        ExtendedReg, GReg, Imm, MovImm, MovWideImm, OperandError, PreIndex, QReg, ShiftedReg, SImm,
+                        TestReg)
+from ..operands.scalar import CONDITION_SYNONYMS, CONDITIONS
+from .base import A64Form, Alias, add
 
 
-# ---- the scalar subset ----------------------------------------------------------------------------------
-for _form in (
-    A64Form("MOVZ_64_mov", "mov", "MOV <Xd>, #<imm>", "move a 16-bit immediate shifted by 0/16/32/48 (MOVZ)",
-            Encoding("1 10 100101 hw:2 imm16:16 Rd:5"), (X("Rd"), MovWideImm(64)), scalar.movz,
-            doc=scalar.movz.__doc__),
-    A64Form("ADD_64_imm", "add", "ADD <Xd|SP>, <Xn|SP>, #<imm>{, LSL #12}", "add an immediate",
-            Encoding("1 0 0 100010 sh:1 imm12:12 Rn:5 Rd:5"), (X_OR_SP("Rd"), X_OR_SP("Rn"), AddImm()), scalar.add_imm,
-            doc=scalar.add_imm.__doc__),
-    A64Form("SUB_64_imm", "sub", "SUB <Xd|SP>, <Xn|SP>, #<imm>{, LSL #12}", "subtract an immediate",
-            Encoding("1 1 0 100010 sh:1 imm12:12 Rn:5 Rd:5"), (X_OR_SP("Rd"), X_OR_SP("Rn"), AddImm()), scalar.sub_imm,
-            doc=scalar.sub_imm.__doc__),
-    A64Form("SUBS_64_imm", "subs", "SUBS <Xd>, <Xn|SP>, #<imm>{, LSL #12}", "subtract an immediate, setting NZCV",
-            Encoding("1 1 1 100010 sh:1 imm12:12 Rn:5 Rd:5"), (X("Rd"), X_OR_SP("Rn"), AddImm()), scalar.subs_imm,
-            doc=scalar.subs_imm.__doc__),
-    A64Form("LDR_64_uoff", "ldr", "LDR <Xt>, [<Xn|SP>{, #<pimm>}]", "load a 64-bit register from memory",
-            Encoding("11 111 0 01 01 imm12:12 Rn:5 Rt:5"), (X("Rt"), BaseOffset(8)), scalar.ldr_x,
-            doc=scalar.ldr_x.__doc__, group="memory"),
-    A64Form("STR_64_uoff", "str", "STR <Xt>, [<Xn|SP>{, #<pimm>}]", "store a 64-bit register to memory",
-            Encoding("11 111 0 01 00 imm12:12 Rn:5 Rt:5"), (X("Rt"), BaseOffset(8)), scalar.str_x,
-            doc=scalar.str_x.__doc__, group="memory"),
-    A64Form("B", "b", "B <label>", "branch", Encoding("0 00101 imm26:26"), (BranchTarget("imm26", 26),),
-            scalar.b, doc=scalar.b.__doc__, group="control"),
-    A64Form("CBZ_64", "cbz", "CBZ <Xt>, <label>", "branch if a register is zero",
-            Encoding("1 011010 0 imm19:19 Rt:5"), (X("Rt"), BranchTarget("imm19", 19)), scalar.cbz,
-            doc=scalar.cbz.__doc__, group="control"),
-    A64Form("CBNZ_64", "cbnz", "CBNZ <Xt>, <label>", "branch if a register is not zero",
-            Encoding("1 011010 1 imm19:19 Rt:5"), (X("Rt"), BranchTarget("imm19", 19)), scalar.cbnz,
-            doc=scalar.cbnz.__doc__, group="control"),
-    A64Form("RET", "ret", "RET", "return (the program ends)", Encoding("1101011 0 0 10 11111 0000 0 0 11110 00000"),
-            (), scalar.ret, doc=scalar.ret.__doc__, group="control"),
-    A64Form("NOP", "nop", "NOP", "no operation", Encoding("11010101 00000011 0010 0000 000 11111"), (), scalar.nop,
-            doc=scalar.nop.__doc__),
-):
-    add(_form)
+def R(field, width):
+    """A general register of ``width`` bits; register 31 is XZR/WZR."""
+    return GReg(field, width=width)
 
+
+def R_OR_SP(field, width):
+    """A general register of ``width`` bits; register 31 is SP/WSP."""
+    return GReg(field, width=width, sp=True)
+
+
+def _sf(width):
+    return "1" if width == 64 else "0"
+
+
+def _form(id, mnemonic, syntax, summary, pattern, operands, function, group="scalar", **extra):
+    """A form whose semantics is ``function`` (a partial of scalar.py's), its doc that function's ASL."""
+    base = function.func if isinstance(function, partial) else function
+    return A64Form(id, mnemonic, syntax, summary, Encoding(pattern), tuple(operands), function, doc=base.__doc__,
+                   group=group, extra=extra)
+
+
+def _rd_is(value):
+    return lambda fields: fields["Rd"] == value
+
+
+def _rn_is(value):
+    return lambda fields: fields["Rn"] == value
+
+
+# ---- move wide immediate: MOVN, MOVZ, MOVK (and MOV, which is MOVZ or MOVN) ---------------------------------
+
+def _move_wide_mov_preferred(width, inverted):
+    def preferred(fields):
+        if fields["imm16"] == 0 and fields["hw"] != 0:
+            return False  # zero shifted: llvm prints movz/movn x0, #0, lsl #16
+        return not (inverted and width == 32 and fields["imm16"] == 0xFFFF)  # MOVN W #0xffff: #-65536 is MOVZ's
+    return preferred
+
+
+for _width in (32, 64):
+    _hw = "hw:2" if _width == 64 else "0 hw:1"  # a W register has halfwords 0 and 1 only
+    _r = "X" if _width == 64 else "W"
+    for _name, _opc, _op in (("MOVN", "00", "N"), ("MOVZ", "10", "Z"), ("MOVK", "11", "K")):
+        _aliases = () if _op == "K" else (
+            Alias("mov", (R("Rd", _width), MovImm(_width, "movn" if _op == "N" else "movz")),
+                  _move_wide_mov_preferred(_width, _op == "N")),)
+        add(_form(f"{_name}_{_width}", _name.lower(), f"{_name} <{_r}d>, #<imm>{{, LSL #<shift>}}",
+                  {"N": "move the inverse of a shifted 16-bit immediate", "Z": "move a shifted 16-bit immediate",
+                   "K": "move a 16-bit immediate into one halfword, keeping the others"}[_op],
+                  f"{_sf(_width)} {_opc} 100101 {_hw} imm16:16 Rd:5", (R("Rd", _width), MovWideImm(_width)),
+                  partial(scalar.move_wide, datasize=_width, opcode=_op), aliases=_aliases))
+
+
+# ---- ADD, ADDS, SUB, SUBS (CMP, CMN, NEG, NEGS, MOV to/from SP) -------------------------------------------
+
+def _arith_aliases(name, width, kind):
+    """The aliases of one add/sub form: kind imm, shift or ext."""
+    if kind == "imm":
+        second = AddImm()
+    elif kind == "shift":
+        second = ShiftedReg(width)
+    else:
+        second = ExtendedReg(width, rd_is_sp=False)
+    rn = R("Rn", width) if kind == "shift" else R_OR_SP("Rn", width)
+    aliases = []
+    if name in ("ADDS", "SUBS"):
+        aliases.append(Alias("cmn" if name == "ADDS" else "cmp", (rn, second), _rd_is(31), {"Rd": 31}))
+    if kind == "shift" and name in ("SUB", "SUBS"):
+        aliases.append(Alias("neg" if name == "SUB" else "negs", (R("Rd", width), ShiftedReg(width)), _rn_is(31),
+                             {"Rn": 31}))
+    if kind == "imm" and name == "ADD":
+        aliases.append(Alias("mov", (R_OR_SP("Rd", width), R_OR_SP("Rn", width)),
+                             lambda f: f["sh"] == 0 and f["imm12"] == 0 and 31 in (f["Rd"], f["Rn"]),
+                             {"sh": 0, "imm12": 0}))
+    return tuple(aliases)
+
+
+_ARITH = {"ADD": ("0", "0"), "ADDS": ("0", "1"), "SUB": ("1", "0"), "SUBS": ("1", "1")}
+_ARITH_SUMMARY = {"ADD": "add", "ADDS": "add, setting NZCV", "SUB": "subtract", "SUBS": "subtract, setting NZCV"}
+
+for _width in (32, 64):
+    _r, _sp = ("X", "SP") if _width == 64 else ("W", "WSP")
+    for _name, (_op, _s) in _ARITH.items():
+        _flags = _s == "1"
+        _semantics = dict(datasize=_width, sub_op=_op == "1", setflags=_flags)
+        _rd = R("Rd", _width) if _flags else R_OR_SP("Rd", _width)
+        _rd_text = f"<{_r}d>" if _flags else f"<{_r}d|{_sp}>"
+        add(_form(f"{_name}_{_width}_imm", _name.lower(), f"{_name} {_rd_text}, <{_r}n|{_sp}>, #<imm>{{, LSL #12}}",
+                  f"{_ARITH_SUMMARY[_name]} an immediate (0-4095, optionally shifted by 12)",
+                  f"{_sf(_width)} {_op} {_s} 100010 sh:1 imm12:12 Rn:5 Rd:5",
+                  (_rd, R_OR_SP("Rn", _width), AddImm()), partial(scalar.add_sub_imm, **_semantics),
+                  aliases=_arith_aliases(_name, _width, "imm")))
+        _imm6 = "imm6:6" if _width == 64 else "0 imm6:5"  # a W form's shift amount is 0-31
+        add(_form(f"{_name}_{_width}_shift", _name.lower(),
+                  f"{_name} <{_r}d>, <{_r}n>, <{_r}m>{{, <shift> #<amount>}}",
+                  f"{_ARITH_SUMMARY[_name]} a register shifted by LSL, LSR or ASR",
+                  f"{_sf(_width)} {_op} {_s} 01011 shift:2 0 Rm:5 {_imm6} Rn:5 Rd:5",
+                  (R("Rd", _width), R("Rn", _width), ShiftedReg(_width)),
+                  partial(scalar.add_sub_shifted, **_semantics), reserved={"shift": 3},
+                  aliases=_arith_aliases(_name, _width, "shift")))
+        add(_form(f"{_name}_{_width}_ext", _name.lower(),
+                  f"{_name} {_rd_text}, <{_r}n|{_sp}>, <R><m>{{, <extend> {{#<amount>}}}}",
+                  f"{_ARITH_SUMMARY[_name]} a register zero- or sign-extended and shifted left by 0-4",
+                  f"{_sf(_width)} {_op} {_s} 01011 00 1 Rm:5 option:3 imm3:3 Rn:5 Rd:5",
+                  (_rd, R_OR_SP("Rn", _width), ExtendedReg(_width, rd_is_sp=not _flags)),
+                  partial(scalar.add_sub_extended, **_semantics),
+                  undefined_when=lambda f: f"the shift #{f['imm3']} is above 4" if f["imm3"] > 4 else None,
+                  aliases=_arith_aliases(_name, _width, "ext")))
+
+
+# ---- AND, ORR, EOR, ANDS (TST, MOV): bitmask immediate and shifted register --------------------------------
+
+def _bitmask_undefined(width):
+    def undefined(fields):
+        try:
+            scalar.DecodeBitMasks(fields.get("N", 0), fields["imms"], fields["immr"], True, width)
+        except ValueError as error:
+            return str(error)
+        return None
+    return undefined
+
+
+def _bitmask_canonical(fields):
+    """The encoding llvm (and isasim) assemble for the same value: DecodeBitMasks reads only the low
+    log2(esize) bits of immr, so a word may set the others; the assembler leaves them clear."""
+    length = scalar.HighestSetBit((fields.get("N", 0) << 6) | (~fields["imms"] & 0x3F))
+    return {**fields, "immr": fields["immr"] & scalar.Ones(length)}
+
+
+def _move_wide_preferred(width, fields):
+    """The Arm ARM's MoveWidePreferred: a MOVZ or MOVN makes this bitmask immediate too."""
+    s, r = fields["imms"], fields["immr"]
+    if width == 64 and not fields.get("N"):
+        return False
+    if width == 32 and s >> 5:
+        return False
+    if s < 16:
+        return -r % 16 <= 15 - s
+    if s >= width - 15:
+        return r % 16 <= s - (width - 15)
+    return False
+
+
+_LOGICAL = {"AND": "00", "ORR": "01", "EOR": "10", "ANDS": "11"}
+_LOGICAL_SUMMARY = {"AND": "bitwise AND", "ORR": "bitwise OR", "EOR": "bitwise exclusive OR",
+                    "ANDS": "bitwise AND, setting N and Z (C and V cleared)"}
+
+for _width in (32, 64):
+    _r, _sp = ("X", "SP") if _width == 64 else ("W", "WSP")
+    for _name, _opc in _LOGICAL.items():
+        _flags = _name == "ANDS"
+        _op = "AND" if _flags else _name
+        _rd = R("Rd", _width) if _flags else R_OR_SP("Rd", _width)
+        _n = "N:1" if _width == 64 else "0"  # N = 1 (a 64-bit element) is UNDEFINED for a W register
+        _aliases = ()
+        if _name == "ORR":
+            _aliases = (Alias("mov", (R_OR_SP("Rd", _width), MovImm(_width, "orr")),
+                              partial(lambda w, f: f["Rn"] == 31 and not _move_wide_preferred(w, f), _width),
+                              {"Rn": 31}),)
+        elif _flags:
+            _aliases = (Alias("tst", (R("Rn", _width), BitmaskImm(_width)), _rd_is(31), {"Rd": 31}),)
+        add(_form(f"{_name}_{_width}_log_imm", _name.lower(),
+                  f"{_name} {'<' + _r + 'd>' if _flags else '<' + _r + 'd|' + _sp + '>'}, <{_r}n>, #<imm>",
+                  f"{_LOGICAL_SUMMARY[_name]} with a bitmask immediate",
+                  f"{_sf(_width)} {_opc} 100100 {_n} immr:6 imms:6 Rn:5 Rd:5",
+                  (_rd, R("Rn", _width), BitmaskImm(_width)),
+                  partial(scalar.logical_imm, datasize=_width, op=_op, setflags=_flags),
+                  undefined_when=_bitmask_undefined(_width), canonical=_bitmask_canonical, aliases=_aliases))
+        _imm6 = "imm6:6" if _width == 64 else "0 imm6:5"
+        _aliases = ()
+        if _name == "ORR":
+            _aliases = (Alias("mov", (R("Rd", _width), R("Rm", _width)),
+                              lambda f: f["shift"] == 0 and f["imm6"] == 0 and f["Rn"] == 31,
+                              {"Rn": 31, "shift": 0, "imm6": 0}),)
+        elif _flags:
+            _aliases = (Alias("tst", (R("Rn", _width), ShiftedReg(_width, ror=True)), _rd_is(31), {"Rd": 31}),)
+        add(_form(f"{_name}_{_width}_log_shift", _name.lower(),
+                  f"{_name} <{_r}d>, <{_r}n>, <{_r}m>{{, <shift> #<amount>}}",
+                  f"{_LOGICAL_SUMMARY[_name]} with a register shifted by LSL, LSR, ASR or ROR",
+                  f"{_sf(_width)} {_opc} 01010 shift:2 0 Rm:5 {_imm6} Rn:5 Rd:5",
+                  (R("Rd", _width), R("Rn", _width), ShiftedReg(_width, ror=True)),
+                  partial(scalar.logical_shifted, datasize=_width, op=_op, setflags=_flags), aliases=_aliases))
+
+
+# ---- UBFM and SBFM (LSL, LSR, ASR, UBFX, UBFIZ, SBFX, SBFIZ, UXTB, UXTH, SXTB, SXTH, SXTW) -------------------
+
+def _bitfield_aliases(width, signed):
+    top = width - 1
+    rd, rn = R("Rd", width), R("Rn", width)
+    field_bits = 6 if width == 64 else 5
+
+    def insert(f):  # UBFIZ/SBFIZ #lsb, #width
+        if f["lsb"] + f["width"] > width:
+            raise OperandError(f"lsb + width must be at most {width}, not {f['lsb']} + {f['width']}")
+        return {**f, "immr": -f["lsb"] % width, "imms": f["width"] - 1}
+
+    def extract(f):  # UBFX/SBFX #lsb, #width
+        if f["lsb"] + f["width"] > width:
+            raise OperandError(f"lsb + width must be at most {width}, not {f['lsb']} + {f['width']}")
+        return {**f, "immr": f["lsb"], "imms": f["lsb"] + f["width"] - 1}
+
+    def shift_left(f):
+        return {**f, "immr": -f["shift"] % width, "imms": top - f["shift"]}
+
+    u = "s" if signed else "u"
+    aliases = [Alias("asr" if signed else "lsr", (rd, rn, Imm("immr", field_bits)), lambda f: f["imms"] == top,
+                     {"imms": top})]
+    if not signed:
+        aliases.append(Alias("lsl", (rd, rn, BitfieldImm("shift", "lsl", width)),
+                             lambda f: f["imms"] != top and f["imms"] + 1 == f["immr"], derive=shift_left,
+                             accepts=lambda f: True))
+    aliases.append(Alias(f"{u}bfiz", (rd, rn, BitfieldImm("lsb", "lsb_ubfiz", width),
+                                      BitfieldImm("width", "width_ubfiz", width)),
+                         lambda f: f["imms"] < f["immr"], derive=insert, accepts=lambda f: True))
+    extends = [("b", 7), ("h", 15)] + ([("w", 31)] if signed and width == 64 else [])
+    if signed or width == 32:  # UXTB/UXTH are W-only; SXTB/SXTH/SXTW extend a W register into an X
+        for suffix, imms in extends:
+            aliases.append(Alias(f"{u}xt{suffix}", (rd, R("Rn", 32)),
+                                 partial(lambda s, f: f["immr"] == 0 and f["imms"] == s, imms), {"immr": 0, "imms": imms}))
+    aliases.append(Alias(f"{u}bfx", (rd, rn, BitfieldImm("lsb", "lsb_ubfx", width),
+                                     BitfieldImm("width", "width_ubfx", width)),
+                         derive=extract, accepts=lambda f: True))
+    return tuple(aliases)
+
+
+for _width in (32, 64):
+    _r = "X" if _width == 64 else "W"
+    _fields = "1 immr:6 imms:6" if _width == 64 else "0 0 immr:5 0 imms:5"  # N = sf; a W form's immr, imms < 32
+    _bits = 6 if _width == 64 else 5
+    for _name, _opc, _signed in (("SBFM", "00", True), ("UBFM", "10", False)):
+        add(_form(f"{_name}_{_width}", _name.lower(), f"{_name} <{_r}d>, <{_r}n>, #<immr>, #<imms>",
+                  f"{'signed' if _signed else 'unsigned'} bitfield move (the shifts, extracts, inserts and extends)",
+                  f"{_sf(_width)} {_opc} 100110 {_fields} Rn:5 Rd:5",
+                  (R("Rd", _width), R("Rn", _width), Imm("immr", _bits), Imm("imms", _bits)),
+                  partial(scalar.bitfield_move, datasize=_width, signed=_signed),
+                  aliases=_bitfield_aliases(_width, _signed)))
+
+
+# ---- MADD, MSUB (MUL, MNEG) --------------------------------------------------------------------------------
+
+for _width in (32, 64):
+    _r = "X" if _width == 64 else "W"
+    for _name, _o0, _alias in (("MADD", "0", "mul"), ("MSUB", "1", "mneg")):
+        _regs = [R(name, _width) for name in ("Rd", "Rn", "Rm", "Ra")]
+        add(_form(f"{_name}_{_width}", _name.lower(), f"{_name} <{_r}d>, <{_r}n>, <{_r}m>, <{_r}a>",
+                  f"multiply, and {'add to' if _o0 == '0' else 'subtract from'} a third register",
+                  f"{_sf(_width)} 00 11011 000 Rm:5 {_o0} Ra:5 Rn:5 Rd:5", _regs,
+                  partial(scalar.multiply_add, datasize=_width, sub_op=_o0 == "1"),
+                  aliases=(Alias(_alias, tuple(_regs[:3]), lambda f: f["Ra"] == 31, {"Ra": 31}),)))
+
+
+# ---- loads and stores of X, W and Q registers ----------------------------------------------------------------
+
+def _writeback_overlap(fields):
+    if fields["Rn"] == fields["Rt"] and fields["Rn"] != 31:
+        return ("the base register is also the transfer register, with writeback (CONSTRAINED UNPREDICTABLE in "
+                "the Arm ARM; clang refuses it too)")
+    return None
+
+
+_REGISTERS = {"X": ("11", "0", 8, lambda f: R("Rt", 64)), "W": ("10", "0", 4, lambda f: R("Rt", 32)),
+              "Q": ("00", "1", 16, lambda f: QReg("Rt"))}
+_OPC = {("X", True): "01", ("X", False): "00", ("W", True): "01", ("W", False): "00",
+        ("Q", True): "11", ("Q", False): "10"}
+
+for _register, (_size, _v, _bytes, _reg) in _REGISTERS.items():
+    _id = {"X": "64", "W": "32", "Q": "Q"}[_register]
+    for _load in (True, False):
+        _name = "LDR" if _load else "STR"
+        _opc = _OPC[_register, _load]
+        _what = f"{'load' if _load else 'store'} a{' 128-bit Q' if _register == 'Q' else ''} " \
+                f"{'' if _register == 'Q' else str(8 * _bytes) + '-bit '}register {'from' if _load else 'to'} memory"
+        _semantics = dict(size=_bytes, register=_register, load=_load)
+        _overlap = {} if _register == "Q" else {"undefined_when": _writeback_overlap}
+        add(_form(f"{_name}_{_id}_uoff", _name.lower(), f"{_name} <{_register}t>, [<Xn|SP>{{, #<pimm>}}]",
+                  _what + " (unsigned offset)", f"{_size} 111 {_v} 01 {_opc} imm12:12 Rn:5 Rt:5",
+                  (_reg(None), BaseOffset(_bytes)), partial(scalar.load_store, **_semantics), group="memory"))
+        add(_form(f"{_name}_{_id}_pre", _name.lower(), f"{_name} <{_register}t>, [<Xn|SP>, #<simm>]!",
+                  _what + " (pre-index: the base moves first)", f"{_size} 111 {_v} 00 {_opc} 0 imm9:9 11 Rn:5 Rt:5",
+                  (_reg(None), PreIndex()), partial(scalar.load_store_pre, **_semantics), group="memory", **_overlap))
+        add(_form(f"{_name}_{_id}_post", _name.lower(), f"{_name} <{_register}t>, [<Xn|SP>], #<simm>",
+                  _what + " (post-index: the base moves after)", f"{_size} 111 {_v} 00 {_opc} 0 imm9:9 01 Rn:5 Rt:5",
+                  (_reg(None), BaseOnly(), SImm("imm9", 9)), partial(scalar.load_store_post, **_semantics),
+                  group="memory", **_overlap))
+
+
+# ---- branches -------------------------------------------------------------------------------------------------
+
+add(_form("B", "b", "B <label>", "branch", "0 00101 imm26:26", (BranchTarget("imm26", 26),), scalar.b,
+          group="control"))
+
+
+def _condition_aliases():
+    aliases = [Alias(f"b.{name}", (BranchTarget("imm19", 19),), partial(lambda c, f: f["cond"] == c, code),
+                     {"cond": code}) for code, name in enumerate(CONDITIONS)]
+    aliases += [Alias(f"b.{synonym}", (BranchTarget("imm19", 19),), lambda f: False,
+                      {"cond": CONDITIONS.index(name)}, accepts=lambda f: True)
+                for synonym, name in CONDITION_SYNONYMS.items()]
+    return tuple(aliases)
+
+
+add(_form("B_cond", "b.cond", "B.<cond> <label>", "branch if a condition holds on NZCV (b.eq, b.ne ... b.nv)",
+          "0101010 0 imm19:19 0 cond:4", (BranchTarget("imm19", 19), Condition()), scalar.b_cond,
+          group="control", aliases=_condition_aliases()))
+
+for _width in (32, 64):
+    _r = "X" if _width == 64 else "W"
+    for _name, _op in (("CBZ", "0"), ("CBNZ", "1")):
+        add(_form(f"{_name}_{_width}", _name.lower(), f"{_name} <{_r}t>, <label>",
+                  f"branch if a register is {'not ' if _op == '1' else ''}zero",
+                  f"{_sf(_width)} 011010 {_op} imm19:19 Rt:5", (R("Rt", _width), BranchTarget("imm19", 19)),
+                  partial(scalar.compare_branch, datasize=_width, nonzero=_op == "1"), group="control"))
+
+for _name, _op in (("TBZ", "0"), ("TBNZ", "1")):
+    add(_form(_name, _name.lower(), f"{_name} <R><t>, #<imm>, <label>",
+              f"branch if a bit of a register is {'one' if _op == '1' else 'zero'}",
+              f"b5:1 011011 {_op} b40:5 imm14:14 Rt:5", (TestReg(), BitNumber(), BranchTarget("imm14", 14)),
+              partial(scalar.test_branch, bit_val=int(_op)), group="control"))
+
+add(_form("RET", "ret", "RET", "return (the program ends)", "1101011 0 0 10 11111 0000 0 0 11110 00000", (),
+          scalar.ret, group="control"))
+add(_form("NOP", "nop", "NOP", "no operation", "11010101 00000011 0010 0000 000 11111", (), scalar.nop))
 
 
 # UDF #imm16: permanently undefined (its every execution is UNDEFINED): what a raw word that decodes

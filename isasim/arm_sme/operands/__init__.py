@@ -20,7 +20,9 @@ from .address import MulVlAddress, ScalarPlusScalar, SplitVlAddress
 from .common import OperandError, parse_int
 
 
-from .scalar import AddImm, BaseOffset, BranchTarget, GReg, Imm, MovWideImm, SImm
+from .scalar import (AddImm, BaseOffset, BaseOnly, BitfieldImm, BitmaskImm, BitNumber, BranchTarget, Condition,
+                     ExtendedReg, GReg,
+                     Imm, MovImm, MovWideImm, PreIndex, QReg, ShiftedReg, SImm, TestReg)
 
 
 from .vector import Governing, Pattern, PredMerge, PReg, VectorRegister, ZIndexed, ZList, ZReg
@@ -29,7 +31,9 @@ from .vector import Governing, Pattern, PredMerge, PReg, VectorRegister, ZIndexe
 from .za import TileList, ZaArrayVector, ZaSlice, ZaSliceList, ZaTile, ZaVectorGroup
 
 
-__all__ = ["AddImm", "BaseOffset", "BranchTarget", "GReg", "Governing", "Imm", "MovWideImm", "MulVlAddress",
+__all__ = ["AddImm", "BaseOffset", "BaseOnly", "BitfieldImm", "BitmaskImm", "BitNumber", "BranchTarget", "Condition",
+           "ExtendedReg",
+           "MovImm", "PreIndex", "QReg", "ShiftedReg", "TestReg", "GReg", "Governing", "Imm", "MovWideImm", "MulVlAddress",
            "OperandError", "Pattern", "PredMerge", "PReg", "ScalarPlusScalar", "SImm", "SplitVlAddress", "TileList",
            "VectorRegister", "ZaArrayVector", "ZaSlice", "ZaSliceList", "ZaTile", "ZaVectorGroup", "ZIndexed", "ZList",
            "ZReg", "parse_int"]

@@ -75,10 +75,272 @@ class Imm:
         return fields[self.field] * self.scale
 
 
+def _signed(value: int, width: int) -> int:
+    return value - (1 << width) if value >> (width - 1) else value
+
+
+def _parse_shift(text: str, name: str) -> tuple[str, int | None]:
+    """``#imm, lsl #s`` as (the immediate's text, s or None)."""
+    m = re.fullmatch(r"(.+?)(?:,\s*lsl\s*#?\s*([0-9]+))?", text.strip().lower())
+    return m.group(1), None if m.group(2) is None else int(m.group(2))
+
+
 @dataclass(frozen=True)
 class MovWideImm:
-    """MOVZ's ``#imm`` as ``mov`` writes it: a 16-bit chunk imm16 shifted left by 16*hw."""
+    """MOVZ/MOVN/MOVK's ``#<imm>{, LSL #<shift>}``: imm16 (0-65535) shifted left by 16 * hw (0 or 16 for
+    a W register, up to 48 for an X)."""
 
+    width: int = 64
+    kind = "imm_wide"
+
+    def parse(self, text: str) -> dict:
+        number, shift = _parse_shift(text, "mov")
+        value = parse_int(number)
+        if value is None:
+            raise _shape(f"'{text.strip()}' is not an immediate")
+        shifts = list(range(0, self.width, 16))
+        if shift is not None and shift not in shifts:
+            raise OperandError(f"the shift must be lsl #{', #'.join(map(str, shifts))} here, not lsl #{shift}")
+        if not 0 <= value < 1 << 16:
+            raise OperandError(f"the immediate must be 0-65535 (shifted by lsl #16 steps), not {value}")
+        return {"imm16": value, "hw": (shift or 0) // 16}
+
+    def text(self, fields: dict) -> str:
+        return f"#{fields['imm16']}" + (f", lsl #{16 * fields['hw']}" if fields["hw"] else "")
+
+    def value(self, fields: dict) -> tuple[int, int]:
+        return fields["imm16"], 16 * fields["hw"]
+
+
+@dataclass(frozen=True)
+class MovImm:
+    """MOV's ``#<imm>``, the value as the instruction leaves it in a register of ``width`` bits, for the
+    instruction ``via`` that makes it: "movz" (one 16-bit chunk), "movn" (the inverse of one) or "orr"
+    (a bitmask immediate).  llvm prints the value as a signed decimal."""
+
+    width: int = 64
+    via: str = "movz"
+    kind = "imm"
+
+    def _value(self, text: str) -> int:
+        value = parse_int(text)
+        if value is None:
+            raise _shape(f"'{text.strip()}' is not an immediate")
+        if not -(1 << (self.width - 1)) <= value < 1 << self.width:
+            raise OperandError(f"#{value} does not fit a {self.width}-bit register")
+        return value & ((1 << self.width) - 1)
+
+    def parse(self, text: str) -> dict:
+        value = self._value(text)
+        mask = (1 << self.width) - 1
+        if self.via == "orr":
+            try:
+                return BitmaskImm(self.width).encode(value)
+            except OperandError:
+                raise OperandError(f"#{text.strip().lstrip('#')} is not a MOV immediate: not a 16-bit chunk "
+                                   f"(MOVZ), nor the inverse of one (MOVN), nor a bitmask immediate (ORR)") from None
+        chunk = value if self.via == "movz" else ~value & mask
+        for hw in range(self.width // 16):
+            if chunk >> (16 * hw) << (16 * hw) == chunk and chunk >> (16 * hw) < 1 << 16:
+                return {"imm16": chunk >> (16 * hw), "hw": hw}
+        raise _shape(f"#{value:#x} is not a {self.via.upper()} immediate")
+
+    def text(self, fields: dict) -> str:
+        return f"#{_signed(self.value(fields), self.width)}"
+
+    def value(self, fields: dict) -> int:
+        if self.via == "orr":
+            return BitmaskImm(self.width).value(fields)
+        chunk = fields["imm16"] << (16 * fields["hw"])
+        return chunk if self.via == "movz" else ~chunk & ((1 << self.width) - 1)
+
+
+@dataclass(frozen=True)
+class BitmaskImm:
+    """A logical instruction's ``#<imm>``: a bitmask immediate (N, immr, imms: a run of ones rotated
+    within an element of 2-64 bits, the element repeated), as DecodeBitMasks reads it.  A W form has no
+    N field (it is 0)."""
+
+    width: int = 64
+    kind = "imm_bitmask"
+
+    def encode(self, value: int) -> dict:
+        """The fields that make ``value``; OperandError if no bitmask immediate is it."""
+        size = 2
+        while size <= self.width:
+            element = value & ((1 << size) - 1)
+            if all((value >> at) & ((1 << size) - 1) == element for at in range(0, self.width, size)):
+                break
+            size *= 2
+        ones = (1 << size) - 1
+        if size > self.width or element in (0, ones):
+            raise OperandError(f"#{value:#x} is not a bitmask immediate (a rotated run of ones, repeated; never "
+                               f"all zeros or all ones)")
+        for rotation in range(size):  # element = ROR(Ones(S + 1), R): rotate it back left by R
+            run = ((element << rotation) | (element >> (size - rotation))) & ones
+            if run & (run + 1) == 0:
+                imms = ((~(size - 1) << 1) & 0x3F) | (bin(run).count("1") - 1)
+                fields = {"immr": rotation, "imms": imms}
+                if self.width == 64:
+                    fields["N"] = 1 if size == 64 else 0
+                return fields
+        raise OperandError(f"#{value:#x} is not a bitmask immediate (a rotated run of ones, repeated; never "
+                           f"all zeros or all ones)")
+
+    def parse(self, text: str) -> dict:
+        value = parse_int(text)
+        if value is None:
+            raise _shape(f"'{text.strip()}' is not an immediate")
+        if not -(1 << (self.width - 1)) <= value < 1 << self.width:
+            raise OperandError(f"#{value} does not fit a {self.width}-bit register")
+        return self.encode(value & ((1 << self.width) - 1))
+
+    def text(self, fields: dict) -> str:
+        return f"#{self.value(fields):#x}"
+
+    def value(self, fields: dict) -> int:
+        from ..scalar import DecodeBitMasks
+
+        wmask, _ = DecodeBitMasks(fields.get("N", 0), fields["imms"], fields["immr"], True, self.width)
+        return wmask
+
+
+SHIFTS = ("lsl", "lsr", "asr", "ror")
+EXTENDS = ("uxtb", "uxth", "uxtw", "uxtx", "sxtb", "sxth", "sxtw", "sxtx")
+
+
+@dataclass(frozen=True)
+class ShiftedReg:
+    """``<Xm>{, <shift> #<amount>}`` (fields Rm, shift, imm6): LSL, LSR, ASR, and ROR where ``ror`` (the
+    logical instructions); the amount 0 to width - 1.  llvm leaves out ``lsl #0`` only."""
+
+    width: int = 64
+    ror: bool = False
+    kind = "shifted_reg"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"(\w+)\s*(?:,\s*(\w+)\s*#?\s*(-?\w+))?", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a register with an optional shift")
+        fields = GReg("Rm", self.width).parse(m.group(1))
+        if m.group(2) is None:
+            return {**fields, "shift": 0, "imm6": 0}
+        allowed = SHIFTS if self.ror else SHIFTS[:3]
+        if m.group(2) not in allowed:
+            raise _shape(f"'{m.group(2)}' is not a shift here ({', '.join(allowed)})")
+        amount = parse_int(m.group(3))
+        if amount is None or not 0 <= amount < self.width:
+            raise OperandError(f"the shift amount must be #0-#{self.width - 1} here, not {m.group(3)}")
+        return {**fields, "shift": allowed.index(m.group(2)), "imm6": amount}
+
+    def text(self, fields: dict) -> str:
+        register = GReg("Rm", self.width).text(fields)
+        if fields["shift"] == 0 and fields["imm6"] == 0:
+            return register
+        return f"{register}, {SHIFTS[fields['shift']]} #{fields['imm6']}"
+
+    def value(self, fields: dict) -> tuple[int, int, int]:
+        return fields["Rm"], fields["shift"], fields["imm6"]
+
+
+@dataclass(frozen=True)
+class ExtendedReg:
+    """``<Wm|Xm>{, <extend> {#<amount>}}`` (fields Rm, option, imm3 0-4): the register is X for UXTX/SXTX
+    in a 64-bit form, else W.  Where Rd (if ``rd_is_sp``) or Rn is SP, UXTX (UXTW in a 32-bit form)
+    prints as LSL, and as nothing with amount 0, as llvm does."""
+
+    width: int = 64
+    rd_is_sp: bool = True
+    kind = "extended_reg"
+
+    def _register_width(self, option: int) -> int:
+        return 64 if self.width == 64 and option & 3 == 3 else 32
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"(\w+)\s*(?:,\s*([a-z]+)\s*(?:#?\s*(-?\w+))?)?", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a register with an optional extend")
+        name, extend, amount_text = m.groups()
+        lsl = 3 if self.width == 64 else 2  # UXTX, or UXTW in a 32-bit form
+        if extend is None or extend == "lsl":
+            option = lsl
+        elif extend in EXTENDS:
+            option = EXTENDS.index(extend)
+        else:
+            raise _shape(f"'{extend}' is not an extend (uxtb ... sxtx, or lsl)")
+        amount = parse_int(amount_text) if amount_text is not None else 0
+        if amount is None or not 0 <= amount <= 4:
+            raise OperandError(f"the extended register's shift must be #0-#4, not {amount_text}")
+        try:
+            fields = GReg("Rm", self._register_width(option)).parse(name)
+        except OperandError:
+            want = "an X" if self._register_width(option) == 64 else "a W"
+            raise _shape(f"{EXTENDS[option]} here extends {want} register, not '{name}'") from None
+        return {**fields, "option": option, "imm3": amount}
+
+    def text(self, fields: dict) -> str:
+        option, amount = fields["option"], fields["imm3"]
+        register = GReg("Rm", self._register_width(option)).text(fields)
+        sp = fields["Rn"] == 31 or (self.rd_is_sp and fields["Rd"] == 31)
+        if sp and option == (3 if self.width == 64 else 2):
+            return register + (f", lsl #{amount}" if amount else "")
+        return f"{register}, {EXTENDS[option]}" + (f" #{amount}" if amount else "")
+
+    def value(self, fields: dict) -> tuple[int, int, int]:
+        return fields["Rm"], fields["option"], fields["imm3"]
+
+
+@dataclass(frozen=True)
+class TestReg:
+    """TBZ/TBNZ's ``<R><t>``: W when the bit number is below 32 (field b5 clear), else X; llvm prints W
+    whenever b5 is clear, and accepts an X register with a low bit too."""
+
+    kind = "gpr"
+
+    def parse(self, text: str) -> dict:
+        name = text.strip().lower()
+        if name.startswith("w"):
+            return {**GReg("Rt", 32).parse(name), "b5": 0}  # a W register has bits 0-31 only
+        return GReg("Rt", 64).parse(name)
+
+    def text(self, fields: dict) -> str:
+        return GReg("Rt", 64 if fields["b5"] else 32).text(fields)
+
+    def value(self, fields: dict) -> int:
+        return fields["Rt"]
+
+
+@dataclass(frozen=True)
+class BitNumber:
+    """TBZ/TBNZ's ``#<imm>``: the bit to test, 0-63, as b5:b40."""
+
+    kind = "bit_number"
+    conflict = "a W register has bits #0-#31 (use the X register for bits 32-63)"
+
+    def parse(self, text: str) -> dict:
+        value = parse_int(text)
+        if value is None:
+            raise _shape(f"'{text.strip()}' is not a bit number")
+        if not 0 <= value <= 63:
+            raise OperandError(f"the bit number must be #0-#63, not {value}")
+        return {"b5": value >> 5, "b40": value & 31}
+
+    def text(self, fields: dict) -> str:
+        return f"#{self.value(fields)}"
+
+    def value(self, fields: dict) -> int:
+        return (fields["b5"] << 5) | fields["b40"]
+
+
+@dataclass(frozen=True)
+class BitfieldImm:
+    """One immediate of a bitfield alias, printed from immr/imms and parsed into a working field
+    (``name``: shift, lsb or width) that the alias's derive turns into immr and imms.  ``show`` is how
+    the Arm ARM computes it from R = immr and S = imms: "lsl" (width - 1 - S), "lsb_ubfx" (R),
+    "width_ubfx" (S - R + 1), "lsb_ubfiz" (-R MOD width), "width_ubfiz" (S + 1)."""
+
+    name: str
+    show: str
     width: int = 64
     kind = "imm"
 
@@ -86,23 +348,62 @@ class MovWideImm:
         value = parse_int(text)
         if value is None:
             raise _shape(f"'{text.strip()}' is not an immediate")
-        if -(1 << (self.width - 1)) <= value < 0:
-            value += 1 << self.width  # llvm writes a value with the top bit set as a negative number
-        if value < 0 or value >= 1 << self.width:
-            raise OperandError(f"#{value} is not a MOVZ immediate (isasim's mov takes 0-{(1 << self.width) - 1} "
-                               f"with one non-zero 16-bit chunk)")
-        for hw in range(self.width // 16):
-            if value >> (16 * hw) << (16 * hw) == value and value >> (16 * hw) < 1 << 16:
-                return {"imm16": value >> (16 * hw), "hw": hw}
-        raise OperandError(f"#{value:#x} is not a MOVZ immediate (one non-zero 16-bit chunk, shifted by 0, 16, "
-                           f"32 or 48)")
-
-    def text(self, fields: dict) -> str:
-        value = self.value(fields)
-        return f"#{value - (1 << self.width) if value >> (self.width - 1) else value}"  # signed, as llvm prints it
+        low = 1 if self.name == "width" else 0
+        high = self.width if self.name == "width" else self.width - 1
+        if not low <= value <= high:
+            raise OperandError(f"the {self.name} must be #{low}-#{high} here, not {value}")
+        return {self.name: value}
 
     def value(self, fields: dict) -> int:
-        return fields["imm16"] << (16 * fields["hw"])
+        r, s = fields["immr"], fields["imms"]
+        return {"lsl": self.width - 1 - s, "lsb_ubfx": r, "width_ubfx": s - r + 1, "lsb_ubfiz": -r % self.width,
+                "width_ubfiz": s + 1}[self.show]
+
+    def text(self, fields: dict) -> str:
+        return f"#{self.value(fields)}"
+
+
+CONDITIONS = ("eq", "ne", "hs", "lo", "mi", "pl", "vs", "vc", "hi", "ls", "ge", "lt", "gt", "le", "al", "nv")
+CONDITION_SYNONYMS = {"cs": "hs", "cc": "lo"}
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A condition code (field cond), as the B.cond mnemonics name them: eq ... nv (cs = hs, cc = lo)."""
+
+    kind = "cond"
+
+    def parse(self, text: str) -> dict:
+        name = CONDITION_SYNONYMS.get(text.strip().lower(), text.strip().lower())
+        if name not in CONDITIONS:
+            raise _shape(f"'{text.strip()}' is not a condition ({', '.join(CONDITIONS)})")
+        return {"cond": CONDITIONS.index(name)}
+
+    def text(self, fields: dict) -> str:
+        return CONDITIONS[fields["cond"]]
+
+    def value(self, fields: dict) -> int:
+        return fields["cond"]
+
+
+@dataclass(frozen=True)
+class QReg:
+    """``Q<t>``: the low 128 bits of Z<t> (field ``field``)."""
+
+    field: str = "Rt"
+    kind = "q"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"q([0-9]+)", text.strip().lower())
+        if not m or int(m.group(1)) > 31:
+            raise _shape(f"'{text.strip()}' is not a Q register (q0-q31)")
+        return {self.field: int(m.group(1))}
+
+    def text(self, fields: dict) -> str:
+        return f"q{fields[self.field]}"
+
+    def value(self, fields: dict) -> int:
+        return fields[self.field]
 
 
 @dataclass(frozen=True)
@@ -151,6 +452,44 @@ class BaseOffset:
 
     def value(self, fields: dict) -> tuple[int, int]:
         return fields["Rn"], fields["imm12"] * self.scale
+
+
+@dataclass(frozen=True)
+class PreIndex:
+    """``[<Xn|SP>, #<simm>]!``: the base plus a signed 9-bit byte offset (field imm9), written back."""
+
+    kind = "mem_pre"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"\[\s*(\w+)\s*,\s*([^\]]+?)\s*\]\s*!", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a pre-indexed memory operand [Xn, #imm]!")
+        return {**GReg("Rn", sp=True).parse(m.group(1)), **SImm("imm9", 9).parse(m.group(2))}
+
+    def text(self, fields: dict) -> str:
+        return f"[{GReg('Rn', sp=True).text(fields)}, {SImm('imm9', 9).text(fields)}]!"
+
+    def value(self, fields: dict) -> tuple[int, int]:
+        return fields["Rn"], SImm("imm9", 9).value(fields)
+
+
+@dataclass(frozen=True)
+class BaseOnly:
+    """``[<Xn|SP>]``: a post-indexed access's base (its offset is the next operand)."""
+
+    kind = "mem_post"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"\[\s*(\w+)\s*\]", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a post-indexed memory operand [Xn], #imm")
+        return GReg("Rn", sp=True).parse(m.group(1))
+
+    def text(self, fields: dict) -> str:
+        return f"[{GReg('Rn', sp=True).text(fields)}]"
+
+    def value(self, fields: dict) -> int:
+        return fields["Rn"]
 
 
 @dataclass(frozen=True)
