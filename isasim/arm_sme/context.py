@@ -35,12 +35,22 @@ class SmeContext:
             raise undefined("PSTATE.ZA is 0: this instruction needs ZA enabled (SMSTART or SMSTART ZA)")
 
     def CheckStreamingSVEEnabled(self) -> None:
-        """The SVE instructions isasim has (PTRUE, WHILELT, CNTB, ADDVL, LD1W...) run in streaming mode
-        only: the core isasim models has SME without FEAT_SVE, where CheckSVEEnabled() is UNDEFINED
-        outside streaming mode."""
+        """An instruction legal in streaming mode only: UNDEFINED while PSTATE.SM is 0."""
         if not self.state.sm:
-            raise undefined("PSTATE.SM is 0: an SVE instruction needs streaming mode here (SMSTART or SMSTART SM;"
-                            " isasim's core has SME without FEAT_SVE)")
+            raise undefined("PSTATE.SM is 0: this instruction needs streaming mode (SMSTART or SMSTART SM)")
+
+    def CheckSVEEnabled(self) -> None:
+        """What an SVE instruction (PTRUE, WHILELT, CNTB, ADDVL, LD1W...) checks first.  The ASL:
+
+            if HaveSME() && PSTATE.SM == '1' then CheckStreamingSVEEnabled();
+            elsif HaveSME() && !HaveSVE() then UNDEFINED;
+            else CheckNonStreamingSVEEnabled();
+
+        isasim's default core has SME without FEAT_SVE, so outside streaming mode these are
+        UNDEFINED; a configuration listing "SVE" has FEAT_SVE and runs them there too."""
+        if not self.state.sm and "SVE" not in self.state.features:
+            raise undefined("PSTATE.SM is 0: an SVE instruction needs streaming mode (SMSTART or SMSTART SM) on a core"
+                            " without FEAT_SVE (add \"SVE\" to the config's features to model one with it)")
 
     def CheckSMEAndZAEnabled(self) -> None:
         if not self.state.za_enabled:
@@ -81,7 +91,9 @@ class SmeContext:
 
     @property
     def VL(self) -> int:
-        """CurrentVL in bits: in streaming mode (where every vector instruction isasim has runs) the SVL."""
+        """CurrentVL in bits: the SVL in streaming mode.  Outside it (reachable only with the "SVE"
+        feature) the non-streaming vector length, which isasim makes equal to the SVL: one length per
+        configuration, so Z and P have one size whatever the mode (the qemu oracle is told the same)."""
         return self.svl
 
     def P(self, n: int) -> np.ndarray:

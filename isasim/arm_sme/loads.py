@@ -116,7 +116,7 @@ def _contiguous_address(cpu, address, mode: str, msize: int, esize: int) -> int:
 
 
 def ld1_z(cpu, t, g, address, *, msize, esize, mode):
-    """CheckStreamingSVEEnabled();
+    """CheckSVEEnabled();
 constant integer elements = VL DIV esize;
 constant integer mbytes = msize DIV 8;
 bits(64) addr = X[n|SP, 64] + offset;   // #imm * elements * mbytes (mul vl), or X[m] * mbytes
@@ -127,7 +127,7 @@ for e = 0 to elements-1
         Elem[result, e, esize] = Zeros();
     addr = addr + mbytes;
 Z[t, VL] = result;"""
-    cpu.CheckStreamingSVEEnabled()
+    cpu.CheckSVEEnabled()
     mbytes, ebytes = msize // 8, esize // 8
     start = _contiguous_address(cpu, address, mode, msize, esize)
     memory = _read_elements(cpu, start, cpu.ActiveElements(g, esize), mbytes)
@@ -135,7 +135,7 @@ Z[t, VL] = result;"""
 
 
 def st1_z(cpu, t, g, address, *, msize, esize, mode):
-    """CheckStreamingSVEEnabled();
+    """CheckSVEEnabled();
 constant integer elements = VL DIV esize;
 constant integer mbytes = msize DIV 8;
 bits(64) addr = X[n|SP, 64] + offset;   // #imm * elements * mbytes (mul vl), or X[m] * mbytes
@@ -143,7 +143,7 @@ for e = 0 to elements-1
     if ActivePredicateElement(P[g, PL], e, esize) then
         Mem[addr, mbytes] = Elem[Z[t, VL], e, esize]<msize-1:0>;   // truncated to msize bits
     addr = addr + mbytes;"""
-    cpu.CheckStreamingSVEEnabled()
+    cpu.CheckSVEEnabled()
     mbytes, ebytes = msize // 8, esize // 8
     start = _contiguous_address(cpu, address, mode, msize, esize)
     data = _narrow(cpu.Z(t), mbytes, ebytes)
@@ -154,44 +154,45 @@ for e = 0 to elements-1
 
 
 def ldr_z(cpu, t, address):
-    """CheckStreamingSVEEnabled();
+    """CheckSVEEnabled();
 constant integer elements = VL DIV 8;
 bits(64) addr = X[n|SP, 64] + imm * elements;   // imm -256..255 vectors
 Z[t, VL] = Mem[addr, elements];"""
-    cpu.CheckStreamingSVEEnabled()
+    cpu.CheckSVEEnabled()
     n, imm = address
-    data = cpu.read_memory(cpu.XSP(n) + imm * cpu.svlb, cpu.svlb)
+    elements = cpu.VL // 8
+    data = cpu.read_memory(cpu.XSP(n) + imm * elements, elements)
     cpu.set_Z(t, np.frombuffer(data, dtype=np.uint8))
 
 
 def str_z(cpu, t, address):
-    """CheckStreamingSVEEnabled();
+    """CheckSVEEnabled();
 constant integer elements = VL DIV 8;
 bits(64) addr = X[n|SP, 64] + imm * elements;
 Mem[addr, elements] = Z[t, VL];"""
-    cpu.CheckStreamingSVEEnabled()
+    cpu.CheckSVEEnabled()
     n, imm = address
-    cpu.write_memory(cpu.XSP(n) + imm * cpu.svlb, cpu.Z(t).tobytes())
+    cpu.write_memory(cpu.XSP(n) + imm * (cpu.VL // 8), cpu.Z(t).tobytes())
 
 
 def ldr_p(cpu, t, address):
-    """CheckStreamingSVEEnabled();
+    """CheckSVEEnabled();
 constant integer elements = PL DIV 8;           // PL = VL DIV 8
 bits(64) addr = X[n|SP, 64] + imm * elements;   // imm -256..255 predicates
 P[t, PL] = Mem[addr, elements];"""
-    cpu.CheckStreamingSVEEnabled()
+    cpu.CheckSVEEnabled()
     n, imm = address
-    size = cpu.svlb // 8
+    size = cpu.VL // 64  # PL DIV 8 bytes
     data = cpu.read_memory(cpu.XSP(n) + imm * size, size)
     cpu.state.write_p(t, np.frombuffer(data, dtype=np.uint8))
 
 
 def str_p(cpu, t, address):
-    """CheckStreamingSVEEnabled();
+    """CheckSVEEnabled();
 constant integer elements = PL DIV 8;
 bits(64) addr = X[n|SP, 64] + imm * elements;
 Mem[addr, elements] = P[t, PL];"""
-    cpu.CheckStreamingSVEEnabled()
+    cpu.CheckSVEEnabled()
     n, imm = address
-    size = cpu.svlb // 8
+    size = cpu.VL // 64  # PL DIV 8 bytes
     cpu.write_memory(cpu.XSP(n) + imm * size, cpu.state.p[t].tobytes())

@@ -3,7 +3,8 @@ CNTB/CNTH/CNTW/CNTD, and the vector-length arithmetic RDSVL, ADDVL, ADDSVL, ADDS
 
 ``pred_count`` is the Arm ARM's DecodePredCount (the element-count patterns); ``pred_test``
 its PredTest, which sets NZCV from a predicate a WHILE writes.  Elements are counted at
-CurrentVL, which in streaming mode (the only mode isasim runs SVE instructions in) is the SVL.
+CurrentVL, which is the SVL in streaming mode and, with the "SVE" feature, outside it too
+(isasim's non-streaming vector length is the SVL).
 """
 
 from __future__ import annotations
@@ -33,13 +34,13 @@ def pred_count(pattern: int, esize: int, vl: int) -> int:
 
 
 def ptrue(cpu, d, pattern, *, esize):
-    """CheckStreamingSVEEnabled();   // (CheckSVEEnabled() on a core with FEAT_SVE)
+    """CheckSVEEnabled();   // streaming mode, or FEAT_SVE
 constant integer elements = VL DIV esize;
 integer count = DecodePredCount(pat, esize);
 for e = 0 to elements-1
     ElemP[result, e, esize] = if e < count then '1' else '0';
 P[d, PL] = result;"""
-    cpu.CheckStreamingSVEEnabled()
+    cpu.CheckSVEEnabled()
     count = pred_count(pattern[0], esize, cpu.VL)
     cpu.set_P_elements(d, np.arange(cpu.VL // esize) < count, esize)
 
@@ -51,7 +52,7 @@ def pred_test(cpu, active: np.ndarray) -> None:
 
 
 def whilelt(cpu, d, n, m, *, esize, width, unsigned):
-    """CheckStreamingSVEEnabled();
+    """CheckSVEEnabled();
 bits(esize) operand1 = X[n, rsize]; operand2 = X[m, rsize];   // rsize 32 (W) or 64 (X)
 boolean last = TRUE;
 for e = 0 to elements-1
@@ -60,7 +61,7 @@ for e = 0 to elements-1
     ElemP[result, e, esize] = if last then '1' else '0';
 PSTATE.<N,Z,C,V> = PredTest(Ones(PL), result, esize);
 P[d, PL] = result;"""
-    cpu.CheckStreamingSVEEnabled()
+    cpu.CheckSVEEnabled()
     mask = (1 << width) - 1
     a, b = cpu.X(n) & mask, cpu.X(m) & mask
     if not unsigned:  # as signed integers of the register's width
@@ -74,18 +75,18 @@ P[d, PL] = result;"""
 
 
 def cnt(cpu, d, pattern, *, esize):
-    """CheckStreamingSVEEnabled();
+    """CheckSVEEnabled();
 integer count = DecodePredCount(pat, esize);
 X[d, 64] = (count * imm)<63:0>;"""
-    cpu.CheckStreamingSVEEnabled()
+    cpu.CheckSVEEnabled()
     pat, times = pattern
     cpu.set_X(d, pred_count(pat, esize, cpu.VL) * times)
 
 
 def addvl(cpu, d, n, imm):
-    """CheckStreamingSVEEnabled();
+    """CheckSVEEnabled();
 X[d|SP, 64] = X[n|SP, 64] + imm * (VL DIV 8);   // imm -32..31 vector lengths in bytes"""
-    cpu.CheckStreamingSVEEnabled()
+    cpu.CheckSVEEnabled()
     cpu.set_XSP(d, (cpu.XSP(n) + imm * (cpu.VL // 8)) & MASK64)
 
 

@@ -22,8 +22,12 @@ from ..core.journal import Journal, Location
 
 SVLS = (128, 256, 512, 1024, 2048)  # the streaming vector lengths the architecture allows, in bits
 DEFAULT_SVL = 512
-FEATURES = ("SME2", "SME_I16I64")  # the named features a configuration may list
-DEFAULT_FEATURES = FEATURES  # SME_I16I64 is optional in the architecture, on unless the config drops it
+FEATURES = ("SME2", "SME_I16I64", "SVE")  # the named features a configuration may list
+# SME_I16I64 is optional in the architecture, on unless the config drops it.  SVE (FEAT_SVE) is off:
+# the core isasim models by default has SME without SVE, so the SVE instructions it has (PTRUE,
+# LD1W, CNTB...) are UNDEFINED outside streaming mode; with "SVE" listed they run there too, at a
+# non-streaming vector length equal to the SVL (context.SmeContext.VL).
+DEFAULT_FEATURES = ("SME2", "SME_I16I64")
 ZT0_BYTES = 64
 X_COUNT = 31
 MASK64 = (1 << 64) - 1

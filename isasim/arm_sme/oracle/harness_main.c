@@ -103,7 +103,9 @@ int main(void) {
     memset(&action, 0, sizeof action);
     action.sa_sigaction = on_fault;
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;  /* the snippet's sp may be anything */
-    static uint8_t signal_stack[1 << 16];
+    /* The signal frame holds ZA when it is on: SVLB * SVLB bytes, 64 KiB at SVL 2048 by itself, so a
+     * 64 KiB stack cannot take it (QEMU then kills the program with an uncaught SIGSEGV). */
+    static uint8_t signal_stack[1 << 19];
     stack_t alternate = {.ss_sp = signal_stack, .ss_size = sizeof signal_stack};
     sigaltstack(&alternate, NULL);
     sigaction(SIGILL, &action, NULL);

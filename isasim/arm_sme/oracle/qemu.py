@@ -2,8 +2,9 @@
 
 ``run(snippet, state, svl_bits)`` assembles the snippet into a static aarch64 Linux program
 (zig cc, musl) around a harness of our own (harness_main.c, harness_entry.S), runs it under
-``qemu-aarch64 -cpu max,sme-default-vector-length=<SVL bytes>``, and returns the state the
-snippet left.  The harness enters streaming mode with ZA on before the snippet and dumps
+``qemu-aarch64 -cpu max,sve=off,sme-default-vector-length=<SVL bytes>`` (tools.qemu_cpu: SME without
+SVE, as isasim's default core), and returns the state the snippet left.  The harness enters
+streaming mode with ZA on before the snippet and dumps
 everything after it, so a snippet is the body of a kernel, not a whole program: it ends by
 falling off its last line or at RET (x30 holds the return address while it runs).
 
@@ -40,7 +41,8 @@ from importlib import resources
 from pathlib import Path
 from collections.abc import Sequence
 
-from .tools import CC_CPU, OracleUnavailable, clang_problem, find_qemu, find_zig, oracle_dir, qemu_problem, zig_env
+from .tools import (CC_CPU, OracleUnavailable, clang_problem, find_qemu, find_zig, oracle_dir, qemu_cpu, qemu_problem,
+                    zig_env)
 
 SVLS = (128, 256, 512, 1024, 2048)
 NUM_X = 31  # x0-x30; x30 holds the snippet's return address while it runs and reads back as given
@@ -247,9 +249,12 @@ def _explain_build_error(stderr: str) -> str:
 
 # ---- running ----------------------------------------------------------------------------------
 
-def run_many(cases: Sequence[tuple[str, dict]], svl_bits: int, timeout: float = 120) -> list[dict | Fault]:
+def run_many(cases: Sequence[tuple[str, dict]], svl_bits: int, timeout: float = 120, *,
+             sve: bool = False) -> list[dict | Fault]:
     """Run each (snippet, state) from its own state; all in one program and as few QEMU runs as can be.
 
+    ``sve``: the core has FEAT_SVE (isasim's "SVE" config feature), so SVE instructions run outside
+    streaming mode, at a vector length equal to the SVL; without it QEMU runs with ``sve=off``.
     A case that faults ends its QEMU process after reporting; the cases after it run in a new one."""
     problem = qemu_problem()
     if problem:
@@ -265,7 +270,7 @@ def run_many(cases: Sequence[tuple[str, dict]], svl_bits: int, timeout: float = 
         todo = range(len(results), len(cases))
         stream = struct.pack("<III", _MAGIC, svlb, len(todo)) + b"".join(packed[i] for i in todo)
         try:
-            done = subprocess.run([qemu, "-cpu", f"max,sme-default-vector-length={svlb}", str(program)],
+            done = subprocess.run([qemu, "-cpu", qemu_cpu(svlb, sve), str(program)],
                                   input=stream, capture_output=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             raise OracleError(f"QEMU ran longer than {timeout} s (a snippet that never ends?)") from None
@@ -285,9 +290,9 @@ def run_many(cases: Sequence[tuple[str, dict]], svl_bits: int, timeout: float = 
     return results
 
 
-def run(snippet_asm: str, state: dict, svl_bits: int) -> dict:
+def run(snippet_asm: str, state: dict, svl_bits: int, *, sve: bool = False) -> dict:
     """The state after running one snippet from ``state`` at this SVL; raises OracleFault on a fault."""
-    (result,) = run_many([(snippet_asm, state)], svl_bits)
+    (result,) = run_many([(snippet_asm, state)], svl_bits, sve=sve)
     if isinstance(result, Fault):
         raise OracleFault(result)
     return result

@@ -35,6 +35,18 @@ ASM_FEATURES = ("sme2", "sme-i16i64")
 CC_CPU = "generic+sme2+sme_i16i64"
 
 
+def qemu_cpu(svl_bytes: int, sve: bool = False) -> str:
+    """The -cpu value that makes QEMU the core isasim models at this SVL.
+
+    ``-cpu max`` has FEAT_SVE as well as SME; isasim's default core has SME without SVE (SVE
+    instructions UNDEFINED outside streaming mode), which is ``sve=off`` (QEMU 11.1 accepts it with
+    SME on: a non-streaming CNTB is SIGILL, a streaming one runs).  With SVE (the "SVE" config
+    feature) the non-streaming vector length is set to the SVL, as isasim's is."""
+    if sve:
+        return f"max,sve-default-vector-length={svl_bytes},sme-default-vector-length={svl_bytes}"
+    return f"max,sve=off,sme-default-vector-length={svl_bytes}"
+
+
 def oracle_dir() -> Path:
     """The cache the installer fills and the qemu backend keeps its built programs in."""
     if os.environ.get("ISASIM_ORACLES"):
