@@ -136,7 +136,8 @@ def assemble_statement(text: str, address: int, labels: dict, line: int | None =
                 fields = {**alias.fixed, **fields}
                 if alias.derive is not None:
                     fields = alias.derive(fields)
-                if not (alias.accepts or alias.preferred)(fields):  # e.g. mov x0, #0x10000 is MOVZ, not ORR (a bitmask too)
+                # e.g. mov x0, #0x10000 is MOVZ, not ORR (a bitmask too)
+                if not (alias.accepts or alias.preferred)(fields):
                     _refuse(f"these operands are not {alias.mnemonic}'s {form.id}", depth=-2, shape=True)
             undefined = form.extra.get("undefined_when", lambda _: None)(fields)
             if undefined:  # a rule between operands (ldr x0, [x0], #8: the base is also the destination)

@@ -17,6 +17,7 @@ from ..core.explain import (
     ReferencePage, Section, Table, fault_blocks, run_example, setup_blocks,
 )
 from .forms import FORMS, UNDEFINED_FORMS, A64Form
+from .scalar import ConditionHolds
 from .state import MASK64, X_NAMES, configure
 from .tiles import vector_group_rows
 
@@ -32,7 +33,8 @@ GROUPS = {"dot": "SME2 integer dot products (ZA)", "mode": "SME modes", "za": "Z
 
 # the example each reference page explains: chosen field values per form (the rest are zero)
 _EXAMPLE_FIELDS = {"Rv": 1, "off3": 3, "Zn": 1, "Zm": 2, "i": 1, "mask": 0x11, "Rd": 1, "Rn": 2, "Rt": 3,
-                   "imm12": 5, "imm16": 42, "imm19": 2, "imm26": 2}
+                   "imm12": 5, "imm16": 42, "imm19": 2, "imm26": 2, "imm14": 2, "imm9": 16, "imm6": 3, "imm3": 2,
+                   "immr": 4, "imms": 11, "shift": 1, "option": 2, "b40": 3, "cond": 11, "Ra": 4}
 
 _FAULTS = {
     "dot": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
@@ -64,7 +66,15 @@ _KINDS = {"za_group": "a ZA vector group: Wv (W8-W11), offset, VGx2/VGx4",
           "za_slice": "a horizontal (h) or vertical (v) slice of a ZA tile: Ws (W12-W15), offset",
           "p_governing": "a governing predicate (p0-p7), merging",
           "za_vector": "a ZA array vector: Wv (W12-W15), offset",
-          "mem_vl": "a base register and an offset in vectors (mul vl)"}
+          "mem_vl": "a base register and an offset in vectors (mul vl)",
+          "imm_wide": "a 16-bit immediate and its shift (lsl #0, #16, #32 or #48)",
+          "imm_bitmask": "a bitmask immediate (a rotated run of ones in a repeated 2- to 64-bit element)",
+          "shifted_reg": "a register shifted by LSL, LSR, ASR (or ROR) by a constant",
+          "extended_reg": "a register zero- or sign-extended (uxtb ... sxtx), then shifted left by 0-4",
+          "bit_number": "the number of the bit to test (0-63)", "cond": "a condition on NZCV (eq ... nv)",
+          "q": "a Q register: the low 128 bits of a Z register",
+          "mem_pre": "a base register and a signed offset, written back before the access",
+          "mem_post": "a base register, written back with the offset after the access"}
 
 
 def example_text(form: A64Form) -> str:
@@ -290,9 +300,14 @@ def _check(ins, run) -> Check:
     if form.group == "control" or form.mnemonic == "nop":
         if form.mnemonic == "ret":
             return Check("the program ended", "True", str(machine.halted))
-        register = regs[X_NAMES[ops[0]]] if form.mnemonic in ("cbz", "cbnz") and ops[0] < 31 else 0
-        taken = {"b": True, "cbz": register == 0, "cbnz": register != 0}.get(form.mnemonic, False)
-        expected = ins.address + ops[-1] if taken else ins.next_address
+        register = regs[X_NAMES[ops[0]]] if form.mnemonic in ("cbz", "cbnz", "tbz", "tbnz") and ops[0] < 31 else 0
+        register &= MASK64 >> 32 if form.id.endswith("_32") else MASK64  # CBZ W tests the low 32 bits
+        bit = register >> ops[1] & 1 if form.mnemonic in ("tbz", "tbnz") else 0
+        taken = {"b": True, "cbz": register == 0, "cbnz": register != 0, "tbz": bit == 0, "tbnz": bit == 1,
+                 "b.cond": form.mnemonic == "b.cond" and ConditionHolds(ops[-1], regs["nzcv"] >> 28)
+                 }.get(form.mnemonic, False)
+        offset = ops[0] if form.mnemonic == "b.cond" else (ops[-1] if ops else 0)
+        expected = ins.address + offset if taken else ins.next_address
         return Check("next pc", f"{expected:#x}", f"{state.pc:#x}")
     if form.id in ("LDR_za", "STR_za"):
         (v, offset), (n, _) = ops
@@ -402,6 +417,9 @@ def _check(ins, run) -> Check:
         if name is None:
             return Check("the result (to XZR, discarded)", f"{result:#x}", f"{result:#x}")
         return Check(name, f"{result:#x}", f"{state.read_register(name):#x}")
+    if form.id not in ("MOVZ_64", "ADD_64_imm", "SUB_64_imm", "SUBS_64_imm", "LDR_64_uoff", "STR_64_uoff"):
+        return Paragraph("The Operation above gives the result; tests/arm_sme/test_scalar_vs_qemu.py checks this "
+                         "form against QEMU.")
     x = lambda n, sp=True: regs["sp"] if n == 31 and sp else (0 if n == 31 else regs[X_NAMES[n]])  # noqa: E731
     if form.mnemonic == "str":
         t, (n, off) = ops
@@ -412,7 +430,8 @@ def _check(ins, run) -> Check:
         expected = int.from_bytes(machine.memory.read(x(n) + off, 8), "little")
         return Check(X_NAMES[t] if t < 31 else "xzr", f"{expected:#x}", f"{state.read_register(X_NAMES[t]):#x}")
     d = ops[0]
-    result = {"mov": lambda: ops[1], "add": lambda: x(ops[1]) + ops[2], "sub": lambda: x(ops[1]) - ops[2],
+    result = {"movz": lambda: ops[1][0] << ops[1][1], "add": lambda: x(ops[1]) + ops[2],
+              "sub": lambda: x(ops[1]) - ops[2],
               "subs": lambda: x(ops[1]) - ops[2]}[form.mnemonic]() & MASK64
     name = "sp" if d == 31 and form.mnemonic in ("add", "sub") else (X_NAMES[d] if d < 31 else None)
     if name is None:

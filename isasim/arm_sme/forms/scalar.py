@@ -237,7 +237,8 @@ def _bitfield_aliases(width, signed):
     if signed or width == 32:  # UXTB/UXTH are W-only; SXTB/SXTH/SXTW extend a W register into an X
         for suffix, imms in extends:
             aliases.append(Alias(f"{u}xt{suffix}", (rd, R("Rn", 32)),
-                                 partial(lambda s, f: f["immr"] == 0 and f["imms"] == s, imms), {"immr": 0, "imms": imms}))
+                                 partial(lambda s, f: f["immr"] == 0 and f["imms"] == s, imms),
+                                 {"immr": 0, "imms": imms}))
     aliases.append(Alias(f"{u}bfx", (rd, rn, BitfieldImm("lsb", "lsb_ubfx", width),
                                      BitfieldImm("width", "width_ubfx", width)),
                          derive=extract, accepts=lambda f: True))
