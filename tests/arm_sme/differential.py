@@ -96,9 +96,17 @@ def run_isasim(text: str, state: dict, svl: int, features: list | None = None, m
     result = machine.run(max_steps)
     if result.fault is not None:
         return {"fault": (result.fault.kind, result.fault.index)}
+    svcr_at_end = machine.state.svcr
+    if svcr_at_end != ON:
+        # The harness dumps Z, P and ZA from streaming mode with ZA on, so after a program that ends
+        # with either off it runs SMSTART first (zeroing what that mode change zeroes): do the same,
+        # with isasim's own SMSTART, so that both sides report what the harness can see.
+        from isasim.arm_sme.context import SmeContext
+        from isasim.arm_sme.sme import set_modes
+        set_modes(SmeContext(machine.state, machine.memory), sm=True, za=True)
     observed = ISA.observe(machine.state)
     regs, arrays = observed["regs"], observed["arrays"]
-    return {"x": [regs[name] for name in X_NAMES], "sp": regs["sp"], "nzcv": regs["nzcv"], "svcr": regs["svcr"],
+    return {"x": [regs[name] for name in X_NAMES], "sp": regs["sp"], "nzcv": regs["nzcv"], "svcr": svcr_at_end,
             "z": [arrays[f"z{i}"] for i in range(32)], "p": [arrays[f"p{i}"] for i in range(16)],
             "za": arrays["za"], "zt0": arrays["zt0"],
             "regions": [(a, machine.memory.read(a, len(d)), w) for a, d, w in regions]}
@@ -183,7 +191,8 @@ def compare_with_qemu(cases: Sequence[Case], svl: int, *, features: list | None 
     """Run every case on QEMU (one process) and on isasim; the differences, one line each."""
     from isasim.arm_sme.oracle.qemu import run_many
 
-    results = run_many([(text, state) for _label, text, state in cases], svl)
+    # QEMU models the same core: FEAT_SVE only where the config lists "SVE" (else -cpu max,sve=off)
+    results = run_many([(text, state) for _label, text, state in cases], svl, sve="SVE" in (features or ()))
     comparison = Comparison()
     for (label, text, state), raw in zip(cases, results):
         theirs = _oracle_terms(raw)
