@@ -54,6 +54,8 @@ def za_outer_product(cpu, shape: OuterShape, da: int, a: int, b: int, n: int, m:
     acc_type = ACCUMULATOR_TYPES[shape.esize]
     products = products.astype(acc_type)  # modulo 2^esize, as bits(esize) sum wraps
     for row, vector in enumerate(tile_rows(da, shape.esize, cpu.svlb)):  # ZAtile row r is one ZA vector
+        if not products[row].any():
+            continue  # the row keeps its value (no active pair, or sums that wrap to 0): journal no no-op write
         operand3 = cpu.ZAvector(int(vector)).view(acc_type)
         result = operand3 - products[row] if shape.subtract else operand3 + products[row]
         cpu.set_ZAvector(int(vector), result.view(np.uint8))
