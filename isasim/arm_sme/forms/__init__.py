@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import dot, mode, scalar, sve, za  # noqa: F401  (importing a family declares its forms)
 from . import outer  # noqa: F401  (the integer outer products)
+from . import fp  # noqa: F401  (the floating-point outer products and dots)
 from .base import FORMS, A64Form
 from .dot import NOT_ENCODABLE
 from .scalar import UNDEFINED_FORMS
