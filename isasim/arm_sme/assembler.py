@@ -135,7 +135,10 @@ def assemble_statement(text: str, address: int, labels: dict, line: int | None =
             if alias is not None:
                 fields = {**alias.fixed, **fields}
                 if alias.derive is not None:
-                    fields = alias.derive(fields)
+                    try:
+                        fields = alias.derive(fields)
+                    except OperandError as error:  # a rule between its operands (ubfx's lsb + width)
+                        _refuse(str(error), depth=200)
                 # e.g. mov x0, #0x10000 is MOVZ, not ORR (a bitmask too)
                 if not (alias.accepts or alias.preferred)(fields):
                     _refuse(f"these operands are not {alias.mnemonic}'s {form.id}", depth=-2, shape=True)

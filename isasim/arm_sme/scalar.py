@@ -249,7 +249,7 @@ def _store_bytes(cpu, t, size, register) -> bytes:
 
 def load_store(cpu, t, address, *, size, register, load):
     """bits(64) address = if n == 31 then SP[] else X[n, 64];
-address = address + offset;    // the unsigned offset: imm12 << scale
+address = address + offset;    // LDR/STR: imm12 << scale; LDUR/STUR: simm9
 if load then R[t] = Mem[address, size]    // W zero-extends into X[t]; Q is V[t]: Z[t] with bits 128 up zeroed
 else Mem[address, size] = R[t];    // little-endian; an unmapped address is a translation fault"""
     n, offset = address

@@ -1,7 +1,7 @@
 """The scalar A64 subset executed by isasim and by QEMU (>= 10.1), compared (issue 11).
 
 Every data-processing form (MOVZ ... MSUB, X and W) and every load/store form (X, W, Q; unsigned
-offset, pre- and post-index): random valid encodings (random fields as the decoder reads them),
+offset, unscaled, pre- and post-index): random valid encodings (random fields as the decoder reads them),
 random registers with many edge values (0, 1, 2^31, 2^63, all ones, 2^31 - 1, 2^32 - 1, 2^63 - 1,
 junk above bit 31), random NZCV, and ADDS/SUBS/ANDS of every pair of edge values.  A load or store's
 base register points into a random writable memory block so that base + offset lands inside it.  The
@@ -98,7 +98,8 @@ def _offset(form, fields) -> tuple[int, int]:
     if form.id.endswith("_uoff"):
         return fields["imm12"] * size, size
     raw = fields["imm9"]
-    return (raw - 512 if raw >> 8 else raw) if form.id.endswith("_pre") else 0, size
+    signed = raw - 512 if raw >> 8 else raw
+    return signed if form.id.endswith("_pre") or form.id[:4] in ("LDUR", "STUR") else 0, size
 
 
 def memory_cases(rng: random.Random, svl: int, svcr: int = 3, per_form: int = CASES_PER_FORM) -> list:

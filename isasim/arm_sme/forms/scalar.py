@@ -14,7 +14,7 @@ from .. import scalar
 from ..encoding import Encoding
 from ..operands import (AddImm, BaseOffset, BaseOnly, BitfieldImm, BitmaskImm, BitNumber, BranchTarget, Condition,
                         ExtendedReg, GReg, Imm, MovImm, MovWideImm, OperandError, PreIndex, QReg, ShiftedReg, SImm,
-                        TestReg)
+                        TestReg, UnscaledOffset)
 from ..operands.scalar import CONDITION_SYNONYMS, CONDITIONS
 from .base import A64Form, Alias, add
 
@@ -297,6 +297,12 @@ for _register, (_size, _v, _bytes, _reg) in _REGISTERS.items():
         add(_form(f"{_name}_{_id}_uoff", _name.lower(), f"{_name} <{_register}t>, [<Xn|SP>{{, #<pimm>}}]",
                   _what + " (unsigned offset)", f"{_size} 111 {_v} 01 {_opc} imm12:12 Rn:5 Rt:5",
                   (_reg(None), BaseOffset(_bytes)), partial(scalar.load_store, **_semantics), group="memory"))
+        _unscaled = "LDUR" if _load else "STUR"
+        add(_form(f"{_unscaled}_{_id}", _unscaled.lower(), f"{_unscaled} <{_register}t>, [<Xn|SP>{{, #<simm>}}]",
+                  _what + " (unscaled signed offset, -256 to 255)", f"{_size} 111 {_v} 00 {_opc} 0 imm9:9 00 Rn:5 Rt:5",
+                  (_reg(None), UnscaledOffset()), partial(scalar.load_store, **_semantics), group="memory",
+                  aliases=(Alias(_name.lower(), (_reg(None), UnscaledOffset()), lambda f: False,
+                                 accepts=lambda f: True),)))  # clang takes ldr x0, [x1, #3] as LDUR
         add(_form(f"{_name}_{_id}_pre", _name.lower(), f"{_name} <{_register}t>, [<Xn|SP>, #<simm>]!",
                   _what + " (pre-index: the base moves first)", f"{_size} 111 {_v} 00 {_opc} 0 imm9:9 11 Rn:5 Rt:5",
                   (_reg(None), PreIndex()), partial(scalar.load_store_pre, **_semantics), group="memory", **_overlap))

@@ -22,7 +22,7 @@ from .common import OperandError, parse_int
 
 from .scalar import (AddImm, BaseOffset, BaseOnly, BitfieldImm, BitmaskImm, BitNumber, BranchTarget, Condition,
                      ExtendedReg, GReg,
-                     Imm, MovImm, MovWideImm, PreIndex, QReg, ShiftedReg, SImm, TestReg)
+                     Imm, MovImm, MovWideImm, PreIndex, QReg, ShiftedReg, SImm, TestReg, UnscaledOffset)
 
 
 from .vector import Governing, Pattern, PredMerge, PReg, VectorRegister, ZIndexed, ZList, ZReg
@@ -33,7 +33,7 @@ from .za import TileList, ZaArrayVector, ZaSlice, ZaSliceList, ZaTile, ZaVectorG
 
 __all__ = ["AddImm", "BaseOffset", "BaseOnly", "BitfieldImm", "BitmaskImm", "BitNumber", "BranchTarget", "Condition",
            "ExtendedReg",
-           "MovImm", "PreIndex", "QReg", "ShiftedReg", "TestReg", "GReg", "Governing", "Imm", "MovWideImm", "MulVlAddress",
+           "MovImm", "PreIndex", "QReg", "ShiftedReg", "TestReg", "UnscaledOffset", "GReg", "Governing", "Imm", "MovWideImm", "MulVlAddress",
            "OperandError", "Pattern", "PredMerge", "PReg", "ScalarPlusScalar", "SImm", "SplitVlAddress", "TileList",
            "VectorRegister", "ZaArrayVector", "ZaSlice", "ZaSliceList", "ZaTile", "ZaVectorGroup", "ZIndexed", "ZList",
            "ZReg", "parse_int"]

@@ -227,7 +227,8 @@ class ShiftedReg:
             return {**fields, "shift": 0, "imm6": 0}
         allowed = SHIFTS if self.ror else SHIFTS[:3]
         if m.group(2) not in allowed:
-            raise _shape(f"'{m.group(2)}' is not a shift here ({', '.join(allowed)})")
+            error = OperandError if m.group(2) in SHIFTS else _shape  # ror in ADD: a rule; uxtw: another form
+            raise error(f"'{m.group(2)}' is not a shift here ({', '.join(allowed)})")
         amount = parse_int(m.group(3))
         if amount is None or not 0 <= amount < self.width:
             raise OperandError(f"the shift amount must be #0-#{self.width - 1} here, not {m.group(3)}")
@@ -468,6 +469,28 @@ class PreIndex:
 
     def text(self, fields: dict) -> str:
         return f"[{GReg('Rn', sp=True).text(fields)}, {SImm('imm9', 9).text(fields)}]!"
+
+    def value(self, fields: dict) -> tuple[int, int]:
+        return fields["Rn"], SImm("imm9", 9).value(fields)
+
+
+@dataclass(frozen=True)
+class UnscaledOffset:
+    """``[<Xn|SP>{, #<simm>}]``: the base plus a signed 9-bit byte offset (field imm9), not written back
+    (LDUR/STUR; clang makes ``ldr x0, [x1, #3]`` one)."""
+
+    kind = "mem"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"\[\s*(\w+)\s*(?:,\s*([^\]]+?))?\s*\]", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()}' is not a memory operand [Xn{{, #imm}}]")
+        offset = SImm("imm9", 9).parse(m.group(2)) if m.group(2) else {"imm9": 0}
+        return {**GReg("Rn", sp=True).parse(m.group(1)), **offset}
+
+    def text(self, fields: dict) -> str:
+        base = GReg("Rn", sp=True).text(fields)
+        return f"[{base}, {SImm('imm9', 9).text(fields)}]" if fields["imm9"] else f"[{base}]"
 
     def value(self, fields: dict) -> tuple[int, int]:
         return fields["Rn"], SImm("imm9", 9).value(fields)
