@@ -32,8 +32,7 @@ from .za import TileList, ZaArrayVector, ZaSlice, ZaSliceList, ZaTile, ZaVectorG
 
 
 __all__ = ["AddImm", "BaseOffset", "BaseOnly", "BitfieldImm", "BitmaskImm", "BitNumber", "BranchTarget", "Condition",
-           "ExtendedReg",
-           "MovImm", "PreIndex", "QReg", "ShiftedReg", "TestReg", "UnscaledOffset", "GReg", "Governing", "Imm", "MovWideImm", "MulVlAddress",
-           "OperandError", "Pattern", "PredMerge", "PReg", "ScalarPlusScalar", "SImm", "SplitVlAddress", "TileList",
-           "VectorRegister", "ZaArrayVector", "ZaSlice", "ZaSliceList", "ZaTile", "ZaVectorGroup", "ZIndexed", "ZList",
-           "ZReg", "parse_int"]
+           "ExtendedReg", "Governing", "GReg", "Imm", "MovImm", "MovWideImm", "MulVlAddress", "OperandError",
+           "parse_int", "Pattern", "PredMerge", "PReg", "PreIndex", "QReg", "ScalarPlusScalar", "ShiftedReg", "SImm",
+           "SplitVlAddress", "TestReg", "TileList", "UnscaledOffset", "VectorRegister", "ZaArrayVector", "ZaSlice",
+           "ZaSliceList", "ZaTile", "ZaVectorGroup", "ZIndexed", "ZList", "ZReg"]
