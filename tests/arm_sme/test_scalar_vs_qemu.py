@@ -1,14 +1,15 @@
 """The scalar A64 subset executed by isasim and by QEMU (>= 10.1), compared (issue 11).
 
 Every data-processing form (MOVZ ... MSUB, X and W) and every load/store form (X, W, Q; unsigned
-offset, unscaled, pre- and post-index): random valid encodings (random fields as the decoder reads them),
-random registers with many edge values (0, 1, 2^31, 2^63, all ones, 2^31 - 1, 2^32 - 1, 2^63 - 1,
-junk above bit 31), random NZCV, and ADDS/SUBS/ANDS of every pair of edge values.  A load or store's
-base register points into a random writable memory block so that base + offset lands inside it.  The
-branches (B.cond for all 16 conditions, CBZ/CBNZ, TBZ/TBNZ) run as "branch over a MOV" on random flags
-and registers, and a small loop uses B.cond, TBZ and CBNZ together.  The data-processing forms and branches are compared at SVL 128;
-the loads and stores at 128 and 512 (a Q load zeroes Z[t] above bit 127 up to the vector length);
-a block of cases starts with streaming mode and ZA off (SVCR = 0).
+offset, unscaled, pre- and post-index): random valid encodings (random fields as the decoder reads
+them), random registers with many edge values (0, 1, 2^31, 2^63, all ones, 2^31 - 1, 2^32 - 1,
+2^63 - 1, junk above bit 31), random NZCV, and ADDS/SUBS/ANDS of every pair of edge values.  A load
+or store's base register points into a random writable memory block so that base + offset lands
+inside it.  The branches (B.cond for all 16 conditions, CBZ/CBNZ, TBZ/TBNZ) run as "branch over a
+MOV" on random flags and registers, and a small loop uses B.cond, TBZ and CBNZ together.  The
+data-processing forms and branches are compared at SVL 128; the loads and stores at 128 and 512 (a
+Q load zeroes Z[t] above bit 127 up to the vector length); a block of cases starts with streaming
+mode and ZA off (SVCR = 0).
 
 X30 holds the harness's return address while a snippet runs (tests/arm_sme/differential.py), so
 no case reads it: register fields that would name x30 are drawn again.

@@ -21,8 +21,8 @@ from .common import OperandError, parse_int
 
 
 from .scalar import (AddImm, BaseOffset, BaseOnly, BitfieldImm, BitmaskImm, BitNumber, BranchTarget, Condition,
-                     ExtendedReg, GReg,
-                     Imm, MovImm, MovWideImm, PreIndex, QReg, ShiftedReg, SImm, TestReg, UnscaledOffset)
+                     ExtendedReg, GReg, Imm, MovImm, MovWideImm, PreIndex, QReg, ShiftedReg, SImm, TestReg,
+                     UnscaledOffset)
 
 
 from .vector import Governing, Pattern, PredMerge, PReg, VectorRegister, ZIndexed, ZList, ZReg
