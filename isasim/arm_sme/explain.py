@@ -145,7 +145,7 @@ class ArmSmeExplainer:
         memory = [(DATA_ADDRESS, bytes(rng.randrange(256) for _ in range(DATA_BYTES)), True)]
         arrays = {f"z{n}": bytes(rng.randrange(256) for _ in range(svlb)) for n in range(32)}
         arrays["za"] = bytes(rng.randrange(256) for _ in range(svlb * svlb))
-        if form.group in ("za_move", "za_memory", "z_memory", "outer"):  # governing predicates, some elements active
+        if form.group in ("za_move", "za_memory", "z_memory", "outer", "fp_outer"):  # governing predicates, some active
             arrays.update({f"p{n}": bytes(rng.randrange(256) for _ in range(svlb // 8)) for n in range(8)})
         if options.init is not None:
             regs.update(options.init.regs)
@@ -417,6 +417,9 @@ def _check(ins, run) -> Check:
         if name is None:
             return Check("the result (to XZR, discarded)", f"{result:#x}", f"{result:#x}")
         return Check(name, f"{result:#x}", f"{state.read_register(name):#x}")
+    if form.group in ("fp_outer", "fp_dot"):
+        return Paragraph("The Operation above gives the result, with the Arm ARM's floating-point rules "
+                         "(isasim/arm_sme/fp.py); tests/arm_sme/test_fp_vs_qemu.py checks this form against QEMU.")
     if form.id not in ("MOVZ_64", "ADD_64_imm", "SUB_64_imm", "SUBS_64_imm", "LDR_64_uoff", "STR_64_uoff"):
         return Paragraph("The Operation above gives the result; tests/arm_sme/test_scalar_vs_qemu.py checks this "
                          "form against QEMU.")
