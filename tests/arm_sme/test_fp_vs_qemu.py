@@ -167,3 +167,70 @@ def test_the_biased_states_hold_what_they_claim():
     exponent, fraction = (halves >> 10) & 0x1F, halves & 0x3FF
     assert ((exponent == 0x1F) & (fraction != 0)).any() and ((exponent == 0x1F) & (fraction == 0)).any()
     assert ((exponent == 0) & (fraction != 0)).any()
+
+
+# ---- hand-worked cases: QEMU gives the values test_fp.py derives from the Arm rules ------------------
+
+HAND_SVL = 128  # 16-byte vectors; ZA0.S is ZA vectors 0, 4, 8, 12
+
+
+def _hand_state(text: str, z: dict, p: dict, za_fill: int) -> dict:
+    """Z registers filled with repeated lanes (32-bit for the .S outer products, else 16-bit), the
+    given predicates (others all false), ZA filled with one single-precision value."""
+    svlb = HAND_SVL // 8
+    lane = np.uint32 if ".s, z" in text else np.uint16
+    state = {"x": [0] * 31, "svcr": 3, "z": [bytes(svlb)] * 32, "p": [bytes(svlb // 8)] * 16,
+             "za": np.full(svlb * svlb // 4, za_fill, dtype=np.uint32).tobytes(), "zt0": bytes(64)}
+    for n, lanes in z.items():
+        state["z"][n] = np.resize(np.array(lanes, dtype=lane), svlb // np.dtype(lane).itemsize).tobytes()
+    for n, bits in p.items():
+        state["p"][n] = bytes(bits)
+    return state
+
+
+# (label, instruction, Z lanes, predicates, ZA fill, the hand value of ZA vector 1 element 0 (za1 / vec 1))
+HAND_CASES = [
+    ("fused: a*a - round(a*a) = 2^-24", "fmopa za1.s, p0/m, p0/m, z1.s, z2.s",
+     {1: [0x3F800800], 2: [0x3F800800]}, {0: [0xFF, 0xFF]}, 0xBF801000, 0x33800000),
+    ("widening FMOPS: an inactive element is +0, not negated", "fmops za1.s, p0/m, p1/m, z1.h, z2.h",
+     {1: [0x0000], 2: [0x3C00]}, {0: [0x11, 0x11], 1: [0x55, 0x55]}, 0x80000000, 0x00000000),
+    ("BFMOPS: an inactive element is +0, not negated", "bfmops za1.s, p0/m, p1/m, z1.h, z2.h",
+     {1: [0x0000], 2: [0x3F80]}, {0: [0x11, 0x11], 1: [0x55, 0x55]}, 0x80000000, 0x00000000),
+    ("FDOT rounds the dot, then the sum", "fdot za.s[w8, 1, vgx2], {z2.h-z3.h}, z4.h",
+     {2: [0x3C00, 0x0001], 3: [0x3C00, 0x0001], 4: [0x3C00]}, {}, 0x28000000, 0x3F800000),
+    ("BFDOT rounds to odd", "bfdot za.s[w8, 1, vgx2], {z2.h-z3.h}, z4.h",
+     {2: [0x3F80, 0x3800], 3: [0x3F80, 0x3800], 4: [0x3F80, 0x3800]}, {}, 0x00000000, 0x3F800001),
+    ("a signalling NaN gives the default NaN in ZA", "fmopa za1.s, p0/m, p0/m, z1.s, z2.s",
+     {1: [0x7F80000C], 2: [0x3F800000]}, {0: [0xFF, 0xFF]}, 0x3F800000, 0x7FC00000),
+]
+
+
+def _hand_cases():
+    return [(label, text, _hand_state(text, z, p, fill)) for label, text, z, p, fill, _ in HAND_CASES]
+
+
+def test_hand_worked_values_agree_with_qemu():
+    from isasim.arm_sme.oracle.qemu import run_many
+
+    cases = _hand_cases()
+    comparison = compare_with_qemu(cases, HAND_SVL)
+    assert not comparison.mismatches, comparison.report(HAND_SVL)
+    results = run_many([(text, state) for _, text, state in cases], HAND_SVL)
+    for (label, *_, expected), theirs in zip(HAND_CASES, results):
+        got = int.from_bytes(theirs["za"][HAND_SVL // 8:HAND_SVL // 8 + 4], "little")  # ZA vector 1, element 0
+        assert got == expected, f"{label}: QEMU {got:#010x}, the hand value {expected:#010x}"
+
+
+def test_a_planted_rounding_bug_is_found(monkeypatch):
+    """Rounding FMOPA's product before the add (two roundings) must show as a mismatch."""
+    import isasim.arm_sme.fp as fp
+    import isasim.arm_sme.fp_products as fp_products
+    from dataclasses import replace
+
+    def unfused(addend, op1, op2, fmt, fpcr):
+        fpcr = replace(fpcr, DN=1)
+        return fp.FPAdd(addend, fp.FPMul(op1, op2, fmt, fpcr), fmt, fpcr)
+
+    monkeypatch.setattr(fp_products, "FPMulAdd_ZA", unfused)
+    comparison = compare_with_qemu(_hand_cases()[:1], HAND_SVL)
+    assert len(comparison.mismatches) == 1 and "za row 1" in comparison.mismatches[0], comparison.mismatches
