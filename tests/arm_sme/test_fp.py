@@ -10,8 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from isasim.arm_sme import fp
+from clang_oracle import clang_encode
+from isasim.arm_sme import ISA, fp
 from isasim.arm_sme.fp import FP16, FP32, FPCR_DEFAULT, FPCRType
+from isasim.core.errors import IsasimError
 from smeharness import run, vector, za_elements
 
 ON = 3
@@ -186,3 +188,40 @@ def test_fp_forms_need_streaming_mode_and_za():
     assert result.fault is not None and result.fault.kind == "UNDEFINED"
     machine, result = run("bfdot za.s[w8, 0, vgx2], {z0.h-z1.h}, z0.h", svl=128, regs={"svcr": 1})
     assert result.fault is not None and result.fault.kind == "UNDEFINED"
+
+
+# ---- what neither assembler accepts ------------------------------------------------------------------
+
+NOT_ENCODABLE = [
+    ("fmopa za4.s, p0/m, p1/m, z0.s, z1.s", "za0-za3"),
+    ("fmopa za0.s, p8/m, p1/m, z0.s, z1.s", "p0-p7"),
+    ("fmops za0.s, p0/m, p1/z, z0.h, z1.h", "merges"),
+    ("fmopa za0.s, p0/m, p1/m, z0.s, z1.h", "not this form's .s"),
+    ("bfmopa za0.s, p0/m, p1/m, z0.s, z1.s", "not this form's .h"),  # no single-precision BFMOPA
+    ("fmopa za0.d, p0/m, p1/m, z0.d, z1.d", "not this form's .s"),  # FEAT_SME_F64F64: not modelled
+    ("fmopa za0.h, p0/m, p1/m, z0.h, z1.h", "not this form's .s"),  # FEAT_SME_F16F16: not modelled
+    ("fdot za.s[w8, 0, vgx2], {z0.h-z1.h}, z16.h", "z0-z15"),
+    ("fdot za.s[w12, 0, vgx2], {z0.h-z1.h}, z1.h", "w8-w11"),
+    ("bfdot za.s[w8, 8, vgx4], {z0.h-z3.h}, z1.h", "0-7"),
+    ("fdot za.s[w8, 0, vgx2], {z1.h-z2.h}, {z4.h-z5.h}", "multiple of 2"),
+    ("bfdot za.s[w8, 0, vgx4], {z0.h-z3.h}, {z2.h-z5.h}", "multiple of 4"),
+    ("fdot za.s[w8, 0, vgx4], {z2.h-z5.h}, z1.h[1]", "multiple of 4"),
+    ("bfdot za.s[w8, 0, vgx2], {z0.h-z1.h}, z1.h[4]", "0-3"),
+    ("fdot za.s[w8, 0, vgx2], {z0.s-z1.s}, z1.s", "not this form's .h"),
+    ("fdot za.h[w8, 0, vgx2], {z0.h-z1.h}, z1.h", "not this form's ZA.S"),  # FP8/F16F16 forms: not modelled
+    ("fdot za.s[w8, 0, vgx4], {z0.h-z1.h}, z1.h", "not this form's 4"),
+]
+
+
+@pytest.mark.parametrize("line, words", NOT_ENCODABLE)
+def test_isasim_refuses_what_cannot_be_encoded_in_one_line(line, words):
+    with pytest.raises(IsasimError) as error:
+        ISA.assemble(line, source="bad.s")
+    message = str(error.value)
+    assert message.startswith("bad.s:1: ") and words in message and "\n" not in message
+
+
+@pytest.mark.needs_clang
+def test_clang_refuses_the_same_lines():
+    answers = clang_encode([line for line, _ in NOT_ENCODABLE])
+    assert not [line for (line, _), (_, word) in zip(NOT_ENCODABLE, answers) if word is not None]
