@@ -288,6 +288,8 @@ def cmd_diff(args) -> int:
         return EXIT_OK
     d = report.divergence
     out.print(f"[bold red]DIVERGENCE[/bold red] {markup_safe(d.describe(args.backend, args.against))}")
+    if report.mode == "lockstep" and d.index is not None:  # in a loop, which run of the instruction it was
+        out.print(f"  at step {d.index} (0-based) of the run", markup=False)
     if d.array is not None and isinstance(d.a, (bytes, bytearray)) and isinstance(d.b, (bytes, bytearray)):
         out.print(side_by_side_row(d.a, d.b, args.backend, args.against))
     return EXIT_DIFFERENT

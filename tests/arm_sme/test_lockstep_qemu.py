@@ -167,6 +167,7 @@ def test_the_command_line_finds_the_planted_divergence(monkeypatch, tmp_path, ca
     assert cli.main(["diff", *args, "--against", "qemu", "--lockstep"]) != 0
     out = capsys.readouterr().out
     assert "DIVERGENCE" in out and "after instruction 0 (udot" in out and "za" in out
+    assert "at step 8 (0-based) of the run" in out  # the third iteration's udot
 
 
 def test_an_instruction_outside_the_branches_that_reads_the_pc_is_refused():
