@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
+from functools import lru_cache
 
 from ..core.numerics import BF16, FP16, FP32, FP64, Format
 
@@ -61,6 +62,12 @@ class FPType(Enum):
 
 NANS = (FPType.QNaN, FPType.SNaN)
 TIEEVEN, ODD = "TIEEVEN", "ODD"  # FPRounding_TIEEVEN, and BFRound's round to odd
+
+
+@lru_cache(maxsize=None)
+def _with(fpcr: FPCRType, **fields) -> FPCRType:
+    """fpcr with some fields set, as the ASL's ``fpcr.DN = '1'`` (cached: the FPCR values are few)."""
+    return replace(fpcr, **fields)
 
 
 def _supported(fpcr: FPCRType) -> None:
@@ -324,13 +331,13 @@ def FPMulAdd(addend: int, op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> in
 
 def FPMulAdd_ZA(addend: int, op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
     """FPMulAdd for SME ZA-targeting instructions: no exceptions, and the default NaN (FPCR.DN = 1)."""
-    return FPMulAdd(addend, op1, op2, fmt, replace(fpcr, DN=1))
+    return FPMulAdd(addend, op1, op2, fmt, _with(fpcr, DN=1))
 
 
 def FPDot(op1_a: int, op1_b: int, op2_a: int, op2_b: int, fpcr: FPCRType) -> int:
     """op1_a*op2_a + op1_b*op2_b of half-precision operands, to single precision with a single
     rounding (isbfloat16 = FALSE; FPCR.AHP is ignored)."""
-    fpcr = replace(fpcr, AHP=0)
+    fpcr = _with(fpcr, AHP=0)
     ops = (op1_a, op1_b, op2_a, op2_b)
     (type1_a, sign1_a, value1_a), (type1_b, sign1_b, value1_b), (type2_a, sign2_a, value2_a), \
         (type2_b, sign2_b, value2_b) = (FPUnpack(op, FP16, fpcr) for op in ops)
@@ -364,7 +371,7 @@ def FPDotAdd_ZA(addend: int, op1_a: int, op1_b: int, op2_a: int, op2_b: int, fpc
     """addend + (op1_a*op2_a + op1_b*op2_b) for SME ZA-targeting instructions: the dot product
     rounded once to single precision (FPDot), then added with a second rounding (FPAdd); no
     exceptions, and the default NaN (FPCR.DN = 1)."""
-    fpcr = replace(fpcr, DN=1)
+    fpcr = _with(fpcr, DN=1)
     prod = FPDot(op1_a, op1_b, op2_a, op2_b, fpcr)
     return FPAdd(addend, prod, FP32, fpcr)
 
