@@ -183,3 +183,14 @@ def test_an_instruction_outside_the_branches_that_reads_the_pc_is_refused():
                                 text="adr x0, 1f")
     with pytest.raises(ConfigError, match="reads the pc"):
         branch_field(pretender)
+
+
+def test_a_branch_to_a_register_is_refused(monkeypatch):
+    from isasim.arm_sme.oracle.lockstep import executed_path
+    from isasim.core.errors import ConfigError
+
+    # No BR form exists yet: a NOP that jumps over the next instruction stands in.
+    plant(monkeypatch, "NOP", lambda context, run, instruction: instruction.address + 8)
+    program = ISA.assemble("nop\nnop\nnop\n")
+    with pytest.raises(ConfigError, match="branches to a register's address"):
+        executed_path({"svl": 128}, program, Init(regs={"svcr": 3}), 100)
