@@ -234,3 +234,11 @@ def test_a_planted_rounding_bug_is_found(monkeypatch):
     monkeypatch.setattr(fp_products, "FPMulAdd_ZA", unfused)
     comparison = compare_with_qemu(_hand_cases()[:1], HAND_SVL)
     assert len(comparison.mismatches) == 1 and "za row 1" in comparison.mismatches[0], comparison.mismatches
+
+
+def test_qemu_runs_the_snippets_with_the_reset_fpcr():
+    """The comparison assumes QEMU's FPCR is the one isasim models (all zero): read it there."""
+    from isasim.arm_sme.oracle.qemu import run_many
+
+    (result,) = run_many([("mrs x0, fpcr", {"x": [0xFFFF] * 31})], HAND_SVL)
+    assert result["x"][0] == 0, f"QEMU's FPCR is {result['x'][0]:#x}"
