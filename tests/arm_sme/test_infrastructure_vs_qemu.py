@@ -14,10 +14,11 @@ QEMU is an oracle, not the architecture: where it differs from the Arm ARM in a 
 (docs/known-oracle-deviations.md) the case is counted as a known deviation, with its reason,
 only if it matches the documented pattern exactly; any other difference fails.
 
-What the harness cannot see is made equal by the start state rather than hidden in the comparison:
-the harness enters non-streaming mode by SMSTOP SM (zeroing Z and P) and dumps a state left with
-ZA off after SMSTART (zeroing ZA and ZT0), so a case starting outside streaming mode starts with
-zero Z and P, and one that ends with ZA off starts with zero ZA and ZT0.
+What the harness cannot see is made equal, never hidden in the comparison: the harness enters
+non-streaming mode by SMSTOP SM (zeroing Z and P), so a case starting outside streaming mode starts
+with zero Z and P (and one that ends with ZA off with zero ZA and ZT0); it dumps a state left with a
+mode off after SMSTART, which differential.run_isasim runs on isasim too.  X30 is never an operand:
+it holds the snippet's return address on QEMU.  docs/known-oracle-deviations.md lists all of this.
 """
 
 from __future__ import annotations
