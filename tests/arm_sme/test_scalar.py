@@ -206,6 +206,28 @@ def test_clang_refuses_the_same_lines():
     assert not accepted
 
 
+# spellings clang accepts besides the one it prints: isasim must make the same word of each
+OTHER_SPELLINGS = [
+    "mov x0, #-1", "mov w0, #-1", "mov w0, #0x1ffff", "mov x0, #0xffff0000ffff0000", "mov w0, #0xffffffff",
+    "mov x0, xzr", "mov sp, x0", "mov wsp, w1", "movz x0, #1, lsl #0", "orr x0, xzr, #0xffff",
+    "add x0, x1, #-1", "sub x0, x1, #-4096", "cmp x0, #-1", "cmn w0, #-3", "adds x0, x1, #-2",
+    "add x0, x1, #4096", "add sp, sp, #-16", "add x0, sp, x2, uxtx", "add sp, x1, x2, uxtx #2",
+    "add w0, wsp, w2, uxtw", "subs xzr, x1, x2", "ands xzr, x1, #1", "sub x0, xzr, x2", "orr w0, wzr, w2",
+    "ubfm x0, x1, #3, #63", "ubfm w0, w1, #0, #7", "lsl w0, w1, #0", "ubfx w0, w1, #0, #32", "ubfiz w0, w1, #3, #29",
+    "sbfm x0, x1, #0, #31", "madd x0, x1, x2, xzr", "ldr x0, [x1, #3]", "ldr q0, [x1, #-16]", "str w0, [sp, #-1]",
+    "ldr x0, [x1, #-0]", "ldr x0, [x1, 8]",
+]
+
+
+@pytest.mark.needs_clang
+def test_other_spellings_assemble_as_clang_assembles_them():
+    from clang_oracle import clang_encode
+
+    ours = [int.from_bytes(ISA.assemble(line).code, "little") for line in OTHER_SPELLINGS]
+    theirs = [word for _, word in clang_encode(OTHER_SPELLINGS)]
+    assert [(line, f"{a:#010x}") for line, a, b in zip(OTHER_SPELLINGS, ours, theirs) if a != b] == []
+
+
 @pytest.mark.needs_clang
 def test_conditional_and_test_branches_to_labels_agree_with_clang():
     from clang_oracle import clang_text_section

@@ -89,6 +89,13 @@ def _arith_aliases(name, width, kind):
     if kind == "shift" and name in ("SUB", "SUBS"):
         aliases.append(Alias("neg" if name == "SUB" else "negs", (R("Rd", width), ShiftedReg(width)), _rn_is(31),
                              {"Rn": 31}))
+    if kind == "imm":  # add x0, x1, #-1 is SUB #1 (and cmp x0, #-1 is CMN #1), as clang takes them
+        opposite = {"ADD": "sub", "SUB": "add", "ADDS": "subs", "SUBS": "adds"}[name]
+        operands = (R("Rd", width) if name.endswith("S") else R_OR_SP("Rd", width), rn, AddImm(negated=True))
+        aliases.append(Alias(opposite, operands, lambda f: False, accepts=lambda f: True))
+        if name.endswith("S"):
+            aliases.append(Alias("cmp" if name == "ADDS" else "cmn", (rn, AddImm(negated=True)), lambda f: False,
+                                 {"Rd": 31}, accepts=lambda f: True))
     if kind == "imm" and name == "ADD":
         aliases.append(Alias("mov", (R_OR_SP("Rd", width), R_OR_SP("Rn", width)),
                              lambda f: f["sh"] == 0 and f["imm12"] == 0 and 31 in (f["Rd"], f["Rn"]),

@@ -409,8 +409,11 @@ class QReg:
 
 @dataclass(frozen=True)
 class AddImm:
-    """ADD/SUB's ``#imm12{, lsl #12}`` (field sh says whether it is shifted)."""
+    """ADD/SUB's ``#imm12{, lsl #12}`` (field sh says whether it is shifted).  As clang does, a multiple
+    of 4096 up to 4095 * 4096 without a shift is taken as shifted, and with ``negated`` (the opposite
+    instruction's alias: ``add x0, x1, #-1`` is SUB) only a negative value is taken, as its magnitude."""
 
+    negated: bool = False
     kind = "imm"
 
     def parse(self, text: str) -> dict:
@@ -418,9 +421,15 @@ class AddImm:
         value = parse_int(m.group(1))
         if value is None:
             raise _shape(f"'{text.strip()}' is not an immediate")
+        if self.negated:
+            if value >= 0:
+                raise _shape(f"#{value} is not negative")
+            value = -value
         shift = m.group(2)
         if shift is not None and shift not in ("0", "12"):
             raise OperandError(f"the immediate's shift must be lsl #0 or lsl #12, not lsl #{shift}")
+        if shift is None and value >= 1 << 12 and value % (1 << 12) == 0 and value >> 12 < 1 << 12:
+            return {"imm12": value >> 12, "sh": 1}  # clang: add x0, x1, #4096 is #1, lsl #12
         if not 0 <= value < 1 << 12:
             raise OperandError(f"the immediate must be 0-4095 (optionally lsl #12), not {value}")
         return {"imm12": value, "sh": 1 if shift == "12" else 0}
