@@ -24,7 +24,7 @@ from isasim.arm_sme.forms import FORMS
 pytestmark = [pytest.mark.needs_qemu, pytest.mark.needs_clang]
 
 SVLS = (128, 256, 512, 1024, 2048)
-RANDOM_CASES, BIASED_CASES = 2, 4  # per form and SVL: 18 forms x 6 = 108 cases per SVL
+RANDOM_CASES, BIASED_CASES = 2, 6  # per form and SVL: 18 forms x 8 = 144 cases per SVL
 SEED = 20261201
 FP_FORMS = [form for form in FORMS if form.group in ("fp_outer", "fp_dot")]
 
