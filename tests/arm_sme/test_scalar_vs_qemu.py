@@ -7,7 +7,7 @@ them), random registers with many edge values (0, 1, 2^31, 2^63, all ones, 2^31 
 or store's base register points into a random writable memory block so that base + offset lands
 inside it.  The branches (B.cond for all 16 conditions, CBZ/CBNZ, TBZ/TBNZ) run as "branch over a
 MOV" on random flags and registers, and a small loop uses B.cond, TBZ and CBNZ together.  The
-data-processing forms and branches are compared at SVL 128; the loads and stores at 128 and 512 (a
+data-processing forms and branches are compared at SVL 128; the loads and stores at 128, 512 and 2048 (a
 Q load zeroes Z[t] above bit 127 up to the vector length); a block of cases starts with streaming
 mode and ZA off (SVCR = 0).
 
@@ -68,13 +68,23 @@ def text_of(form, fields) -> str:
     return ISA.disassemble(form.encoding.pack(fields).to_bytes(4, "little")).instructions[0].text
 
 
-def data_cases(rng: random.Random, svl: int) -> list:
+def outside_streaming_mode(state: dict, svl: int) -> dict:
+    """SVCR = 0, and zero Z, P, ZA and ZT0: the harness dumps them after SMSTART, which zeroes them."""
+    state["svcr"] = 0
+    state["z"], state["p"] = [bytes(svl // 8)] * 32, [bytes(svl // 64)] * 16
+    state["za"], state["zt0"] = bytes((svl // 8) ** 2), bytes(64)
+    return state
+
+
+def data_cases(rng: random.Random, svl: int, svcr: int = 3, per_form: int = CASES_PER_FORM) -> list:
     cases = []
     for form in DATA_FORMS:
-        for _ in range(CASES_PER_FORM if form.encoding.fields else 1):
+        for _ in range(per_form if form.encoding.fields else 1):
             fields = random_fields(rng, form)
             state = random_state(rng, svl, memory_bytes=4096)
             state["x"] = random_registers(rng)
+            if svcr == 0:
+                outside_streaming_mode(state, svl)
             cases.append((form.id, text_of(form, fields), state))
     return cases
 
@@ -110,10 +120,8 @@ def memory_cases(rng: random.Random, svl: int, svcr: int = 3, per_form: int = CA
             fields = random_fields(rng, form)
             state = random_state(rng, svl, svcr=svcr)
             state["x"] = random_registers(rng)
-            if svcr == 0:  # the harness dumps Z and P after SMSTART, which zeroes them
-                state["z"] = [bytes(svl // 8)] * 32
-                state["p"] = [bytes(svl // 64)] * 16
-                state["za"], state["zt0"] = bytes((svl // 8) ** 2), bytes(64)  # and ZA and ZT0 (ZA was off)
+            if svcr == 0:
+                outside_streaming_mode(state, svl)
             offset, size = _offset(form, fields)
             low, high = max(0, -offset), len(state["memory"]) - max(0, offset) - size
             base = MEMORY_BASE + rng.randrange(low, high + 1)
@@ -198,7 +206,7 @@ def test_every_data_processing_form_and_branch_agrees_with_qemu():
     _check([case for case in cases if case[0] != "NOP"], 128)
 
 
-@pytest.mark.parametrize("svl", (128, 512))
+@pytest.mark.parametrize("svl", (128, 512, 2048))
 def test_every_load_and_store_form_agrees_with_qemu(svl):
     rng = random.Random(SEED + svl)
     cases = memory_cases(rng, svl)
@@ -206,6 +214,7 @@ def test_every_load_and_store_form_agrees_with_qemu(svl):
     _check(cases, svl)
 
 
-def test_loads_and_stores_agree_with_qemu_outside_streaming_mode():
+def test_scalar_forms_agree_with_qemu_outside_streaming_mode():
     rng = random.Random(SEED + 1)
-    _check(memory_cases(rng, 256, svcr=0, per_form=3), 256)
+    cases = memory_cases(rng, 256, svcr=0, per_form=3) + data_cases(rng, 256, svcr=0, per_form=2)
+    _check([case for case in cases if case[0] != "NOP"], 256)
