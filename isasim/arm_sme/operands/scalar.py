@@ -64,8 +64,8 @@ class Imm:
             raise _shape(f"'{text.strip()}' is not an immediate")
         limit = ((1 << self.bits) - 1) * self.scale
         if value % self.scale or not 0 <= value <= limit:
-            multiple = f" multiple of {self.scale}" if self.scale > 1 else ""
-            raise OperandError(f"the immediate must be a{multiple} in 0-{limit}, not {value}")
+            multiple = f" a multiple of {self.scale}" if self.scale > 1 else ""
+            raise OperandError(f"the immediate must be{multiple} in 0-{limit}, not {value}")
         return {self.field: value // self.scale}
 
     def text(self, fields: dict) -> str:
@@ -396,8 +396,10 @@ class QReg:
 
     def parse(self, text: str) -> dict:
         m = re.fullmatch(r"q([0-9]+)", text.strip().lower())
-        if not m or int(m.group(1)) > 31:
+        if not m:
             raise _shape(f"'{text.strip()}' is not a Q register (q0-q31)")
+        if int(m.group(1)) > 31:
+            raise OperandError(f"'{text.strip()}' is not a Q register (q0-q31)")
         return {self.field: int(m.group(1))}
 
     def text(self, fields: dict) -> str:
