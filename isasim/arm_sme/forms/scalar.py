@@ -287,8 +287,8 @@ def _writeback_overlap(fields):
     return None
 
 
-_REGISTERS = {"X": ("11", "0", 8, lambda f: R("Rt", 64)), "W": ("10", "0", 4, lambda f: R("Rt", 32)),
-              "Q": ("00", "1", 16, lambda f: QReg("Rt"))}
+# the transfer register: (size, V, bytes, its operand)
+_REGISTERS = {"X": ("11", "0", 8, R("Rt", 64)), "W": ("10", "0", 4, R("Rt", 32)), "Q": ("00", "1", 16, QReg("Rt"))}
 _OPC = {("X", True): "01", ("X", False): "00", ("W", True): "01", ("W", False): "00",
         ("Q", True): "11", ("Q", False): "10"}
 
@@ -297,25 +297,25 @@ for _register, (_size, _v, _bytes, _reg) in _REGISTERS.items():
     for _load in (True, False):
         _name = "LDR" if _load else "STR"
         _opc = _OPC[_register, _load]
-        _what = f"{'load' if _load else 'store'} a{' 128-bit Q' if _register == 'Q' else ''} " \
-                f"{'' if _register == 'Q' else str(8 * _bytes) + '-bit '}register {'from' if _load else 'to'} memory"
+        _what = f"{'load' if _load else 'store'} a {8 * _bytes}-bit {_register} register " \
+                f"{'from' if _load else 'to'} memory"
         _semantics = dict(size=_bytes, register=_register, load=_load)
         _overlap = {} if _register == "Q" else {"undefined_when": _writeback_overlap}
         add(_form(f"{_name}_{_id}_uoff", _name.lower(), f"{_name} <{_register}t>, [<Xn|SP>{{, #<pimm>}}]",
                   _what + " (unsigned offset)", f"{_size} 111 {_v} 01 {_opc} imm12:12 Rn:5 Rt:5",
-                  (_reg(None), BaseOffset(_bytes)), partial(scalar.load_store, **_semantics), group="memory"))
+                  (_reg, BaseOffset(_bytes)), partial(scalar.load_store, **_semantics), group="memory"))
         _unscaled = "LDUR" if _load else "STUR"
         add(_form(f"{_unscaled}_{_id}", _unscaled.lower(), f"{_unscaled} <{_register}t>, [<Xn|SP>{{, #<simm>}}]",
                   _what + " (unscaled signed offset, -256 to 255)", f"{_size} 111 {_v} 00 {_opc} 0 imm9:9 00 Rn:5 Rt:5",
-                  (_reg(None), UnscaledOffset()), partial(scalar.load_store, **_semantics), group="memory",
-                  aliases=(Alias(_name.lower(), (_reg(None), UnscaledOffset()), lambda f: False,
+                  (_reg, UnscaledOffset()), partial(scalar.load_store, **_semantics), group="memory",
+                  aliases=(Alias(_name.lower(), (_reg, UnscaledOffset()), lambda f: False,
                                  accepts=lambda f: True),)))  # clang takes ldr x0, [x1, #3] as LDUR
         add(_form(f"{_name}_{_id}_pre", _name.lower(), f"{_name} <{_register}t>, [<Xn|SP>, #<simm>]!",
                   _what + " (pre-index: the base moves first)", f"{_size} 111 {_v} 00 {_opc} 0 imm9:9 11 Rn:5 Rt:5",
-                  (_reg(None), PreIndex()), partial(scalar.load_store_pre, **_semantics), group="memory", **_overlap))
+                  (_reg, PreIndex()), partial(scalar.load_store_pre, **_semantics), group="memory", **_overlap))
         add(_form(f"{_name}_{_id}_post", _name.lower(), f"{_name} <{_register}t>, [<Xn|SP>], #<simm>",
                   _what + " (post-index: the base moves after)", f"{_size} 111 {_v} 00 {_opc} 0 imm9:9 01 Rn:5 Rt:5",
-                  (_reg(None), BaseOnly(), SImm("imm9", 9)), partial(scalar.load_store_post, **_semantics),
+                  (_reg, BaseOnly(), SImm("imm9", 9)), partial(scalar.load_store_post, **_semantics),
                   group="memory", **_overlap))
 
 
