@@ -138,11 +138,20 @@ _HEADER = ("CheckStreamingSVEAndZAEnabled();\n"
            "constant integer PL = VL DIV 8;\n")
 
 
+def _operands(name: str) -> str:
+    return ("constant bits(PL) mask1 = P[a, PL];\n"
+            "constant bits(PL) mask2 = P[b, PL];\n"
+            f"constant bits(VL) {name}1 = Z[n, VL];\n"
+            f"constant bits(VL) {name}2 = Z[m, VL];\n"
+            f"constant bits(dim*dim*32) {name}3 = ZAtile[da, 32, dim*dim*32];\n"
+            "bits(dim*dim*32) result;\n")
+
+
 def outer_asl(mnemonic: str, shape: FPOuterShape) -> str:
     if shape.kind == "fmopa":
         negate = "FPNeg(Elem[op1, row, 32], FPCR)" if shape.subtract else "Elem[op1, row, 32]"
         return (f"// {mnemonic.upper()} (non-widening, single precision)\n" + _HEADER +
-                "constant integer dim = VL DIV 32;\n"
+                "constant integer dim = VL DIV 32;\n" + _operands("op") +
                 "for row = 0 to dim-1\n"
                 "    for col = 0 to dim-1\n"
                 "        constant bits(32) elem2 = Elem[op2, col, 32];\n"
@@ -163,7 +172,7 @@ def outer_asl(mnemonic: str, shape: FPOuterShape) -> str:
             "// BFDotAdd, FPCR.EBF = '0': FPAdd_BF16(addend, FPAdd_BF16(BFMulH(a1, b1), BFMulH(a2, b2))),\n"
             "// each step BFRound (round to odd, denormals flushed, NaN -> default NaN)")
     return (f"// {mnemonic.upper()} (widening, 2-way, 16-bit to single precision)\n" + _HEADER +
-            "constant integer dim = VL DIV 32;\n"
+            "constant integer dim = VL DIV 32;\n" + _operands("operand") +
             "for row = 0 to dim-1\n"
             "    for col = 0 to dim-1\n"
             "        prow_0 = ActivePredicateElement(mask1, 2*row + 0, 16);\n"
