@@ -21,6 +21,12 @@ def undefined(rule: str) -> Fault:
     return Fault(UNDEFINED, rule)
 
 
+def group_slice(rows: list[int]) -> slice:
+    """The rows of a vector group (vec, vec + vstride, ...) as a slice: a view of ZA, not a copy."""
+    stride = rows[1] - rows[0] if len(rows) > 1 else 1
+    return slice(rows[0], rows[0] + stride * len(rows), stride)
+
+
 class SmeContext:
     def __init__(self, state: ArmSmeState, memory):
         self.state, self.memory = state, memory
@@ -86,6 +92,13 @@ class SmeContext:
     def Z(self, n: int) -> np.ndarray:
         return self.state.z[n % 32]
 
+    def Zs(self, n: int, count: int) -> np.ndarray:
+        """Z[n], Z[n+1], ... Z[n+count-1], wrapping mod 32, as one (count, SVL/8) array (a multi-vector
+        operand such as {z30.h-z1.h}); a view of the registers when the list does not wrap."""
+        if n + count <= 32:
+            return self.state.z[n:n + count]
+        return self.state.z[[(n + i) % 32 for i in range(count)]]
+
     def set_Z(self, n: int, data: np.ndarray) -> None:
         self.state.write_z(n % 32, data)
 
@@ -132,6 +145,17 @@ class SmeContext:
 
     def set_ZAvector(self, i: int, data: np.ndarray) -> None:
         self.state.write_za_vector(i, data)
+
+    def ZAvectors(self, rows: list[int]) -> np.ndarray:
+        """ZAvector[row] for each of ``rows`` (a vector group: evenly spaced rows), as one
+        (len(rows), SVL/8) array, a read-only view."""
+        view = self.state.za[group_slice(rows)]
+        view.flags.writeable = False  # written only through set_ZAvectors, which journals
+        return view
+
+    def set_ZAvectors(self, rows: list[int], data: np.ndarray) -> None:
+        """ZAvector[rows[k]] = data[k] for every k: a whole vector group in one write."""
+        self.state.write_za_vectors(rows, data)
 
     # ---- memory --------------------------------------------------------------------------------------
     def read_memory(self, address: int, size: int) -> bytes:

@@ -42,35 +42,36 @@ class DotShape:
 
 
 def za_dot(cpu, shape: DotShape, group: tuple[int, int], n: int, m) -> None:
+    """The ASL's loops over r (the group's vectors), e (elements) and i (ways) at once: operand1 and
+    operand2 are indexed [r, e, i] as the ASL's element1 and element2 are, and each ZA vector of the
+    group gets its sum over i."""
     cpu.CheckStreamingSVEAndZAEnabled()
     v, offset = group
-    rows = vector_group_rows(cpu.svlb, cpu.X(v), offset, shape.nreg)  # only the low 32 bits of Wv count
+    nreg, ways = shape.nreg, shape.ways
+    rows = vector_group_rows(cpu.svlb, cpu.X(v), offset, nreg)  # only the low 32 bits of Wv count
     type1 = SOURCE_TYPES[shape.source_bits, shape.signed1]
     type2 = SOURCE_TYPES[shape.source_bits, shape.signed2]
     acc_type = ACCUMULATOR_TYPES[shape.esize]
     elements = cpu.svl // shape.esize
-    if shape.second == "indexed":
+    if shape.vertical:
+        # element1 of ZA vector r, element e, step i is Elem[Z[n+i], ways*e + r]: the same
+        # position r of each of the ways registers (sources is [i, e, r])
+        operand1 = cpu.Zs(n, ways).view(type1).reshape(ways, elements, ways).transpose(2, 1, 0)
+    else:
+        operand1 = cpu.Zs(n, nreg).view(type1).reshape(nreg, elements, ways)  # Elem[Z[n+r], ways*e + i]
+    if shape.second == "multiple":
+        operand2 = cpu.Zs(m, nreg).view(type2).reshape(nreg, elements, ways)  # Elem[Z[m+r], ways*e + i]
+    elif shape.second == "single":
+        operand2 = cpu.Z(m).view(type2).reshape(1, elements, ways)  # the same Z[m] for every r
+    else:
         zm, index = m
         # each 128-bit segment of Zm gives element group `index` to every ZA element of that segment
         per_segment = 128 // shape.esize
-        groups = cpu.Z(zm).view(type2).reshape(-1, per_segment, shape.ways)[:, index, :]
-        fixed2 = np.repeat(groups, per_segment, axis=0).astype(np.int64)
-    elif shape.second == "single":
-        fixed2 = cpu.Z(m).view(type2).reshape(elements, shape.ways).astype(np.int64)
-    if shape.vertical:
-        # sources[i][e, j] = Elem[Z[n+i], ways*e + j]: ZA vector r takes column j = r of every Z[n+i]
-        sources = [cpu.Z((n + i) % 32).view(type1).reshape(elements, shape.ways).astype(np.int64)
-                   for i in range(shape.ways)]
-    for r in range(shape.nreg):
-        if shape.vertical:
-            operand1 = np.stack([source[:, r] for source in sources], axis=1)  # [e, i] = Z[n+i][ways*e + r]
-        else:
-            operand1 = cpu.Z((n + r) % 32).view(type1).reshape(elements, shape.ways).astype(np.int64)
-        operand2 = cpu.Z((m + r) % 32).view(type2).reshape(elements, shape.ways).astype(np.int64) \
-            if shape.second == "multiple" else fixed2
-        products = (operand1 * operand2).sum(axis=1)  # exact: at most 4 x 2^32
-        result = cpu.ZAvector(rows[r]).view(acc_type) + products.astype(acc_type)  # wraps modulo 2^esize
-        cpu.set_ZAvector(rows[r], result.view(np.uint8))
+        groups = cpu.Z(zm).view(type2).reshape(-1, per_segment, ways)[:, index, :]
+        operand2 = np.repeat(groups, per_segment, axis=0).reshape(1, elements, ways)
+    products = (operand1.astype(np.int64) * operand2).sum(axis=2)  # exact: at most 4 x 2^32 per element
+    sums = cpu.ZAvectors(rows).view(acc_type) + products.astype(acc_type)  # wraps modulo 2^esize
+    cpu.set_ZAvectors(rows, sums.view(np.uint8))
 
 
 def bound(shape: DotShape):

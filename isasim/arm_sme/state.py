@@ -173,9 +173,21 @@ class ArmSmeState:
 
     def write_za_vector(self, i: int, data: np.ndarray) -> None:
         """ZA[i] = data: one SVL-bit vector of the array."""
+        if not self.journal.enabled:  # a run without records: no old and new bytes to keep
+            self.za[i] = data
+            return
         old = self.za[i].tobytes()
         self.za[i] = data
         self.journal.record("array", self.za_locations[i], old, self.za[i].tobytes())
+
+    def write_za_vectors(self, rows: list[int], data: np.ndarray) -> None:
+        """ZA[rows[k]] = data[k] for every k (a vector group: evenly spaced rows), journalled per vector."""
+        if not self.journal.enabled:
+            stride = rows[1] - rows[0] if len(rows) > 1 else 1
+            self.za[rows[0]:rows[0] + stride * len(rows):stride] = data
+            return
+        for row, vector in zip(rows, data):
+            self.write_za_vector(row, vector)
 
     def write_zt0(self, data: np.ndarray) -> None:
         old = self.zt0.tobytes()
