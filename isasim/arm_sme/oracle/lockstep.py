@@ -33,6 +33,10 @@ the pc other than a branch (ADR, a literal load: the snippet's addresses are not
 a branch that writes a register (BL's link would be the snippet's address), and a branch to a
 register (BR: the address is the program's, not the snippet's).
 
+What the harness cannot see is as in a final run: after a step that leaves PSTATE.ZA off, ZA and
+ZT0 read back as the dump's SMSTART zeroed them (isasim keeps them), so a program that turns ZA off
+shows that difference at that step.
+
 Cost: one zig build and one QEMU process per chunk; about 50 ms per step of a long loop.
 """
 
