@@ -2,7 +2,8 @@
 
 The zeroing rules are the Arm ARM's (D1.3 "PSTATE.SM and PSTATE.ZA", MSR SVCRSM/SVCRZA/
 SVCRSMZA): a change of PSTATE.SM zeroes Z0-Z31, P0-P15 and FFR and keeps ZA; enabling ZA
-zeroes ZA and ZT0; writing the value a bit already has changes nothing.
+zeroes ZA and ZT0 (and disabling it makes them inaccessible: isasim zeroes them then, see
+set_modes); writing the value a bit already has changes nothing.
 """
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ def set_modes(cpu, sm: bool | None, za: bool | None) -> None:
     new_za = state.za_enabled if za is None else za
     if new_sm != state.sm:
         state.zero_vectors()  # ResetSVEState(): the vector state of the old mode is lost
-    if new_za and not state.za_enabled:
-        state.zero_za()  # ResetSMEState(): ZA (and ZT0) start as zero
+    if new_za != state.za_enabled:
+        # Enabling ZA is ResetSMEState(): ZA and ZT0 start as zero.  Disabling it leaves their
+        # contents inaccessible, and nothing can read them again without enabling ZA, which zeroes
+        # them: isasim zeroes them as ZA goes off, so that a ZA that is off always reads as zero
+        # (in the stepper, in a trace, and as any harness that must re-enable ZA to dump it sees it).
+        state.zero_za()
         if state.zt0.any():
             state.write_zt0(np.zeros_like(state.zt0))
     if (new_sm, new_za) != (state.sm, state.za_enabled):

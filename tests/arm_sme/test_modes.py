@@ -47,6 +47,16 @@ def test_smstop_za_keeps_sm_and_the_vectors():
     assert machine.state.sm and not machine.state.za_enabled and machine.state.z[0].tobytes() == ONES["z0"]
 
 
+def test_a_za_that_is_off_reads_as_zero():
+    # Disabling ZA leaves its contents inaccessible and enabling it zeroes them, so no program can see
+    # them again: isasim zeroes ZA and ZT0 as ZA goes off (QEMU's harness, which must re-enable ZA to
+    # dump it, sees the same; the golden trace form-smstop_za-* pins that down)
+    machine, result = run("smstop za", regs={"svcr": 3}, arrays={"za": bytes([7]) * 4096, "zt0": bytes([1]) * 64},
+                          keep_records=True)
+    assert not machine.state.za.any() and not machine.state.zt0.any()
+    assert {"za[0]", "zt0", "svcr"} <= {str(w.where) for w in result.records[0].writes}
+
+
 def test_smstart_then_smstop_round_trip_is_journalled():
     machine, result = run("smstart\nsmstop", arrays=ONES, keep_records=True)
     first, second = result.records
