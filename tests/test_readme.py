@@ -29,7 +29,7 @@ def test_readme_arm_sme_commands_run(capsys):
     text = (ROOT / "README.md").read_text()
     block = re.search(r"## Arm SME2.*?```bash\n(.*?)```", text, re.S).group(1)
     commands = [shlex.split(line)[1:] for line in block.splitlines() if line.startswith("isasim ")]
-    assert len(commands) == 3
+    assert len(commands) == 4
     cwd = os.getcwd()
     os.chdir(ROOT)
     try:
@@ -39,3 +39,4 @@ def test_readme_arm_sme_commands_run(capsys):
         os.chdir(cwd)
     out = capsys.readouterr().out
     assert "za[1]" in out and "udot za.s[w8, 0, vgx4]" in out  # the group w8 = 1 names at SVL 256: rows 1, 9, 17, 25
+    assert "PASS: every expectation of examples/arm_sme/smopa_gemm.trace.json holds (qemu" in " ".join(out.split())
