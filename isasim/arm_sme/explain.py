@@ -49,9 +49,10 @@ _FAULTS = {
     "za_move": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
     "za_memory": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
                   ("TRANSLATION", "an active element's bytes are not in mapped memory (or a store's are read-only)")],
-    "z_memory": [("UNDEFINED", "PSTATE.SM is 0 (isasim's core has SME without FEAT_SVE)"),
+    "z_memory": [("UNDEFINED", "PSTATE.SM is 0 and the config lacks \"SVE\" (the default core: SME without FEAT_SVE)"),
                  ("TRANSLATION", "an active element's bytes are not in mapped memory (or a store's are read-only)")],
-    "predicate": [("UNDEFINED", "PSTATE.SM is 0 (isasim's core has SME without FEAT_SVE)")],
+    "predicate": [("UNDEFINED",
+                   "PSTATE.SM is 0 and the config lacks \"SVE\" (the default core: SME without FEAT_SVE)")],
     "memory": [("TRANSLATION", "the 8 bytes are not all in mapped memory (or a store's are read-only)")],
 }
 
