@@ -133,8 +133,8 @@ def test_a_fault_isasim_misses_is_a_divergence_at_the_faulting_step(monkeypatch)
 
 
 def test_qemus_states_are_the_state_after_each_step():
-    # The backend's own steps: the state after step 6 (the second sub) has x0 = 2 and x8 unchanged
-    # by the program (no add on x8 here), and the memory QEMU wrote is there.
+    # The backend's own steps, one per executed instruction with the pc of each: after step 4 (the
+    # second str) x0 is 1 and the memory holds the 1 QEMU stored.
     from isasim.core.backends import get_backend
 
     text = "loop:\n sub x0, x0, #1\n str x0, [x2]\n cbnz x0, loop\n"
