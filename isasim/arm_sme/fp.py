@@ -11,7 +11,9 @@ added in two rounding steps.
 
 Reals are exact: a value is ``(mantissa, exponent)`` Python ints meaning mantissa * 2^exponent
 (the sign in the mantissa), so nothing depends on the host FPU.  Operands and results are bit
-patterns (Python ints).
+patterns (Python ints).  The instructions execute array forms of FPMulAdd_ZA, FPDotAdd_ZA and BFDotAdd
+(the end of this file) that give the same bit patterns for whole tiles at once; only exact host
+operations feed their integer rounding (see the comment there).
 
 FPCR: only its architectural reset value, all zero, is supported (``FPCR_DEFAULT``: round to
 nearest even, FZ = FZ16 = 0, DN = 0, AH = 0, AHP = 0, EBF = 0); the trace format has no FPCR.
@@ -27,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum
 from functools import lru_cache
+
+import numpy as np
 
 from ..core.numerics import BF16, FP16, FP32, FP64, Format
 
@@ -425,3 +429,201 @@ def BFDotAdd(addend: int, op1_a: int, op1_b: int, op2_a: int, op2_b: int, fpcr: 
     _supported(fpcr)
     prod = FPAdd_BF16(BFMulH(op1_a, op2_a, fpcr), BFMulH(op1_b, op2_b, fpcr), fpcr)
     return FPAdd_BF16(addend, prod, fpcr)
+
+
+# ---- the same rules over whole arrays (what the instructions execute) ---------------------------------
+#
+# The functions above define each operation one element at a time; explain prints them and the tests
+# derive examples from them.  The instructions run these array forms instead, which compute the same bit
+# patterns for every element at once with numpy (tests/arm_sme/test_fp_vectorised.py compares the two
+# on random and biased lanes; test_fp_vs_qemu.py compares the instructions with QEMU).  Only
+# FPCR_DEFAULT is supported here (the only FPCR the instructions run with).
+#
+# How a result is computed without the host FPU deciding any Arm rounding:
+#
+# 1. Specials (NaN, infinity, zero; denormals flushed where the rules flush them) are classified with
+#    integer masks on the bit patterns, and their results chosen with np.where in the order the scalar
+#    code tests them.  With FPCR.DN = 1 (the ZA forms) and in BFloat16 arithmetic every NaN result is
+#    the default NaN, so which operand's NaN "wins" does not matter here.
+# 2. Every finite operand becomes the float64 holding exactly its value (np.ldexp of an integer below
+#    2^24 by a power of two that stays inside float64's normal range: exact).  A product of two of them
+#    is exact in float64: at most 24 x 24 = 48 significant bits <= 53, magnitudes between 2^-298 and
+#    2^256 (no overflow, no float64 denormal).
+# 3. A sum a + b of two such values is split exactly into s + err by Knuth's TwoSum (s = fl(a + b), err
+#    the exact remainder; exact for any magnitudes in binary floating point rounding to nearest, without
+#    overflow).  The pair is turned into round_to_odd_53(a + b): s when err = 0 or s's last bit is
+#    already odd, else the float64 next to s towards err (a + b lies strictly between s and it, and of
+#    two adjacent float64 exactly one has an odd last bit).
+# 4. That float64 is rounded to single precision with integer operations on its bits, exactly as
+#    _round does (tininess before rounding, denormals, carry, overflow).  Rounding to odd first and then
+#    once more at a coarser precision gives the same result as rounding the exact value once, when the
+#    coarser rounding drops at least 2 more bits (here at least 53 - 24 = 29): a value rounded to odd
+#    at 53 bits stays exact when a + b is exact at 53 bits, and otherwise keeps an odd (non-zero) last
+#    bit below every bit single precision keeps, so it is on the same side of every single-precision
+#    value and midpoint as a + b (round to nearest even), and inexact exactly when a + b is (round to
+#    odd, BFRound).  Rounding to odd never crosses a power of two (powers of two have an even last bit),
+#    so the exponent, and with it the flush-to-zero and denormal decisions, are those of a + b.
+# The only host operations are therefore exact ones (ldexp, a product of <= 53 bits, TwoSum, whose
+# rounding error it recovers exactly), and numpy's float64 arithmetic rounds to nearest even (no FTZ or
+# DAZ applies: every value here is a float64 normal or zero).
+
+_DEFAULT_NAN_S = 0x7FC00000  # FPDefaultNaN(FPCR with AH = 0, FP32)
+_INF_S, _SIGN_S = 0x7F800000, 0x80000000
+
+
+@dataclass(frozen=True)
+class _Unpacked:
+    """FPUnpack / BFUnpack of an array of bit patterns: a mask per type, the signs, and each finite
+    value as an exact float64 (0 for the zeros, infinities and NaNs)."""
+
+    sign: np.ndarray  # int64 0 or 1
+    zero: np.ndarray
+    inf: np.ndarray
+    nan: np.ndarray
+    value: np.ndarray  # float64
+
+
+def _unpack_array(bits, fmt: Format, flush: bool) -> _Unpacked:
+    """FPUnpack with FZ (FZ16) = ``flush``, or BFUnpack (flush = True: BFloat16 rules flush denormals;
+    signalling and quiet NaNs are told apart only by FPProcessNaN, whose result is the default NaN here)."""
+    bits = np.asarray(bits).astype(np.int64)
+    f = fmt.mantissa_bits
+    sign = (bits >> (fmt.width - 1)) & 1
+    exp = (bits >> f) & fmt.max_exponent_field
+    frac = bits & fmt.mantissa_mask
+    top = exp == fmt.max_exponent_field
+    denormal = exp == 0
+    zero = denormal & ((frac == 0) | flush)
+    mantissa = np.where(denormal, frac, frac | (1 << f))
+    mantissa = np.where(zero | top, 0, mantissa)
+    exponent = np.where(denormal, fmt.min_normal_exponent, exp - fmt.bias) - f
+    # exact: |mantissa| < 2^24 and 2^exponent within float64's normal range
+    value = np.ldexp(np.where(sign == 1, -mantissa, mantissa).astype(np.float64), exponent.astype(np.int32))
+    return _Unpacked(sign, zero, top & (frac == 0), top & (frac != 0), value)
+
+
+def _round_to_odd_53(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """round_to_odd_53(a + b) of exact float64 values, as the uint64 bit patterns of float64 (step 3)."""
+    s = a + b
+    b_virtual = s - a
+    a_virtual = s - b_virtual
+    err = (a - a_virtual) + (b - b_virtual)  # TwoSum: a + b == s + err exactly
+    bits = s.view(np.uint64)
+    inexact_even = (err != 0) & ((bits & 1) == 0)  # then s != 0 (s = 0 only when a = -b exactly)
+    away = np.signbit(err) == np.signbit(s)  # err points away from zero: the next larger magnitude
+    return bits + (inexact_even & away).astype(np.uint64) - (inexact_even & ~away).astype(np.uint64)
+
+
+def _round_fp32_array(bits64: np.ndarray, rounding: str, flush: bool) -> np.ndarray:
+    """_round(value, FP32, flush, rounding) for non-zero float64 values given by their bit patterns whose
+    value is already rounded to odd at 53 bits (step 4); returns uint32 patterns."""
+    bits64 = bits64.astype(np.uint64)
+    sign = (bits64 >> np.uint64(63)).astype(np.int64)
+    exponent = ((bits64 >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64) - 1023  # 1.xxx * 2^exponent
+    magnitude = ((bits64 & np.uint64((1 << 52) - 1)) | np.uint64(1 << 52)).astype(np.int64)
+    f, minimum_exp = FP32.mantissa_bits, FP32.min_normal_exponent
+    biased_exp = np.maximum(exponent - minimum_exp + 1, 0)
+    # bits dropped: -shift of _round (value = magnitude * 2^(exponent - 52)); always >= 29.  Beyond 60
+    # the kept part is 0 and the remainder (< 2^53) is below half either way: capping changes nothing
+    # and keeps the shifts inside int64.
+    drop = np.minimum(52 - f + (np.maximum(exponent, minimum_exp) - exponent), 60)
+    int_mant = magnitude >> drop
+    remainder = magnitude - (int_mant << drop)
+    half = np.left_shift(np.int64(1), drop - 1)
+    odd = (int_mant & 1) == 1
+    if rounding == TIEEVEN:
+        round_up = (remainder > half) | ((remainder == half) & odd)
+    else:
+        round_up = (remainder != 0) & ~odd
+    int_mant = int_mant + round_up
+    biased_exp = np.where(round_up & (int_mant == 1 << f), 1, biased_exp)  # a denormal rounded up to normal
+    carried = int_mant == 1 << (f + 1)
+    biased_exp = biased_exp + carried
+    int_mant = np.where(carried, int_mant >> 1, int_mant)
+    result = (sign << 31) | (biased_exp << f) | (int_mant & FP32.mantissa_mask)
+    result = np.where(biased_exp >= FP32.max_exponent_field, (sign << 31) | _INF_S, result)
+    if flush:
+        result = np.where(exponent < minimum_exp, sign << 31, result)
+    return result.astype(np.uint32)
+
+
+def _sum_fp32(a: np.ndarray, b: np.ndarray, rounding: str, flush: bool) -> np.ndarray:
+    """The exact sum a + b of finite float64 values rounded once to single precision: +0 when the sum
+    is exactly zero (round to nearest and to odd both give +0: the ASL's FPZero('0'))."""
+    bits64 = _round_to_odd_53(a, b)
+    exact_zero = (bits64 << np.uint64(1)) == 0
+    return np.where(exact_zero, np.uint32(0), _round_fp32_array(bits64, rounding, flush))
+
+
+def _as_float64(bits32: np.ndarray) -> np.ndarray:
+    """A finite single-precision pattern's exact value (FPUnpack with FZ = 0)."""
+    return _unpack_array(bits32, FP32, False).value
+
+
+def _add_array(x: _Unpacked, y: _Unpacked, rounding: str, flush: bool) -> np.ndarray:
+    """FPAdd (FPCR.DN = 1) and FPAdd_BF16 of unpacked operands: the same decisions in the same order."""
+    result = _sum_fp32(x.value, y.value, rounding, flush)
+    result = np.where(x.zero & y.zero & (x.sign == y.sign), x.sign << 31, result)
+    result = np.where((x.inf & (x.sign == 1)) | (y.inf & (y.sign == 1)), 0xFF800000, result)
+    result = np.where((x.inf & (x.sign == 0)) | (y.inf & (y.sign == 0)), _INF_S, result)
+    invalid = x.inf & y.inf & (x.sign != y.sign)
+    return np.where(x.nan | y.nan | invalid, _DEFAULT_NAN_S, result).astype(np.uint32)
+
+
+def FPMulAdd_ZA_array(addend, op1, op2) -> np.ndarray:
+    """FPMulAdd_ZA(addend, op1, op2, FP32, FPCR_DEFAULT) for every element of the broadcast arrays of
+    single-precision bit patterns: addend + op1*op2 rounded once."""
+    A, X, Y = (_unpack_array(bits, FP32, False) for bits in (addend, op1, op2))
+    signP, infP, zeroP = X.sign ^ Y.sign, X.inf | Y.inf, X.zero | Y.zero
+    result = _sum_fp32(A.value, X.value * Y.value, TIEEVEN, False)  # the product is exact (step 2)
+    result = np.where(A.zero & zeroP & (A.sign == signP), A.sign << 31, result)
+    result = np.where((A.inf & (A.sign == 1)) | (infP & (signP == 1)), 0xFF800000, result)
+    result = np.where((A.inf & (A.sign == 0)) | (infP & (signP == 0)), _INF_S, result)
+    invalid = (X.inf & Y.zero) | (X.zero & Y.inf) | (A.inf & infP & (A.sign != signP))
+    return np.where(A.nan | X.nan | Y.nan | invalid, _DEFAULT_NAN_S, result).astype(np.uint32)
+
+
+def _FPDot_array(op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
+    """FPDot with FPCR.DN = 1 over arrays of half-precision patterns (the default NaN, converted to
+    single precision, for any NaN operand: FPConvertNaN of 0x7E00 is 0x7FC00000)."""
+    A1, B1, A2, B2 = (_unpack_array(bits, FP16, False) for bits in (op1_a, op1_b, op2_a, op2_b))
+    signPa, signPb = A1.sign ^ A2.sign, B1.sign ^ B2.sign
+    infPa, infPb = A1.inf | A2.inf, B1.inf | B2.inf
+    zeroPa, zeroPb = A1.zero | A2.zero, B1.zero | B2.zero
+    # products of halves: <= 22 bits, exact; their sum rounded once (it never overflows single precision)
+    result = _sum_fp32(A1.value * A2.value, B1.value * B2.value, TIEEVEN, False)
+    result = np.where(zeroPa & zeroPb & (signPa == signPb), signPa << 31, result)
+    result = np.where((infPa & (signPa == 1)) | (infPb & (signPb == 1)), 0xFF800000, result)
+    result = np.where((infPa & (signPa == 0)) | (infPb & (signPb == 0)), _INF_S, result)
+    invalid = ((A1.inf & A2.zero) | (A1.zero & A2.inf) | (B1.inf & B2.zero) | (B1.zero & B2.inf)
+               | (infPa & infPb & (signPa != signPb)))
+    nan = A1.nan | B1.nan | A2.nan | B2.nan
+    return np.where(nan | invalid, _DEFAULT_NAN_S, result).astype(np.uint32)
+
+
+def FPDotAdd_ZA_array(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
+    """FPDotAdd_ZA(...) with FPCR_DEFAULT over broadcast arrays: FPDot rounded once, then FPAdd."""
+    prod = _FPDot_array(op1_a, op1_b, op2_a, op2_b)
+    return _add_array(_unpack_array(addend, FP32, False), _unpack_array(prod, FP32, False), TIEEVEN, False)
+
+
+def _BFMulH_array(op1, op2) -> np.ndarray:
+    """BFMulH over arrays of BFloat16 patterns (its product, <= 16 bits, is exact before BFRound)."""
+    X, Y = _unpack_array(op1, BF16, True), _unpack_array(op2, BF16, True)
+    sign = X.sign ^ Y.sign
+    product = X.value * Y.value
+    nonzero = product != 0
+    bits64 = np.where(nonzero, product, 1.0).view(np.uint64)  # rounded to odd already: it is exact
+    result = np.where(nonzero, _round_fp32_array(bits64, ODD, True), 0)
+    result = np.where(X.zero | Y.zero, sign << 31, result)
+    result = np.where(X.inf | Y.inf, (sign << 31) | _INF_S, result)
+    invalid = (X.inf & Y.zero) | (X.zero & Y.inf)
+    return np.where(X.nan | Y.nan | invalid, _DEFAULT_NAN_S, result).astype(np.uint32)
+
+
+def BFDotAdd_array(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
+    """BFDotAdd(...) with FPCR_DEFAULT (EBF = 0) over broadcast arrays: two BFMulH, FPAdd_BF16 of them,
+    FPAdd_BF16 with the addend, each rounded to odd with BFloat16's flushing."""
+    first, second = _BFMulH_array(op1_a, op2_a), _BFMulH_array(op1_b, op2_b)
+    prod = _add_array(_unpack_array(first, FP32, True), _unpack_array(second, FP32, True), ODD, True)
+    return _add_array(_unpack_array(addend, FP32, True), _unpack_array(prod, FP32, True), ODD, True)

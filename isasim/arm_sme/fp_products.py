@@ -1,9 +1,12 @@
 """The SME floating-point outer products into a ZA tile (FMOPA/FMOPS .S, the widening .H->.S FMOPA/FMOPS,
 BFMOPA/BFMOPS) and the SME2 FDOT/BFDOT .H->.S into ZA vector groups, exactly as the Arm ARM's
 Operations (C9.2.116/118 FMOPA/FMOPS non-widening, 115/117 widening, 43/45 BFMOPA/BFMOPS widening,
-78-80 FDOT, 16-18 BFDOT).  Every element goes through isasim.arm_sme.fp (FPMulAdd_ZA, FPDotAdd_ZA,
-BFDotAdd) with the FPCR at its reset value (fp.FPCR_DEFAULT): the numerics are exact integer
-arithmetic, one Python call per ZA element, so correctness comes before speed here.
+78-80 FDOT, 16-18 BFDOT).  The Operation text (explain) names the per-element functions of
+isasim.arm_sme.fp (FPMulAdd_ZA, FPDotAdd_ZA, BFDotAdd), the definition; execution applies their array
+forms (FPMulAdd_ZA_array, ...) to a whole tile or vector group at once, with the FPCR at its reset
+value (fp.FPCR_DEFAULT).  The array forms give the same bit patterns element for element (fp.py says
+why, tests/arm_sme/test_fp_vectorised.py compares them), and writing an element with its old value is
+no write (the journal keeps only changes), so one whole-tile write equals the ASL's per-element updates.
 
 Outer products: tile element (row, col) of ZAda.S.  Non-widening: it is updated only when element
 ``row`` of Pn and element ``col`` of Pm are both active.  Widening: Zn holds a dim x 2 matrix of
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import fp
-from .fp import FP32, FPCR_DEFAULT, BFDotAdd, BFNeg, FPDotAdd_ZA, FPMulAdd_ZA, FPNeg
+from .fp import FP32, FPCR_DEFAULT, BFDotAdd_array, FPDotAdd_ZA_array, FPMulAdd_ZA_array
 from .tiles import tile_rows, vector_group_rows
 
 FPCR = FPCR_DEFAULT  # the FPCR every form reads (the trace format has no FPCR: see fp.py)
@@ -39,78 +42,64 @@ class FPDotShape:
     second: str  # "single", "multiple" or "indexed"
 
 
-def _elements(vector: np.ndarray, dtype) -> list[int]:
-    return vector.view(dtype).tolist()
-
-
 def fp_outer_product(cpu, shape: FPOuterShape, da: int, a: int, b: int, n: int, m: int) -> None:
+    """The whole tile at once: every element's FPMulAdd_ZA / FPDotAdd_ZA / BFDotAdd through the array
+    forms in fp.py (the same rules as the per-element functions the Operation text names, compared with
+    them lane by lane in tests/arm_sme/test_fp_vectorised.py)."""
     cpu.CheckStreamingSVEAndZAEnabled()
     dim = cpu.VL // 32
-    rows = tile_rows(da, 32, cpu.svlb)  # ZAtile[da, 32]: row `row` is ZA vector rows[row]
+    rows = tile_rows(da, 32, cpu.svlb).tolist()  # ZAtile[da, 32]: row `row` is ZA vector rows[row]
+    sums = cpu.ZAvectors(rows).view(np.uint32)  # elem3 of (row, col) is sums[row, col]
     if shape.kind == "fmopa":
-        mask1, mask2 = cpu.ActiveElements(a, 32).tolist(), cpu.ActiveElements(b, 32).tolist()
-        op1, op2 = _elements(cpu.Z(n), np.uint32), _elements(cpu.Z(m), np.uint32)
-        for row in range(dim):
-            if not mask1[row]:
-                continue
-            elem1 = FPNeg(op1[row], FP32, FPCR) if shape.subtract else op1[row]
-            sums = _elements(cpu.ZAvector(rows[row]), np.uint32)
-            result = [FPMulAdd_ZA(sums[col], elem1, op2[col], FP32, FPCR) if mask2[col] else sums[col]
-                      for col in range(dim)]
-            cpu.set_ZAvector(int(rows[row]), np.array(result, dtype=np.uint32).view(np.uint8))
-        return
-    dot_add = FPDotAdd_ZA if shape.kind == "fmopa_widening" else BFDotAdd
-    negate = (lambda op: FPNeg(op, fp.FP16, FPCR)) if shape.kind == "fmopa_widening" else BFNeg
-    mask1, mask2 = cpu.ActiveElements(a, 16).tolist(), cpu.ActiveElements(b, 16).tolist()
-    operand1, operand2 = _elements(cpu.Z(n), np.uint16), _elements(cpu.Z(m), np.uint16)
-    # an inactive 16-bit element is FPZero('0', 16); FMOPS/BFMOPS negate the active row elements
-    erow = [operand1[i] if mask1[i] else 0 for i in range(2 * dim)]
-    if shape.subtract:
-        erow = [negate(value) if mask1[i] else value for i, value in enumerate(erow)]
-    ecol = [operand2[i] if mask2[i] else 0 for i in range(2 * dim)]
-    for row in range(dim):
-        prow_0, prow_1 = mask1[2 * row], mask1[2 * row + 1]
-        if not (prow_0 or prow_1):
-            continue
-        erow_0, erow_1 = erow[2 * row], erow[2 * row + 1]
-        sums = _elements(cpu.ZAvector(rows[row]), np.uint32)
-        result = []
-        for col in range(dim):
-            pcol_0, pcol_1 = mask2[2 * col], mask2[2 * col + 1]
-            if (prow_0 and pcol_0) or (prow_1 and pcol_1):
-                result.append(dot_add(sums[col], erow_0, erow_1, ecol[2 * col], ecol[2 * col + 1], FPCR))
-            else:
-                result.append(sums[col])
-        cpu.set_ZAvector(int(rows[row]), np.array(result, dtype=np.uint32).view(np.uint8))
+        mask1, mask2 = cpu.ActiveElements(a, 32), cpu.ActiveElements(b, 32)
+        op1, op2 = cpu.Z(n).view(np.uint32), cpu.Z(m).view(np.uint32)
+        elem1 = op1 ^ np.uint32(FP32.sign_mask) if shape.subtract else op1  # FPNeg (AH = 0): the sign bit
+        active = mask1[:, None] & mask2[None, :]
+        if not active.any():
+            return
+        result = np.where(active, FPMulAdd_ZA_array(sums, elem1[:, None], op2[None, :]), sums)
+    else:
+        dot_add = FPDotAdd_ZA_array if shape.kind == "fmopa_widening" else BFDotAdd_array
+        mask1, mask2 = cpu.ActiveElements(a, 16), cpu.ActiveElements(b, 16)
+        # an inactive 16-bit element is FPZero('0', 16); FMOPS/BFMOPS negate the active row elements
+        # (FPNeg with AH = 0 and BFNeg both invert the sign bit only)
+        erow = np.where(mask1, cpu.Z(n).view(np.uint16), np.uint16(0))
+        if shape.subtract:
+            erow = np.where(mask1, erow ^ np.uint16(0x8000), erow)
+        ecol = np.where(mask2, cpu.Z(m).view(np.uint16), np.uint16(0))
+        prow, pcol = mask1.reshape(dim, 2), mask2.reshape(dim, 2)  # prow_0, prow_1 of each row
+        active = (prow[:, None, 0] & pcol[None, :, 0]) | (prow[:, None, 1] & pcol[None, :, 1])
+        if not active.any():
+            return
+        erow, ecol = erow.reshape(dim, 2), ecol.reshape(dim, 2)
+        result = np.where(active, dot_add(sums, erow[:, None, 0], erow[:, None, 1], ecol[None, :, 0],
+                                          ecol[None, :, 1]), sums)
+    cpu.set_ZAvectors(rows, result.astype(np.uint32).view(np.uint8))
 
 
 def fp_za_dot(cpu, shape: FPDotShape, group: tuple[int, int], n: int, m) -> None:
+    """Every element of every vector of the group at once, indexed [r, e] as the ASL's loops (the array
+    forms of FPDotAdd_ZA / BFDotAdd in fp.py)."""
     cpu.CheckStreamingSVEAndZAEnabled()
     v, offset = group
     elements = cpu.VL // 32
-    rows = vector_group_rows(cpu.svlb, cpu.X(v), offset, shape.nreg)  # only the low 32 bits of Wv count
-    dot_add = FPDotAdd_ZA if shape.kind == "fdot" else BFDotAdd
+    nreg = shape.nreg
+    rows = vector_group_rows(cpu.svlb, cpu.X(v), offset, nreg)  # only the low 32 bits of Wv count
+    dot_add = FPDotAdd_ZA_array if shape.kind == "fdot" else BFDotAdd_array
+    operand1 = cpu.Zs(n, nreg).view(np.uint16).reshape(nreg, elements, 2)  # Elem[Z[n+r], 2*e + i]
     if shape.second == "indexed":
         zm, index = m
-        operand2 = _elements(cpu.Z(zm), np.uint16)
+        operand2 = cpu.Z(zm).view(np.uint16).reshape(elements, 2)
         eltspersegment = 128 // 32
-        # element e uses pair `index` of its own 128-bit segment of Zm
-        pairs = [(e - e % eltspersegment) + index for e in range(elements)]
-        fixed2 = [(operand2[2 * s], operand2[2 * s + 1]) for s in pairs]
+        e = np.arange(elements)
+        elt2 = operand2[(e - e % eltspersegment) + index][None]  # pair `index` of e's 128-bit segment
     elif shape.second == "single":
-        operand2 = _elements(cpu.Z(m), np.uint16)
-        fixed2 = [(operand2[2 * e], operand2[2 * e + 1]) for e in range(elements)]
-    for r in range(shape.nreg):
-        operand1 = _elements(cpu.Z((n + r) % 32), np.uint16)
-        if shape.second == "multiple":
-            operand2 = _elements(cpu.Z((m + r) % 32), np.uint16)
-            elt2 = [(operand2[2 * e], operand2[2 * e + 1]) for e in range(elements)]
-        else:
-            elt2 = fixed2
-        sums = _elements(cpu.ZAvector(rows[r]), np.uint32)
-        result = [dot_add(sums[e], operand1[2 * e], operand1[2 * e + 1], elt2[e][0], elt2[e][1], FPCR)
-                  for e in range(elements)]
-        cpu.set_ZAvector(rows[r], np.array(result, dtype=np.uint32).view(np.uint8))
+        elt2 = cpu.Z(m).view(np.uint16).reshape(1, elements, 2)
+    else:
+        elt2 = cpu.Zs(m, nreg).view(np.uint16).reshape(nreg, elements, 2)
+    sums = cpu.ZAvectors(rows).view(np.uint32)
+    result = dot_add(sums, operand1[..., 0], operand1[..., 1], elt2[..., 0], elt2[..., 1])
+    cpu.set_ZAvectors(rows, result.view(np.uint8))
 
 
 def bound_outer(shape: FPOuterShape):

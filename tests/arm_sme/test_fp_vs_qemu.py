@@ -222,16 +222,19 @@ def test_hand_worked_values_agree_with_qemu():
 
 
 def test_a_planted_rounding_bug_is_found(monkeypatch):
-    """Rounding FMOPA's product before the add (two roundings) must show as a mismatch."""
+    """Rounding FMOPA's product before the add (two roundings) must show as a mismatch.  The bug is
+    planted in the array form the instruction executes (fp_products calls FPMulAdd_ZA_array), as the
+    per-element FPMul and FPAdd applied to each element."""
     import isasim.arm_sme.fp as fp
     import isasim.arm_sme.fp_products as fp_products
     from dataclasses import replace
 
-    def unfused(addend, op1, op2, fmt, fpcr):
-        fpcr = replace(fpcr, DN=1)
-        return fp.FPAdd(addend, fp.FPMul(op1, op2, fmt, fpcr), fmt, fpcr)
+    def unfused(addend, op1, op2):
+        fpcr = replace(fp.FPCR_DEFAULT, DN=1)
+        product = fp.FPMul(int(op1), int(op2), fp.FP32, fpcr)
+        return fp.FPAdd(int(addend), product, fp.FP32, fpcr)
 
-    monkeypatch.setattr(fp_products, "FPMulAdd_ZA", unfused)
+    monkeypatch.setattr(fp_products, "FPMulAdd_ZA_array", np.vectorize(unfused, otypes=[np.uint32]))
     comparison = compare_with_qemu(_hand_cases()[:1], HAND_SVL)
     assert len(comparison.mismatches) == 1 and "za row 1" in comparison.mismatches[0], comparison.mismatches
 
