@@ -45,3 +45,11 @@ def test_lockstep_against_qemu_is_one_error_line_for_a_program_it_cannot_straigh
     program = tmp_path / "link.s"
     program.write_text("cbz x3, done\ndone: nop\n")
     error_line(capsys, ["diff", str(program), "--isa", "arm_sme", "--lockstep"], "writes a register", "qemu")
+
+
+def test_record_steps_on_qemu_writes_a_trace_of_every_step_that_replays(tmp_path, capsys):
+    out = tmp_path / "udot.trace.json"
+    assert cli.main(["record", *ARGS, "--backend", "qemu", "--steps", "-o", str(out)]) == 0
+    assert "expectations from qemu: " in capsys.readouterr().out
+    assert cli.main(["replay", str(out), "--no-color"]) == 0
+    assert "(3 steps)" in capsys.readouterr().out
