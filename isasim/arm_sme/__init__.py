@@ -30,7 +30,11 @@ class ArmSme:
     code_base = CODE_BASE
     config_options = (ConfigOption("--svl", "svl", f"streaming vector length in bits "
                                    f"({', '.join(map(str, state_module.SVLS))}; default {state_module.DEFAULT_SVL})",
-                                   "BITS"),)
+                                   "BITS"),
+                      ConfigOption("--features", "features",
+                                   f"comma-separated architecture features ({', '.join(state_module.FEATURES)}; "
+                                   f"default {','.join(state_module.DEFAULT_FEATURES)}): an instruction whose "
+                                   f"feature is missing is UNDEFINED", "LIST"))
     default_oracle = "qemu"  # what `isasim diff` compares with unless --against says otherwise
     legacy_array_keys = ()
     stepper_locations = views.STEPPER_LOCATIONS

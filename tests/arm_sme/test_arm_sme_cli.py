@@ -78,3 +78,15 @@ def test_assembler_errors_are_one_line_naming_file_and_line(line, words, tmp_pat
     program = tmp_path / "bad.s"
     program.write_text("nop\n" + line + "\n")
     error_line(capsys, ["asm", str(program), "--isa", "arm_sme"], f"{program}:2:", words)
+
+
+def test_features_option_turns_a_feature_off_and_refuses_an_unknown_one(tmp_path, capsys):
+    program = tmp_path / "p.s"
+    program.write_text("smstart\nsdot za.d[w8, 0, vgx2], {z0.h-z1.h}, z2.h\n")
+    assert cli.main(["run", str(program), "--isa", "arm_sme", "--no-color"]) == 0  # SME_I16I64 is on by default
+    assert "fault" not in capsys.readouterr().out
+    assert cli.main(["run", str(program), "--isa", "arm_sme", "--features", "SME2", "--no-color"]) != 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "fault UNDEFINED at instruction 1" in out and "FEAT_SME_I16I64 is not implemented" in out
+    error_line(capsys, ["run", program, "--isa", "arm_sme", "--features", "SME9"],
+               "unknown arm_sme feature 'SME9' (known: SME2, SME_I16I64, SVE)")
