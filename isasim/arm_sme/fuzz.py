@@ -35,6 +35,8 @@ What the comparison cannot see, or QEMU gets wrong in a documented way, is kept 
         element loop does (the architecture leaves those bytes UNKNOWN), while QEMU probes every page
         first and writes none (and the qemu backend reports the state before a faulting instruction),
         so stores never take their base from x18/x19, the registers that point near the block's end;
+      * nor do the ZA tile-slice loads: one whose active element straddles the end of mapped memory
+        aborts QEMU (its sme_ld1 reaches g_assert_not_reached, deviation 2), which would end a campaign;
       * ZA while PSTATE.ZA is off is not architectural state, and the QEMU harness dumps it after an
         SMSTART that zeroes it (at the end, or at a fault): a case's mode instructions come last, and a
         program holding one ends with SMSTART, which turns both modes back on with the architecture's
@@ -112,8 +114,8 @@ def _fix_fields(form, fields: dict, rng: random.Random) -> None:
     """Put the fields that must point somewhere where they point into the case's memory and registers."""
     kinds = _kinds(form)
     if any(kind.startswith("mem") for kind in kinds) and "Rn" in fields:  # mem, mem_vl, mem_index, mem_pre ...
-        stores = form.mnemonic.startswith("st")
-        fields["Rn"] = rng.choice([n for n in BASES if not (stores and n in EDGE_BASES)])
+        stays_inside = form.mnemonic.startswith("st") or form.group == "za_memory"
+        fields["Rn"] = rng.choice([n for n in BASES if not (stays_inside and n in EDGE_BASES)])
     if "mem_index" in kinds and "Rm" in fields:
         fields["Rm"] = rng.choice(INDEXES)
     if form.group == "za_memory" and form.mnemonic.startswith("ld") and fields.get("V") == 1 and "Pg" in fields:
