@@ -570,9 +570,9 @@ def _add_array(x: _Unpacked, y: _Unpacked, rounding: str, flush: bool) -> np.nda
     return np.where(x.nan | y.nan | invalid, _DEFAULT_NAN_S, result).astype(np.uint32)
 
 
-def FPMulAdd_ZA_array(addend, op1, op2) -> np.ndarray:
+def _FPMulAdd_ZA_general(addend, op1, op2) -> np.ndarray:
     """FPMulAdd_ZA(addend, op1, op2, FP32, FPCR_DEFAULT) for every element of the broadcast arrays of
-    single-precision bit patterns: addend + op1*op2 rounded once."""
+    single-precision bit patterns, every case (FPMulAdd_ZA_array uses it for lanes with an infinity or NaN)."""
     A, X, Y = (_unpack_array(bits, FP32, False) for bits in (addend, op1, op2))
     signP, infP, zeroP = X.sign ^ Y.sign, X.inf | Y.inf, X.zero | Y.zero
     result = _sum_fp32(A.value, X.value * Y.value, TIEEVEN, False)  # the product is exact (step 2)
@@ -601,8 +601,8 @@ def _FPDot_array(op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
     return np.where(nan | invalid, _DEFAULT_NAN_S, result).astype(np.uint32)
 
 
-def FPDotAdd_ZA_array(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
-    """FPDotAdd_ZA(...) with FPCR_DEFAULT over broadcast arrays: FPDot rounded once, then FPAdd."""
+def _FPDotAdd_ZA_general(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
+    """FPDotAdd_ZA(...) with FPCR_DEFAULT over broadcast arrays, every case: FPDot rounded once, then FPAdd."""
     prod = _FPDot_array(op1_a, op1_b, op2_a, op2_b)
     return _add_array(_unpack_array(addend, FP32, False), _unpack_array(prod, FP32, False), TIEEVEN, False)
 
@@ -621,9 +621,174 @@ def _BFMulH_array(op1, op2) -> np.ndarray:
     return np.where(X.nan | Y.nan | invalid, _DEFAULT_NAN_S, result).astype(np.uint32)
 
 
-def BFDotAdd_array(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
-    """BFDotAdd(...) with FPCR_DEFAULT (EBF = 0) over broadcast arrays: two BFMulH, FPAdd_BF16 of them,
-    FPAdd_BF16 with the addend, each rounded to odd with BFloat16's flushing."""
+def _BFDotAdd_general(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
+    """BFDotAdd(...) with FPCR_DEFAULT (EBF = 0) over broadcast arrays, every case: two BFMulH,
+    FPAdd_BF16 of them, FPAdd_BF16 with the addend, each rounded to odd with BFloat16's flushing."""
     first, second = _BFMulH_array(op1_a, op2_a), _BFMulH_array(op1_b, op2_b)
     prod = _add_array(_unpack_array(first, FP32, True), _unpack_array(second, FP32, True), ODD, True)
     return _add_array(_unpack_array(addend, FP32, True), _unpack_array(prod, FP32, True), ODD, True)
+
+
+# ---- the common case with fewer numpy steps ----------------------------------------------------------
+#
+# The functions above handle every case with masks over every lane; each numpy step costs about a
+# microsecond whatever the array size, so at small SVLs their few hundred steps are the whole cost.
+# The public array forms below compute the usual lanes in fewer steps and hand the others to them:
+#   * operand values are built from the bit patterns by integer operations (single precision: the
+#     float64 pattern with the exponent rebiased and the fraction moved up, zeros and denormals by
+#     ldexp when there are any; 16-bit formats: a table of the 65,536 exact values, made by
+#     _unpack_array), exact as in step 2;
+#   * a result whose exponent is in the single-precision normal range is rounded directly on the
+#     float64 pattern (step 4 restricted to that range, where exactly 29 bits are dropped: round to
+#     nearest even adds 2^28 - 1 plus the last kept bit and shifts, a carry going into the exponent as
+#     _round's; round to odd ORs the sticky bit in); exponents beyond the range overflow to infinity,
+#     as _round's do; results below the smallest normal go through _round_fp32_array (or flush);
+#   * an exact zero result takes the sign the ASL's zero rules give (FPZero(signA) when both terms are
+#     zeros of one sign, else +0);
+#   * every lane with an infinity or NaN operand (or, in BFloat16, a product or sum that overflows) is
+#     computed again by the general form.
+
+_FP32_TO_FP64_BIAS = 1023 - 127  # single-precision exponent field + this = float64 exponent field
+_MAGNITUDE64 = np.uint64((1 << 63) - 1)
+
+
+def _fp32_values(bits, flush: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(exact float64 value, exponent field all ones) of single-precision patterns; denormals are 0
+    when ``flush`` (BFUnpack).  The value of an infinity or NaN lane is meaningless (finite)."""
+    b = np.asarray(bits).astype(np.uint64)
+    exp = (b >> np.uint64(23)) & np.uint64(0xFF)
+    pattern = ((b >> np.uint64(31)) << np.uint64(63)) | ((exp + np.uint64(_FP32_TO_FP64_BIAS)) << np.uint64(52)) \
+        | ((b & np.uint64(0x7FFFFF)) << np.uint64(29))
+    value = pattern.view(np.float64)
+    low = exp == 0
+    if low.any():  # zeros, and denormals (0 when flushed): not of the normal form
+        value = np.where(low, 0.0 if flush else _unpack_array(bits, FP32, False).value, value)
+    return value, exp == 0xFF
+
+
+@lru_cache(maxsize=None)
+def _table16(fmt: Format, flush: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(exact float64 value, infinity or NaN) of every 16-bit pattern of ``fmt``, from _unpack_array."""
+    unpacked = _unpack_array(np.arange(1 << 16), fmt, flush)
+    return unpacked.value, unpacked.inf | unpacked.nan
+
+
+def _round_fp32_fast(bits64: np.ndarray, rounding: str, flush: bool) -> np.ndarray:
+    """_round_fp32_array for any float64 patterns rounded to odd at 53 bits, +0 for a zero."""
+    magnitude = bits64 & _MAGNITUDE64
+    if rounding == TIEEVEN:
+        kept = (magnitude + np.uint64((1 << 28) - 1) + ((magnitude >> np.uint64(29)) & np.uint64(1))) >> np.uint64(29)
+    else:
+        kept = (magnitude >> np.uint64(29)) | ((magnitude & np.uint64((1 << 29) - 1)) != 0).astype(np.uint64)
+    # the float64 exponent field minus the bias difference is the single-precision one; beyond 254
+    # (also after a carry) the result is an infinity
+    below = magnitude < np.uint64((_FP32_TO_FP64_BIAS + 1) << 52)  # below 2^-126 (zero included)
+    kept = np.minimum(kept - np.uint64(_FP32_TO_FP64_BIAS << 23), np.uint64(_INF_S))  # wraps when below
+    result = (kept | ((bits64 >> np.uint64(63)) << np.uint64(31))).astype(np.uint32)
+    if below.any():
+        zero = magnitude == 0
+        if flush:
+            small = np.where(zero, np.uint32(0), ((bits64 >> np.uint64(63)) << np.uint64(31)).astype(np.uint32))
+        else:
+            small = np.zeros(np.shape(bits64), dtype=np.uint32)
+            tiny = below & ~zero
+            if tiny.any():
+                small[tiny] = _round_fp32_array(bits64[tiny], rounding, False)
+        result = np.where(below, small, result)
+    return result
+
+
+def _redo(result: np.ndarray, lanes: np.ndarray, general, operands) -> np.ndarray:
+    """result with the given lanes computed again by the general form."""
+    result = np.array(np.broadcast_to(result, lanes.shape), dtype=np.uint32)
+    result[lanes] = general(*(np.broadcast_to(op, lanes.shape)[lanes] for op in operands))
+    return result
+
+
+def _sign(bits, width: int) -> np.ndarray:
+    return (np.asarray(bits) >> (width - 1)) & 1
+
+
+def FPMulAdd_ZA_array(addend, op1, op2) -> np.ndarray:
+    """FPMulAdd_ZA(addend, op1, op2, FP32, FPCR_DEFAULT) for every element of the broadcast arrays of
+    single-precision bit patterns: addend + op1*op2 rounded once."""
+    (valueA, topA), (value1, top1), (value2, top2) = (_fp32_values(op, False) for op in (addend, op1, op2))
+    total = _round_to_odd_53(valueA, value1 * value2)
+    result = _round_fp32_fast(total, TIEEVEN, False)
+    exact_zero = (total & _MAGNITUDE64) == 0
+    if exact_zero.any():  # FPZero(signA) when addend and product are zeros of one sign, else +0
+        zeroA, zero1, zero2 = ((np.asarray(op) & 0x7FFFFFFF) == 0 for op in (addend, op1, op2))
+        negative = zeroA & (zero1 | zero2) & (_sign(addend, 32) == 1) & ((_sign(op1, 32) ^ _sign(op2, 32)) == 1)
+        result = np.where(exact_zero & negative, np.uint32(_SIGN_S), result)
+    special = topA | top1 | top2
+    if special.any():
+        result = _redo(result, special, _FPMulAdd_ZA_general, (addend, op1, op2))
+    return result
+
+
+def FPDotAdd_ZA_array(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
+    """FPDotAdd_ZA(...) with FPCR_DEFAULT over broadcast arrays: FPDot rounded once, then FPAdd."""
+    values, tops = _table16(FP16, False)
+    a1, b1, a2, b2 = (np.asarray(op) for op in (op1_a, op1_b, op2_a, op2_b))
+    # FPDot: the two products are exact (22 bits); the dot is non-zero >= 2^-48 and < 2^33, so always
+    # in the normal range
+    dot = _round_to_odd_53(values[a1] * values[a2], values[b1] * values[b2])
+    prod = _round_fp32_fast(dot, TIEEVEN, False)
+    dot_zero = (dot & _MAGNITUDE64) == 0
+    if dot_zero.any():  # FPZero(signPa) when both products are zeros of one sign, else +0
+        zero = [(op & 0x7FFF) == 0 for op in (a1, b1, a2, b2)]
+        negative = (zero[0] | zero[2]) & (zero[1] | zero[3]) & (((a1 ^ a2) >> 15) & 1 == 1) & (((b1 ^ b2) >> 15) & 1 == 1)
+        prod = np.where(dot_zero & negative, np.uint32(_SIGN_S), prod)
+    valueA, topA = _fp32_values(addend, False)
+    valueP, _ = _fp32_values(prod, False)  # finite: no infinity or NaN comes from finite halves
+    total = _round_to_odd_53(valueA, valueP)
+    result = _round_fp32_fast(total, TIEEVEN, False)
+    exact_zero = (total & _MAGNITUDE64) == 0
+    if exact_zero.any():  # FPAdd: FPZero(sign1) when both are zeros of one sign, else +0
+        negative = (np.asarray(addend) == _SIGN_S) & (prod == _SIGN_S)
+        result = np.where(exact_zero & negative, np.uint32(_SIGN_S), result)
+    special = topA | tops[a1] | tops[b1] | tops[a2] | tops[b2]
+    if special.any():
+        result = _redo(result, special, _FPDotAdd_ZA_general, (addend, op1_a, op1_b, op2_a, op2_b))
+    return result
+
+
+_OVERFLOW = 2.0 ** 128  # the smallest magnitude BFRound turns into an infinity (a power of two: exact)
+_SMALLEST_NORMAL = 2.0 ** -126
+
+
+def _bf_add(x: np.ndarray, y: np.ndarray, x_bits: np.ndarray, y_bits: np.ndarray) -> np.ndarray:
+    """FPAdd_BF16 of finite values x, y (exact float64; zeros' signs from the patterns x_bits, y_bits,
+    whose zeros are the flushed ones too): rounded to odd, flushed, an overflow an infinity."""
+    total = _round_to_odd_53(x, y)
+    result = _round_fp32_fast(total, ODD, True)
+    exact_zero = (total & _MAGNITUDE64) == 0
+    if exact_zero.any():  # FPZero(sign1) when both are zeros of one sign, else +0
+        negative = (x == 0) & (y == 0) & ((x_bits >> 31) == 1) & ((y_bits >> 31) == 1)
+        result = np.where(exact_zero & negative, np.uint32(_SIGN_S), result)
+    return result
+
+
+def BFDotAdd_array(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
+    """BFDotAdd(...) with FPCR_DEFAULT (EBF = 0) over broadcast arrays: two BFMulH, FPAdd_BF16 of them,
+    FPAdd_BF16 with the addend, each rounded to odd with BFloat16's flushing."""
+    values, tops = _table16(BF16, True)
+    a1, b1, a2, b2 = (np.asarray(op) for op in (op1_a, op1_b, op2_a, op2_b))
+    special = tops[a1] | tops[b1] | tops[a2] | tops[b2]
+    products = []
+    for x, y in ((a1, a2), (b1, b2)):  # BFMulH: exact (16 bits), flushed below 2^-126, infinite from 2^128
+        product = values[x] * values[y]
+        magnitude = np.abs(product)
+        product = np.where(magnitude < _SMALLEST_NORMAL, 0.0, product)
+        special = special | (magnitude >= _OVERFLOW)
+        # the pattern's sign is the product's (a zero product's too: sign1 XOR sign2)
+        products.append((product, ((x ^ y).astype(np.uint32) >> 15) << 31))
+    (first, first_sign), (second, second_sign) = products
+    prod = _bf_add(first, second, first_sign, second_sign)
+    valueP, topP = _fp32_values(prod, True)
+    valueA, topA = _fp32_values(addend, True)
+    result = _bf_add(valueA, valueP, np.asarray(addend).astype(np.uint32), prod)
+    special = special | topP | topA
+    if special.any():
+        result = _redo(result, special, _BFDotAdd_general, (addend, op1_a, op1_b, op2_a, op2_b))
+    return result
