@@ -646,7 +646,7 @@ def _BFDotAdd_general(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
 #   * an exact zero result takes the sign the ASL's zero rules give (FPZero(signA) when both terms are
 #     zeros of one sign, else +0);
 #   * every lane with an infinity or NaN operand (or, in BFloat16, a product or sum that overflows) is
-#     computed again by the general form.
+#     computed again by the general form (or, when they are few, by the scalar function).
 
 _FP32_TO_FP64_BIAS = 1023 - 127  # single-precision exponent field + this = float64 exponent field
 _MAGNITUDE64 = np.uint64((1 << 63) - 1)
@@ -698,10 +698,20 @@ def _round_fp32_fast(bits64: np.ndarray, rounding: str, flush: bool) -> np.ndarr
     return result
 
 
-def _redo(result: np.ndarray, lanes: np.ndarray, general, operands) -> np.ndarray:
-    """result with the given lanes computed again by the general form."""
+# Up to this many lanes are recomputed one by one by the scalar function (the definition itself, some
+# 20 microseconds a lane) rather than by the general form, whose hundreds of numpy steps cost about a
+# millisecond however few the lanes.
+_SCALAR_LANES = 24
+
+
+def _redo(result: np.ndarray, lanes: np.ndarray, general, scalar, operands) -> np.ndarray:
+    """result with the given lanes computed again, by the general form or the scalar function."""
     result = np.array(np.broadcast_to(result, lanes.shape), dtype=np.uint32)
-    result[lanes] = general(*(np.broadcast_to(op, lanes.shape)[lanes] for op in operands))
+    picked = [np.broadcast_to(op, lanes.shape)[lanes] for op in operands]
+    if len(picked[0]) <= _SCALAR_LANES:
+        result[lanes] = [scalar(*lane) for lane in zip(*(column.tolist() for column in picked))]
+    else:
+        result[lanes] = general(*picked)
     return result
 
 
@@ -722,7 +732,8 @@ def FPMulAdd_ZA_array(addend, op1, op2) -> np.ndarray:
         result = np.where(exact_zero & negative, np.uint32(_SIGN_S), result)
     special = topA | top1 | top2
     if special.any():
-        result = _redo(result, special, _FPMulAdd_ZA_general, (addend, op1, op2))
+        result = _redo(result, special, _FPMulAdd_ZA_general,
+                       lambda a, x, y: FPMulAdd_ZA(a, x, y, FP32, FPCR_DEFAULT), (addend, op1, op2))
     return result
 
 
@@ -737,7 +748,8 @@ def FPDotAdd_ZA_array(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
     dot_zero = (dot & _MAGNITUDE64) == 0
     if dot_zero.any():  # FPZero(signPa) when both products are zeros of one sign, else +0
         zero = [(op & 0x7FFF) == 0 for op in (a1, b1, a2, b2)]
-        negative = (zero[0] | zero[2]) & (zero[1] | zero[3]) & (((a1 ^ a2) >> 15) & 1 == 1) & (((b1 ^ b2) >> 15) & 1 == 1)
+        signPa, signPb = ((a1 ^ a2) >> 15) == 1, ((b1 ^ b2) >> 15) == 1  # 16-bit patterns: bit 15
+        negative = (zero[0] | zero[2]) & (zero[1] | zero[3]) & signPa & signPb
         prod = np.where(dot_zero & negative, np.uint32(_SIGN_S), prod)
     valueA, topA = _fp32_values(addend, False)
     valueP, _ = _fp32_values(prod, False)  # finite: no infinity or NaN comes from finite halves
@@ -749,7 +761,8 @@ def FPDotAdd_ZA_array(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
         result = np.where(exact_zero & negative, np.uint32(_SIGN_S), result)
     special = topA | tops[a1] | tops[b1] | tops[a2] | tops[b2]
     if special.any():
-        result = _redo(result, special, _FPDotAdd_ZA_general, (addend, op1_a, op1_b, op2_a, op2_b))
+        result = _redo(result, special, _FPDotAdd_ZA_general, lambda *ops: FPDotAdd_ZA(*ops, FPCR_DEFAULT),
+                       (addend, op1_a, op1_b, op2_a, op2_b))
     return result
 
 
@@ -790,5 +803,6 @@ def BFDotAdd_array(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
     result = _bf_add(valueA, valueP, np.asarray(addend).astype(np.uint32), prod)
     special = special | topP | topA
     if special.any():
-        result = _redo(result, special, _BFDotAdd_general, (addend, op1_a, op1_b, op2_a, op2_b))
+        result = _redo(result, special, _BFDotAdd_general, lambda *ops: BFDotAdd(*ops, FPCR_DEFAULT),
+                       (addend, op1_a, op1_b, op2_a, op2_b))
     return result

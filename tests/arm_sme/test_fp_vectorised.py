@@ -1,7 +1,10 @@
 """The array forms in isasim/arm_sme/fp.py (what the FP instructions execute) against the per-element
 functions (the definition explain prints), bit for bit, on 200,000 lanes per operation: random bit
 patterns and biased ones (specials, denormals, values near the smallest normal and the largest finite,
-short mantissas whose products tie, addends that cancel the product or the dot product).
+short mantissas whose products tie, addends that cancel the product or the dot product, all-zero
+lanes).  Both the public array form and the general masked form it falls back on are compared on
+every lane, and the public form again on 20,000 of the lanes in blocks of 8 (where its fallback is
+the scalar function).
 
 This checks an optimisation against the definition; test_fp_vs_qemu.py checks the instructions
 against QEMU.
@@ -81,6 +84,17 @@ def compare(name: str, scalar, inputs) -> None:
                                  f" scalar {wanted[wrong[0]]:#010x}")
 
 
+def compare_in_blocks(name: str, scalar, inputs, block: int = 8, count: int = 20_000) -> None:
+    """fp.<name> on blocks of a few lanes (an instruction's arrays at small SVLs), where the lanes it
+    cannot take the short way are recomputed by the scalar function instead of the general form."""
+    columns = [np.concatenate([column[:count // 2], column[-count // 2:]]) for column in inputs]  # random, biased
+    wanted = [scalar(*lane) for lane in zip(*(column.tolist() for column in columns))]
+    got = np.concatenate([getattr(fp, name)(*(column[k:k + block] for column in columns))
+                          for k in range(0, count, block)])
+    wrong = np.flatnonzero(got != np.array(wanted, dtype=np.uint32))
+    assert wrong.size == 0, f"{name} in blocks of {block}: {wrong.size} of {count} lanes differ, e.g. {wrong[0]}"
+
+
 def lanes(seed: int, kind: str, sources: int, dot: bool):
     """(addend, operands...) for LANES lanes: half random bits, half biased, with cancelling addends."""
     rng = np.random.default_rng(seed)
@@ -114,8 +128,10 @@ def test_fpmuladd_za_array_matches_fpmuladd_za():
     def scalar(addend, op1, op2):
         return fp.FPMulAdd_ZA(addend, op1, op2, fp.FP32, fp.FPCR_DEFAULT)
 
-    for columns in chunks(lanes(1, "single", 2, dot=False)):
+    inputs = lanes(1, "single", 2, dot=False)
+    for columns in chunks(inputs):
         compare("FPMulAdd_ZA_array", scalar, columns)
+    compare_in_blocks("FPMulAdd_ZA_array", scalar, inputs)
 
 
 def test_fpdotadd_za_array_matches_fpdotadd_za():
@@ -123,16 +139,20 @@ def test_fpdotadd_za_array_matches_fpdotadd_za():
     def scalar(addend, op1_a, op1_b, op2_a, op2_b):
         return fp.FPDotAdd_ZA(addend, op1_a, op1_b, op2_a, op2_b, fp.FPCR_DEFAULT)
 
-    for columns in chunks(lanes(2, "half", 4, dot=True)):
+    inputs = lanes(2, "half", 4, dot=True)
+    for columns in chunks(inputs):
         compare("FPDotAdd_ZA_array", scalar, columns)
+    compare_in_blocks("FPDotAdd_ZA_array", scalar, inputs)
 
 
 def test_bfdotadd_array_matches_bfdotadd():
     def scalar(addend, op1_a, op1_b, op2_a, op2_b):
         return fp.BFDotAdd(addend, op1_a, op1_b, op2_a, op2_b, fp.FPCR_DEFAULT)
 
-    for columns in chunks(lanes(3, "bf16", 4, dot=True)):
+    inputs = lanes(3, "bf16", 4, dot=True)
+    for columns in chunks(inputs):
         compare("BFDotAdd_array", scalar, columns)
+    compare_in_blocks("BFDotAdd_array", scalar, inputs)
 
 
 @pytest.mark.parametrize("name", ["FPMulAdd_ZA_array", "FPDotAdd_ZA_array", "BFDotAdd_array"])
