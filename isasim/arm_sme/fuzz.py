@@ -22,8 +22,9 @@ A case
       * no operand names x30 or w30: x30 holds the harness's return address under QEMU.
     x8-x15 (the vector selects of the dots, W8-W11, and of the ZA slices, W12-W15) hold edge values
     (0, dim - 1, dim for the group and slice counts at this SVL, 0x7fffffff, 0xffffffff, junk in the
-    upper half) or random ones; the other registers, NZCV, Z, ZA, ZT0 and the memory are random from the
-    case's data seed, and P0-P15 are random bits, all true, all false or a run of leading trues.
+    upper half) or random ones; the other registers are random or (one in four) scalar edge values
+    (0, 1, all ones, the sign bits and their neighbours in X and W); NZCV, Z, ZA, ZT0 and the memory
+    are random from the case's data seed, and P0-P15 are random bits, all true, all false or a run of leading trues.
     Streaming mode and ZA are on.
 
 What the comparison cannot see, or QEMU gets wrong in a documented way, is kept out of the cases
@@ -69,6 +70,8 @@ EDGE_BASES = (18, 19)  # in a third of the cases, these point near the block's e
 INDEXES = (20, 21, 22, 23)  # small values, as the index of [Xn, Xm, lsl #k]
 ALL_TRUE_P = 7  # governs the vertical ZA tile-slice loads; no instruction of a case writes it
 MASK64 = (1 << 64) - 1
+# values where the scalar forms' carries, overflows and W/X halves change
+SCALAR_EDGES = (0, 1, MASK64, 1 << 63, (1 << 63) - 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 0x1_0000_0000)
 
 
 def _forms():
@@ -198,7 +201,8 @@ class SmeCase:
         svlb = self.svl // 8
         half = memory_half(self.svl)
         middle = MEMORY_BASE + half
-        regs = {f"x{n}": rng.getrandbits(64) for n in range(30)}
+        regs = {f"x{n}": rng.choice(SCALAR_EDGES) if rng.randrange(4) == 0 else rng.getrandbits(64)
+                for n in range(30)}
         regs |= {f"x{8 + i}": value for i, value in enumerate(self.selects)}
         for n in BASES:
             address = middle + 16 * rng.randrange(-16, 16)
