@@ -634,10 +634,9 @@ def _BFDotAdd_general(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
 # The functions above handle every case with masks over every lane; each numpy step costs about a
 # microsecond whatever the array size, so at small SVLs their few hundred steps are the whole cost.
 # The public array forms below compute the usual lanes in fewer steps and hand the others to them:
-#   * operand values are built from the bit patterns by integer operations (single precision: the
-#     float64 pattern with the exponent rebiased and the fraction moved up, zeros and denormals by
-#     ldexp when there are any; 16-bit formats: a table of the 65,536 exact values, made by
-#     _unpack_array), exact as in step 2;
+#   * operand values: single-precision normals and zeros widened to float64 by numpy (exact: see
+#     _fp32_values), denormals by ldexp as in step 2; 16-bit formats: a table of the 65,536 exact
+#     values, made by _unpack_array;
 #   * a result whose exponent is in the single-precision normal range is rounded directly on the
 #     float64 pattern (step 4 restricted to that range, where exactly 29 bits are dropped: round to
 #     nearest even adds 2^28 - 1 plus the last kept bit and shifts, a carry going into the exponent as
@@ -654,16 +653,22 @@ _MAGNITUDE64 = np.uint64((1 << 63) - 1)
 
 def _fp32_values(bits, flush: bool) -> tuple[np.ndarray, np.ndarray]:
     """(exact float64 value, exponent field all ones) of single-precision patterns; denormals are 0
-    when ``flush`` (BFUnpack).  The value of an infinity or NaN lane is meaningless (finite)."""
-    b = np.asarray(bits).astype(np.uint64)
-    exp = (b >> np.uint64(23)) & np.uint64(0xFF)
-    pattern = ((b >> np.uint64(31)) << np.uint64(63)) | ((exp + np.uint64(_FP32_TO_FP64_BIAS)) << np.uint64(52)) \
-        | ((b & np.uint64(0x7FFFFF)) << np.uint64(29))
-    value = pattern.view(np.float64)
-    low = exp == 0
-    if low.any():  # zeros, and denormals (0 when flushed): not of the normal form
-        value = np.where(low, 0.0 if flush else _unpack_array(bits, FP32, False).value, value)
-    return value, exp == 0xFF
+    when ``flush`` (BFUnpack).  The value of an infinity or NaN lane is meaningless (but finite).
+
+    Normals and zeros are widened by numpy's float32 -> float64 conversion: every float32 normal or
+    zero is a float64 one, so the conversion is exact and involves no rounding (and FTZ/DAZ, which
+    affect only denormal operands, cannot change it).  Denormal inputs are rebuilt by _unpack_array
+    (ldexp of the integer fraction) rather than trusted to the conversion."""
+    b = np.asarray(bits, dtype=np.uint32)
+    magnitude = b & np.uint32(0x7FFFFFFF)
+    top = magnitude >= np.uint32(_INF_S)
+    if top.any():  # an infinity or NaN: the lane is recomputed; 0 keeps the conversion and arithmetic quiet
+        b = np.where(top, np.uint32(0), b)
+    value = b.view(np.float32).astype(np.float64)
+    denormal = (magnitude - np.uint32(1)) < np.uint32(0x7FFFFF)  # 0 < magnitude < 2^23 (0 wraps round)
+    if denormal.any():
+        value = np.where(denormal, 0.0 if flush else _unpack_array(b, FP32, False).value, value)
+    return value, top
 
 
 @lru_cache(maxsize=None)
