@@ -485,7 +485,22 @@ class _Unpacked:
 
 def _unpack_array(bits, fmt: Format, flush: bool) -> _Unpacked:
     """FPUnpack with FZ (FZ16) = ``flush``, or BFUnpack (flush = True: BFloat16 rules flush denormals;
-    signalling and quiet NaNs are told apart only by FPProcessNaN, whose result is the default NaN here)."""
+    signalling and quiet NaNs are told apart only by FPProcessNaN, whose result is the default NaN here).
+    16-bit formats are looked up in tables of _unpack_bits over all 65,536 patterns."""
+    if fmt.width == 16:
+        index = np.asarray(bits).astype(np.intp)
+        return _Unpacked(*(field[index] for field in _unpacked16(fmt, flush)))
+    return _unpack_bits(bits, fmt, flush)
+
+
+@lru_cache(maxsize=None)
+def _unpacked16(fmt: Format, flush: bool) -> tuple[np.ndarray, ...]:
+    unpacked = _unpack_bits(np.arange(1 << 16), fmt, flush)
+    return unpacked.sign, unpacked.zero, unpacked.inf, unpacked.nan, unpacked.value
+
+
+def _unpack_bits(bits, fmt: Format, flush: bool) -> _Unpacked:
+    """_unpack_array by integer steps on the fields."""
     bits = np.asarray(bits).astype(np.int64)
     f = fmt.mantissa_bits
     sign = (bits >> (fmt.width - 1)) & 1
@@ -550,9 +565,7 @@ def _round_fp32_array(bits64: np.ndarray, rounding: str, flush: bool) -> np.ndar
 def _sum_fp32(a: np.ndarray, b: np.ndarray, rounding: str, flush: bool) -> np.ndarray:
     """The exact sum a + b of finite float64 values rounded once to single precision: +0 when the sum
     is exactly zero (round to nearest and to odd both give +0: the ASL's FPZero('0'))."""
-    bits64 = _round_to_odd_53(a, b)
-    exact_zero = (bits64 << np.uint64(1)) == 0
-    return np.where(exact_zero, np.uint32(0), _round_fp32_array(bits64, rounding, flush))
+    return _round_fp32_fast(_round_to_odd_53(a, b), rounding, flush)
 
 
 def _as_float64(bits32: np.ndarray) -> np.ndarray:
@@ -613,8 +626,7 @@ def _BFMulH_array(op1, op2) -> np.ndarray:
     sign = X.sign ^ Y.sign
     product = X.value * Y.value
     nonzero = product != 0
-    bits64 = np.where(nonzero, product, 1.0).view(np.uint64)  # rounded to odd already: it is exact
-    result = np.where(nonzero, _round_fp32_array(bits64, ODD, True), 0)
+    result = np.where(nonzero, _round_fp32_fast(product.view(np.uint64), ODD, True), 0)  # exact: odd already
     result = np.where(X.zero | Y.zero, sign << 31, result)
     result = np.where(X.inf | Y.inf, (sign << 31) | _INF_S, result)
     invalid = (X.inf & Y.zero) | (X.zero & Y.inf)
@@ -674,7 +686,7 @@ def _fp32_values(bits, flush: bool) -> tuple[np.ndarray, np.ndarray]:
 @lru_cache(maxsize=None)
 def _table16(fmt: Format, flush: bool) -> tuple[np.ndarray, np.ndarray]:
     """(exact float64 value, infinity or NaN) of every 16-bit pattern of ``fmt``, from _unpack_array."""
-    unpacked = _unpack_array(np.arange(1 << 16), fmt, flush)
+    unpacked = _unpack_bits(np.arange(1 << 16), fmt, flush)
     return unpacked.value, unpacked.inf | unpacked.nan
 
 
@@ -706,7 +718,7 @@ def _round_fp32_fast(bits64: np.ndarray, rounding: str, flush: bool) -> np.ndarr
 # Up to this many lanes are recomputed one by one by the scalar function (the definition itself, some
 # 20 microseconds a lane) rather than by the general form, whose hundreds of numpy steps cost about a
 # millisecond however few the lanes.
-_SCALAR_LANES = 24
+_SCALAR_LANES = 32
 
 
 def _redo(result: np.ndarray, lanes: np.ndarray, general, scalar, operands) -> np.ndarray:
