@@ -53,3 +53,18 @@ def test_record_steps_on_qemu_writes_a_trace_of_every_step_that_replays(tmp_path
     assert "expectations from qemu: " in capsys.readouterr().out
     assert cli.main(["replay", str(out), "--no-color"]) == 0
     assert "(3 steps)" in capsys.readouterr().out
+
+
+def test_a_qemu_that_dies_on_a_program_is_a_divergence_not_a_crash(monkeypatch, capsys):
+    # As QEMU 11.1.3 does on a ZA tile-slice element split across the end of mapped memory
+    # (docs/known-oracle-deviations.md, entry 2): the process ends with no result.
+    from isasim.arm_sme.oracle import backend
+    from isasim.arm_sme.oracle.qemu import OracleError
+
+    def dies(*args, **kwargs):
+        raise OracleError("the test program under QEMU gave no result: ERROR: sme_ld1: code should not be reached")
+
+    monkeypatch.setattr(backend, "run_many", dies)
+    assert cli.main(["diff", *ARGS]) == 1
+    out = capsys.readouterr().out
+    assert "DIVERGENCE" in out and "QEMU aborted" in out and "sme_ld1" in out, out

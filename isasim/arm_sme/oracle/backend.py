@@ -30,6 +30,7 @@ Z_NAMES = tuple(f"z{n}" for n in range(32))
 P_NAMES = tuple(f"p{n}" for n in range(16))
 # How a signal in the harness reads as an arm_sme fault kind (the names isasim.arm_sme raises).
 FAULT_KINDS = {"SIGILL": "UNDEFINED", "SIGSEGV": "TRANSLATION", "SIGBUS": "ALIGNMENT"}
+QEMU_ABORTED = "QEMU aborted"  # the run's "fault" when QEMU's process died without an answer
 
 
 def program_snippet(program: Program, count: int | None = None) -> str:
@@ -123,9 +124,13 @@ class QemuBackend:
         try:
             (result,) = run_many([(program_snippet(program), state)], svl, timeout=self.timeout)
         except OracleError as error:
-            if "ran longer than" not in str(error):
-                raise
-            return Outcome({}, _memory(state["regions"]), CoreFault("timeout", str(error)), None, timed_out=True)
+            if "ran longer than" in str(error):
+                return Outcome({}, _memory(state["regions"]), CoreFault("timeout", str(error)), None, timed_out=True)
+            if "gave no result" in str(error):
+                # QEMU itself died on this program (an assertion in its helpers, say): that is its
+                # answer, a divergence to report and for a fuzzer to shrink, not a crash of isasim.
+                return Outcome({}, _memory(state["regions"]), CoreFault(QEMU_ABORTED, str(error)), None)
+            raise
         fault = None
         if isinstance(result, Fault):
             fault = self._fault(result, program)
