@@ -194,3 +194,21 @@ def test_a_branch_to_a_register_is_refused(monkeypatch):
     program = ISA.assemble("nop\nnop\nnop\n")
     with pytest.raises(ConfigError, match="branches to a register's address"):
         executed_path({"svl": 128}, program, Init(regs={"svcr": 3}), 100)
+
+
+def test_a_qemu_that_dies_on_a_step_is_reported_at_that_step(monkeypatch):
+    # QEMU dies on any snippet of seven or more instructions: the prefix of step 6 (the second sub)
+    from isasim.arm_sme.oracle import lockstep as module
+    from isasim.arm_sme.oracle.qemu import OracleError
+
+    run_many = module.run_many
+
+    def dies_on_long_snippets(cases, *args, **kwargs):
+        if any(snippet.count(".inst") >= 7 for snippet, _state in cases):
+            raise OracleError("the test program under QEMU gave no result: planted")
+        return run_many(cases, *args, **kwargs)
+
+    monkeypatch.setattr(module, "run_many", dies_on_long_snippets)
+    d = lockstep(DOT_LOOP, dot_init()).divergence
+    assert d is not None and d.where == "fault" and d.index == 6, d
+    assert d.b == "QEMU aborted at instruction 2" and d.instruction.text.startswith("sub")

@@ -157,8 +157,32 @@ class QemuSteps:
         core.index, core.pc, core.instruction = step.instruction.index, step.pc, step.instruction.text
         return core
 
-    def _run(self, cases: list[tuple[list[int], dict]]) -> list[dict | Fault]:
-        return run_many([(_snippet(words), state) for words, state in cases], self.svl, timeout=self.backend.timeout)
+    @staticmethod
+    def _aborted(error: OracleError, step: PathStep) -> CoreFault:
+        from .backend import QEMU_ABORTED
+
+        core = CoreFault(QEMU_ABORTED, str(error))
+        core.index, core.pc, core.instruction = step.instruction.index, step.pc, step.instruction.text
+        return core
+
+    def _run(self, cases: list[tuple[list[int], dict]]) -> list[dict | Fault | OracleError]:
+        """QEMU's results, in order.  If QEMU dies without an answer, the cases run again one at a time
+        (a build each: rare) to find the one it dies on, whose result is then that OracleError."""
+        snippets = [(_snippet(words), state) for words, state in cases]
+        try:
+            return run_many(snippets, self.svl, timeout=self.backend.timeout)
+        except OracleError as error:
+            if "gave no result" not in str(error):
+                raise
+        results: list = []
+        for snippet in snippets:
+            try:
+                results += run_many([snippet], self.svl, timeout=self.backend.timeout)
+            except OracleError as error:
+                if "gave no result" not in str(error):
+                    raise
+                return results + [error]
+        return results
 
     def __iter__(self):
         base, base_state = 0, self.initial  # the checkpoint: the steps from base on run from base_state
@@ -180,10 +204,13 @@ class QemuSteps:
             results = self._run(cases)
             if before is None:
                 before, results = results[0], results[1:]
-                if isinstance(before, Fault):
-                    raise OracleError(f"QEMU faults before the program's first instruction: {before}")
+                if isinstance(before, (Fault, OracleError)):
+                    raise OracleError(f"QEMU fails before the program's first instruction: {before}")
             for k, result in zip(range(start, stop), results):
                 step = self.path[k]
+                if isinstance(result, OracleError):  # QEMU died on this step: its answer, as in a final run
+                    yield (k, step.pc, *self._observed(before), self._aborted(result, step))
+                    return
                 if isinstance(result, Fault):
                     if result.index != k - base:
                         raise OracleError(f"QEMU faulted away from step {k}'s instruction: {result}")
