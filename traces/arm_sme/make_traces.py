@@ -16,7 +16,9 @@ What is recorded (deterministic: the same seed gives the same programs and initi
   and stores, predicates, counts, modes, the scalar subset), one trace each, the SVL cycling through
   all five, from random Z, P, ZA and NZCV, with a memory block that the form's base register points
   into (its index register small); an instruction is drawn again while isasim says it would fault,
-  so that most of these traces show a result rather than a fault (faults have their own traces).
+  so that most of these traces show a result rather than a fault (faults have their own traces),
+  or while it names x30 (the harness's return address); a vertical ZA-slice load is governed by an
+  all-true predicate (QEMU's known deviation is not recorded as a golden result).
 
 FFR is left out of the expectations: the harness cannot read it in streaming mode.
 """
@@ -24,6 +26,7 @@ FFR is left out of the expectations: the harness cannot read it in streaming mod
 from __future__ import annotations
 
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -76,11 +79,11 @@ def random_init(rng: random.Random, svl: int, nreg: int, svcr: int = ON) -> Init
 
 def random_instruction(rng: random.Random, form, svl: int, init: Init) -> str | None:
     """A random valid encoding of ``form`` whose run on isasim from ``init`` does not fault (drawn
-    again up to 200 times), its base register pointed into the memory block and its index register
+    again up to 1,000 times), its base register pointed into the memory block and its index register
     small; None if every draw faults."""
     from isasim.core.machine import Machine
 
-    for _ in range(200):
+    for _ in range(1000):
         fields = {name: rng.randrange(1 << box.width) for name, box in form.encoding.fields.items()}
         try:
             instruction = ISA.disassemble(form.encoding.pack(fields).to_bytes(4, "little")).instructions[0]
@@ -88,35 +91,53 @@ def random_instruction(rng: random.Random, form, svl: int, init: Init) -> str | 
             continue
         if instruction.invalid is not None or instruction.form is not form:
             continue
+        if re.search(r"\b[wx]30\b", instruction.text):
+            continue  # the QEMU harness holds its return address in x30 while the program runs
         regs = dict(init.regs)
         used = instruction.extra["fields"]
         if "Rm" in used and used["Rm"] != 31:
             regs[f"x{used['Rm']}"] = rng.randrange(8)
         if "Rn" in used:
-            base = MEMORY_BASE + len(init.memory[0][1]) // 2 if init.memory else 0
+            # the middle of the block (offsets either way), or its start (large unsigned offsets)
+            base = MEMORY_BASE + rng.choice([len(init.memory[0][1]) // 2, 0])
             regs["sp" if used["Rn"] == 31 else f"x{used['Rn']}"] = base
-        trial = Init(regs=regs, memory=init.memory, arrays=init.arrays)
+        arrays = dict(init.arrays)
+        if form.group == "za_memory" and form.mnemonic.startswith("ld1") and "v." in instruction.text:
+            # a vertical ZA slice load under a partial predicate meets a known QEMU deviation (inactive
+            # elements left unzeroed, docs/known-oracle-deviations.md): govern it by an all-true one
+            arrays[f"p{used['Pg']}"] = bytes([0xFF]) * (svl // 64)
+        trial = Init(regs=regs, memory=init.memory, arrays=arrays)
         machine = Machine("arm_sme", {"svl": svl})
         machine.load_init(ISA.assemble(instruction.text + "\nret"), trial)
         if machine.run(100).fault is None:
             init.regs.clear()
             init.regs.update(regs)
+            init.arrays.clear()
+            init.arrays.update(arrays)
             return instruction.text
     return None
 
 
-def random_form_init(rng: random.Random, svl: int) -> Init:
-    """Random X (W8-W15 often at an edge), NZCV, Z, P and ZA, SM and ZA on, and a writable memory
-    block of 64 vectors at MEMORY_BASE."""
+ZA_GROUPS = {"dot", "outer", "fp_dot", "fp_outer", "za", "za_move", "za_memory", "mode"}
+SCALAR_GROUPS = {"scalar", "memory", "control"}
+
+
+def random_form_init(rng: random.Random, svl: int, group: str) -> Init:
+    """Random X (W8-W15 often at an edge), NZCV, SM and ZA on, a writable memory block of 16 vectors
+    at MEMORY_BASE, and random Z and P (unless the form is scalar) and ZA (if the form uses ZA): what
+    the form does not read is left zero, to keep the traces small."""
     svlb = svl // 8
-    regs = {f"x{i}": rng.getrandbits(64) for i in range(31)}
+    regs = {f"x{i}": rng.getrandbits(64) for i in range(30)}
     for v in range(8, 16):
         regs[f"x{v}"] = rng.choice([0, 1, svlb // 4 - 1, svlb // 2, 0xFFFFFFFF, rng.getrandbits(64)])
     regs |= {"nzcv": rng.getrandbits(4) << 28, "svcr": ON}
-    arrays = {f"z{i}": rng.randbytes(svlb) for i in range(32)}
-    arrays |= {f"p{i}": rng.randbytes(svlb // 8) for i in range(16)}
-    arrays["za"] = rng.randbytes(svlb * svlb)
-    return Init(regs=regs, memory=[(MEMORY_BASE, rng.randbytes(64 * svlb), True)], arrays=arrays)
+    arrays = {}
+    if group not in SCALAR_GROUPS or rng.random() < 0.2:  # LDR/STR Q read and write Z
+        arrays |= {f"z{i}": rng.randbytes(svlb) for i in range(32)}
+        arrays |= {f"p{i}": rng.randbytes(svlb // 8) for i in range(16)}
+    if group in ZA_GROUPS:
+        arrays["za"] = rng.randbytes(svlb * svlb)
+    return Init(regs=regs, memory=[(MEMORY_BASE, rng.randbytes(16 * svlb), True)], arrays=arrays)
 
 
 def record(name: str, lines: list[str], svl: int, init: Init, out: Path, backend: QemuBackend) -> Path:
@@ -157,11 +178,12 @@ def main(out: Path) -> None:
         record(f"fault-translation-svl{svl}", [udot, "ldr x2, [x0]", "ret"], svl, unmapped, out, backend)
     # every other form, once, the SVL cycling (its own seed: adding a form does not change the traces above)
     rng = random.Random(SEED + 1)
-    svls = (128, 256, 512, 1024, 2048)
+    # mostly the smaller SVLs (a trace at SVL 2048 holds 64 KiB of ZA twice), every SVL often enough
+    svls = (128, 256, 512) * 4 + (1024, 128, 256, 2048)
     others = [form for form in FORMS if form not in DOTS and form.group not in NOT_ALONE and form.execute]
     for number, form in enumerate(others):
         svl = svls[number % len(svls)]
-        init = random_form_init(rng, svl)
+        init = random_form_init(rng, svl, form.group)
         text = random_instruction(rng, form, svl, init)
         if text is None:
             print(f"{form.id}: every draw faults on isasim; no trace")
