@@ -164,6 +164,13 @@ class SmeContext:
         except MemoryFault as fault:
             raise Fault(TRANSLATION, fault.rule, address=fault.address, access=fault.access) from None
 
+    def check_write(self, address: int, size: int) -> None:
+        """The translation fault a write of ``size`` bytes at ``address`` would take, writing nothing."""
+        try:
+            self.memory.check(address & MASK64, size, "write")
+        except MemoryFault as fault:
+            raise Fault(TRANSLATION, fault.rule, address=fault.address, access=fault.access) from None
+
     def write_memory(self, address: int, data: bytes) -> None:
         try:
             self.memory.write(address & MASK64, data)

@@ -5,7 +5,8 @@ low bits of each element).
 
 Only active elements touch memory (Arm ARM: an inactive element's address is not accessed, so
 it cannot fault); a load's inactive elements become zero.  A translation fault names the first
-active element's address that is not mapped.
+active element's address that is not mapped, and a store that faults writes nothing (see
+_write_elements).
 """
 
 from __future__ import annotations
@@ -34,9 +35,17 @@ def _read_elements(cpu, address: int, active: np.ndarray, mbytes: int) -> np.nda
 
 
 def _write_elements(cpu, address: int, data: np.ndarray, active: np.ndarray, mbytes: int) -> None:
-    """Mem[address + e*mbytes, mbytes] = element e of data, for each active e (in element order)."""
-    for e in np.flatnonzero(active):
-        e = int(e)
+    """Mem[address + e*mbytes, mbytes] = element e of data, for each active e (in element order).
+
+    A store whose active element faults writes none of its elements (every element's access is
+    checked first).  Model choice: the pseudocode writes element by element, so a real core may
+    have written the elements before the faulting one; isasim makes a faulting store leave memory as
+    it was, the state QEMU's harness reports at a fault (it cannot see past one), so that a fault's
+    state is the state before the faulting instruction, as for every other instruction."""
+    elements = [int(e) for e in np.flatnonzero(active)]
+    for e in elements:
+        cpu.check_write(address + e * mbytes, mbytes)
+    for e in elements:
         cpu.write_memory(address + e * mbytes, data[e * mbytes:(e + 1) * mbytes].tobytes())
 
 

@@ -91,6 +91,11 @@ class Memory:
             remaining -= length
         return pieces
 
+    def check(self, address: int, size: int, access: str = "read") -> None:
+        """Raise the MemoryFault that a read or write of these bytes would raise, touching nothing
+        (an instruction that makes several accesses checks them all before it writes any)."""
+        self._pieces(address, size, access)
+
     def is_mapped(self, address: int, size: int, access: str = "read") -> bool:
         try:
             self._pieces(address, size, access)

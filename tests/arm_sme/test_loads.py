@@ -112,3 +112,16 @@ def test_ldr_str_of_whole_z_and_p_registers(svl):
     assert machine.state.p[3].tobytes() == image[4 * svlb - 2 * pl:4 * svlb - pl]  # #-2: two predicates back
     assert machine.memory.read(DATA + 6 * svlb, svlb) == image[5 * svlb:6 * svlb]
     assert machine.memory.read(DATA + 6 * svlb - pl, pl) == machine.state.p[3].tobytes()
+
+
+@pytest.mark.parametrize("program", ["st1w {z1.s}, p0, [x0]", "st1w {za0h.s[w12, 0]}, p0, [x0]"])
+def test_a_store_that_faults_part_way_writes_nothing(program):
+    # the first active elements are mapped, the last one is not: the fault names that element's
+    # address, and no element was written (isasim's documented choice, loads._write_elements)
+    svl = 128  # four .s elements in 16 bytes; only the first 12 are mapped
+    region = bytes(12)
+    machine, result = run(program, svl=svl, regs={**ON, "x0": DATA, "x12": 0}, memory=[(DATA, region, True)],
+                          arrays={"z1": bytes([9]) * 16, "p0": _p(svl, 32, range(4)), "za": bytes([9]) * 256})
+    assert result.fault is not None and result.fault.kind == "TRANSLATION"
+    assert result.fault.address == DATA + 12
+    assert machine.memory.read(DATA, 12) == region
