@@ -68,3 +68,25 @@ def test_a_qemu_that_dies_on_a_program_is_a_divergence_not_a_crash(monkeypatch, 
     assert cli.main(["diff", *ARGS]) == 1
     out = capsys.readouterr().out
     assert "DIVERGENCE" in out and "QEMU aborted" in out and "sme_ld1" in out, out
+
+
+def test_a_program_that_names_x30_is_refused_in_one_line(tmp_path, capsys):
+    program = tmp_path / "x30.s"
+    program.write_text("mov x1, #2\nadd x30, x1, #1\nret\n")
+    error_line(capsys, ["diff", program, "--isa", "arm_sme", "--against", "qemu"],
+               "instruction 1 (add x30, x1, #1) uses x30", "the QEMU harness's return address")
+
+
+@pytest.mark.parametrize("features, expect", [("SME2,SME_I16I64", "UNDEFINED"), ("SME2,SME_I16I64,SVE", None)])
+def test_the_sve_feature_reaches_qemu(features, expect):
+    # outside streaming mode, CNTB is UNDEFINED on a core without SVE and counts SVL/8 with it, on both
+    from isasim.arm_sme import ISA
+    from isasim.arm_sme.oracle.backend import QemuBackend
+    from isasim.core.trace import Init
+
+    config = ISA.configure({"svl": 256, "features": features})
+    outcome = QemuBackend().run("arm_sme", config, ISA.assemble("cntb x0\nret"), Init(regs={"svcr": 0}))
+    if expect is None:
+        assert outcome.fault is None and outcome.observed["regs"]["x0"] == 32
+    else:
+        assert outcome.fault is not None and outcome.fault.kind == expect and outcome.fault.index == 0

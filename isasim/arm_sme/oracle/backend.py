@@ -16,14 +16,19 @@ and why it was chosen over QEMU's gdbstub.
 
 from __future__ import annotations
 
+import re
+
 from ...core.backends import Outcome
 from ...core.faults import Fault as CoreFault
 from ...core.machine import DEFAULT_STEP_LIMIT
 from ...core.memory import Memory
 from ...core.program import Program
 from ...core.trace import Init
-from .qemu import Fault, OracleError, run_many
+from .qemu import Fault, OracleError, has_sve, run_many
 from .tools import clang_problem, qemu_problem
+
+X30 = re.compile(r"\b[wx]30\b")  # named by an instruction: the harness's link register (RET alone is fine)
+
 
 X_NAMES = tuple(f"x{n}" for n in range(31))
 Z_NAMES = tuple(f"z{n}" for n in range(32))
@@ -115,6 +120,11 @@ class QemuBackend:
             return f"the qemu backend runs arm_sme programs, not {isa}"
         if program is not None and not program.has_encoding:
             return "the program has no instruction words"
+        if program is not None:
+            for instruction in program.instructions:
+                if X30.search(instruction.text):
+                    return (f"instruction {instruction.index} ({instruction.text}) uses x30, which holds the QEMU "
+                            f"harness's return address while the program runs")
         return qemu_problem() or clang_problem()
 
     def run(self, isa: str, config: dict, program: Program, init: Init, *,
@@ -122,7 +132,8 @@ class QemuBackend:
         svl = config["svl"]
         state = _fill_defaults(oracle_state(init), svl)
         try:
-            (result,) = run_many([(program_snippet(program), state)], svl, timeout=self.timeout)
+            (result,) = run_many([(program_snippet(program), state)], svl, timeout=self.timeout,
+                                 sve=has_sve(config))
         except OracleError as error:
             if "ran longer than" in str(error):
                 return Outcome({}, _memory(state["regions"]), CoreFault("timeout", str(error)), None, timed_out=True)
@@ -136,7 +147,8 @@ class QemuBackend:
             fault = self._fault(result, program)
             # The state the fault saw: the instructions before it, run again on their own.
             before = result.index if result.index is not None else 0
-            (result,) = run_many([(program_snippet(program, before), state)], svl, timeout=self.timeout)
+            (result,) = run_many([(program_snippet(program, before), state)], svl, timeout=self.timeout,
+                                 sve=has_sve(config))
             if isinstance(result, Fault):
                 raise OracleError(f"the program's first {before} instructions fault on their own: {result}")
         return Outcome(observed(result, init, svl), _memory(result["regions"]), fault, steps=None)

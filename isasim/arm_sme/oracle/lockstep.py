@@ -49,7 +49,7 @@ from ...core.faults import Fault as CoreFault
 from ...core.machine import DEFAULT_STEP_LIMIT, Machine
 from ...core.program import Instruction, Program
 from ...core.trace import Init
-from .qemu import Fault, OracleError, run_many
+from .qemu import Fault, OracleError, has_sve, run_many
 
 NOP = 0xD503201F
 CHUNK_SIZES = (8, 16, 32, 64)  # steps per QEMU run: small first (an early divergence is cheap), then 64
@@ -170,14 +170,15 @@ class QemuSteps:
         (a build each: rare) to find the one it dies on, whose result is then that OracleError."""
         snippets = [(_snippet(words), state) for words, state in cases]
         try:
-            return run_many(snippets, self.svl, timeout=self.backend.timeout)
+            return run_many(snippets, self.svl, timeout=self.backend.timeout, sve=has_sve(self.config))
         except OracleError as error:
             if "gave no result" not in str(error):
                 raise
         results: list = []
         for snippet in snippets:
             try:
-                results += run_many([snippet], self.svl, timeout=self.backend.timeout)
+                results += run_many([snippet], self.svl, timeout=self.backend.timeout,
+                                    sve=has_sve(self.config))
             except OracleError as error:
                 if "gave no result" not in str(error):
                     raise

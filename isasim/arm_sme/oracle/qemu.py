@@ -249,6 +249,11 @@ def _explain_build_error(stderr: str) -> str:
 
 # ---- running ----------------------------------------------------------------------------------
 
+def has_sve(config: dict) -> bool:
+    """An arm_sme configuration's core has FEAT_SVE (its "SVE" feature): run_many's ``sve``."""
+    return "SVE" in config.get("features", ())
+
+
 def run_many(cases: Sequence[tuple[str, dict]], svl_bits: int, timeout: float = 120, *,
              sve: bool = False) -> list[dict | Fault]:
     """Run each (snippet, state) from its own state; all in one program and as few QEMU runs as can be.
