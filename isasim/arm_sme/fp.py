@@ -464,8 +464,9 @@ def BFDotAdd(addend: int, op1_a: int, op1_b: int, op2_a: int, op2_b: int, fpcr: 
 #    odd, BFRound).  Rounding to odd never crosses a power of two (powers of two have an even last bit),
 #    so the exponent, and with it the flush-to-zero and denormal decisions, are those of a + b.
 # The only host operations are therefore exact ones (ldexp, a product of <= 53 bits, TwoSum, whose
-# rounding error it recovers exactly), and numpy's float64 arithmetic rounds to nearest even (no FTZ or
-# DAZ applies: every value here is a float64 normal or zero).
+# rounding error it recovers exactly), given that numpy's float64 arithmetic rounds to nearest even
+# (the default; _round_to_odd_53 checks it) and that no FTZ or DAZ applies (every value here, err
+# included, is a float64 normal or zero: all are multiples of 2^-298 below 2^257).
 
 _DEFAULT_NAN_S = 0x7FC00000  # FPDefaultNaN(FPCR with AH = 0, FP32)
 _INF_S, _SIGN_S = 0x7F800000, 0x80000000
@@ -517,8 +518,21 @@ def _unpack_bits(bits, fmt: Format, flush: bool) -> _Unpacked:
     return _Unpacked(sign, zero, top & (frac == 0), top & (frac != 0), value)
 
 
+_ONE, _THREE_QUARTERS_ULP, _ONE_UP = 1.0, 0.75 * 2.0 ** -52, 1.0 + 2.0 ** -52  # variables: not folded
+
+
+def _host_rounds_to_nearest() -> bool:
+    """TwoSum is exact only when the host's float64 additions round to nearest: its default, which
+    numpy never changes; checked anyway, with Python floats (the same SSE unit and control register
+    as numpy's loops): 1 +- 3/4 ulp goes to the nearer neighbour, not towards zero or an infinity."""
+    return _ONE + _THREE_QUARTERS_ULP == _ONE_UP and -_ONE - _THREE_QUARTERS_ULP == -_ONE_UP
+
+
 def _round_to_odd_53(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """round_to_odd_53(a + b) of exact float64 values, as the uint64 bit patterns of float64 (step 3)."""
+    if not _host_rounds_to_nearest():
+        raise RuntimeError("the host's float64 rounding mode is not round to nearest: isasim's FP array forms "
+                           "need it for TwoSum")
     s = a + b
     b_virtual = s - a
     a_virtual = s - b_virtual
