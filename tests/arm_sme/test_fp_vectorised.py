@@ -170,3 +170,28 @@ def test_the_lanes_reach_every_case(name):
     assert ((exponent > 0) & (exponent < 0xFF)).sum() > 50_000
     if name != "BFDotAdd_array":  # BFloat16 arithmetic flushes its denormal results
         assert ((exponent == 0) & (fraction != 0)).sum() > 100
+
+
+def test_a_host_not_rounding_to_nearest_is_refused():
+    """The array forms rely on the host's float64 additions rounding to nearest (TwoSum): with the
+    host switched to round towards zero they refuse to run instead of giving wrong bits."""
+    import ctypes
+    import ctypes.util
+    import platform
+
+    towards_zero = {"x86_64": 0xC00, "aarch64": 0xC00000}.get(platform.machine())  # <fenv.h> FE_TOWARDZERO
+    libm = ctypes.util.find_library("m")
+    if towards_zero is None or libm is None:
+        pytest.skip("no known FE_TOWARDZERO for this host")
+    libm = ctypes.CDLL(libm)
+    saved = libm.fegetround()
+    ones = np.array([0x3F800000], dtype=np.uint32)
+    try:
+        assert libm.fesetround(towards_zero) == 0
+        assert not fp._host_rounds_to_nearest()
+        with pytest.raises(RuntimeError, match="round to nearest"):
+            fp.FPMulAdd_ZA_array(ones, ones, ones)
+    finally:
+        libm.fesetround(saved)
+    assert fp._host_rounds_to_nearest()
+    assert fp.FPMulAdd_ZA_array(ones, ones, ones)[0] == 0x40000000  # 1 + 1*1 = 2
