@@ -543,37 +543,23 @@ def _round_to_odd_53(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return bits + (inexact_even & away).astype(np.uint64) - (inexact_even & ~away).astype(np.uint64)
 
 
-def _round_fp32_array(bits64: np.ndarray, rounding: str, flush: bool) -> np.ndarray:
-    """_round(value, FP32, flush, rounding) for non-zero float64 values given by their bit patterns whose
-    value is already rounded to odd at 53 bits (step 4); returns uint32 patterns."""
-    bits64 = bits64.astype(np.uint64)
-    sign = (bits64 >> np.uint64(63)).astype(np.int64)
-    exponent = ((bits64 >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64) - 1023  # 1.xxx * 2^exponent
-    magnitude = ((bits64 & np.uint64((1 << 52) - 1)) | np.uint64(1 << 52)).astype(np.int64)
-    f, minimum_exp = FP32.mantissa_bits, FP32.min_normal_exponent
-    biased_exp = np.maximum(exponent - minimum_exp + 1, 0)
-    # bits dropped: -shift of _round (value = magnitude * 2^(exponent - 52)); always >= 29.  Beyond 60
-    # the kept part is 0 and the remainder (< 2^53) is below half either way: capping changes nothing
-    # and keeps the shifts inside int64.
-    drop = np.minimum(52 - f + (np.maximum(exponent, minimum_exp) - exponent), 60)
-    int_mant = magnitude >> drop
-    remainder = magnitude - (int_mant << drop)
+def _round_denormal_fp32(bits64: np.ndarray) -> np.ndarray:
+    """_round(value, FP32, flush = False, TIEEVEN) for non-zero values below 2^-126 given by float64
+    patterns rounded to odd at 53 bits (step 4): the value in units of 2^-149 (the denormal pattern)
+    rounded to an integer, to nearest even.  A carry to 2^23 is pattern 0x00800000, the smallest
+    normal, as _round's "denormal rounded up" case."""
+    magnitude = bits64 & _MAGNITUDE64
+    exponent = (magnitude >> np.uint64(52)).astype(np.int64) - 1023  # value = 1.xxx * 2^exponent, < -126
+    mantissa = ((magnitude & np.uint64((1 << 52) - 1)) | np.uint64(1 << 52)).astype(np.int64)
+    # value = mantissa * 2^(exponent - 52): -shift of _round is 52 - 149 - exponent >= 30 bits dropped.
+    # Beyond 60 the kept part is 0 and the remainder (< 2^53) below half either way: capping changes
+    # nothing and keeps the shifts inside int64.
+    drop = np.minimum(-97 - exponent, 60)
+    kept = mantissa >> drop
+    remainder = mantissa - (kept << drop)
     half = np.left_shift(np.int64(1), drop - 1)
-    odd = (int_mant & 1) == 1
-    if rounding == TIEEVEN:
-        round_up = (remainder > half) | ((remainder == half) & odd)
-    else:
-        round_up = (remainder != 0) & ~odd
-    int_mant = int_mant + round_up
-    biased_exp = np.where(round_up & (int_mant == 1 << f), 1, biased_exp)  # a denormal rounded up to normal
-    carried = int_mant == 1 << (f + 1)
-    biased_exp = biased_exp + carried
-    int_mant = np.where(carried, int_mant >> 1, int_mant)
-    result = (sign << 31) | (biased_exp << f) | (int_mant & FP32.mantissa_mask)
-    result = np.where(biased_exp >= FP32.max_exponent_field, (sign << 31) | _INF_S, result)
-    if flush:
-        result = np.where(exponent < minimum_exp, sign << 31, result)
-    return result.astype(np.uint32)
+    round_up = (remainder > half) | ((remainder == half) & ((kept & 1) == 1))
+    return ((kept + round_up) | ((bits64 >> np.uint64(63)).astype(np.int64) << 31)).astype(np.uint32)
 
 
 def _sum_fp32(a: np.ndarray, b: np.ndarray, rounding: str, flush: bool) -> np.ndarray:
@@ -667,7 +653,7 @@ def _BFDotAdd_general(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
 #     float64 pattern (step 4 restricted to that range, where exactly 29 bits are dropped: round to
 #     nearest even adds 2^28 - 1 plus the last kept bit and shifts, a carry going into the exponent as
 #     _round's; round to odd ORs the sticky bit in); exponents beyond the range overflow to infinity,
-#     as _round's do; results below the smallest normal go through _round_fp32_array (or flush);
+#     as _round's do; results below the smallest normal are flushed or rounded by _round_denormal_fp32;
 #   * an exact zero result takes the sign the ASL's zero rules give (FPZero(signA) when both terms are
 #     zeros of one sign, else +0);
 #   * every lane with an infinity or NaN operand (or, in BFloat16, a product or sum that overflows) is
@@ -705,7 +691,9 @@ def _table16(fmt: Format, flush: bool) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _round_fp32_fast(bits64: np.ndarray, rounding: str, flush: bool) -> np.ndarray:
-    """_round_fp32_array for any float64 patterns rounded to odd at 53 bits, +0 for a zero."""
+    """_round(value, FP32, flush, rounding) (step 4) for any float64 patterns rounded to odd at 53 bits,
+    +0 for a zero; returns uint32 patterns."""
+    assert flush or rounding == TIEEVEN, "round to odd comes only with BFRound's flush to zero"
     magnitude = bits64 & _MAGNITUDE64
     if rounding == TIEEVEN:
         kept = (magnitude + np.uint64((1 << 28) - 1) + ((magnitude >> np.uint64(29)) & np.uint64(1))) >> np.uint64(29)
@@ -720,11 +708,8 @@ def _round_fp32_fast(bits64: np.ndarray, rounding: str, flush: bool) -> np.ndarr
         zero = magnitude == 0
         if flush:
             small = np.where(zero, np.uint32(0), ((bits64 >> np.uint64(63)) << np.uint64(31)).astype(np.uint32))
-        else:
-            small = np.zeros(np.shape(bits64), dtype=np.uint32)
-            tiny = below & ~zero
-            if tiny.any():
-                small[tiny] = _round_fp32_array(bits64[tiny], rounding, False)
+        else:  # FPRound: round to nearest even (round to odd comes only with BFRound's flush)
+            small = np.where(zero, np.uint32(0), _round_denormal_fp32(bits64))
         result = np.where(below, small, result)
     return result
 
