@@ -656,8 +656,9 @@ def _BFDotAdd_general(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
 #     as _round's do; results below the smallest normal are flushed or rounded by _round_denormal_fp32;
 #   * an exact zero result takes the sign the ASL's zero rules give (FPZero(signA) when both terms are
 #     zeros of one sign, else +0);
-#   * every lane with an infinity or NaN operand (or, in BFloat16, a product or sum that overflows) is
-#     computed again by the general form (or, when they are few, by the scalar function).
+#   * every lane with an infinity or NaN operand is computed again by the general form (or, when they
+#     are few, by the scalar function); a BFloat16 product or sum that overflows is followed through
+#     FPAdd_BF16's infinity rules directly.
 
 _FP32_TO_FP64_BIAS = 1023 - 127  # single-precision exponent field + this = float64 exponent field
 _MAGNITUDE64 = np.uint64((1 << 63) - 1)
@@ -804,20 +805,27 @@ def BFDotAdd_array(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
     values, tops = _table16(BF16, True)
     a1, b1, a2, b2 = (np.asarray(op) for op in (op1_a, op1_b, op2_a, op2_b))
     special = tops[a1] | tops[b1] | tops[a2] | tops[b2]
-    products = []
+    products, overflows = [], []
     for x, y in ((a1, a2), (b1, b2)):  # BFMulH: exact (16 bits), flushed below 2^-126, infinite from 2^128
         product = values[x] * values[y]
         magnitude = np.abs(product)
         product = np.where(magnitude < _SMALLEST_NORMAL, 0.0, product)
-        special = special | (magnitude >= _OVERFLOW)
+        overflows.append(magnitude >= _OVERFLOW)
         # the pattern's sign is the product's (a zero product's too: sign1 XOR sign2)
         products.append((product, ((x ^ y).astype(np.uint32) >> 15) << 31))
     (first, first_sign), (second, second_sign) = products
     prod = _bf_add(first, second, first_sign, second_sign)
+    overflow = overflows[0] | overflows[1]
+    if overflow.any():  # a BFMulH infinity: FPAdd_BF16 gives it, or the default NaN for two opposite ones
+        opposite = overflows[0] & overflows[1] & (first_sign != second_sign)
+        infinity = np.where(overflows[0], first_sign, second_sign) | np.uint32(_INF_S)
+        prod = np.where(overflow, np.where(opposite, np.uint32(_DEFAULT_NAN_S), infinity), prod)
     valueP, topP = _fp32_values(prod, True)
     valueA, topA = _fp32_values(addend, True)
     result = _bf_add(valueA, valueP, np.asarray(addend).astype(np.uint32), prod)
-    special = special | topP | topA
+    if topP.any():  # FPAdd_BF16(a finite addend, an infinity or the default NaN) is that infinity or NaN
+        result = np.where(topP, prod, result)
+    special = special | topA
     if special.any():
         result = _redo(result, special, _BFDotAdd_general, lambda *ops: BFDotAdd(*ops, FPCR_DEFAULT),
                        (addend, op1_a, op1_b, op2_a, op2_b))
