@@ -656,9 +656,10 @@ def _BFDotAdd_general(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
 #     as _round's do; results below the smallest normal are flushed or rounded by _round_denormal_fp32;
 #   * an exact zero result takes the sign the ASL's zero rules give (FPZero(signA) when both terms are
 #     zeros of one sign, else +0);
-#   * every lane with an infinity or NaN operand is computed again by the general form (or, when they
-#     are few, by the scalar function); a BFloat16 product or sum that overflows is followed through
-#     FPAdd_BF16's infinity rules directly.
+#   * an infinite or NaN addend, and a BFloat16 product or sum that overflows, are followed through
+#     the ASL's infinity and NaN rules directly; every lane with an infinity or NaN among the
+#     multiplied operands is computed again by the general form (or, when they are few, by the scalar
+#     function).
 
 _FP32_TO_FP64_BIAS = 1023 - 127  # single-precision exponent field + this = float64 exponent field
 _MAGNITUDE64 = np.uint64((1 << 63) - 1)
@@ -732,6 +733,14 @@ def _redo(result: np.ndarray, lanes: np.ndarray, general, scalar, operands) -> n
     return result
 
 
+def _top_addend(result: np.ndarray, addend, topA: np.ndarray) -> np.ndarray:
+    """Lanes whose addend is an infinity or NaN and whose other terms are finite: FPMulAdd_ZA and
+    FPAdd (DN = 1) give the default NaN for a NaN addend, else the infinity itself."""
+    addend = np.asarray(addend, dtype=np.uint32)
+    nan = (addend & np.uint32(0x7FFFFFFF)) > np.uint32(_INF_S)
+    return np.where(topA, np.where(nan, np.uint32(_DEFAULT_NAN_S), addend), result)
+
+
 def _sign(bits, width: int) -> np.ndarray:
     return (np.asarray(bits) >> (width - 1)) & 1
 
@@ -747,7 +756,9 @@ def FPMulAdd_ZA_array(addend, op1, op2) -> np.ndarray:
         zeroA, zero1, zero2 = ((np.asarray(op) & 0x7FFFFFFF) == 0 for op in (addend, op1, op2))
         negative = zeroA & (zero1 | zero2) & (_sign(addend, 32) == 1) & ((_sign(op1, 32) ^ _sign(op2, 32)) == 1)
         result = np.where(exact_zero & negative, np.uint32(_SIGN_S), result)
-    special = topA | top1 | top2
+    if topA.any():
+        result = _top_addend(result, addend, topA)
+    special = top1 | top2
     if special.any():
         result = _redo(result, special, _FPMulAdd_ZA_general,
                        lambda a, x, y: FPMulAdd_ZA(a, x, y, FP32, FPCR_DEFAULT), (addend, op1, op2))
@@ -776,7 +787,9 @@ def FPDotAdd_ZA_array(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
     if exact_zero.any():  # FPAdd: FPZero(sign1) when both are zeros of one sign, else +0
         negative = (np.asarray(addend) == _SIGN_S) & (prod == _SIGN_S)
         result = np.where(exact_zero & negative, np.uint32(_SIGN_S), result)
-    special = topA | tops[a1] | tops[b1] | tops[a2] | tops[b2]
+    if topA.any():  # the dot of finite halves is finite
+        result = _top_addend(result, addend, topA)
+    special = tops[a1] | tops[b1] | tops[a2] | tops[b2]
     if special.any():
         result = _redo(result, special, _FPDotAdd_ZA_general, lambda *ops: FPDotAdd_ZA(*ops, FPCR_DEFAULT),
                        (addend, op1_a, op1_b, op2_a, op2_b))
@@ -825,7 +838,13 @@ def BFDotAdd_array(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
     result = _bf_add(valueA, valueP, np.asarray(addend).astype(np.uint32), prod)
     if topP.any():  # FPAdd_BF16(a finite addend, an infinity or the default NaN) is that infinity or NaN
         result = np.where(topP, prod, result)
-    special = special | topA
+    if topA.any():  # FPAdd_BF16(an infinite or NaN addend, prod): the default NaN for a NaN or for
+        # opposite infinities, else the addend's infinity
+        addend_bits = np.asarray(addend, dtype=np.uint32)
+        magnitude = prod & np.uint32(0x7FFFFFFF)
+        opposite = (magnitude == np.uint32(_INF_S)) & (((prod ^ addend_bits) >> np.uint32(31)) == 1)
+        nan = ((addend_bits & np.uint32(0x7FFFFFFF)) > np.uint32(_INF_S)) | (magnitude > np.uint32(_INF_S)) | opposite
+        result = np.where(topA, np.where(nan, np.uint32(_DEFAULT_NAN_S), addend_bits), result)
     if special.any():
         result = _redo(result, special, _BFDotAdd_general, lambda *ops: BFDotAdd(*ops, FPCR_DEFAULT),
                        (addend, op1_a, op1_b, op2_a, op2_b))
