@@ -452,7 +452,18 @@ def cmd_kernel(args) -> int:
     if args.name not in isa.kernel_names:
         raise UsageError(f"{isa_name} has no kernel '{args.name}' (its kernels: {', '.join(isa.kernel_names)})")
     check_output_path(args.output, force=args.force)  # before building: a large kernel takes a while
-    kernel = isa.build_kernel(args.name, count=args.count, K=args.k)  # refuses sizes it cannot build, up front
+    # M, N and the configuration (--svl) go only to an ISA whose build_kernel takes them (arm_sme), so the
+    # x86 kernels are called exactly as before
+    import inspect
+
+    extra = {key: value for key, value in (("M", args.m), ("N", args.n), ("config", config_from_options(args, isa)))
+             if value}
+    taken = inspect.signature(isa.build_kernel).parameters
+    for key in extra:
+        if key not in taken:
+            what = f"--{key.lower()}" if key != "config" else "configuration options (" + ", ".join(extra[key]) + ")"
+            raise UsageError(f"{isa_name} kernels take no {what}")
+    kernel = isa.build_kernel(args.name, count=args.count, K=args.k, **extra)  # refuses sizes it cannot build, up front
     write_trace(kernel.trace(), args.output, force=args.force)
     console(color=not args.no_color).print(f"wrote {args.output}: {kernel.description}, "
                                            f"{len(kernel.lines)} lines, {kernel.macs:,} multiply-adds")
@@ -675,7 +686,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="blocks (batch kernels) or 32x32 output blocks (microkernels), at least 1")
     p.add_argument("--k", type=positive_int,
                    help="the K dimension: 1..64 (int8_block), 1..32 (bf16_block), a multiple of 64 "
-                        "(int8_microkernel) or 32 (bf16_microkernel)")
+                        "(int8_microkernel) or 32 (bf16_microkernel); any (arm_sme kernels)")
+    p.add_argument("--m", type=positive_int, help="rows of C (arm_sme kernels)")
+    p.add_argument("--n", type=positive_int, help="columns of C (arm_sme kernels)")
+    add_config_options(p)  # --svl for the arm_sme kernels
     p.add_argument("-o", "--output", required=True, help="trace file to write (never overwritten without --force)")
     p.add_argument("--force", action="store_true", help="overwrite the output file")
     p.add_argument("--no-color", action="store_true", help="plain text output")

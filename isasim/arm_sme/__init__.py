@@ -179,6 +179,14 @@ class ArmSme:
 
         return run_fuzz(cases, seed, **options)
 
+    kernel_names = ("umopa_gemm", "udot_gemm", "udot16_gemm")  # isasim.arm_sme.kernels.BUILDERS
+
+    def build_kernel(self, name: str, count: int | None = None, K: int | None = None, M: int | None = None,
+                     N: int | None = None, config: dict | None = None):
+        from . import kernels
+
+        return kernels.build(name, count=count, K=K, M=M, N=N, svl=(config or {}).get("svl"))
+
     def explainer(self):
         if getattr(self, "_explainer", None) is None:
             from .explain import ArmSmeExplainer
