@@ -179,7 +179,7 @@ class ArmSme:
 
         return run_fuzz(cases, seed, **options)
 
-    kernel_names = ("umopa_gemm", "udot_gemm", "udot16_gemm")  # isasim.arm_sme.kernels.BUILDERS
+    kernel_names = ("umopa_gemm", "udot_gemm", "udot16_gemm", "udot_indexed_gemm")  # kernels.BUILDERS
 
     def build_kernel(self, name: str, count: int | None = None, K: int | None = None, M: int | None = None,
                      N: int | None = None, config: dict | None = None):

@@ -64,6 +64,24 @@ def test_a_broadcast_is_the_documented_loop():
     assert (kernels.pack_a_broadcast(a, dim, kpl) == want).all()
 
 
+def test_indexed_kernel_b_quad_is_the_documented_loop():
+    """b_quad[c][g][4i + kk] = B[4g + kk][4c + i], the 16 bytes repeated in every 128-bit segment."""
+    kernel = kernels.udot_indexed_gemm(M=3, N=6, K=5, svl=256)
+    _a, b, _c0 = kernels.operands(3, 6, 5, 8)
+    vl = 256 // 8
+    want = np.zeros((2, 2, vl), dtype=np.uint8)  # 2 column quads (N padded to 8), 2 k groups
+    for c in range(2):
+        for g in range(2):
+            for segment in range(vl // 16):
+                for i in range(4):
+                    for kk in range(4):
+                        k, n = 4 * g + kk, 4 * c + i
+                        if k < 5 and n < 6:
+                            want[c][g][16 * segment + 4 * i + kk] = b[k][n]
+    b_region = next(data for address, data, _w in kernel.init.memory if address == kernel.init.regs["x1"])
+    assert b_region == want.tobytes()
+
+
 @pytest.mark.parametrize("svl", SVLS)
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("name", ISA.kernel_names)
