@@ -53,10 +53,15 @@ def cmd_explain(args) -> int:
     for option in _isa_options():
         if option.dest not in own and getattr(args, option.dest, None) is not None:
             raise ExplainError(f"{option.flag} is not an explain option of ISA {isa}")
+    from .cli import config_from_options
+    from .core.isa import get_isa
+
     options = ExplainOptions(
         seed=args.seed, init=_load_init(args.init) if args.init else None, init_source=args.init,
         max_steps=getattr(args, "max_steps", None) or 10_000,
         isa_options={dest: getattr(args, dest, None) for dest in sorted(own)},
+        # the same configuration options `run` takes (arm_sme's --svl), refused for an ISA without them
+        config=config_from_options(args, get_isa(isa)),
     )
     expl = module.explain(text, code, options)
     out = console(color=not args.no_color, width=args.width)
@@ -101,6 +106,21 @@ def _isa_options():
     return list(seen.values())
 
 
+def _add_config_options(parser) -> None:
+    """The ISAs' configuration options (arm_sme's --svl, --features), as `run` has them, except a flag an
+    explainer declares itself: x86_amx's explain --cpu stays its explainer's option, so its output is unchanged."""
+    from .cli import config_dest, config_options
+    from .core.isa import get_isa
+
+    declared = set(parser._option_string_actions)  # argparse keeps no public list of the flags it has
+    for flag, (_key, isas) in config_options().items():
+        if flag in declared:
+            continue
+        option = next(o for o in get_isa(isas[0]).config_options if o.flag == flag)
+        parser.add_argument(flag, dest=config_dest(flag), metavar=option.metavar,
+                            help=f"{' and '.join(isas)}: {option.help}")
+
+
 def register(subparsers, common) -> None:
     """Add ``explain`` and ``docs`` to the ``isasim`` command (``common`` is cli.build_parser's helper)."""
     from .cli import non_negative_int, positive_int
@@ -117,6 +137,7 @@ def register(subparsers, common) -> None:
                            help=option.help)
         except argparse.ArgumentError:  # common() gives every command this option already (an ISA's --cpu)
             pass
+    _add_config_options(p)
     p.add_argument("--seed", type=non_negative_int, default=1,
                    help="seed of the generated example data, 0 or more (default 1)")
     init_help = "; ".join(h for h in (explainer(isa).INIT_HELP for isa in EXPLAINERS) if h)

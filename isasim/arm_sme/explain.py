@@ -13,12 +13,13 @@ import random
 
 from ..core.errors import IsasimError
 from ..core.explain import (
-    BitField, Check, Code, Encoding, EncodingUnit, ExplainError, ExplainOptions, Explanation, Figure, Paragraph,
+    BitField, Check, Code, Encoding, EncodingUnit, ExplainError, ExplainOption, ExplainOptions, Explanation, Figure,
+    Paragraph,
     ReferencePage, Section, Table, fault_blocks, run_example, setup_blocks,
 )
 from .forms import FORMS, UNDEFINED_FORMS, A64Form
 from .scalar import ConditionHolds
-from .state import MASK64, X_NAMES, configure
+from .state import DEFAULT_SVL, MASK64, X_NAMES, configure
 from .tiles import vector_group_rows
 
 DATA_ADDRESS = 0x20000  # where a load's or store's example data is
@@ -86,8 +87,33 @@ def example_text(form: A64Form) -> str:
     return instruction_text(form, fields, 0x10000)
 
 
+def parse_wv(text: str | None) -> int | None:
+    """--wv: the 64-bit value of Xv, decimal or 0x-hex; a negative value is taken as its two's complement."""
+    if text is None:
+        return None
+    try:
+        value = int(text.strip().replace("_", ""), 0)
+    except ValueError:
+        raise ExplainError(f"--wv {text!r} is not a number (decimal or 0x-hex, e.g. --wv 0x1f)") from None
+    if not -(1 << 63) <= value <= MASK64:
+        raise ExplainError(f"--wv {text!r} does not fit in 64 bits (-2^63 .. 2^64-1)")
+    return value & MASK64
+
+
+def _za_group(ins):
+    """(Wv's register number, offset, nreg) of the form's ZA vector group operand, or None if it has none."""
+    for kind, value in zip(ins.form.operands, ins.operands):
+        if type(kind).__name__ == "ZaVectorGroup":
+            v, offset = value
+            return v, offset, kind.nreg
+    return None
+
+
 class ArmSmeExplainer:
-    OPTIONS = ()
+    # --svl and --features come from the ISA's config_options, which explain takes as `run` does
+    OPTIONS = (ExplainOption("--wv", "arm_sme: the 64-bit value of Xv, the vector-select register of a ZA vector "
+                                     "group (Wv is its low 32 bits; default: the example's random value)",
+                             metavar="V"),)
     INIT_HELP = ""
     SCREENSHOTS = ()
 
@@ -99,8 +125,13 @@ class ArmSmeExplainer:
                 for form in FORMS]
 
     def explain(self, instruction: str | None, code: bytes | None, options: ExplainOptions) -> Explanation:
+        config = configure(options.config)  # checked before anything else: a bad --svl is the one error shown
+        wv = parse_wv(options.isa_options.get("wv"))
         ins = self._instruction(instruction, code)
         form = ins.form
+        group = _za_group(ins)
+        if wv is not None and group is None:
+            raise ExplainError(f"--wv applies only to a form with a ZA vector group, not to {form.id}")
         encoding = _encoding(ins)
         operands = [[_KINDS.get(getattr(kind, "kind", kind), str(kind)), text]
                     for kind, text in zip(form.operands, _operand_texts(ins))]
@@ -111,8 +142,13 @@ class ArmSmeExplainer:
             Section("Faults", [Table(["fault", "when"], [list(f) for f in _faults(form)])] if _faults(form)
                     else [Paragraph("none")]),
         ]
-        sections.append(Section("Example", self._example(ins, options)))
+        example, run = self._example(ins, options, config, wv)
+        if group is not None and run.before:
+            sections.insert(2, Section("Vector group", _vector_group_blocks(ins, group, run)))
+        sections.append(Section("Example", example))
         command = f'isasim explain "{ins.text}" --isa {self.isa.name}' + (
+            f" --svl {config['svl']}" if config["svl"] != DEFAULT_SVL else "") + (
+            f" --wv {wv:#x}" if wv is not None else "") + (
             f" --seed {options.seed}" if options.seed != 1 else "")
         return Explanation(self.isa.name, form.syntax, ins.text, ins.encoding, form.summary,
                            facts=[("feature", form.feature), ("form id", form.id)], sections=sections,
@@ -127,10 +163,10 @@ class ArmSmeExplainer:
             raise ExplainError(f"explain takes one instruction, not {len(program.instructions)}")
         return program.instructions[0]
 
-    def _example(self, ins, options: ExplainOptions) -> list:
+    def _example(self, ins, options: ExplainOptions, config: dict, wv: int | None):
+        """The worked example's blocks and its run (the run's ``before`` is empty if the set-up faulted)."""
         form = ins.form
         rng = random.Random(options.seed)
-        config = configure({"svl": 128})  # the smallest SVL: every vector fits on a page
         svlb = config["svl"] // 8
         regs = {name: rng.randrange(1 << 64) for name in X_NAMES}
         regs["svcr"] = 0 if form.id.startswith("SMSTART") else 3
@@ -152,22 +188,68 @@ class ArmSmeExplainer:
             regs.update(options.init.regs)
             memory = list(options.init.memory)
             arrays.update(options.init.arrays)
+        if wv is not None:  # after --init: the option names the value the vector group is explained for
+            regs[f"x{_za_group(ins)[0]}"] = wv
 
         def seed(machine):
             self.isa.seed_arrays(machine.state, arrays)
 
         run = run_example(self.isa.name, ins.text, config=config, regs=regs, memory=memory,
                           max_steps=options.max_steps, snapshot=_snapshot, before_step=seed, base=ins.address)
-        blocks = [Paragraph(f"SVL 128 (ZA: {svlb} vectors of {svlb} bytes); Z0-Z31 and ZA random; "
+        blocks = [Paragraph(f"SVL {config['svl']} (ZA: {svlb} vectors of {svlb} bytes); Z0-Z31 and ZA random; "
                             f"PSTATE.SM and PSTATE.ZA {'off' if regs['svcr'] == 0 else 'on'}.")]
         blocks += setup_blocks(run, "Z, ZA seeded before the step")
         if run.fault:
-            return blocks + fault_blocks(run)
+            return blocks + fault_blocks(run), run
         blocks.append(Table(["write", "old", "new"],
                             [[str(w.where) if w.kind != "mem" else f"memory {w.where:#x}", _short(w.old), _short(w.new)]
                              for w in run.record.writes], title="What the step wrote (the machine's journal)"))
         blocks.append(_check(ins, run))
-        return blocks
+        return blocks, run
+
+
+def _vector_group_blocks(ins, group, run) -> list:
+    """ZA[Wv, offs, VGx<nreg>] worked out for the example's SVL and Xv, with the rows from
+    tiles.vector_group_rows (what the simulator executes) and the Z lists' registers."""
+    v, offset, nreg = group
+    svlb = run.machine.state.svlb
+    svl = svlb * 8
+    esize = {"b": 8, "h": 16, "s": 32, "d": 64}[next(k.esize for k in ins.form.operands
+                                                      if type(k).__name__ == "ZaVectorGroup")]
+    xv = run.before["regs"][f"x{v}"]
+    low = xv & 0xFFFFFFFF
+    vstride = svlb // nreg
+    rows = vector_group_rows(svlb, xv, offset, nreg)
+    vec = rows[0]
+    upper = (f"; the upper 32 bits of X{v} ({xv >> 32:#x}) are ignored" if xv >> 32
+             else f"; the upper 32 bits of X{v} are 0")
+    wrap = (f": {low} + {offset} = {low + offset} >= vstride {vstride}, so the MOD wraps"
+            if low + offset >= vstride else f": {low} + {offset} < vstride {vstride}, no wrap")
+    facts = [
+        ["elements per vector", f"SVL / {esize} = {svl} / {esize} = {svl // esize} ({esize}-bit)"],
+        ["ZA vectors", f"SVL / 8 = {svl} / 8 = {svlb} (each {svlb} bytes)"],
+        ["vstride", f"(SVL / 8) / nreg = {svlb} / {nreg} = {vstride}"],
+        ["Xv", f"x{v} = {xv:#018x}"],
+        ["UInt(Wv<31:0>)", f"{low:#x} = {low}{upper}"],
+        ["vec", f"(UInt(Wv<31:0>) + offs) MOD vstride = ({low} + {offset}) MOD {vstride} = {vec}{wrap}"],
+    ]
+    blocks = [Table(["", "for this example"], facts, title=f"ZA[w{v}, {offset}, VGx{nreg}] at SVL {svl}")]
+    blocks.append(Table(["r", "vec + r * vstride", "ZA vector"],
+                        [[str(r), f"{vec} + {r} * {vstride}", f"ZA[{row}]"] for r, row in enumerate(rows)],
+                        title="The ZA vectors of the group (tiles.vector_group_rows, what the simulator runs)"))
+    written = sorted({w.where.subscript for w in run.record.writes if getattr(w.where, "name", None) == "za"}) \
+        if run.record is not None and not run.fault else []
+    if written:
+        blocks.append(Paragraph("The machine's journal wrote ZA vectors " + ", ".join(map(str, written)) + "."))
+    for kind, value in zip(ins.form.operands, ins.operands):
+        if type(kind).__name__ != "ZList":
+            continue
+        registers = [(value + r) % 32 for r in range(kind.nreg)]
+        wraps = value + kind.nreg - 1 > 31
+        blocks.append(Paragraph(
+            f"{kind.field} list: " + ", ".join(f"z{z}" for z in registers) + f" (Z[({value} + r) MOD 32])"
+            + (f"; it wraps past z31 to z0" if wraps else "; no wrap past z31")))
+    return blocks
 
 
 def before_p(run, g: int):
@@ -397,7 +479,8 @@ def _check(ins, run) -> Check:
                 a, b = _signed(a, width), _signed(b, width)
             expected = max(0, min(elements, b - a))
         bits = state.p[ops[0]]
-        got = sum(bits[(e * esize // 8) // 8] >> ((e * esize // 8) % 8) & 1 for e in range(elements))
+        # int(): a numpy uint8 sum would wrap at 256 active elements (ptrue p0.b at SVL 2048)
+        got = sum(int(bits[(e * esize // 8) // 8]) >> ((e * esize // 8) % 8) & 1 for e in range(elements))
         return Check(f"active elements of p{ops[0]}.{'bhsd'[esize.bit_length() - 4]}", str(expected), str(got))
     if form.group == "count":
         from .predicates import pred_count

@@ -46,6 +46,9 @@ class ExplainOptions:
     init_source: str | None = None  # where ``init`` came from, for messages and the reproducing command
     max_steps: int = 10_000  # how long the example's set-up may run
     isa_options: dict[str, Any] = field(default_factory=dict)  # the explainer's OPTIONS by dest
+    # the ISA's configuration keys given on the command line (its config_options, as `run` takes them:
+    # arm_sme's --svl); the explainer validates them through its ISA's configure()
+    config: dict[str, Any] = field(default_factory=dict)
 
 
 class Explainer(Protocol):
