@@ -334,6 +334,73 @@ def _check_outer(shape, ops, before, state, run) -> Check:
                  f"{expected:#x}", f"{got:#x}")
 
 
+def _fp_text(bits: int) -> str:
+    """An FP32 result as its bits and its value (the bits are what is compared)."""
+    import struct
+
+    return f"{bits:#010x} ({struct.unpack('<f', bits.to_bytes(4, 'little'))[0]!r})"
+
+
+def _check_fp_dot(shape, ops, before, state) -> Check:
+    """ZA element 0 of the group's first vector, from the per-element definition in fp.py (FPDotAdd_ZA or
+    BFDotAdd), which the instruction does not run: it runs their array forms over the whole group."""
+    from .fp import BFDotAdd, FPDotAdd_ZA
+    from .fp_products import FPCR
+
+    (v, offset), n, m = ops
+    vec = vector_group_rows(state.svlb, before["regs"][f"x{v}"], offset, shape.nreg)[0]
+
+    def half(register, k):
+        return int.from_bytes(bytes(before["z"][register][2 * k:2 * k + 2]), "little")
+
+    if shape.second == "indexed":
+        zm, index = m
+        second = (half(zm, 2 * index), half(zm, 2 * index + 1))  # pair `index` of element 0's 128-bit segment
+    else:  # single: Zm; multiple: the first register of the Zm list, which r = 0 pairs with Zn
+        second = (half(m, 0), half(m, 1))
+    addend = int.from_bytes(bytes(before["za"][vec][:4]), "little")
+    dot_add = FPDotAdd_ZA if shape.kind == "fdot" else BFDotAdd
+    expected = dot_add(addend, half(n, 0), half(n, 1), second[0], second[1], FPCR)
+    got = int.from_bytes(bytes(state.za[vec][:4]), "little")
+    return Check(f"ZA[{vec}] element 0 (ZA.S), by fp.{dot_add.__name__} one element at a time",
+                 _fp_text(expected), _fp_text(got))
+
+
+def _check_fp_outer(shape, ops, before, state, run) -> Check:
+    """ZAda.S element (0, 0), from the per-element definition in fp.py (FPMulAdd_ZA, FPDotAdd_ZA or
+    BFDotAdd) with the Operation's predication: the instruction runs the array forms over the tile."""
+    from .fp import FP32, BFDotAdd, FPDotAdd_ZA, FPMulAdd_ZA
+    from .fp_products import FPCR
+
+    da, a, b, n, m = ops
+    vector = da  # row 0 of ZAda.S is ZA vector da
+
+    def element(register, k, ebytes):
+        return int.from_bytes(bytes(before["z"][register][k * ebytes:(k + 1) * ebytes]), "little")
+
+    def active(g, k, ebytes):  # the lowest predicate bit of element k
+        return bool(before_p(run, g)[(k * ebytes) // 8] >> ((k * ebytes) % 8) & 1)
+
+    addend = int.from_bytes(bytes(before["za"][vector][:4]), "little")
+    if shape.kind == "fmopa":
+        elem1 = element(n, 0, 4) ^ (0x80000000 if shape.subtract else 0)  # FPNeg with AH = 0: the sign bit
+        name = "FPMulAdd_ZA"
+        expected = FPMulAdd_ZA(addend, elem1, element(m, 0, 4), FP32, FPCR) \
+            if active(a, 0, 4) and active(b, 0, 4) else addend
+    else:
+        prow, pcol = [active(a, i, 2) for i in (0, 1)], [active(b, i, 2) for i in (0, 1)]
+        # an inactive 16-bit element is +0.0; the subtracting forms negate the active row elements only
+        erow = [element(n, i, 2) ^ (0x8000 if shape.subtract else 0) if prow[i] else 0 for i in (0, 1)]
+        ecol = [element(m, i, 2) if pcol[i] else 0 for i in (0, 1)]
+        dot_add = FPDotAdd_ZA if shape.kind == "fmopa_widening" else BFDotAdd
+        name = dot_add.__name__
+        expected = dot_add(addend, erow[0], erow[1], ecol[0], ecol[1], FPCR) \
+            if (prow[0] and pcol[0]) or (prow[1] and pcol[1]) else addend
+    got = int.from_bytes(bytes(state.za[vector][:4]), "little")
+    return Check(f"ZA{da}.S element (0, 0) (ZA[{vector}] element 0), by fp.{name} one element at a time",
+                 _fp_text(expected), _fp_text(got))
+
+
 def _check(ins, run) -> Check:
     """One result of the step worked out from the Operation in plain integers, beside the machine's."""
     form, before, machine = ins.form, run.before, run.machine
@@ -501,9 +568,10 @@ def _check(ins, run) -> Check:
         if name is None:
             return Check("the result (to XZR, discarded)", f"{result:#x}", f"{result:#x}")
         return Check(name, f"{result:#x}", f"{state.read_register(name):#x}")
-    if form.group in ("fp_outer", "fp_dot"):
-        return Paragraph("The Operation above gives the result, with the Arm ARM's floating-point rules "
-                         "(isasim/arm_sme/fp.py); tests/arm_sme/test_fp_vs_qemu.py checks this form against QEMU.")
+    if form.group == "fp_dot":
+        return _check_fp_dot(form.extra["shape"], ops, before, state)
+    if form.group == "fp_outer":
+        return _check_fp_outer(form.extra["shape"], ops, before, state, run)
     if form.id not in ("MOVZ_64", "ADD_64_imm", "SUB_64_imm", "SUBS_64_imm", "LDR_64_uoff", "STR_64_uoff"):
         return Paragraph("The Operation above gives the result; tests/arm_sme/test_scalar_vs_qemu.py checks this "
                          "form against QEMU.")

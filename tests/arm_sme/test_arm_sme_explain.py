@@ -98,7 +98,7 @@ def test_x86_refuses_the_arm_options(capsys):
         assert code == 2 and err.count("\n") == 1, err
 
 
-CHECKED_GROUPS = ("dot", "outer")
+CHECKED_GROUPS = ("dot", "fp_dot", "outer", "fp_outer")
 
 
 @pytest.mark.parametrize("svl", [128, 512, 2048])
@@ -109,3 +109,13 @@ def test_every_dot_and_outer_form_ends_with_an_equal_check(svl, form):
     checks = [b for b in example.blocks if isinstance(b, Check)]
     assert len(checks) == 1, [type(b).__name__ for b in example.blocks]
     assert checks[0].equal, (form.id, checks[0])
+
+
+@pytest.mark.parametrize("form", [f for f in FORMS if f.group in ("outer", "fp_outer")], ids=lambda f: f.id)
+def test_outer_checks_hold_over_seeds(form):
+    """Each seed draws other predicates and data: element (0, 0) is active or kept as their low bits fall."""
+    for seed in range(1, 13):
+        expl = explain("arm_sme", example_text(form), None, ExplainOptions(seed=seed, config={"svl": 128}))
+        example = next(s for s in expl.sections if s.title == "Example")
+        check = next(b for b in example.blocks if isinstance(b, Check))
+        assert check.equal, (form.id, seed, check)
