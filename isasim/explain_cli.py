@@ -8,7 +8,9 @@ INSTRUCTION is assembly text (quoted) or the bytes of one instruction in hex, wi
 spaces or not.  The options only one ISA understands (x86_amx: ``--m``, ``--n``,
 ``--shape``, ``--start-row``, ``--cpu``) are declared by that ISA's explainer
 (``OPTIONS``, see :class:`isasim.core.explain.Explainer`); this module adds them to the
-parser and hands their values to the explainer by name.  ``cli.build_parser`` adds both
+parser and hands their values to the explainer by name.  The ISAs' configuration options
+(arm_sme: ``--svl``, ``--features``) are taken as ``run`` takes them and reach the explainer
+in ``ExplainOptions.config``.  ``cli.build_parser`` adds both
 subcommands with ``register(sub, common)``.  Neither replaces a file it did not write
 without ``--force`` (see :mod:`isasim.core.output` and :mod:`isasim.docs`).
 """

@@ -2,9 +2,10 @@
 
 Every section comes from the form's one declaration: the encoding's boxes (the Arm ARM's
 bit diagram) with the word's bits in them, the operands, the Operation (the form's ASL), the
-faults (an SME instruction's mode checks), and a worked example: the instruction run on the
-simulator on random data, and one result of it worked out here in plain integer arithmetic
-beside what the machine wrote.
+faults (an SME instruction's mode checks), for a form with a ZA vector group the group's
+arithmetic at the example's SVL and Wv (``--svl``, ``--wv``), and a worked example: the
+instruction run on the simulator on random data, and one result of it worked out here (in plain
+integer arithmetic, or with fp.py's per-element functions) beside what the machine wrote.
 """
 
 from __future__ import annotations
