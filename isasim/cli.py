@@ -148,14 +148,16 @@ def add_config_options(parser) -> None:
 
 
 def config_from_options(args, isa) -> dict:
-    """The configuration keys set on the command line, each checked to be one ``isa`` takes."""
+    """The configuration keys set on the command line, each checked to be one ``isa`` (an Isa or its
+    name) takes."""
+    name = isa if isinstance(isa, str) else isa.name
     given = {}
     for flag, (key, isas) in config_options().items():
         value = getattr(args, config_dest(flag), None)
         if value is None:
             continue
-        if isa.name not in isas:
-            raise UsageError(f"{flag} is an option of {' and '.join(isas)}, not of {isa.name}")
+        if name not in isas:
+            raise UsageError(f"{flag} is an option of {' and '.join(isas)}, not of {name}")
         given[key] = value
     return given
 

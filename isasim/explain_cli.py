@@ -56,14 +56,13 @@ def cmd_explain(args) -> int:
         if option.dest not in own and getattr(args, option.dest, None) is not None:
             raise ExplainError(f"{option.flag} is not an explain option of ISA {isa}")
     from .cli import config_from_options
-    from .core.isa import get_isa
 
     options = ExplainOptions(
         seed=args.seed, init=_load_init(args.init) if args.init else None, init_source=args.init,
         max_steps=getattr(args, "max_steps", None) or 10_000,
         isa_options={dest: getattr(args, dest, None) for dest in sorted(own)},
         # the same configuration options `run` takes (arm_sme's --svl), refused for an ISA without them
-        config=config_from_options(args, get_isa(isa)),
+        config=config_from_options(args, isa),  # by name: an explainer need not be a whole ISA
     )
     expl = module.explain(text, code, options)
     out = console(color=not args.no_color, width=args.width)
