@@ -282,12 +282,9 @@ def FPMul(op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
     return FPRound(_mul(value1, value2), fmt, fpcr)
 
 
-def FPAdd(op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
-    type1, sign1, value1 = FPUnpack(op1, fmt, fpcr)
-    type2, sign2, value2 = FPUnpack(op2, fmt, fpcr)
-    done, result = FPProcessNaNs(type1, type2, op1, op2, fmt, fpcr)
-    if done:
-        return result
+def _add_special_cases(type1, sign1, type2, sign2, fmt: Format, fpcr: FPCRType) -> int | None:
+    """The part FPAdd and FPAdd_BF16 share after their NaN handling: opposite infinities give the
+    default NaN, an infinity wins, two zeros of one sign give that zero; None for the finite sum."""
     inf1, inf2 = type1 == FPType.Infinity, type2 == FPType.Infinity
     zero1, zero2 = type1 == FPType.Zero, type2 == FPType.Zero
     if inf1 and inf2 and sign1 != sign2:
@@ -298,6 +295,18 @@ def FPAdd(op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
         return FPInfinity(1, fmt)
     if zero1 and zero2 and sign1 == sign2:
         return FPZero(sign1, fmt)
+    return None
+
+
+def FPAdd(op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
+    type1, sign1, value1 = FPUnpack(op1, fmt, fpcr)
+    type2, sign2, value2 = FPUnpack(op2, fmt, fpcr)
+    done, result = FPProcessNaNs(type1, type2, op1, op2, fmt, fpcr)
+    if done:
+        return result
+    special = _add_special_cases(type1, sign1, type2, sign2, fmt, fpcr)
+    if special is not None:
+        return special
     result_value = _add(value1, value2)
     if result_value[0] == 0:
         return FPZero(0, fmt)  # an exact zero is +0 when rounding to nearest
@@ -406,16 +415,9 @@ def FPAdd_BF16(op1: int, op2: int, fpcr: FPCRType) -> int:
     type2, sign2, value2 = BFUnpack(op2, FP32)
     if type1 == FPType.QNaN or type2 == FPType.QNaN:
         return FPDefaultNaN(fpcr, FP32)
-    inf1, inf2 = type1 == FPType.Infinity, type2 == FPType.Infinity
-    zero1, zero2 = type1 == FPType.Zero, type2 == FPType.Zero
-    if inf1 and inf2 and sign1 != sign2:
-        return FPDefaultNaN(fpcr, FP32)
-    if (inf1 and sign1 == 0) or (inf2 and sign2 == 0):
-        return FPInfinity(0, FP32)
-    if (inf1 and sign1 == 1) or (inf2 and sign2 == 1):
-        return FPInfinity(1, FP32)
-    if zero1 and zero2 and sign1 == sign2:
-        return FPZero(sign1, FP32)
+    special = _add_special_cases(type1, sign1, type2, sign2, FP32, fpcr)
+    if special is not None:
+        return special
     result_value = _add(value1, value2)
     if result_value[0] == 0:
         return FPZero(0, FP32)  # positive when rounding to odd
