@@ -74,3 +74,22 @@ def clang_text_section(lines: list[str]) -> bytes:
         if elf[names_offset + name:end] == b".text":
             return elf[offset:offset + size]
     raise AssertionError("no .text section")
+
+
+def assert_refused_in_one_line(line: str, words: str) -> None:
+    """isasim's assembler refuses ``line`` with one error line naming the file, the line and ``words``."""
+    from isasim.arm_sme import ISA
+    from isasim.core.errors import IsasimError
+
+    try:
+        ISA.assemble(line, source="bad.s")
+    except IsasimError as error:
+        message = str(error)
+        assert message.startswith("bad.s:1: ") and words in message and "\n" not in message, message
+    else:
+        raise AssertionError(f"isasim assembled {line!r}")
+
+
+def clang_accepts(lines: list[str]) -> list[str]:
+    """The lines clang assembles (each should be refused, as isasim refuses it)."""
+    return [line for line, (_, word) in zip(lines, clang_encode(lines)) if word is not None]
