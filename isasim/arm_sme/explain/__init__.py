@@ -1,0 +1,302 @@
+"""``isasim explain`` and ``isasim docs`` for arm_sme (an Explainer, see isasim.core.explain.explainer).
+
+Every section comes from the form's one declaration: the encoding's boxes (the Arm ARM's
+bit diagram) with the word's bits in them, the operands, the Operation (the form's ASL), the
+faults (an SME instruction's mode checks), for a form with a ZA vector group the group's
+arithmetic at the example's SVL and Wv (``--svl``, ``--wv``), and a worked example: the
+instruction run on the simulator on random data, and one result of it worked out here (in plain
+integer arithmetic, or with fp.py's per-element functions) beside what the machine wrote.
+"""
+
+from __future__ import annotations
+
+import random
+
+from ...core.errors import IsasimError
+from ...core.explain import (
+    BitField, Code, Encoding, EncodingUnit, ExplainError, ExplainOption, ExplainOptions, Explanation, Paragraph,
+    ReferencePage, Section, Table, fault_blocks, run_example, setup_blocks,
+)
+from ..forms import FORMS, UNDEFINED_FORMS, A64Form
+from ..state import DEFAULT_SVL, MASK64, X_NAMES, configure
+from ..tiles import vector_group_rows
+from .checks import check
+from .figures import figure
+
+DATA_ADDRESS = 0x20000  # where a load's or store's example data is
+DATA_BYTES = 256
+GROUPS = {"dot": "SME2 integer dot products (ZA)", "mode": "SME modes", "za": "ZA",
+          "scalar": "A64 scalar", "memory": "A64 loads and stores", "control": "A64 control flow",
+          "predicate": "SVE predicates (streaming mode)", "count": "element counts and vector lengths",
+          "za_move": "ZA tile slices to and from Z registers", "za_memory": "ZA tile slices to and from memory",
+          "z_memory": "SVE contiguous loads and stores (streaming mode)",
+          "outer": "SME integer outer products (ZA tiles)", "fp_dot": "SME2 floating-point dot products (ZA)",
+          "fp_outer": "SME floating-point outer products (ZA tiles)"}
+
+# the example each reference page explains: chosen field values per form (the rest are zero)
+_EXAMPLE_FIELDS = {"Rv": 1, "off3": 3, "Zn": 1, "Zm": 2, "i": 1, "mask": 0x11, "Rd": 1, "Rn": 2, "Rt": 3,
+                   "imm12": 5, "imm16": 42, "imm19": 2, "imm26": 2, "imm14": 2, "imm9": 16, "imm6": 3, "imm3": 2,
+                   "immr": 4, "imms": 11, "shift": 1, "option": 2, "b40": 3, "cond": 11, "Ra": 4}
+
+_FAULTS = {
+    "dot": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
+            ("UNDEFINED", "the form's feature is not in the configuration (SME_I16I64 forms)")],
+    "za": [("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
+    "outer": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
+              ("UNDEFINED", "the form's feature is not in the configuration (SME_I16I64 forms)")],
+    "fp_dot": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
+    "fp_outer": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
+    "za_vector_memory": [("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
+                         ("TRANSLATION", "the SVL/8 bytes are not all in mapped memory (or a store's are read-only)")],
+    "za_move": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
+    "za_memory": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
+                  ("TRANSLATION", "an active element's bytes are not in mapped memory (or a store's are read-only)")],
+    "z_memory": [("UNDEFINED", "PSTATE.SM is 0 and the config lacks \"SVE\" (the default core: SME without FEAT_SVE)"),
+                 ("TRANSLATION", "an active element's bytes are not in mapped memory (or a store's are read-only)")],
+    "predicate": [("UNDEFINED",
+                   "PSTATE.SM is 0 and the config lacks \"SVE\" (the default core: SME without FEAT_SVE)")],
+    "memory": [("TRANSLATION", "the 8 bytes are not all in mapped memory (or a store's are read-only)")],
+}
+
+
+_KINDS = {"za_group": "a ZA vector group: Wv (W8-W11), offset, VGx2/VGx4",
+          "z_list": "consecutive Z registers (wrapping z31 -> z0 where the form allows)",
+          "z": "a Z register", "z_indexed": "a Z register (z0-z15) and an element-group index",
+          "gpr": "a general-purpose register", "imm": "an immediate", "mem": "a base register and offset",
+          "target": "the branch target", "tile_list": "a list of ZA tiles",
+          "za_tile": "a whole ZA tile (the accumulator of an outer product)",
+          "p": "a predicate register", "pattern": "an element-count pattern (and multiplier)",
+          "za_slice": "a horizontal (h) or vertical (v) slice of a ZA tile: Ws (W12-W15), offset",
+          "p_governing": "a governing predicate (p0-p7), merging",
+          "za_vector": "a ZA array vector: Wv (W12-W15), offset",
+          "mem_vl": "a base register and an offset in vectors (mul vl)",
+          "imm_wide": "a 16-bit immediate and its shift (lsl #0, #16, #32 or #48)",
+          "imm_bitmask": "a bitmask immediate (a rotated run of ones in a repeated 2- to 64-bit element)",
+          "shifted_reg": "a register shifted by LSL, LSR, ASR (or ROR) by a constant",
+          "extended_reg": "a register zero- or sign-extended (uxtb ... sxtx), then shifted left by 0-4",
+          "bit_number": "the number of the bit to test (0-63)", "cond": "a condition on NZCV (eq ... nv)",
+          "q": "a Q register: the low 128 bits of a Z register",
+          "mem_pre": "a base register and a signed offset, written back before the access",
+          "mem_post": "a base register, written back with the offset after the access"}
+
+
+def example_text(form: A64Form) -> str:
+    fields = {name: min(_EXAMPLE_FIELDS.get(name, 0), (1 << box.width) - 1)
+              for name, box in form.encoding.fields.items()}
+    from ..assembler import instruction_text
+
+    return instruction_text(form, fields, 0x10000)
+
+
+def parse_wv(text: str | None) -> int | None:
+    """--wv: the 64-bit value of Xv, decimal or 0x-hex; a negative value is taken as its two's complement."""
+    if text is None:
+        return None
+    try:
+        value = int(text.strip().replace("_", ""), 0)
+    except ValueError:
+        raise ExplainError(f"--wv {text!r} is not a number (decimal or 0x-hex, e.g. --wv 0x1f)") from None
+    if not -(1 << 63) <= value <= MASK64:
+        raise ExplainError(f"--wv {text!r} does not fit in 64 bits (-2^63 .. 2^64-1)")
+    return value & MASK64
+
+
+def _za_group(ins):
+    """(Wv's register number, offset, nreg) of the form's ZA vector group operand, or None if it has none."""
+    for kind, value in zip(ins.form.operands, ins.operands):
+        if type(kind).__name__ == "ZaVectorGroup":
+            v, offset = value
+            return v, offset, kind.nreg
+    return None
+
+
+class ArmSmeExplainer:
+    # --svl and --features come from the ISA's config_options, which explain takes as `run` does
+    OPTIONS = (ExplainOption("--wv", "arm_sme: the 64-bit value of Xv, the vector-select register of a ZA vector "
+                                     "group (Wv is its low 32 bits; default: the example's random value)",
+                             metavar="V"),)
+    INIT_HELP = ""
+    SCREENSHOTS = ()
+
+    def __init__(self, isa):
+        self.isa = isa
+
+    def reference_pages(self) -> list[ReferencePage]:
+        return [ReferencePage(form.id.lower(), GROUPS[form.group], example_text(form), form.syntax, form.summary)
+                for form in FORMS]
+
+    def explain(self, instruction: str | None, code: bytes | None, options: ExplainOptions) -> Explanation:
+        config = configure(options.config)  # checked before anything else: a bad --svl is the one error shown
+        wv = parse_wv(options.isa_options.get("wv"))
+        ins = self._instruction(instruction, code)
+        form = ins.form
+        group = _za_group(ins)
+        if wv is not None and group is None:
+            raise ExplainError(f"--wv applies only to a form with a ZA vector group, not to {form.id}")
+        encoding = _encoding(ins)
+        operands = [[_KINDS.get(getattr(kind, "kind", kind), str(kind)), text]
+                    for kind, text in zip(form.operands, _operand_texts(ins))]
+        sections = [
+            Section("Encoding", [encoding]),
+            Section("Operands", [Table(["operand", "here"], operands)] if operands else [Paragraph("none")]),
+            Section("Operation", [Code(form.doc)]),
+            Section("Faults", [Table(["fault", "when"], [list(f) for f in _faults(form)])] if _faults(form)
+                    else [Paragraph("none")]),
+        ]
+        example, run = self._example(ins, options, config, wv)
+        if group is not None and run.before:
+            sections.insert(2, Section("Vector group", _vector_group_blocks(ins, group, run)))
+        sections.append(Section("Example", example))
+        command = f'isasim explain "{ins.text}" --isa {self.isa.name}' + (
+            f" --svl {config['svl']}" if config["svl"] != DEFAULT_SVL else "") + (
+            f" --wv {wv:#x}" if wv is not None else "") + (
+            f" --seed {options.seed}" if options.seed != 1 else "")
+        return Explanation(self.isa.name, form.syntax, ins.text, ins.encoding, form.summary,
+                           facts=[("feature", form.feature), ("form id", form.id)], sections=sections,
+                           figure=figure(ins, encoding, run), command=command)
+
+    def _instruction(self, text: str | None, code: bytes | None):
+        try:
+            program = self.isa.disassemble(code) if code is not None else self.isa.assemble(text, source="explain")
+        except IsasimError as error:
+            raise ExplainError(str(error)) from None
+        if len(program.instructions) != 1:
+            raise ExplainError(f"explain takes one instruction, not {len(program.instructions)}")
+        return program.instructions[0]
+
+    def _example(self, ins, options: ExplainOptions, config: dict, wv: int | None):
+        """The worked example's blocks and its run (the run's ``before`` is empty if the set-up faulted)."""
+        form = ins.form
+        rng = random.Random(options.seed)
+        svlb = config["svl"] // 8
+        regs = {name: rng.randrange(1 << 64) for name in X_NAMES}
+        regs["svcr"] = 0 if form.id.startswith("SMSTART") else 3
+        fields = ins.extra["fields"]
+        if "Rn" in fields and (form.group in ("memory", "za_memory", "z_memory") or form.id in ("LDR_za", "STR_za")):
+            regs[X_NAMES[fields["Rn"]] if fields["Rn"] < 31 else "sp"] = DATA_ADDRESS
+        if "Rm" in fields and form.group in ("za_memory", "z_memory") and fields["Rm"] < 31:
+            regs[X_NAMES[fields["Rm"]]] = 0 if fields["Rm"] == fields.get("Rn") else 1  # index one element
+            if fields["Rm"] == fields.get("Rn"):
+                regs[X_NAMES[fields["Rm"]]] = DATA_ADDRESS
+        if form.id == "SUBS_64_imm" and "Rn" in fields and fields["Rn"] < 31:
+            regs[X_NAMES[fields["Rn"]]] = rng.randrange(64)  # a small value, so the flags vary
+        memory = [(DATA_ADDRESS, bytes(rng.randrange(256) for _ in range(DATA_BYTES)), True)]
+        arrays = {f"z{n}": bytes(rng.randrange(256) for _ in range(svlb)) for n in range(32)}
+        arrays["za"] = bytes(rng.randrange(256) for _ in range(svlb * svlb))
+        if form.group in ("za_move", "za_memory", "z_memory", "outer", "fp_outer"):  # governing predicates, some active
+            arrays.update({f"p{n}": bytes(rng.randrange(256) for _ in range(svlb // 8)) for n in range(8)})
+        if options.init is not None:
+            regs.update(options.init.regs)
+            memory = list(options.init.memory)
+            arrays.update(options.init.arrays)
+        if wv is not None:  # after --init: the option names the value the vector group is explained for
+            regs[f"x{_za_group(ins)[0]}"] = wv
+
+        def seed(machine):
+            self.isa.seed_arrays(machine.state, arrays)
+
+        run = run_example(self.isa.name, ins.text, config=config, regs=regs, memory=memory,
+                          max_steps=options.max_steps, snapshot=_snapshot, before_step=seed, base=ins.address)
+        blocks = [Paragraph(f"SVL {config['svl']} (ZA: {svlb} vectors of {svlb} bytes); Z0-Z31 and ZA random; "
+                            f"PSTATE.SM and PSTATE.ZA {'off' if regs['svcr'] == 0 else 'on'}.")]
+        blocks += setup_blocks(run, "Z, ZA seeded before the step")
+        if run.fault:
+            return blocks + fault_blocks(run), run
+        blocks.append(Table(["write", "old", "new"],
+                            [[str(w.where) if w.kind != "mem" else f"memory {w.where:#x}", _short(w.old), _short(w.new)]
+                             for w in run.record.writes], title="What the step wrote (the machine's journal)"))
+        blocks.append(check(ins, run))
+        return blocks, run
+
+
+def _vector_group_blocks(ins, group, run) -> list:
+    """ZA[Wv, offs, VGx<nreg>] worked out for the example's SVL and Xv, with the rows from
+    tiles.vector_group_rows (what the simulator executes) and the Z lists' registers."""
+    v, offset, nreg = group
+    svlb = run.machine.state.svlb
+    svl = svlb * 8
+    esize = {"b": 8, "h": 16, "s": 32, "d": 64}[next(k.esize for k in ins.form.operands
+                                                      if type(k).__name__ == "ZaVectorGroup")]
+    xv = run.before["regs"][f"x{v}"]
+    low = xv & 0xFFFFFFFF
+    vstride = svlb // nreg
+    rows = vector_group_rows(svlb, xv, offset, nreg)
+    vec = rows[0]
+    upper = (f"; the upper 32 bits of X{v} ({xv >> 32:#x}) are ignored" if xv >> 32
+             else f"; the upper 32 bits of X{v} are 0")
+    wrap = (f": {low} + {offset} = {low + offset} >= vstride {vstride}, so the MOD wraps"
+            if low + offset >= vstride else f": {low} + {offset} < vstride {vstride}, no wrap")
+    facts = [
+        ["elements per vector", f"SVL / {esize} = {svl} / {esize} = {svl // esize} ({esize}-bit)"],
+        ["ZA vectors", f"SVL / 8 = {svl} / 8 = {svlb} (each {svlb} bytes)"],
+        ["vstride", f"(SVL / 8) / nreg = {svlb} / {nreg} = {vstride}"],
+        ["Xv", f"x{v} = {xv:#018x}"],
+        ["UInt(Wv<31:0>)", f"{low:#x} = {low}{upper}"],
+        ["vec", f"(UInt(Wv<31:0>) + offs) MOD vstride = ({low} + {offset}) MOD {vstride} = {vec}{wrap}"],
+    ]
+    blocks = [Table(["", "for this example"], facts, title=f"ZA[w{v}, {offset}, VGx{nreg}] at SVL {svl}")]
+    blocks.append(Table(["r", "vec + r * vstride", "ZA vector"],
+                        [[str(r), f"{vec} + {r} * {vstride}", f"ZA[{row}]"] for r, row in enumerate(rows)],
+                        title="The ZA vectors of the group (tiles.vector_group_rows, what the simulator runs)"))
+    written = sorted({w.where.subscript for w in run.record.writes if getattr(w.where, "name", None) == "za"}) \
+        if run.record is not None and not run.fault else []
+    if written:
+        blocks.append(Paragraph("The machine's journal wrote ZA vectors " + ", ".join(map(str, written)) + "."))
+    for kind, value in zip(ins.form.operands, ins.operands):
+        if type(kind).__name__ != "ZList":
+            continue
+        registers = [(value + r) % 32 for r in range(kind.nreg)]
+        wraps = value + kind.nreg - 1 > 31
+        blocks.append(Paragraph(
+            f"{kind.field} list: " + ", ".join(f"z{z}" for z in registers) + f" (Z[({value} + r) MOD 32])"
+            + ("; it wraps past z31 to z0" if wraps else "; no wrap past z31")))
+    return blocks
+
+
+def _snapshot(state) -> dict:
+    return {"regs": {name: state.read_register(name) for name in state.register_names()},
+            "z": state.z.copy(), "za": state.za.copy()}
+
+
+def _short(value) -> str:
+    if isinstance(value, (bytes, bytearray)):
+        text = value.hex(" ")
+        return text if len(text) <= 48 else text[:45] + "..."
+    return f"{value:#x}"
+
+
+def _operand_texts(ins) -> list[str]:
+    from ..assembler import operand_texts
+
+    return operand_texts(ins.form, ins.extra["fields"], ins.address)
+
+
+def _faults(form: A64Form) -> list[tuple[str, str]]:
+    if form.id in UNDEFINED_FORMS:
+        return [("UNDEFINED", UNDEFINED_FORMS[form.id])]
+    return _FAULTS.get("za_vector_memory" if form.id in ("LDR_za", "STR_za") else form.group, [])
+
+
+_FIELD_MEANINGS = {"Rv": lambda v: f"Wv = w{8 + v}", "off3": lambda v: f"offset {v}", "i": lambda v: f"index {v}",
+                   "hw": lambda v: f"shift {16 * v}", "sh": lambda v: "lsl #12" if v else "no shift",
+                   "imm16": str, "imm12": str, "mask": lambda v: f"tiles {v:#04x}"}
+
+
+def _encoding(ins) -> Encoding:
+    word = ins.extra["word"]
+    form = ins.form
+    texts = dict(zip((getattr(k, "field", None) for k in form.operands), _operand_texts(ins)))
+    boxes = []
+    for box in form.encoding.boxes:
+        value = box.get(word)
+        if not box.name:
+            meaning = "opcode"
+        elif box.fixed is not None:
+            meaning = f"{box.name}: fixed by the form"
+        else:
+            meaning = _FIELD_MEANINGS.get(box.name, lambda v: texts.get(box.name, str(v)))(value)
+        boxes.append(BitField(box.low, box.width, box.name or "", value, meaning, role=None))
+    unit = EncodingUnit(0, ins.encoding, "A64 instruction word", boxes)
+    return Encoding([unit], title=f"{word:#010x}, bit 31 first (little-endian in memory)")
+
+
