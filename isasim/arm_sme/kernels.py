@@ -311,7 +311,7 @@ def _udot_gemm(name: str, element_bits: int, M: int, N: int, K: int, svl: int) -
     asm("mov x11, x2", "C cursor: row 0 of this column block")
     asm("mov x13, x3", "row quads to go")
     asm.label("row_quad")
-    _za_rows(asm, "ldr", "row 4q + r of C into ZA vector r*dim")
+    _za_rows(asm, "ldr", "rows 4q + r of C into ZA vectors r*dim, r = 0..3")
     asm("mov x15, x1", "B cursor: this column block's panels")
     asm("mov x16, x5", "k groups to go")
     asm.label("k_group")
@@ -324,7 +324,7 @@ def _udot_gemm(name: str, element_bits: int, M: int, N: int, K: int, svl: int) -
     asm("addvl x10, x10, #4", "the next k group's four rows")
     asm("subs x16, x16, #1")
     asm("b.ne k_group")
-    _za_rows(asm, "str", "ZA vector r*dim back to row 4q + r of C")
+    _za_rows(asm, "str", "ZA vectors r*dim back to rows 4q + r of C, r = 0..3")
     asm("add x11, x11, x6, lsl #2", "C cursor: four rows on")
     asm("subs x13, x13, #1")
     asm("b.ne row_quad")
@@ -340,11 +340,12 @@ def _udot_gemm(name: str, element_bits: int, M: int, N: int, K: int, svl: int) -
 
 
 def _za_rows(asm: Assembly, op: str, comment: str) -> None:
-    """LDR or STR of ZA vectors 0, dim, 2dim, 3dim against the four C rows at x11 (stride x6)."""
+    """LDR or STR of ZA vectors 0, dim, 2dim, 3dim against the four C rows at x11 (stride x6); the
+    comment (about row r) goes on the first."""
     asm("mov w12, #0")
     asm("mov x14, x11")
     for r in range(4):
-        asm(f"{op} za[w12, 0], [x14]", comment.replace("r", str(r), 1) if r == 0 else "")
+        asm(f"{op} za[w12, 0], [x14]", comment if r == 0 else "")
         if r < 3:
             asm("add w12, w12, w7", "the vector group's next vector")
             asm("add x14, x14, x6", "the next row of C")

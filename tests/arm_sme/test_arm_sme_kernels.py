@@ -6,6 +6,8 @@ are one-line errors, and (with QEMU) the same traces agree on QEMU."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -98,6 +100,17 @@ def test_reference_is_int64_wrapped_to_32_bits():
     c0 = np.zeros((1, 1), np.int32)
     exact = 4 * 65535 * 65535  # past 2^32: the accumulator keeps it mod 2^32
     assert int(kernels.reference(a, b, c0)[0, 0]) == (exact + 2**31) % 2**32 - 2**31
+
+
+def test_committed_kernel_examples_are_what_make_examples_writes(tmp_path):
+    """Both files of each kernel example, the .s to read and the .trace.json to run, are current."""
+    done = subprocess.run([sys.executable, str(EXAMPLES / "make_examples.py"), str(tmp_path)], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    made = sorted(p.name for p in tmp_path.iterdir())
+    assert made == sorted(f"{name}{suffix}" for name in ISA.kernel_names for suffix in (".s", ".trace.json"))
+    for name in made:
+        assert (tmp_path / name).read_text() == (EXAMPLES / name).read_text(), f"{name} is stale: rerun make_examples.py"
 
 
 @pytest.mark.parametrize("name", ISA.kernel_names)
