@@ -32,6 +32,9 @@ class SmeContext:
         self.state, self.memory = state, memory
         self.svl = state.svl
         self.svlb = state.svlb
+        # esize -> the predicate bits that govern its elements (each element's lowest bit), as one integer
+        self._element_bits = {esize: sum(1 << bit for bit in range(0, self.svlb, esize // 8))
+                              for esize in (8, 16, 32, 64, 128)}
 
     # ---- the ASL's checks ----------------------------------------------------------------------
     def CheckStreamingSVEAndZAEnabled(self) -> None:
@@ -126,6 +129,12 @@ class SmeContext:
     def ActiveElements(self, g: int, esize: int) -> np.ndarray:
         """ActivePredicateElement(P[g], e, esize) for every element e: the element's lowest predicate bit."""
         return self.P(g)[::esize // 8]
+
+    def AllElementsActive(self, g: int, esize: int) -> bool:
+        """Whether ActivePredicateElement(P[g], e, esize) holds for every element e (the whole-vector
+        case of a loop over the elements, which an instruction can then do in one go)."""
+        bits = self._element_bits[esize]
+        return int.from_bytes(self.state.p[g].tobytes(), "little") & bits == bits
 
     def ZAslice(self, tile: int, esize: int, vertical: bool, index: int) -> np.ndarray:
         return tiles.read_slice(self.state.za, tile, esize, vertical, index)

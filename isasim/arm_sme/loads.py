@@ -34,6 +34,27 @@ def _read_elements(cpu, address: int, active: np.ndarray, mbytes: int) -> np.nda
     return out
 
 
+def _read_active(cpu, address: int, g: int, esize: int, mbytes: int) -> np.ndarray:
+    """The memory elements governed by P[g] at esize bits (see _read_elements); with every element
+    active, one read of the whole span (a fault there is found again element by element, so it names
+    the same address)."""
+    if cpu.AllElementsActive(g, esize):
+        try:
+            return np.frombuffer(cpu.read_memory(address, cpu.svl // esize * mbytes), dtype=np.uint8)
+        except Fault:
+            pass
+    return _read_elements(cpu, address, cpu.ActiveElements(g, esize), mbytes)
+
+
+def _write_active(cpu, address: int, data: np.ndarray, g: int, esize: int, mbytes: int) -> None:
+    """Store the elements governed by P[g] at esize bits (see _write_elements); with every element
+    active, one write of the whole span (which writes nothing if any of it would fault)."""
+    if cpu.AllElementsActive(g, esize):
+        cpu.write_memory(address, data.tobytes())
+        return
+    _write_elements(cpu, address, data, cpu.ActiveElements(g, esize), mbytes)
+
+
 def _write_elements(cpu, address: int, data: np.ndarray, active: np.ndarray, mbytes: int) -> None:
     """Mem[address + e*mbytes, mbytes] = element e of data, for each active e (in element order).
 
@@ -92,7 +113,7 @@ ZAslice[tile, esize, vertical, slice, SVL] = result;"""
     mbytes = esize // 8
     tile, vertical, index = _tile_slice(cpu, esize, za_slice)
     start = cpu.XSP(n) + cpu.X(m) * mbytes
-    data = _read_elements(cpu, start, cpu.ActiveElements(g, esize), mbytes)
+    data = _read_active(cpu, start, g, esize, mbytes)
     cpu.set_ZAslice(tile, esize, vertical, index, data)
 
 
@@ -111,7 +132,7 @@ for e = 0 to dim-1
     mbytes = esize // 8
     tile, vertical, index = _tile_slice(cpu, esize, za_slice)
     data = cpu.ZAslice(tile, esize, vertical, index)
-    _write_elements(cpu, cpu.XSP(n) + cpu.X(m) * mbytes, data, cpu.ActiveElements(g, esize), mbytes)
+    _write_active(cpu, cpu.XSP(n) + cpu.X(m) * mbytes, data, g, esize, mbytes)
 
 
 # ---- SVE: contiguous Z loads and stores ---------------------------------------------------------------
@@ -139,7 +160,7 @@ Z[t, VL] = result;"""
     cpu.CheckSVEEnabled()
     mbytes, ebytes = msize // 8, esize // 8
     start = _contiguous_address(cpu, address, mode, msize, esize)
-    memory = _read_elements(cpu, start, cpu.ActiveElements(g, esize), mbytes)
+    memory = _read_active(cpu, start, g, esize, mbytes)
     cpu.set_Z(t, _widen(memory, mbytes, ebytes))
 
 
@@ -156,7 +177,7 @@ for e = 0 to elements-1
     mbytes, ebytes = msize // 8, esize // 8
     start = _contiguous_address(cpu, address, mode, msize, esize)
     data = _narrow(cpu.Z(t), mbytes, ebytes)
-    _write_elements(cpu, start, data, cpu.ActiveElements(g, esize), mbytes)
+    _write_active(cpu, start, data, g, esize, mbytes)
 
 
 # ---- SVE: whole Z and P registers ---------------------------------------------------------------------

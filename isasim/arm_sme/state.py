@@ -157,11 +157,17 @@ class ArmSmeState:
 
     # ---- vectors and arrays --------------------------------------------------------------------
     def write_z(self, n: int, data: np.ndarray) -> None:
+        if not self.journal.enabled:  # a run without records: no old and new bytes to keep
+            self.z[n] = data
+            return
         old = self.z[n].tobytes()
         self.z[n] = data
         self.journal.record("array", Z_LOCATIONS[n], old, self.z[n].tobytes())
 
     def write_p(self, n: int, data: np.ndarray) -> None:
+        if not self.journal.enabled:
+            self.p[n] = data
+            return
         old = self.p[n].tobytes()
         self.p[n] = data
         self.journal.record("array", P_LOCATIONS[n], old, self.p[n].tobytes())

@@ -111,6 +111,10 @@ class Memory:
 
     def _read(self, address: int, size: int) -> bytes:
         """The bytes, without noting a program access (the journal's own reads)."""
+        region = self._region_at(address)
+        if region is not None and address + size <= region.end:  # the common case: one region holds them all
+            offset = address - region.start
+            return bytes(region.data[offset:offset + size])
         out = bytearray()
         for region, offset, length in self._pieces(address, size, "read"):
             out += region.data[offset : offset + length]
