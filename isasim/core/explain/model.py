@@ -153,6 +153,9 @@ class Arrow:
     label: str = ""
     src_side: str = "center"  # where on the cell the arrow starts: center, left, right, top, bottom
     dst_side: str = "center"
+    # > 0: the arrow arcs this far above its ends instead of running across, so that arrows between
+    # cells of side-by-side panels pass over the cells in between rather than through them
+    bend: float = 0.0
 
 
 @dataclass

@@ -22,6 +22,7 @@ ROLES: dict[str, tuple[str, str]] = {
     "kept": ("#e9e9e9", "dim"),
     "zeroed": ("#f4f4f4", "dim"),
     "dim": ("#f4f4f4", "dim"),
+    "inactive": ("#c8c8c8", "dim"),  # an element a predicate leaves inactive (masked)
     "ok": ("#c8f0d4", "bold green"),
     "bad": ("#ffb3b3", "bold red"),
     "changed": ("#fff1a8", "bold yellow"),
@@ -58,5 +59,5 @@ def role_style(role: str | None) -> str:
 
 
 def is_highlight(role: str | None) -> bool:
-    """Whether a role stands out (the background roles dim, kept and zeroed do not)."""
-    return role is not None and role not in ("dim", "kept", "zeroed")
+    """Whether a role stands out (the background roles dim, kept, zeroed and inactive do not)."""
+    return role is not None and role not in ("dim", "kept", "zeroed", "inactive")

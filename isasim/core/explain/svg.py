@@ -230,9 +230,16 @@ def render_svg(fig: Figure) -> str:
         x2, y2 = _anchor(b.cell_box(*arrow.dst_cell), arrow.dst_side)
         color = {"a": "#1f5fbf", "b": "#c36a00", "c": "#c0003a"}.get(arrow.role or "", "#444")
         mx = (x1 + x2) / 2
-        svg.path(f"M{_x(x1)},{_x(y1)} C{_x(mx)},{_x(y1)} {_x(mx)},{_x(y2)} {_x(x2)},{_x(y2)}", stroke=color)
+        if arrow.bend:
+            b = arrow.bend
+            svg.path(f"M{_x(x1)},{_x(y1)} C{_x(x1)},{_x(y1 - b)} {_x(x2)},{_x(y2 - b)} {_x(x2)},{_x(y2)}",
+                     stroke=color)
+            label_y = min(y1, y2) - 0.75 * b - 4
+        else:
+            svg.path(f"M{_x(x1)},{_x(y1)} C{_x(mx)},{_x(y1)} {_x(mx)},{_x(y2)} {_x(x2)},{_x(y2)}", stroke=color)
+            label_y = (y1 + y2) / 2 - 4
         if arrow.label:
-            svg.text(mx, (y1 + y2) / 2 - 4, arrow.label, size=10, anchor="middle", fill=color)
+            svg.text(mx, label_y, arrow.label, size=10, anchor="middle", fill=color)
     ly = legend_y
     for role, meaning in fig.legend:
         svg.rect(margin, ly, 14, 12, fill=role_fill(role) or "#fff", stroke="#333", sw=0.8)
