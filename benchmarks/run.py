@@ -12,6 +12,9 @@ Silicon part (only on an AMX host): the article's three tables measured with the
 same kernels on this CPU through the silicon backend -- ns per block for the
 original and the reuse kernel at counts 1, 3, 4, 7, 64, and the microkernel at
 K = 512, 1024, 1280, 1536 -- beside the article's Xeon 8458P figures.
+
+arm_sme part: the SME2 GEMM kernels at SVL 128 to 2048 against QEMU and numpy, measured in the
+same run (benchmarks/sme_kernels.py, which says how).
 Performance is measured here, never in unit tests.
 """
 
@@ -38,6 +41,9 @@ from isasim.core.isa import get_isa  # noqa: E402
 from isasim.core.machine import Machine  # noqa: E402
 from isasim.x86_amx import kernels  # noqa: E402
 from isasim.x86_amx.silicon import host_cpu, platform_problem  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sme_kernels  # noqa: E402  (the arm_sme kernels' table, also runnable on its own)
 
 # The article's measurements (Xeon Platinum 8458P, GCC 14.1, one core).
 ARTICLE_BLOCKS = {1: (104.21, 104.69), 3: (104.13, 38.66), 4: (104.04, 30.28), 7: (103.98, 23.43),
@@ -209,8 +215,10 @@ def main(argv=None) -> int:
     cpu = host_cpu()
     machine = {"cpu": f"family {cpu.family} model {cpu.model} ({cpu.name})", "python": platform.python_version(),
                "numpy": np.__version__, "cores": os.cpu_count(), "blas_threads": os.environ["OPENBLAS_NUM_THREADS"]}
+    sme_rows, qemu_reason = sme_kernels.kernel_rows(args.quick, 1 if args.quick else max(1, rounds // 2))
     results = {"machine": machine, "simulator": simulator_rows(args.quick, rounds),
-               "single": single_instruction_costs(rounds), "silicon": silicon_tables(rounds)}
+               "single": single_instruction_costs(rounds), "silicon": silicon_tables(rounds),
+               "arm_sme": {"rows": sme_rows, "qemu_not_timed": qemu_reason}}
     print(f"machine: {machine['cpu']}, {machine['cores']} cores, Python {machine['python']}, numpy {machine['numpy']}")
     print()
     print(f"{'kernel':<28}{'instr':>8}{'sim ms':>10}{'Minstr/s':>10}{'MMAC/s':>10}{'numpy ms':>10}{'sim/numpy':>11}")
@@ -230,6 +238,8 @@ def main(argv=None) -> int:
     print(f"one scalar loop instruction: {single['scalar_instruction_us']:.2f} us (target <= 5 us)")
     print()
     print("\n".join(silicon_report(results["silicon"])))
+    print()
+    print("\n".join(sme_kernels.report(sme_rows, qemu_reason)))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1, default=str) + "\n")
         print(f"\nwrote {args.json}")

@@ -16,6 +16,10 @@ def test_benchmark_command_runs_quick(tmp_path):
     results = json.loads(out.read_text())
     assert {row["kernel"] for row in results["simulator"]} >= {"int8_block", "bf16_block"}
     assert "sim/numpy" in done.stdout and "silicon" in done.stdout
+    sme = results["arm_sme"]["rows"]
+    assert {row["kernel"] for row in sme} == {"udot_gemm", "udot16_gemm", "umopa_gemm", "udot_indexed_gemm"}
+    assert all(row["instructions"] > 0 and row["isasim_s"] > 0 for row in sme)
+    assert "arm_sme kernel" in done.stdout and "isasim/qemu" in done.stdout
 
 
 def test_the_silicon_timing_program_repeats_the_kernel_correctly():
