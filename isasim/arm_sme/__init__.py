@@ -6,7 +6,7 @@ ZERO, and a scalar subset.
 ``isasim.x86_amx`` is: state.py (the state), forms.py (every form declared once, with
 encoding.py's named bit fields and operands.py's syntax), assembler.py and decoder.py (both
 from those declarations), context.py (what semantics see), dots.py / sme.py / scalar.py
-(the semantics) and views.py (what run and step show).
+(the semantics) and views/ (what run and step show).
 """
 
 from __future__ import annotations
@@ -137,13 +137,13 @@ class ArmSme:
         return name, element
 
     def render_state(self, state: ArmSmeState, program: Program | None = None, **options):
-        return views.state_view(state, **options)
+        return views.state_view(state, program, **options)
 
     def render_step(self, record, state: ArmSmeState, program: Program | None = None, **options):
-        return views.step_view(record, state, **options)
+        return views.step_view(record, state, program, **options)
 
     def render_item(self, state: ArmSmeState, what: str, args: list[str], program: Program | None = None, **options):
-        return views.item_view(state, what, args, width=options.get("width", 100))
+        return views.item_view(state, what, args, program, width=options.get("width", 100))
 
     def watch_value(self, state: ArmSmeState, what: str, element_types: dict[str, str]) -> WatchTarget | None:
         return views.watch_value(state, what, element_types)

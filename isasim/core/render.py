@@ -37,20 +37,26 @@ def element_text(bits: int, kind: str, *, hex_digits: int | None = None) -> str:
 
 
 def grid(values: np.ndarray, kind: str, *, title: str = "", hex_digits: int | None = None,
-         changed: np.ndarray | None = None, width: int = 100, max_rows: int | None = None) -> Group:
+         changed: np.ndarray | None = None, width: int = 100, max_rows: int | None = None,
+         rows: list[int | None] | None = None, row_labels: list[str] | None = None,
+         marked_rows: set[int] | None = None) -> Group:
     """A rows x columns grid of elements, split into column blocks that fit ``width``
     characters (as numpy prints wide arrays); ``changed`` marks cells to highlight.
     With more than ``max_rows`` rows only the first and last max_rows/2 are shown, around
-    a row of dots, as numpy summarises a large array."""
-    rows, cols = values.shape
-    shown: list[int | None] = list(range(rows))
-    if max_rows is not None and rows > max_rows:
+    a row of dots, as numpy summarises a large array.  ``rows`` picks the rows shown instead,
+    in order, None standing for a row of dots; ``row_labels`` names every row (default: its
+    number), and the labels of ``marked_rows`` are highlighted."""
+    total, cols = values.shape
+    shown: list[int | None] = list(range(total)) if rows is None else list(rows)
+    if rows is None and max_rows is not None and total > max_rows:
         half = max(1, max_rows // 2)
-        shown = list(range(half)) + [None] + list(range(rows - half, rows))
+        shown = list(range(half)) + [None] + list(range(total - half, total))
+    labels = row_labels if row_labels is not None else [str(r) for r in range(total)]
     texts = {r: [element_text(values[r, c], kind, hex_digits=hex_digits) for c in range(cols)]
              for r in shown if r is not None}
-    cell = max([len(t) for row in texts.values() for t in row] + [len(str(cols - 1))])
-    label = len(str(max(rows - 1, 0)))
+    cell = max([len(t) for row in texts.values() for t in row] + [len(str(cols - 1))]
+               + [3 if None in shown else 1])  # a row of dots is 3 wide
+    label = max([len(labels[r]) for r in shown if r is not None] + [3 if None in shown else 1])
     per_block = max(1, (width - label - 1) // (cell + 1))
     parts = [Text(title, style="bold")] if title else []
     for first in range(0, cols, per_block):
@@ -65,10 +71,12 @@ def grid(values: np.ndarray, kind: str, *, title: str = "", hex_digits: int | No
                 continue
             cells = [Text(texts[r][c], style="bold yellow" if changed is not None and changed[r, c] else "")
                      for c in range(first, last)]
-            table.add_row(str(r), *cells)
+            marked = marked_rows is not None and r in marked_rows
+            table.add_row(Text(labels[r], style="bold yellow" if marked else "dim"), *cells)
         parts.append(table)
-    if len(shown) < rows:
-        parts.append(Text(f"({rows - len(shown) + 1} of {rows} rows not shown)", style="dim"))
+    hidden = total - sum(r is not None for r in shown)
+    if hidden and rows is None:
+        parts.append(Text(f"({hidden} of {total} rows not shown)", style="dim"))
     return Group(*parts)
 
 

@@ -280,7 +280,7 @@ class Stepper:
         """Run one command; False means quit.  A command that fails prints why and sets ``error``."""
         self.error = None
         try:
-            words = shlex.split(line.strip())
+            words = _rejoin_brackets(shlex.split(line.strip()))
         except ValueError as error:
             return self._fail(str(error))
         if not words:
@@ -590,6 +590,18 @@ class Stepper:
 
     def cmd_quit(self, args):
         return False
+
+
+def _rejoin_brackets(words: list[str]) -> list[str]:
+    """The words shlex split inside brackets put back together: a location such as
+    ``za.s[w8, 0, vgx4]`` is one argument, spaces and all."""
+    joined: list[str] = []
+    for word in words:
+        if joined and joined[-1].count("[") > joined[-1].count("]"):
+            joined[-1] += " " + word
+        else:
+            joined.append(word)
+    return joined
 
 
 def _short(value) -> str:

@@ -36,7 +36,7 @@ def test_a_vertical_slice_is_one_element_of_each_row(state):
     assert "1b1a1918" in _text(views.item_view(state, "za1v.s[2]", ["hex"]))
 
 
-@pytest.mark.parametrize("name, words", [("za4.s", "za0.s to za3.s"), ("za1h.s", "a slice"), ("za1v.s[4]", "4 slices"),
+@pytest.mark.parametrize("name, words", [("za4.s", "za0.s to za3.s"), ("za1h.s[0][0][0]", "a slice"), ("za1v.s[4]", "4 slices"),
                                          ("za1.s[0]", "a slice")])
 def test_bad_tile_names_are_one_error(state, name, words):
     with pytest.raises(IsasimError, match=words):

@@ -17,6 +17,7 @@ from typing import Callable
 from ...core.program import FormTable
 from ..encoding import Encoding
 from ..operands import GReg
+from ..operands.common import SUFFIX_BYTES
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,32 @@ class A64Form:
     def fixed_text(self) -> str:
         """The text of a form without operands, or with fixed ones (``smstart za``)."""
         return self.extra.get("text", self.mnemonic)
+
+    @property
+    def element_types(self) -> tuple[str | None, ...]:
+        """The element type of each operand, in operand order (None where it has no sized elements: a
+        scalar, a governing predicate, LDR's whole register).  The size is the operand's suffix; the kind
+        comes from the form's shape: a dot's or outer product's Zn and Zm signedness (the ZA sum signed,
+        as AMX's TMUL accumulators are), an FP form's format; any other form's elements are unsigned,
+        as the A64 loads and moves zero-extend."""
+        shape = self.extra.get("shape")
+        fp = getattr(shape, "kind", None)  # the FP shapes: fdot, bfdot, fmopa, fmopa_widening, bfmopa
+        types = []
+        for operand in self.operands:
+            size = getattr(operand, "suffix", None) or getattr(operand, "esize", None)
+            if not isinstance(size, str):
+                types.append(None)
+                continue
+            accumulator = operand.kind.startswith("za")
+            bits = 8 * SUFFIX_BYTES[size]
+            if fp is not None:
+                types.append("fp32" if accumulator or fp == "fmopa" else "bf16" if fp.startswith("bf") else "fp16")
+            elif shape is not None:
+                signed = accumulator or (shape.signed1 if operand.field.startswith("Zn") else shape.signed2)
+                types.append(f"{'' if signed else 'u'}int{bits}")
+            else:
+                types.append(f"uint{min(bits, 64)}")  # a .q element is shown as its two 64-bit halves
+        return tuple(types)
 
 
 @dataclass(frozen=True)
