@@ -69,8 +69,10 @@ def za_dot(cpu, shape: DotShape, group: tuple[int, int], n: int, m) -> None:
         per_segment = 128 // shape.esize
         groups = cpu.Z(zm).view(type2).reshape(-1, per_segment, ways)[:, index, :]
         operand2 = np.repeat(groups, per_segment, axis=0).reshape(1, elements, ways)
-    products = (operand1.astype(np.int64) * operand2).sum(axis=2)  # exact: at most 4 x 2^32 per element
-    sums = cpu.ZAvectors(rows).view(acc_type) + products.astype(acc_type)  # wraps modulo 2^esize
+    # the products and their sums over i are exact in int64 (at most 4 x 2^32 per element); the
+    # addition to ZA is cast back to its element type, which keeps the low bits: modulo 2^esize
+    products = np.multiply(operand1, operand2, dtype=np.int64).sum(axis=2)
+    sums = np.add(cpu.ZAvectors(rows).view(acc_type), products, dtype=acc_type, casting="unsafe")
     cpu.set_ZAvectors(rows, sums.view(np.uint8))
 
 
