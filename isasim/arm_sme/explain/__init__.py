@@ -180,7 +180,10 @@ class ArmSmeExplainer:
                 regs[X_NAMES[fields["Rm"]]] = DATA_ADDRESS
         if form.id == "SUBS_64_imm" and "Rn" in fields and fields["Rn"] < 31:
             regs[X_NAMES[fields["Rn"]]] = rng.randrange(64)  # a small value, so the flags vary
-        memory = [(DATA_ADDRESS, bytes(rng.randrange(256) for _ in range(DATA_BYTES)), True)]
+        # zeros after the random bytes up to two vectors: a vector-long access at an element's offset stays
+        # mapped at SVL 2048, and the random draws are the same at every SVL
+        memory = [(DATA_ADDRESS, bytes(rng.randrange(256) for _ in range(DATA_BYTES))
+                   + bytes(max(0, 2 * svlb - DATA_BYTES)), True)]
         arrays = {f"z{n}": bytes(rng.randrange(256) for _ in range(svlb)) for n in range(32)}
         arrays["za"] = bytes(rng.randrange(256) for _ in range(svlb * svlb))
         if form.group in ("za_move", "za_memory", "z_memory", "outer", "fp_outer"):  # governing predicates, some active
@@ -201,11 +204,11 @@ class ArmSmeExplainer:
                             f"PSTATE.SM and PSTATE.ZA {'off' if regs['svcr'] == 0 else 'on'}.")]
         blocks += setup_blocks(run, "Z, ZA seeded before the step")
         if run.fault:
-            return blocks + fault_blocks(run), run
+            return blocks + fault_blocks(run) + check(ins, run), run
         blocks.append(Table(["write", "old", "new"],
                             [[str(w.where) if w.kind != "mem" else f"memory {w.where:#x}", _short(w.old), _short(w.new)]
                              for w in run.record.writes], title="What the step wrote (the machine's journal)"))
-        blocks.append(check(ins, run))
+        blocks += check(ins, run)
         return blocks, run
 
 
