@@ -49,6 +49,9 @@ def generate() -> dict[str, str]:
                  "fields (where the ISA has a binary encoding), the operation from the docstring of the semantics "
                  "function the simulator executes, and a worked example produced by running the simulator.", ""]
         group = None
+        by_feature = any(page.feature for page in pages)  # a column for it where the ISA's pages name one
+        columns = "| instruction | form | feature | summary |" if by_feature else "| instruction | form | summary |"
+        rule = "| --- | --- | --- | --- |" if by_feature else "| --- | --- | --- |"
         for page in pages:
             expl = module.explain(page.example, None, ExplainOptions())
             figure = f"{page.slug}.svg" if expl.figure is not None else None
@@ -59,9 +62,10 @@ def generate() -> dict[str, str]:
                 files[f"{isa}/{figure}"] = render_svg(expl.figure)
             if page.group != group:
                 group = page.group
-                index += ["", f"## {group}", "", "| instruction | form | summary |", "| --- | --- | --- |"]
+                index += ["", f"## {group}", "", columns, rule]
             summary = page.summary.replace("|", "\\|")
-            index.append(f"| [{page.slug}]({page.slug}.md) | `{page.title}` | {summary} |")
+            feature = f" {page.feature} |" if by_feature else ""
+            index.append(f"| [{page.slug}]({page.slug}.md) | `{page.title}` |{feature} {summary} |")
         files[f"{isa}/index.md"] = "\n".join(index).strip("\n") + "\n"
         top.append(f"- [{isa}]({isa}/index.md)")
     top += ["", "## Screenshots", "",
@@ -71,7 +75,8 @@ def generate() -> dict[str, str]:
     for isa, name, text in shots:
         expl = explainer(isa).explain(text, None, ExplainOptions())
         files[f"screenshots/{name}"] = terminal_svg(expl, width=WIDTH, title=f'isasim explain "{text}"')
-        slug = text.split()[0]
+        # the page whose worked example this is (else the one named by the mnemonic)
+        slug = next((page.slug for page in explainer(isa).reference_pages() if page.example == text), text.split()[0])
         isa_option = "" if isa == DEFAULT_ISA else f" --isa {isa}"
         top += [f"- `isasim explain \"{text}\"{isa_option}`: [terminal](screenshots/{name}), "
                 f"[picture]({isa}/{slug}.svg), [page]({isa}/{slug}.md)"]

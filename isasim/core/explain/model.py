@@ -197,6 +197,7 @@ class ReferencePage:
     example: str  # the instruction text the page's worked example explains
     title: str = ""
     summary: str = ""
+    feature: str = ""  # the architecture feature the form needs, where the index lists it per form ("SME2")
 
 
 # The one row a unit without fields is listed with (an empty field, no bits).
