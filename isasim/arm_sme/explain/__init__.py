@@ -116,14 +116,15 @@ class ArmSmeExplainer:
                                      "group (Wv is its low 32 bits; default: the example's random value)",
                              metavar="V"),)
     INIT_HELP = ""
-    SCREENSHOTS = ()
+    # (file name, instruction): the terminal screenshot `isasim docs` writes: the seed's UDOT VGx4, as its page explains it
+    SCREENSHOTS = (("explain-udot-vgx4.svg", "udot za.s[w9, 3, vgx4], { z1.b - z4.b }, z2.b"),)
 
     def __init__(self, isa):
         self.isa = isa
 
     def reference_pages(self) -> list[ReferencePage]:
-        return [ReferencePage(form.id.lower(), GROUPS[form.group], example_text(form), form.syntax, form.summary)
-                for form in FORMS]
+        return [ReferencePage(form.id.lower(), GROUPS[form.group], example_text(form), form.syntax, form.summary,
+                              feature=form.feature) for form in FORMS]
 
     def explain(self, instruction: str | None, code: bytes | None, options: ExplainOptions) -> Explanation:
         config = configure(options.config)  # checked before anything else: a bad --svl is the one error shown
