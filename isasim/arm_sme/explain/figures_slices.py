@@ -59,7 +59,8 @@ def tile_slice_figure(ins, encoding, run):
     rows = window(dim, WINDOW_ROWS if not vertical else limit, None if vertical else index)
     cols = window(dim, WINDOW_ROWS if vertical else limit, index if vertical else None)
     along = rows if vertical else cols  # the slice's elements drawn
-    in_slice = {(vector, start // eb) for vector, start, _, _ in slice_rows(tile, esize, vertical, index, state.svlb)}
+    in_slice = {(vector, e) for vector, start, stop, _ in slice_rows(tile, esize, vertical, index, state.svlb)
+                for e in range(start // eb, stop // eb)}  # (ZA vector, element) of the slice's bytes
     vectors = tile_rows(tile, esize, state.svlb)
     za = state.za  # after the step (a store or MOVA to Z leaves it as it was)
     tile_cells = []
