@@ -1,7 +1,10 @@
 """`isasim explain --isa arm_sme`: --svl and --wv, the vector-group section, the worked example's check line.
 
 The rows the vector-group section shows are compared with tiles.vector_group_rows (what the
-simulator executes) and with the ZA vectors the machine's journal says the step wrote.
+simulator executes) and with the ZA vectors the machine's journal says the step wrote.  Every form's
+example ends with one Check that holds at SVL 128, 512 and 2048 and over seeds; the dot and outer
+product tables name lanes that hold what they show in the example's before-state and add up to the
+Check; and a machine result flipped after the step makes the Check unequal.
 """
 
 from __future__ import annotations
@@ -10,11 +13,12 @@ import re
 
 import pytest
 
+import isasim.arm_sme.explain as arm_sme_explain
 from isasim.arm_sme.explain import example_text
 from isasim.arm_sme.forms import FORMS
 from isasim.arm_sme.tiles import vector_group_rows
 from isasim.cli import main
-from isasim.core.explain import Check, ExplainOptions, explain
+from isasim.core.explain import Check, ExplainOptions, Table, explain
 
 UDOT_VGX4 = "udot za.s[w8, 0, vgx4], {z0.h-z3.h}, z4.h"
 UDOT_VGX2_OFFSET = "udot za.s[w9, 7, vgx2], {z30.h-z31.h}, z4.h"
@@ -98,17 +102,29 @@ def test_x86_refuses_the_arm_options(capsys):
         assert code == 2 and err.count("\n") == 1, err
 
 
-CHECKED_GROUPS = ("dot", "fp_dot", "outer", "fp_outer")
+def example_blocks(form, svl: int, seed: int = 1) -> list:
+    expl = explain("arm_sme", example_text(form), None, ExplainOptions(seed=seed, config={"svl": svl}))
+    return next(s for s in expl.sections if s.title == "Example").blocks
+
+
+def assert_ends_with_one_equal_check(blocks, *context):
+    checks = [b for b in blocks if isinstance(b, Check)]
+    assert len(checks) == 1, (*context, [type(b).__name__ for b in blocks])
+    assert blocks[-1] is checks[0], (*context, "the Check is not the Example's last block")
+    assert checks[0].equal, (*context, checks[0])
 
 
 @pytest.mark.parametrize("svl", [128, 512, 2048])
-@pytest.mark.parametrize("form", [f for f in FORMS if f.group in CHECKED_GROUPS], ids=lambda f: f.id)
-def test_every_dot_and_outer_form_ends_with_an_equal_check(svl, form):
-    expl = explain("arm_sme", example_text(form), None, ExplainOptions(config={"svl": svl}))
-    example = next(s for s in expl.sections if s.title == "Example")
-    checks = [b for b in example.blocks if isinstance(b, Check)]
-    assert len(checks) == 1, [type(b).__name__ for b in example.blocks]
-    assert checks[0].equal, (form.id, checks[0])
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: f.id)
+def test_every_form_ends_with_one_equal_check(svl, form):
+    assert_ends_with_one_equal_check(example_blocks(form, svl), form.id, svl)
+
+
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: f.id)
+def test_every_form_checks_over_seeds(form):
+    """Each seed draws other registers, vectors, ZA and predicates: other carries, wraps, active lanes."""
+    for seed in range(2, 10):
+        assert_ends_with_one_equal_check(example_blocks(form, 128, seed), form.id, seed)
 
 
 @pytest.mark.parametrize("form", [f for f in FORMS if f.group in ("outer", "fp_outer")], ids=lambda f: f.id)
@@ -119,3 +135,172 @@ def test_outer_checks_hold_over_seeds(form):
         example = next(s for s in expl.sections if s.title == "Example")
         check = next(b for b in example.blocks if isinstance(b, Check))
         assert check.equal, (form.id, seed, check)
+
+
+# ---- the worked tables: what they name is what the example held, and they add up to the Check ------------
+
+LANE = re.compile(r"z(\d+)\.([bhsd])\[(\d+)\]")
+
+
+def traced_example(monkeypatch, form, svl: int = 128, seed: int = 1):
+    """(instruction, run, Example blocks): the run is the one check() was given, caught on its way in."""
+    seen = {}
+    real = arm_sme_explain.check
+
+    def spy(ins, run):
+        seen["ins"], seen["run"] = ins, run
+        return real(ins, run)
+
+    monkeypatch.setattr(arm_sme_explain, "check", spy)
+    blocks = example_blocks(form, svl, seed)
+    return seen["ins"], seen["run"], blocks
+
+
+def lane_before(run, text: str) -> tuple[int, int, int]:
+    """(register, raw value, bits) of a lane such as "z4.b[3]", read from the example's Z before the step."""
+    register, letter, k = LANE.match(text).groups()
+    size = {"b": 1, "h": 2, "s": 4, "d": 8}[letter]
+    data = bytes(run.before["z"][int(register)][int(k) * size:(int(k) + 1) * size])
+    return int(register), int.from_bytes(data, "little"), 8 * size
+
+
+def as_signed(raw: int, bits: int, is_signed: bool) -> int:
+    return raw - (1 << bits) if is_signed and raw >> (bits - 1) else raw
+
+
+def worked_table(blocks, words: str) -> Table:
+    return next(b for b in blocks if isinstance(b, Table) and words in b.title)
+
+
+def za_element_before(run, vector: int, esize: int) -> int:
+    return int.from_bytes(bytes(run.before["za"][vector][:esize // 8]), "little")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("form", [f for f in FORMS if f.group == "dot"], ids=lambda f: f.id)
+def test_dot_table_names_the_sources_and_adds_up_to_the_check(monkeypatch, form, seed):
+    ins, run, blocks = traced_example(monkeypatch, form, 128, seed)
+    shape = form.extra["shape"]
+    check = blocks[-1]
+    vec = int(re.match(r"ZA\[(\d+)\]", check.what).group(1))
+    (v, offset), n, m = ins.operands
+    assert vec == vector_group_rows(run.machine.state.svlb, run.before["regs"][f"x{v}"], offset, shape.nreg)[0]
+    rows = worked_table(blocks, "worked through").rows
+    assert len(rows) == shape.ways
+    zn_list = {(n + r) % 32 for r in range(max(shape.nreg, shape.ways))}
+    zm_registers = {m[0]} if shape.second == "indexed" else {(m + r) % 32 for r in range(shape.nreg)} \
+        if shape.second == "multiple" else {m}
+    products = []
+    for i, zn_lane, zn_hex, zn_value, zm_lane, zm_hex, zm_value, product in rows:
+        for lane, shown_hex, shown_value, registers, is_signed in (
+                (zn_lane, zn_hex, zn_value, zn_list, shape.signed1), (zm_lane, zm_hex, zm_value, zm_registers,
+                                                                      shape.signed2)):
+            register, raw, bits = lane_before(run, lane)
+            assert register in registers, (lane, registers)
+            assert bits == shape.source_bits and int(shown_hex, 16) == raw, (lane, shown_hex)
+            assert int(shown_value) == as_signed(raw, bits, is_signed), (lane, shown_value)
+        assert int(product) == int(zn_value) * int(zm_value)
+        products.append(int(product))
+    assert len({r[1] + r[4] for r in rows}) == shape.ways  # each way its own pair of lanes
+    expected = (za_element_before(run, vec, shape.esize) + sum(products)) % (1 << shape.esize)
+    assert int(check.explained, 16) == expected and check.equal
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("form", [f for f in FORMS if f.group == "outer"], ids=lambda f: f.id)
+def test_outer_table_names_sources_and_predicate_bits_and_adds_up(monkeypatch, form, seed):
+    ins, run, blocks = traced_example(monkeypatch, form, 128, seed)
+    shape = form.extra["shape"]
+    da, pn, pm, n, m = ins.operands
+    rows = worked_table(blocks, "worked through").rows
+    assert len(rows) == shape.ways
+    terms = []
+    for k, (index, zn_lane, zn_hex, zn_value, pn_bit, zm_lane, zm_hex, zm_value, pm_bit, product) in enumerate(rows):
+        bits_shown = []
+        for lane, shown_hex, shown_value, register, is_signed, bit_text, g in (
+                (zn_lane, zn_hex, zn_value, n, shape.signed1, pn_bit, pn),
+                (zm_lane, zm_hex, zm_value, m, shape.signed2, pm_bit, pm)):
+            got_register, raw, bits = lane_before(run, lane)
+            assert (got_register, bits, int(shown_hex, 16)) == (register, shape.source_bits, raw), lane
+            assert int(shown_value) == as_signed(raw, bits, is_signed)
+            at = k * bits // 8  # the lowest predicate bit of narrow element k governs it
+            bit = int(run.machine.state.p[g][at // 8]) >> (at % 8) & 1
+            assert bit_text == f"p{g}: {bit}"
+            bits_shown.append(bit)
+        if all(bits_shown):
+            assert int(product) == int(zn_value) * int(zm_value)
+            terms.append(int(product))
+        else:
+            assert product == "inactive"
+    check = blocks[-1]
+    old = za_element_before(run, da, shape.esize)
+    expected = (old - sum(terms) if shape.subtract else old + sum(terms)) % (1 << shape.esize)
+    assert int(check.explained, 16) == expected and check.equal
+
+
+def test_the_scalar_steps_are_shown_before_the_check():
+    blocks = example_blocks(next(f for f in FORMS if f.id == "ADDS_32_shift"), 512)
+    steps = dict(worked_table(blocks, "worked out from the Operation").rows)
+    assert steps["operand2"].startswith("w0 LSR #3 = ")
+    assert steps["result"].startswith("(operand1 + operand2) MOD 2^32 = ")
+    assert {"unsigned", "signed", "C", "V"} <= set(steps)
+    assert blocks[-1].what == "w1 (x1 zero-extended) and NZCV"
+
+
+def test_a_load_shows_address_bytes_and_written_back_base(monkeypatch):
+    ins, run, blocks = traced_example(monkeypatch, next(f for f in FORMS if f.id == "LDR_64_pre"), 512)
+    steps = dict(worked_table(blocks, "worked out").rows)
+    base = run.before["regs"]["x2"]
+    assert steps["address"] == f"{base:#x} + 16 = {base + 16:#x}"
+    assert steps[f"Mem[{base + 16:#x}, 8]"] == bytes(run.machine.memory.read(base + 16, 8)).hex(" ")
+    assert steps["x2 written back"] == f"{base:#x} + 16 = {base + 16:#x}"
+    assert blocks[-1].what == "x3 and x2 (written back)"
+
+
+# ---- the Check is not hollow: a machine that wrote something else is caught --------------------------
+
+def corrupt_what_the_step_wrote(run) -> None:
+    """Flip every register, vector and memory byte the journal says the step wrote (PC aside)."""
+    state, memory = run.machine.state, run.machine.memory
+    for write in run.record.writes:
+        name = str(write.where)
+        if write.kind == "mem":
+            memory.write(write.where, bytes(b ^ 0xFF for b in memory.read(write.where, len(write.new))))
+        elif write.kind == "reg" and name != "pc":
+            state.write_register(name, state.read_register(name) ^ (0xF0000000 if name == "nzcv" else 1))
+        elif write.kind == "array" and write.where.subscript is not None:  # za[i]
+            getattr(state, write.where.name)[write.where.subscript] ^= 0xFF
+        elif write.kind == "array":  # z<n>, p<n>
+            getattr(state, name[0])[int(name[1:])] ^= 0xFF
+
+
+WORKED_FORMS = [f for f in FORMS if f.group in ("dot", "outer", "fp_dot", "fp_outer", "memory")
+                or f.group == "scalar" and f.mnemonic != "nop"]
+
+
+@pytest.mark.parametrize("form", WORKED_FORMS, ids=lambda f: f.id)
+def test_a_corrupted_machine_result_is_not_equal(monkeypatch, form):
+    real = arm_sme_explain.check
+
+    def check_after_corruption(ins, run):
+        corrupt_what_the_step_wrote(run)
+        return real(ins, run)
+
+    monkeypatch.setattr(arm_sme_explain, "check", check_after_corruption)
+    check = example_blocks(form, 128)[-1]
+    assert isinstance(check, Check) and not check.equal, (form.id, check)
+
+
+def test_udf_checks_the_fault_kind(monkeypatch):
+    udf = next(f for f in FORMS if f.id == "UDF")
+    check = example_blocks(udf, 512)[-1]
+    assert (check.explained, check.machine, check.equal) == ("UNDEFINED", "UNDEFINED", True)
+    real = arm_sme_explain.check
+
+    def check_another_fault(ins, run):
+        run.record.fault.kind = "TRANSLATION"
+        return real(ins, run)
+
+    monkeypatch.setattr(arm_sme_explain, "check", check_another_fault)
+    check = example_blocks(udf, 512)[-1]
+    assert check.machine == "TRANSLATION" and not check.equal
