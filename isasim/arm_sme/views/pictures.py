@@ -15,6 +15,7 @@ from .locations import Tile, VectorGroup
 from .types import element_bytes, suffix_of
 
 MARK_GROUP = 4  # predicate marks are written in groups of this many elements
+WRITTEN_NAMED = 8  # a ZA grid's title names up to this many written vectors (else counts them)
 
 
 def flags_text(nzcv: int) -> str:
@@ -75,8 +76,7 @@ def za_grid(state: ArmSmeState, element: str, *, hex_values: bool = False, width
     written = written or {}
     nonzero = np.flatnonzero(state.za.any(axis=1)).tolist()
     keep = sorted(set(nonzero) | set(written)) if rows is None else rows
-    lanes = state.svlb // element_bytes(element)
-    head = f"za  {state.svlb} vectors of {lanes} {element} (.{suffix_of(element)})"
+    head = f"za  {element} (.{suffix_of(element)}), {state.svlb} vectors"
     if not keep:
         return Text(f"{head}: all zero", style="bold")
     values, kind = typed(state.za, element)
@@ -85,9 +85,10 @@ def za_grid(state: ArmSmeState, element: str, *, hex_values: bool = False, width
         changed[row] = changed_lanes(old, state.za[row].tobytes(), element_bytes(element))
     facts = []
     if written:
-        facts.append(f"{len(written)} written: {', '.join(f'za[{r}]' for r in sorted(written))}")
+        names = " ".join(f"za[{r}]" for r in sorted(written)) if len(written) <= WRITTEN_NAMED else str(len(written))
+        facts.append(f"{names} written")
     facts.append(f"{len(nonzero)} not zero")
-    title = f"{head}; {'; '.join(facts)}" + (f" {note}" if note else "")
+    title = f"{head}: {', '.join(facts)}" + (f" {note}" if note else "")
     return grid(values, kind, title=title, hex_digits=digits_for(element, hex_values), changed=changed, width=width,
                 rows=_with_gaps(keep) if len(keep) < state.svlb else keep,
                 row_labels=[f"za[{r}]" for r in range(state.svlb)], marked_rows=set(written))
@@ -146,7 +147,8 @@ def predicate_view(name: str, suffix: str, new: bytes, old: bytes | None = None,
 def memory_text(address: int, old: bytes, new: bytes, width: int) -> Text:
     """A memory write as its address, size and new bytes (as many as fit ``width``)."""
     head = f"memory {address:#x}: {len(new)} byte(s) written: "
-    return Text(head + hex_preview(new, max(4, (width - len(head) - 16) // 3)))
+    whole = len(head) + 3 * len(new) - 1 <= width
+    return Text(head + hex_preview(new, len(new) if whole else max(4, (width - len(head) - 16) // 3)))
 
 
 def vector_group_view(state: ArmSmeState, group: VectorGroup, element: str, *, hex_values: bool = False,
@@ -186,22 +188,25 @@ def tile_view(state: ArmSmeState, tile: Tile, element: str, *, hex_values: bool 
         data = tiles.read_slice(state.za, tile.tile, esize, tile.vertical, tile.slice)
         values, kind = typed(data.reshape(1, -1), element)
         if tile.element is not None:
-            text = grid(values[:, tile.element:tile.element + 1], kind, hex_digits=digits_for(element, hex_values))
+            text = grid(values[:, tile.element:tile.element + 1], kind, hex_digits=digits_for(element, hex_values),
+                        row_labels=[tile.text])
             return Group(Text(f"{tile.text} = element {tile.element} of slice {tile.slice} of {name} "
                               f"({element})", style="bold"), text)
         where = (f"ZA vector {rows[tile.slice]}" if not tile.vertical else
                  f"element {tile.slice} of ZA vectors {', '.join(map(str, rows[:3]))}, ...")
         return grid(values, kind, title=f"{tile.text}  {values.shape[1]} {element}: {where}",
-                    hex_digits=digits_for(element, hex_values), width=width)
+                    hex_digits=digits_for(element, hex_values), width=width, row_labels=[tile.text])
+    count = tiles.tile_count(esize)
     if not tile.vertical:
         values, kind = typed(state.za[rows], element)
-        title = (f"{tiles.tile_text(tile.tile, tile.suffix, False)}: {name}'s {len(rows)} horizontal slices, "
-                 f"slice i = ZA vector {tiles.tile_count(esize)}i + {tile.tile}; {values.shape[1]} {element} each")
-        labels = [f"{i} za[{row}]" for i, row in enumerate(rows)]
+        title = f"{tiles.tile_text(tile.tile, tile.suffix, False)}  the rows of {name}, {len(rows)} x {element}"
+        note = f"row i is horizontal slice i, ZA vector {count}i + {tile.tile}"
+        labels = [f"{i}: za[{row}]" for i, row in enumerate(rows)]
     else:
         slices = np.stack([tiles.read_slice(state.za, tile.tile, esize, True, i) for i in range(len(rows))])
         values, kind = typed(slices, element)
-        title = (f"{tiles.tile_text(tile.tile, tile.suffix, True)}: {name}'s {len(rows)} vertical slices shown as "
-                 f"rows: row i is column i, its element j from ZA vector {tiles.tile_count(esize)}j + {tile.tile}")
-        labels = [str(i) for i in range(len(rows))]
-    return grid(values, kind, title=title, hex_digits=digits_for(element, hex_values), width=width, row_labels=labels)
+        title = f"{tiles.tile_text(tile.tile, tile.suffix, True)}  the columns of {name} shown as rows, {len(rows)} x {element}"
+        note = f"row i is vertical slice i; its element j is in ZA vector {count}j + {tile.tile}"
+        labels = [f"{tiles.tile_text(tile.tile, tile.suffix, True)}[{i}]" for i in range(len(rows))]
+    return Group(Text(title, style="bold"), Text(note, style="dim"),
+                 grid(values, kind, hex_digits=digits_for(element, hex_values), width=width, row_labels=labels))

@@ -1,0 +1,311 @@
+"""isasim step --isa arm_sme, scripted as a user scripts it: what each step shows (lanes at the
+instruction's element size, predicate marks, NZCV flags, the ZA vectors written), p and w on vector
+groups, tiles, lanes and memory, back and goto, width folding at SVL 2048, bad commands, --svg.
+
+The vector groups' rows are checked against QEMU: a golden trace of traces/arm_sme/ is stepped and
+the rows `p za.s[...]` names must be the ZA vectors QEMU's expected ZA differs from the initial one in
+(and tiles.vector_group_rows, what the simulator executes)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cli_harness import error_line
+from isasim import cli
+from isasim.arm_sme import tiles
+from isasim.arm_sme.views.pictures import flags_text
+from isasim.core.trace import read_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "traces" / "arm_sme"
+MEMORY = bytes((7 * i + 3) % 256 for i in range(256))  # the bytes at x0 that the loads read (and again after)
+
+PROGRAM = """        ptrue p0.b
+        ptrue p1.s
+        whilelt p2.s, x1, x2
+        ld1b {z0.b}, p0/z, [x0]
+        ld1w {z1.s}, p0/z, [x0]
+        ld1b {z4.b}, p0/z, [x0, #1, mul vl]
+        ld1b {z2.b}, p0/z, [x0, #1, mul vl]
+        ld1b {z3.b}, p0/z, [x0]
+        mov w12, #5
+        ldr za[w12, 0], [x0]
+        mov za1v.s[w12, 1], p0/m, z1.s
+        udot za.s[w8, 0, vgx4], {z0.b-z3.b}, z4.b
+        st1w {z1.s}, p0, [x3]
+        ret
+"""
+LD1B, LD1W, LDR_ZA, MOVA, UDOT, ST1W = 3, 4, 9, 10, 11, 12  # instruction indexes
+
+
+def _files(tmp_path, svl: int, regs: dict | None = None):
+    program, init = tmp_path / "p.s", tmp_path / "i.json"
+    program.write_text(PROGRAM)
+    init.write_text(json.dumps({
+        "regs": {"x0": "0x20000", "x1": "0", "x2": "5", "x3": "0x21000", "x8": "0", "svcr": "0x3", **(regs or {})},
+        "memory": [{"addr": "0x20000", "hex": (MEMORY * (2 * svl // 8 // 256 + 1))[:2 * svl // 8].hex()},
+                   {"addr": "0x21000", "hex": "00" * (svl // 8)}]}))
+    return program, init
+
+
+def step(capsys, program, *args, commands: str) -> str:
+    capsys.readouterr()
+    code = cli.main(["step", str(program), *map(str, args), "--isa", "arm_sme", "--no-color", "--commands", commands])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return captured.out
+
+
+def step_on(capsys, tmp_path, commands: str, svl: int = 512, *extra, regs: dict | None = None) -> str:
+    program, init = _files(tmp_path, svl, regs)
+    return step(capsys, program, "--init", init, "--svl", svl, *extra, commands=commands)
+
+
+def records(out: str) -> dict[int, str]:
+    """The text each step printed, by instruction index (the last step of that index)."""
+    found = {}
+    for block in re.split(r"(?m)^(?=\[\d+\] #)", out):
+        m = re.match(r"\[\d+\] #(\d+) ", block)
+        if m:
+            found[int(m.group(1))] = block
+    return found
+
+
+def row_values(text: str, label: str) -> list[str]:
+    """The cells of the grid rows labelled ``label``, every column block's in order (a title line that
+    starts with the label has words that are not numbers and is left out)."""
+    cells = []
+    for line in text.splitlines():
+        words = line.split()
+        if words[:1] == [label] and all(re.fullmatch(r"-?[0-9a-f.]+|nan|-?inf", w) for w in words[1:]):
+            cells += words[1:]
+    return cells
+
+
+def lanes(data: bytes, dtype) -> list[str]:
+    return [str(v) for v in np.frombuffer(data, dtype=dtype)]
+
+
+# ---- what a step shows ---------------------------------------------------------------------------------
+
+
+def test_z_lanes_are_shown_at_the_instructions_element_size(capsys, tmp_path):
+    shown = records(step_on(capsys, tmp_path, "s 14"))
+    svlb = 64
+    assert "z0.b  64 lanes of uint8" in shown[LD1B]  # LD1B: .b lanes, not int32
+    assert row_values(shown[LD1B], "z0.b") == lanes(MEMORY[:svlb], np.uint8)
+    assert "z1.s  16 lanes of uint32" in shown[LD1W]
+    assert row_values(shown[LD1W], "z1.s") == lanes(MEMORY[:svlb], np.uint32)
+    udot = shown[UDOT]
+    assert "za  int32 (.s), 64 vectors" in udot  # UDOT's ZA.S destination as .s, its Zn sources not written
+    assert not re.search(r"(?m)^z\d+\.", udot)
+
+
+def test_show_overrides_the_instructions_element_size(capsys, tmp_path):
+    shown = records(step_on(capsys, tmp_path, "s 14", 512, "--show", "z0:int16"))
+    assert "z0.h  32 lanes of int16" in shown[LD1B]
+    assert row_values(shown[LD1B], "z0.h") == lanes(MEMORY[:64], np.int16)
+
+
+@pytest.mark.parametrize("svl", [128, 512, 2048])
+def test_predicates_are_one_mark_per_element(capsys, tmp_path, svl):
+    shown = records(step_on(capsys, tmp_path, "s 3", svl))
+    elements = svl // 32
+    assert f"p1.s  {elements} elements of 32 bits: {elements} active (was 0)" in shown[1]
+    marks = "".join("".join(line.split()[2:]) for line in shown[1].splitlines() if line.split()[:1] == ["new"])
+    assert marks == "1" * elements
+    active = min(5, elements)  # whilelt p2.s, x1 = 0, x2 = 5
+    assert f"p2.s  {elements} elements of 32 bits: {active} active" in shown[2]
+    marks = "".join("".join(line.split()[2:]) for line in shown[2].splitlines() if line.split()[:1] == ["new"])
+    assert marks == "1" * active + "0" * (elements - active)
+
+
+def test_nzcv_is_shown_as_flags(capsys, tmp_path):
+    whilelt = records(step_on(capsys, tmp_path, "s 3", 512))[2]
+    old, new = re.search(r"nzcv\s+(0x[0-9a-f]+) \[\w{4}\] -> (0x[0-9a-f]+) \[(\w{4})\]", whilelt).group(1, 2)
+    flags = re.search(r"-> 0x[0-9a-f]+ \[(\w{4})\]", whilelt).group(1)
+    assert flags == flags_text(int(new, 16)) and int(old, 16) == 0
+    assert flags_text(0x60000000) == "nZCv" and flags_text(0) == "nzcv" and flags_text(0xF0000000) == "NZCV"
+
+
+def test_the_za_vectors_a_step_writes_are_named_and_listed(capsys, tmp_path):
+    shown = records(step_on(capsys, tmp_path, "s 14", 512))
+    assert "za[5] written, 1 not zero" in shown[LDR_ZA]
+    mova = shown[MOVA]  # a vertical slice: element 1 of each row of ZA1.S
+    rows = [int(r) for r in tiles.tile_rows(1, 32, 64)]
+    assert "16 written" in mova and all(row_values(mova, f"za[{r}]") for r in rows)
+    group = tiles.vector_group_rows(64, 0, 0, 4)
+    assert " ".join(f"za[{r}]" for r in group) + " written" in shown[UDOT]
+
+
+# ---- vector groups against QEMU's golden traces ------------------------------------------------------
+
+
+def _qemu_written_rows(trace_path: Path) -> list[int]:
+    trace = json.loads(trace_path.read_text())
+    svlb = trace["config"]["svl"] // 8
+    before = np.frombuffer(bytes.fromhex(trace["init"]["arrays"]["za"]), np.uint8).reshape(svlb, svlb)
+    after = np.frombuffer(bytes.fromhex(trace["expect"]["arrays"]["za"]), np.uint8).reshape(svlb, svlb)
+    return np.flatnonzero((before != after).any(axis=1)).tolist()
+
+
+@pytest.mark.parametrize("name, wraps", [
+    ("dot-udot_zas_b_single_vgx4-svl128", True),  # w11 = 0xffffffff, offset 3
+    ("dot-udot_zas_b_indexed_vgx4-svl128", True),  # junk in x9's upper half
+    ("dot-udot_zas_b_multiple_vgx4-svl512", True),
+    ("form-fdot_zas_h_indexed_vgx4-svl2048", False),
+])
+def test_p_vector_group_names_the_rows_qemu_writes(capsys, name, wraps):
+    path = GOLDEN / f"{name}.trace.json"
+    trace = read_trace(str(path))
+    group = re.match(r"\w+ (za\.s\[[^\]]*\])", trace.program[0]).group(1)
+    out = step(capsys, path, commands=f"p {group}; s")
+    m = re.search(r"za\.s\[w(\d+), (\d), vgx4\] at SVL (\d+): ZA vectors ([\d, ]+)", out)
+    v, offset, svl = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    printed = [int(r) for r in m.group(4).split(",")]
+    wv = trace.init.regs[f"x{v}"]
+    assert printed == tiles.vector_group_rows(svl // 8, wv, offset, 4)
+    assert printed == _qemu_written_rows(path)
+    assert ("the MOD wraps it" in out) == wraps
+    assert ("upper 32 bits" in out) == bool(wv >> 32)
+    shown = records(out)[0]
+    assert " ".join(f"za[{r}]" for r in printed) + " written" in shown
+
+
+def test_p_vector_group_shows_the_rows_lanes(capsys, tmp_path):
+    out = step_on(capsys, tmp_path, "s 14; p za.s[w8, 0, vgx4] hex", 128)
+    rows = tiles.vector_group_rows(16, 0, 0, 4)
+    assert f"ZA vectors {', '.join(map(str, rows))}" in out and "vstride = (SVL/8) / 4 = 16 / 4 = 4" in out
+    program, init = _files(tmp_path, 128)
+    from isasim.core.machine import Machine
+    from isasim.core.trace import parse_init
+
+    machine = Machine("arm_sme", {"svl": 128})
+    machine.load_init(machine.assemble(PROGRAM), parse_init(json.loads(init.read_text())))
+    machine.run()
+    group = out[out.index("za.s[w8, 0, vgx4]  4 vectors"):]
+    for r, row in enumerate(rows):
+        cells = [line.split()[2:] for line in group.splitlines() if line.split()[:2] == [f"{r}:", f"za[{row}]"]]
+        assert cells[0] == [f"{v:08x}" for v in machine.state.za[row].view(np.uint32)]
+
+
+# ---- tiles ---------------------------------------------------------------------------------------------
+
+
+def _za_init(tmp_path, svl: int) -> Path:
+    rng = np.random.default_rng(12)
+    za = rng.integers(0, 256, (svl // 8) ** 2, dtype=np.uint8)
+    init = tmp_path / "za.json"
+    init.write_text(json.dumps({"regs": {"svcr": "0x3"}, "arrays": {"za": za.tobytes().hex()}}))
+    program = tmp_path / "nop.s"
+    program.write_text("        nop\n        ret\n")
+    return program, init, za.reshape(svl // 8, svl // 8)
+
+
+@pytest.mark.parametrize("svl", [128, 512])
+def test_tile_views_horizontal_and_vertical(capsys, tmp_path, svl):
+    program, init, za = _za_init(tmp_path, svl)
+    out = step(capsys, program, "--init", init, "--svl", svl, "--isa", "arm_sme",
+               commands="p za1h.s hex; p za1v.s hex; p za3v.d[1]; p za1h.s[2][3]")
+    horizontal, vertical = out.split("za1v.s  the columns")
+    rows = tiles.tile_rows(1, 32, svl // 8)
+    for i, row in enumerate(rows):
+        cells = [c for line in horizontal.splitlines() for c in line.split()[2:]
+                 if line.split()[:2] == [f"{i}:", f"za[{row}]"]]
+        assert cells == [f"{v:08x}" for v in za[row].view(np.uint32)]
+        column = za[rows, 4 * i:4 * i + 4].reshape(-1).view(np.uint32)  # vertical slice i: element i of each row
+        assert row_values(vertical, f"za1v.s[{i}]") == [f"{v:08x}" for v in column]
+    d_rows = tiles.tile_rows(3, 64, svl // 8)
+    assert row_values(out, "za3v.d[1]") == [str(v) for v in za[d_rows, 8:16].reshape(-1).view(np.uint64)]
+    assert row_values(out, "za1h.s[2][3]") == [str(za[rows[2], 12:16].view(np.int32)[0])]  # ZA untyped by the program: int32
+
+
+# ---- watches, back and goto ---------------------------------------------------------------------------
+
+
+def _stopped_at(out: str, spec: str) -> int:
+    head = out[:out.index(f"watch {spec} changed")]
+    return int(re.findall(r"(?m)^\[\d+\] #(\d+) ", head)[-1])
+
+
+@pytest.mark.parametrize("spec, index", [
+    ("za[5]", LDR_ZA),
+    ("za1h.s[1][2]", LDR_ZA),  # ZA1.S row 1 is ZA vector 5: LDR ZA writes it first
+    ("za1v.s[6][0]", MOVA),  # column w12 + 1 = 6, row 0: ZA vector 1, written by the vertical MOVA
+    ("za[16]", UDOT),  # the group's second vector at SVL 512 with w8 = 0
+    ("z1.s[3]", LD1W),
+    ("z4.b[63]", LD1B + 2),
+    ("0x21004:4", ST1W),
+])
+def test_watch_stops_at_the_instruction_that_changes_it(capsys, tmp_path, spec, index):
+    out = step_on(capsys, tmp_path, f"w {spec}; c", 512)
+    assert f"watch 1: {spec} = " in out
+    assert _stopped_at(out, spec) == index
+
+
+def test_watch_shows_the_element_in_its_type(capsys, tmp_path):
+    out = step_on(capsys, tmp_path, "w z1.s[3]; c", 512)
+    assert f"watch z1.s[3] changed: 0 -> {np.frombuffer(MEMORY[12:16], np.uint32)[0]}" in out
+
+
+def test_back_and_goto_replay_to_the_same_state(capsys, tmp_path):
+    forward = step_on(capsys, tmp_path, "s 11; p z1.s; p za[5]", 512)
+    printed = forward[forward.rindex("next: #11 "):]  # the position after 11 steps, then the two prints
+    out = step_on(capsys, tmp_path, "s 14; back 3; p z1.s; p za[5]; goto 4; goto 11; p z1.s; p za[5]", 512)
+    back = out.index("at step 11 (replayed from the start)")
+    assert out[out.index("next: #11 ", back):out.index("at step 4 (replayed from the start)")] == printed
+    assert out[out.rindex("next: #11 "):] == printed
+    assert "at step 11\n" in out  # goto 11 from step 4 runs forwards
+
+
+# ---- width ---------------------------------------------------------------------------------------------
+
+
+def test_svl_2048_folds_into_column_blocks_that_fit_the_width(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    out = step_on(capsys, tmp_path, "s 14; p za.s[w8, 0, vgx4]; p z0.b; p p0.b; p za1v.s", 2048)
+    assert 90 < max(len(line) for line in out.splitlines()) <= 100  # the blocks fill the width, never pass it
+    assert row_values(records(out)[LD1B], "z0.b") == lanes(MEMORY, np.uint8)  # every lane, across blocks
+    headers = [line.split() for line in out.split("\nz0.b  256 lanes")[-1].splitlines()
+               if re.fullmatch(r"\s+\d+( +\d+)+", line)]
+    assert [int(c) for h in headers[:len(headers)] for c in h][:256] == list(range(256))  # blocks in order
+    assert len(headers) > 1
+
+
+# ---- bad commands ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command, words", [
+    ("p za.s[w7, 0, vgx4]", "w8-w11"),
+    ("p za.s[w8, 0]", "vgx4"),
+    ("p za9.s", "za0.s to za3.s"),
+    ("p z4.q", ".b, .h, .s or .d"),
+    ("p z4.h int32", "16-bit"),
+    ("p z40", "32 Z registers"),
+    ("p p2.s int32", "p2.s is shown as uint8"),
+    ("w za[999]", "za[0] to za[63]"),
+    ("w z4.s[16]", "16 lanes"),
+    ("w za1h.s[16][0]", "16 slices"),
+])
+def test_bad_locations_are_one_error_and_the_script_exits_2(capsys, tmp_path, command, words):
+    program, init = _files(tmp_path, 512)
+    line = error_line(capsys, ["step", program, "--init", init, "--isa", "arm_sme", "--no-color",
+                               "--commands", f"{command}; s"], words)
+    assert "1 later command not run" in line
+
+
+# ---- --svg ---------------------------------------------------------------------------------------------
+
+
+def test_svg_records_an_arm_sme_session(capsys, tmp_path):
+    program, init = _files(tmp_path, 512)
+    svg = tmp_path / "s.svg"
+    assert cli.main(["step", str(program), "--init", str(init), "--isa", "arm_sme", "--commands",
+                     "s 10; p za.s[w8, 0, vgx4]", "--svg", str(svg), "--svg-width", "110"]) == 0
+    text = svg.read_text()
+    assert text.startswith("<svg") and "za.s[w8,&#160;0,&#160;vgx4]" in text
