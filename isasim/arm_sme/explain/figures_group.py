@@ -13,7 +13,7 @@ from .figures import (
     MAX_GROUP_ELEMENTS, element_bits, elided, example_figure, fp_text, hex_text, int_text, join_captions, window,
 )
 
-LANE_BEND = 46.0  # how far above the panels the lane arrows arc (clear of the grids' titles)
+LANE_BEND = 64.0  # how far above the panels the lane arrows arc: clear of the grids' titles
 
 
 def written_za_vectors(run) -> list[int]:

@@ -76,7 +76,7 @@ def outer_figure(ins, encoding, run):
                               + ("" if reached else " (no active pair: kept)")))
         body.append(cells)
     suffix = "S" if geo.esize == 32 else "D"
-    row_labels = [f"z{m} k{k}" for k in range(ways)] + [f"row {row}: ZA[{int(vectors[row])}]" for row in shown]
+    row_labels = [f"z{m} k{k}" if ways > 1 else f"z{m}" for k in range(ways)] + [f"row {row}: ZA[{int(vectors[row])}]" for row in shown]
     col_labels = [f"z{n} k{k}" if ways > 1 else f"z{n}" for k in range(ways)] + [f"col {col}" for col in shown]
     sources = geo.source_kind or "integers"
     grid = Grid(f"ZA{da}.{suffix} after: Zn = z{n} (p{a}) down the side, Zm = z{m} (p{b}) across the top",
