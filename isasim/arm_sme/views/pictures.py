@@ -59,14 +59,9 @@ def changed_lanes(old: bytes, new: bytes, size: int) -> np.ndarray:
     return (a != b).any(axis=1)
 
 
-def _with_gaps(rows: list[int]) -> list[int | None]:
-    """Sorted row numbers with None (a row of dots) wherever rows are left out between them or after."""
-    shown: list[int | None] = []
-    for row in rows:
-        if shown and row != shown[-1] + 1:
-            shown.append(None)
-        shown.append(row)
-    return shown
+def vector_name(row: int, last: int) -> str:
+    """za[row], padded to the width of za[last] so that labels "r: za[row]" line up."""
+    return f"za[{row}]".rjust(len(f"za[{last}]"))
 
 
 def za_grid(state: ArmSmeState, element: str, *, hex_values: bool = False, width: int = 100,
@@ -90,8 +85,7 @@ def za_grid(state: ArmSmeState, element: str, *, hex_values: bool = False, width
     facts.append(f"{len(nonzero)} not zero")
     title = f"{head}: {', '.join(facts)}" + (f" {note}" if note else "")
     return grid(values, kind, title=title, hex_digits=digits_for(element, hex_values), changed=changed, width=width,
-                rows=_with_gaps(keep) if len(keep) < state.svlb else keep,
-                row_labels=[f"za[{r}]" for r in range(state.svlb)], marked_rows=set(written))
+                rows=keep, row_labels=[f"za[{r}]" for r in range(state.svlb)], marked_rows=set(written))
 
 
 def z_grid(state: ArmSmeState, numbers: list[int], element: str, *, hex_values: bool = False, width: int = 100,
@@ -172,7 +166,7 @@ def vector_group_view(state: ArmSmeState, group: VectorGroup, element: str, *, h
     values, kind = typed(state.za, element)
     labels = [""] * state.svlb
     for r, row in enumerate(rows):
-        labels[row] = f"{r}: za[{row}]"
+        labels[row] = f"{r}: {vector_name(row, max(rows))}"
     lines.append(grid(values, kind, title=f"{group.text}  {len(rows)} vectors of {values.shape[1]} {element}",
                       hex_digits=digits_for(element, hex_values), width=width, rows=rows, row_labels=labels))
     return Group(*lines)
@@ -201,7 +195,7 @@ def tile_view(state: ArmSmeState, tile: Tile, element: str, *, hex_values: bool 
         values, kind = typed(state.za[rows], element)
         title = f"{tiles.tile_text(tile.tile, tile.suffix, False)}  the rows of {name}, {len(rows)} x {element}"
         note = f"row i is horizontal slice i, ZA vector {count}i + {tile.tile}"
-        labels = [f"{i}: za[{row}]" for i, row in enumerate(rows)]
+        labels = [f"{i}: {vector_name(row, rows[-1])}" for i, row in enumerate(rows)]
     else:
         slices = np.stack([tiles.read_slice(state.za, tile.tile, esize, True, i) for i in range(len(rows))])
         values, kind = typed(slices, element)
