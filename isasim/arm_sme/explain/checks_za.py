@@ -47,7 +47,7 @@ def dot_blocks(ins, run) -> list:
         zn, kn = ((n + i) % 32, 0) if shape.vertical else (n, i)
         if shape.second == "indexed":
             zm, index = m
-            km, where = shape.ways * index + i, f" (segment 0, group {index})"
+            km, where = shape.ways * index + i, f" (segment 0, index {index})"
         else:  # single: Zm; multiple: the first register of the Zm list, which vector r = 0 pairs with Zn
             zm, km, where = m, i, ""
         raw1, raw2 = lane(run, zn, kn, bits), lane(run, zm, km, bits)
