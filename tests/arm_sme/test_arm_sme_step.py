@@ -82,7 +82,7 @@ def row_values(text: str, label: str) -> list[str]:
     cells = []
     for line in text.splitlines():
         words = line.split()
-        if words[:1] == [label] and all(re.fullmatch(r"-?[0-9a-f.]+|nan|-?inf", w) for w in words[1:]):
+        if words[:1] == [label] and all(re.fullmatch(r"-?(?:[0-9a-f.]+(?:e[-+][0-9]+)?|nan|inf)", w) for w in words[1:]):
             cells += words[1:]
     return cells
 
@@ -309,3 +309,37 @@ def test_svg_records_an_arm_sme_session(capsys, tmp_path):
                      "s 10; p za.s[w8, 0, vgx4]", "--svg", str(svg), "--svg-width", "110"]) == 0
     text = svg.read_text()
     assert text.startswith("<svg") and "za.s[w8,&#160;0,&#160;vgx4]" in text
+
+
+# ---- floating-point lanes, and every SVL ---------------------------------------------------------------------
+
+
+def test_fp_forms_show_their_formats(capsys):
+    from isasim.core.render import element_text
+
+    path = GOLDEN / "form-fdot_zas_h_indexed_vgx4-svl2048.trace.json"
+    trace = read_trace(str(path))
+    out = step(capsys, path, commands="s; p z8; p z8.h bf16; p z8.h int16 hex")
+    assert "za  fp32 (.s), 256 vectors: za[6] za[70] za[134] za[198] written" in out  # FDOT's ZA.S is fp32
+    z8 = np.frombuffer(trace.init.arrays["z8"], np.uint16)
+    fp16, bf16, hex16 = out.split("z8.h  128 lanes of")[1:4]
+    assert fp16.startswith(" fp16") and bf16.startswith(" bf16") and hex16.startswith(" int16")
+    assert row_values(fp16, "z8.h") == [element_text(v, "fp16") for v in z8]  # the Zn list's type: fp16
+    assert row_values(bf16, "z8.h") == [element_text(v, "bf16") for v in z8]
+    assert row_values(hex16, "z8.h") == [f"{v:04x}" for v in z8]
+
+
+@pytest.mark.parametrize("svl", [128, 256, 512, 1024, 2048])
+def test_every_svl(capsys, tmp_path, svl):
+    out = step_on(capsys, tmp_path, "s 14; p za.s[w8, 0, vgx4]; p z0.b; p p1.s", svl)
+    svlb = svl // 8
+    rows = tiles.vector_group_rows(svlb, 0, 0, 4)
+    assert f"at SVL {svl}: ZA vectors {', '.join(map(str, rows))}" in out
+    assert f"z0.b  {svlb} lanes of uint8" in out and f"p1.s  {svl // 32} elements of 32 bits: {svl // 32} active" in out
+    assert row_values(records(out)[LD1B], "z0.b") == lanes((MEMORY * 2)[:svlb], np.uint8)
+
+
+def test_a_vector_group_is_not_watched(capsys, tmp_path):
+    program, init = _files(tmp_path, 512)
+    error_line(capsys, ["step", program, "--init", init, "--isa", "arm_sme", "--commands", "w za.s[w8, 0, vgx4]"],
+               "watch one, za[i]")

@@ -18,18 +18,20 @@ from .pictures import (digits_for, predicate_view, register_text, registers_tabl
                        z_grid, za_grid)
 from .types import PREDICATE_VIEWS, SIZE_TYPES, VECTOR_VIEWS, element_type, sized_type, suffix_of
 
-STEPPER_LOCATIONS = """    x0 ... x30, w0 ... w30, sp, nzcv, svcr, pc   registers (p; w but the w names)
-    regs                              every register (p)
-    za [TYPE] [hex] [all], za.s       ZA's vectors that are not zero (all: every one), as TYPE or .b/.h/.s/.d
-    za[i]                             one vector of ZA (p, w)
-    za.s[w8, 0, vgx4]                 the vector group an operand names: its ZA vectors, and why (p)
-    za1.s, za1h.s, za1v.s             a ZA tile: its rows (h), or its columns shown as rows (v) (p, w)
-    za1h.s[i], za1v.s[i]              horizontal or vertical slice i of a tile (p, w)
-    za1h.s[i][j]                      element j of slice i (za1v.s[i][j]: row j of column i) (p, w)
-    z0 ... z31 [TYPE], z4.h [TYPE]    a Z register as lanes of its type (.b .h .s .d: of that size) (p, w)
-    z4.s[3]                           one lane of a Z register (p, w)
-    p0 ... p15, p2.s, ffr             a predicate: one mark per element (1 active), .b unless typed (p, w)
-    zt0 [TYPE]                        the ZT0 table register (p, w)"""
+STEPPER_LOCATIONS = """    x0 ... x30, sp, nzcv, svcr, pc  registers (p, w); w0 ... w30 (p)
+    regs                     every register (p)
+    za [TYPE] [hex] [all]    ZA's vectors that are not zero (all: every one)
+    za.b, za.h, za.s, za.d   ZA in lanes of that size (p)
+    za[i]                    one vector of ZA (p, w)
+    za.s[w8, 0, vgx4]        a vector group: its ZA vectors, and why (p)
+    za1.s, za1h.s            a ZA tile as its rows (p, w)
+    za1v.s                   a tile's columns, shown as rows (p, w)
+    za1h.s[i], za1v.s[i]     horizontal or vertical slice i of a tile (p, w)
+    za1h.s[i][j]             element j of slice i (of column i, za1v.s[i][j])
+    z0 ... z31 [TYPE]        a Z register as lanes (p, w)
+    z4.h [TYPE], z4.s[3]     lanes of one size (TYPE of that size); one lane
+    p0 ... p15, p2.s, ffr    a predicate: one mark per element, 1 active (p, w)
+    zt0 [TYPE]               the ZT0 table register (p, w)"""
 
 
 def _one_type(words: list[str]) -> str | None:
@@ -118,8 +120,10 @@ def watch_value(state: ArmSmeState, what: str, element_types: dict[str, str]) ->
     if name == "ffr":
         return WatchTarget(state.array_bytes(name))
     location = locations.parse(name, state.svlb)
-    if location is None or isinstance(location, VectorGroup):
-        return None  # a group's vectors move with Wv: watch za[i] for one of them
+    if location is None:
+        return None
+    if isinstance(location, VectorGroup):
+        raise IsasimError(f"{location.text} names other vectors when W{location.v} changes: watch one, za[i]")
     if isinstance(location, ZaVector):
         return WatchTarget(state.za[location.row].tobytes(), element_types.get("za", VECTOR_VIEWS[0]))
     if isinstance(location, Predicate):
