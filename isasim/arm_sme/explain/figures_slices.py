@@ -17,7 +17,8 @@ from .figures import (
     predicate, predicate_active, window,
 )
 
-SLICE_BEND = 40.0  # how far the arrow to a vertical slice arcs above the tile
+SLICE_BEND = 30.0  # how far the arrow to a vertical slice arcs below the grids
+STACK_BEND = 36.0  # how far an arrow between two stacked rows curves out to their right
 
 
 def _x(regs, n: int, sp: bool) -> int:
@@ -94,9 +95,10 @@ def tile_slice_figure(ins, encoding, run):
         what = f"z{register}"
     if vertical:  # memory (or Z) drawn along the slice: a column beside the tile's column
         other_grid = Grid(other_title, [[c] for c in other], [f"element {e}" for e in along], [""], show_text=True)
-        # an arc over the tile's top, between element 0 and the top of the slice's column
-        ends = [(other_grid.title, (0, 0)), (tile_grid.title, (0, cols.index(index)))]
-        sides, bend = ("top", "top"), SLICE_BEND
+        # an arc under both, between the last drawn element and the foot of the slice's column (the space
+        # above holds the titles)
+        ends = [(other_grid.title, (len(along) - 1, 0)), (tile_grid.title, (len(rows) - 1, cols.index(index)))]
+        sides, bend = ("bottom", "bottom"), SLICE_BEND
     else:  # a row right of the tile: the arrow meets the slice's row at its right end, clear of the labels
         other_grid = Grid(other_title, [other], [""], [str(e) for e in along], show_text=True)
         ends = [(other_grid.title, (0, 0)), (tile_grid.title, (rows.index(index), len(cols) - 1))]
@@ -116,6 +118,13 @@ def tile_slice_figure(ins, encoding, run):
     return example_figure(ins, encoding, panels, arrows, legend, caption)
 
 
+def _stacked(source: Grid, target: Grid):
+    """Two one-row grids, the source above the target, and the arrow between their right ends."""
+    last = len(source.cells[0]) - 1
+    return [[source], [target]], [Arrow(source.title, (0, last), target.title, (0, len(target.cells[0]) - 1),
+                                        "a", "", "right", "right", STACK_BEND)]
+
+
 def za_vector_figure(ins, encoding, run):
     """LDR/STR ZA[Wv, offs]: one ZA vector to or from SVL/8 bytes of memory."""
     state, regs = run.machine.state, run.before["regs"]
@@ -130,13 +139,7 @@ def za_vector_figure(ins, encoding, run):
                        [str(e) for e in shown], group=4, show_text=True)
     za_grid = Grid(f"ZA[{vec}]" + (" after" if load else ""), [za], [""], [str(e) for e in shown], group=4,
                    show_text=True)
-    last = len(shown) - 1
-    if load:
-        panels, arrows = [[memory_grid], [za_grid]], [Arrow(memory_grid.title, (0, last), za_grid.title, (0, last),
-                                                            "a", "", "right", "right")]
-    else:
-        panels, arrows = [[za_grid], [memory_grid]], [Arrow(za_grid.title, (0, last), memory_grid.title, (0, last),
-                                                            "a", "", "right", "right")]
+    panels, arrows = _stacked(memory_grid, za_grid) if load else _stacked(za_grid, memory_grid)
     caption = join_captions(elided("bytes", shown, state.svlb),
                             f"vec = (w{v} + {offset}) MOD {state.svlb} = {vec}; address = x{n} + {offset} × {state.svlb}")
     return example_figure(ins, encoding, panels, arrows, [("addr", "the bytes moved (all: no predicate)")], caption)
@@ -145,7 +148,7 @@ def za_vector_figure(ins, encoding, run):
 def z_memory_figure(ins, encoding, run):
     """LD1*/ST1* of a Z register (widening loads, truncating stores) and LDR/STR of a Z or P register."""
     form = ins.form
-    state, before, regs = run.machine.state, run.before, run.before["regs"]
+    state, regs = run.machine.state, run.before["regs"]
     load = form.mnemonic.startswith("ld")
     if form.id in ("LDR_z", "STR_z", "LDR_p", "STR_p"):
         t, (n, imm) = ins.operands
@@ -181,14 +184,7 @@ def z_memory_figure(ins, encoding, run):
     register_grid = Grid(register + (" after" if load else ""), [register_cells], [""], [str(e) for e in shown],
                          show_text=True, caption=f"{8 * eb}-bit elements" + (
                              ", each zero-extended" if load and eb > mb else ", each truncated" if eb > mb else ""))
-    del before
-    last = len(shown) - 1
-    if load:
-        panels = [[memory_grid], [register_grid]]
-        arrows = [Arrow(memory_grid.title, (0, last), register_grid.title, (0, last), "a", "", "right", "right")]
-    else:
-        panels = [[register_grid], [memory_grid]]
-        arrows = [Arrow(register_grid.title, (0, last), memory_grid.title, (0, last), "a", "", "right", "right")]
+    panels, arrows = _stacked(memory_grid, register_grid) if load else _stacked(register_grid, memory_grid)
     legend = [("addr", "elements moved")]
     if governed:
         legend.append((INACTIVE, f"elements {governed} leaves inactive: " + ("zeroed" if load else "not stored")))

@@ -153,8 +153,8 @@ class Arrow:
     label: str = ""
     src_side: str = "center"  # where on the cell the arrow starts: center, left, right, top, bottom
     dst_side: str = "center"
-    # > 0: the arrow arcs this far above its ends instead of running across, so that arrows between
-    # cells of side-by-side panels pass over the cells in between rather than through them
+    # > 0: the arrow leaves and enters its cells' sides head-on, curving out this far (an arc above two
+    # top sides, beside two right sides), so that it passes around the cells in between, not through them
     bend: float = 0.0
 
 

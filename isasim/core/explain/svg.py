@@ -189,6 +189,9 @@ def _anchor(box: tuple[float, float, float, float], side: str) -> tuple[float, f
             "bottom": (x + w / 2, y + h + 2)}.get(side, (x + w / 2, y + h / 2))
 
 
+# a cell side -> the direction pointing out of the cell from it (a bent arrow's handles point that way)
+_OUTWARD = {"top": (0, -1), "bottom": (0, 1), "left": (-1, 0), "right": (1, 0)}
+
 # panel type -> its layout
 _PANEL_LAYOUTS: dict[type, Any] = {Grid: _GridLayout, Encoding: _EncodingLayout}
 
@@ -231,10 +234,12 @@ def render_svg(fig: Figure) -> str:
         color = {"a": "#1f5fbf", "b": "#c36a00", "c": "#c0003a"}.get(arrow.role or "", "#444")
         mx = (x1 + x2) / 2
         if arrow.bend:
-            b = arrow.bend
-            svg.path(f"M{_x(x1)},{_x(y1)} C{_x(x1)},{_x(y1 - b)} {_x(x2)},{_x(y2 - b)} {_x(x2)},{_x(y2)}",
-                     stroke=color)
-            label_y = min(y1, y2) - 0.75 * b - 4
+            (ax, ay), (bx, by) = (_OUTWARD.get(arrow.src_side, (0, -1)), _OUTWARD.get(arrow.dst_side, (0, -1)))
+            c1x, c1y = x1 + ax * arrow.bend, y1 + ay * arrow.bend
+            c2x, c2y = x2 + bx * arrow.bend, y2 + by * arrow.bend
+            svg.path(f"M{_x(x1)},{_x(y1)} C{_x(c1x)},{_x(c1y)} {_x(c2x)},{_x(c2y)} {_x(x2)},{_x(y2)}", stroke=color)
+            mx = (x1 + x2 + 3 * (c1x + c2x)) / 8  # the curve's midpoint
+            label_y = (y1 + y2 + 3 * (c1y + c2y)) / 8 - 4
         else:
             svg.path(f"M{_x(x1)},{_x(y1)} C{_x(mx)},{_x(y1)} {_x(mx)},{_x(y2)} {_x(x2)},{_x(y2)}", stroke=color)
             label_y = (y1 + y2) / 2 - 4
