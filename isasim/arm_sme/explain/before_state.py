@@ -74,3 +74,25 @@ def first_group_vector(run, v: int, offset: int, nreg: int) -> int:
     """vec = (UInt(Wv<31:0>) + offset) MOD vstride: the first ZA vector of ZA[Wv, offset, VGx<nreg>]."""
     vstride = run.machine.state.svlb // nreg
     return ((run.before["regs"][f"x{v}"] & 0xFFFFFFFF) + offset) % vstride
+
+
+def tile_slice(za, tile: int, esize: int, vertical: bool, index: int) -> bytes:
+    """ZA tile slice ``index`` as SVL/8 bytes: row r of tile ``tile`` is ZA vector tile + r * (esize / 8), so a
+    horizontal slice is one such vector and a vertical one takes element ``index`` of each."""
+    eb = esize // 8
+    rows = range(tile, za.shape[0], eb)
+    if not vertical:
+        return bytes(za[rows[index]])
+    return b"".join(bytes(za[row][index * eb:(index + 1) * eb]) for row in rows)
+
+
+def pattern_count(pattern: int, elements: int) -> int:
+    """DecodePredCount: the elements a PTRUE/CNT pattern makes active out of ``elements``; a fixed count
+    (VL1-VL8, VL16-VL256) that does not fit, or an unallocated pattern (#14-#28), makes none."""
+    fixed = {**{n: n for n in range(1, 9)}, 9: 16, 10: 32, 11: 64, 12: 128, 13: 256}
+    if pattern in fixed:
+        return fixed[pattern] if fixed[pattern] <= elements else 0
+    power = 1
+    while power * 2 <= elements:
+        power *= 2
+    return {0: power, 29: elements // 4 * 4, 30: elements // 3 * 3, 31: elements}.get(pattern, 0)

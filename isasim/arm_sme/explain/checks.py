@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...core.explain import Check
 from ..forms import UNDEFINED_FORMS
 from ..state import MASK64, X_NAMES
-from .before_state import before_p, signed
+from .before_state import before_p, pattern_count, signed, tile_slice
 from .checks_memory import memory_blocks
 from .checks_scalar import FAMILIES, scalar_blocks
 from .checks_za import dot_blocks, fp_dot_blocks, fp_outer_blocks, outer_blocks
@@ -99,9 +99,9 @@ def _check_line(ins, run) -> Check:
         index = ((regs[f"x{s}"] & 0xFFFFFFFF) + offset) % (state.svl // esize)
         pbits = int.from_bytes(bytes(state.p[g]), "little")
         first = next((e for e in range(state.svl // esize) if pbits >> (e * eb) & 1), None)
-        slice_before = tiles.read_slice(before["za"], tile, esize, vertical, index)
+        slice_before = tile_slice(before["za"], tile, esize, vertical, index)
         source = slice_before if to_vector else before["z"][ops[2]]
-        target = state.z[ops[0]] if to_vector else tiles.read_slice(state.za, tile, esize, vertical, index)
+        target = state.z[ops[0]] if to_vector else tile_slice(state.za, tile, esize, vertical, index)
         where = f"z{ops[0]}" if to_vector else tiles.tile_text(tile, form.id[-1], vertical) + f"[{index}]"
         if first is None:  # merging: an inactive element keeps its old value
             old = before["z"][ops[0]] if to_vector else slice_before
@@ -141,7 +141,7 @@ def _check_line(ins, run) -> Check:
         if form.group == "za_memory":
             tile, vertical, s, offset = ops[0]
             index = ((regs[f"x{s}"] & 0xFFFFFFFF) + offset) % (state.svl // esize)
-            element = bytes(tiles.read_slice(state.za, tile, esize, vertical, index)[first * eb:(first + 1) * eb])
+            element = bytes(tile_slice(state.za, tile, esize, vertical, index)[first * eb:(first + 1) * eb])
             where = tiles.tile_text(tile, form.id[-1], vertical) + f"[{index}]"
         else:
             element = bytes(state.z[ops[0]][first * eb:(first + 1) * eb])
@@ -151,12 +151,10 @@ def _check_line(ins, run) -> Check:
         return Check(f"{where} element {first} (the first active) and memory at {address:#x}", expected.hex(),
                      got.hex())
     if form.group == "predicate":
-        from ..predicates import pred_count
-
         esize = 8 << "bhsd".index(form.id.split("_")[1])
         elements = state.svl // esize
         if form.mnemonic == "ptrue":
-            expected = pred_count(ops[1][0], esize, state.svl)
+            expected = pattern_count(ops[1][0], elements)
         else:
             width = 64 if form.id.endswith("_x") else 32
             a, b = (0 if r == 31 else regs[X_NAMES[r]] & ((1 << width) - 1) for r in ops[1:])
@@ -168,13 +166,11 @@ def _check_line(ins, run) -> Check:
         got = sum(int(bits[(e * esize // 8) // 8]) >> ((e * esize // 8) % 8) & 1 for e in range(elements))
         return Check(f"active elements of p{ops[0]}.{'bhsd'[esize.bit_length() - 4]}", str(expected), str(got))
     if form.group == "count":
-        from ..predicates import pred_count
-
         svlb = state.svlb
         xs = lambda n: regs["sp"] if n == 31 else regs[X_NAMES[n]]  # noqa: E731
         if form.mnemonic.startswith("cnt"):
             (pattern, times) = ops[1]
-            result = pred_count(pattern, 8 << "bhwd".index(form.mnemonic[3]), state.svl) * times
+            result = pattern_count(pattern, state.svl // (8 << "bhwd".index(form.mnemonic[3]))) * times
         elif form.mnemonic == "rdsvl":
             result = ops[1] * svlb
         else:
@@ -201,7 +197,7 @@ def _no_active_element(ins, run, g: int, esize: int) -> Check:
     if form.group == "za_memory":
         tile, vertical, s, offset = ops[0]
         index = ((run.before["regs"][f"x{s}"] & 0xFFFFFFFF) + offset) % (state.svl // esize)
-        target = tiles.read_slice(state.za, tile, esize, vertical, index)
+        target = tile_slice(state.za, tile, esize, vertical, index)
         where = tiles.tile_text(tile, form.id[-1], vertical) + f"[{index}]"
     else:
         target, where = state.z[ops[0]], f"z{ops[0]}"
