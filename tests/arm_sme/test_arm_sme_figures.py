@@ -74,6 +74,11 @@ def test_a_dot_draws_the_journals_vectors_coloured_by_r_and_arrows_to_element_0(
         roles = {c.role for c in row[1:]} | ({row[0].role} if r else set())
         assert roles == {f"k{r}"}, (r, roles)
     assert za.cells[0][0].role == "c"
+    ebytes = form.extra["shape"].esize // 8 if form.group == "dot" else 4
+    for vector, row in zip(written, za.cells):  # each element's bits (the tooltip: old -> new) are the machine's
+        for e, cell in enumerate(row):
+            bits = int.from_bytes(bytes(run.machine.state.za[vector][e * ebytes:(e + 1) * ebytes]), "little")
+            assert cell.note.endswith(f"-> {bits:0{2 * ebytes}x}"), (vector, e, cell.note)
     ways = 2 if form.group == "fp_dot" else form.extra["shape"].ways
     assert len(expl.figure.arrows) == 2 * ways  # one per lane of Zn and of Zm
     for arrow in expl.figure.arrows:
@@ -196,6 +201,13 @@ def test_horizontal_and_vertical_slices_differ_as_row_and_column(monkeypatch):
         lit = [(i, j) for i, row in enumerate(grid.cells) for j, c in enumerate(row) if c.role is not None]
         assert len({i for i, _ in lit}) == (len(grid.cells) if vertical else 1)
         assert len({j for _, j in lit}) == (1 if vertical else len(grid.cells[0]))
+
+
+def test_a_faulting_example_draws_the_encoding_and_names_the_fault(monkeypatch):
+    expl, run = explained_with_run("ldr x3, [x2, #4000]", 512, monkeypatch=monkeypatch)  # past the mapped data
+    assert run.fault is not None
+    assert len(expl.figure.rows) == 1 and run.fault.kind in expl.figure.caption
+    ET.fromstring(render_svg(expl.figure))
 
 
 def test_html_holds_the_svg_and_the_check_line(tmp_path, capsys):

@@ -36,6 +36,7 @@ class _DotGeometry:
             self.source_kind = None
             self.signed1, self.signed2 = shape.signed1, shape.signed2
         self.source_bits = self.esize // self.ways
+        self.narrow = "bhsd"[(self.source_bits // 8).bit_length() - 1]  # the sources' element suffix
 
     def source_text(self, bits: int, signed: bool) -> str:
         if self.source_kind:
@@ -54,6 +55,60 @@ def _z_cells(z, register: int, columns: range, nbytes: int, text, role_of) -> li
     return cells
 
 
+def _zn_panel(geo: _DotGeometry, n: int, z, lanes: range):
+    """Zn's registers before the step, and the cells holding the lanes of ZA element 0 of r = 0.
+
+    A horizontal dot's vector r reads register n+r (elements ways*e + i): its row is coloured r.  A
+    vertical dot's vector r reads position ways*e + r of each register n+i: there the columns carry r."""
+    ways = geo.ways
+    if geo.vertical:
+        registers = [(n + i) % 32 for i in range(ways)]
+        role = lambda i, j: "a" if j == 0 else f"k{j % ways}"  # noqa: E731
+        labels = [f"z{reg} (i = {i})" for i, reg in enumerate(registers)]
+        lane_cells = [(i, 0) for i in range(ways)]
+        title = f"Zn..Zn+{ways - 1} before"
+    else:
+        registers = [(n + r) % 32 for r in range(geo.nreg)]
+        role = lambda r, j: "a" if r == 0 and j < ways else f"k{r}"  # noqa: E731
+        labels = [f"z{reg} (r = {r})" for r, reg in enumerate(registers)]
+        lane_cells = [(0, i) for i in range(ways)]
+        title = "Zn list before"
+    cells = [_z_cells(z, reg, lanes, geo.source_bits // 8, lambda b: geo.source_text(b, geo.signed1),
+                      lambda j, row=row: role(row, j)) for row, reg in enumerate(registers)]
+    grid = Grid(title, cells, labels, [str(j) for j in lanes], group=ways, show_text=True,
+                caption=f".{geo.narrow} elements ({geo.source_kind or ('signed' if geo.signed1 else 'unsigned')})")
+    return grid, lane_cells, registers
+
+
+def _zm_panel(geo: _DotGeometry, m, z, lanes: range):
+    """Zm before the step: one register read by every r (single, indexed) or register m+r for vector r
+    (multiple); and the cells holding the lanes of ZA element 0 of r = 0."""
+    ways = geo.ways
+    if geo.second == "multiple":
+        registers = [(m + r) % 32 for r in range(geo.nreg)]
+        role = lambda r, j: "b" if r == 0 and j < ways else f"k{r}"  # noqa: E731
+        labels = [f"z{reg} (r = {r})" for r, reg in enumerate(registers)]
+        title, first = "Zm list before", 0
+    elif geo.second == "indexed":
+        zm, index = m
+        registers, labels, title, first = [zm], [f"z{zm}"], f"Zm = z{zm}[{index}] before", ways * index
+        per_segment = 128 // geo.esize  # ZA elements per 128-bit segment; each reads group `index` of its segment
+
+        def role(r, j):
+            group = j // ways
+            if group % per_segment != index:
+                return "dim"  # no ZA element reads it
+            return "b" if group == index else None
+    else:
+        registers, labels, title, first = [m], [f"z{m}"], f"Zm = z{m} before", 0
+        role = lambda r, j: "b" if j < ways else None  # noqa: E731
+    cells = [_z_cells(z, reg, lanes, geo.source_bits // 8, lambda b: geo.source_text(b, geo.signed2),
+                      lambda j, row=row: role(row, j)) for row, reg in enumerate(registers)]
+    grid = Grid(title, cells, labels, [str(j) for j in lanes], group=ways, show_text=True,
+                caption=f".{geo.narrow} elements ({geo.source_kind or ('signed' if geo.signed2 else 'unsigned')})")
+    return grid, [(0, first + i) for i in range(ways)]
+
+
 def dot_figure(ins, encoding, run):
     """Zn | the group's ZA vectors after the step | Zm, with the lanes of ZA element 0 of r = 0."""
     geo = _DotGeometry(ins.form)
@@ -62,48 +117,12 @@ def dot_figure(ins, encoding, run):
     rows = written_za_vectors(run)
     if not rows:  # nothing was journalled: draw the group the operands name (it was left as it was)
         rows = vector_group_rows(state.svlb, before["regs"][f"x{v}"], offset, geo.nreg)
-    ways, nbytes, ebytes = geo.ways, geo.source_bits // 8, geo.esize // 8
+    ways, ebytes = geo.ways, geo.esize // 8
     elements = state.svl // geo.esize
     shown = window(elements, MAX_GROUP_ELEMENTS)
     lanes = range(shown.stop * ways)  # the narrow elements that feed the drawn ZA elements
-    z_before = before["z"]
-    # Zn: r = 0.. feeds vector r (horizontal: register n+r, elements ways*e + i); a vertical dot takes
-    # position ways*e + r of each register n+i, so there the columns carry r
-    if geo.vertical:
-        zn_registers = [(n + i) % 32 for i in range(ways)]
-        zn_role = lambda i, j: "a" if j == 0 else f"k{j % ways}"  # noqa: E731
-        zn_labels = [f"z{reg} (i = {i})" for i, reg in enumerate(zn_registers)]
-        zn_lanes = [(i, 0) for i in range(ways)]
-    else:
-        zn_registers = [(n + r) % 32 for r in range(geo.nreg)]
-        zn_role = lambda r, j: "a" if r == 0 and j < ways else f"k{r}"  # noqa: E731
-        zn_labels = [f"z{reg} (r = {r})" for r, reg in enumerate(zn_registers)]
-        zn_lanes = [(0, i) for i in range(ways)]
-    zn_cells = [_z_cells(z_before, reg, lanes, nbytes, lambda b: geo.source_text(b, geo.signed1),
-                         lambda j, row=row: zn_role(row, j)) for row, reg in enumerate(zn_registers)]
-    # Zm: one register for every r (single, indexed) or register m+r for vector r (multiple)
-    if geo.second == "multiple":
-        zm_registers = [(m + r) % 32 for r in range(geo.nreg)]
-        zm_role = lambda r, j: "b" if r == 0 and j < ways else f"k{r}"  # noqa: E731
-        zm_labels = [f"z{reg} (r = {r})" for r, reg in enumerate(zm_registers)]
-        zm_title = "Zm list before"
-    elif geo.second == "indexed":
-        zm, index = m
-        zm_registers, zm_labels, zm_title = [zm], [f"z{zm}"], f"Zm = z{zm}[{index}] before"
-        per_segment = 128 // geo.esize  # ZA elements per 128-bit segment; each reads group `index` of its segment
-
-        def zm_role(r, j):
-            group = j // ways
-            if group % per_segment != index:
-                return "dim"  # not read by any element
-            return "b" if group == index else None
-    else:
-        zm_registers, zm_labels, zm_title = [m], [f"z{m}"], f"Zm = z{m} before"
-        zm_role = lambda r, j: "b" if j < ways else None  # noqa: E731
-    first = ways * m[1] if geo.second == "indexed" else 0
-    zm_lanes = [(0, first + i) for i in range(ways)]
-    zm_cells = [_z_cells(z_before, reg, lanes, nbytes, lambda b: geo.source_text(b, geo.signed2),
-                         lambda j, row=row: zm_role(row, j)) for row, reg in enumerate(zm_registers)]
+    zn_grid, zn_lanes, zn_registers = _zn_panel(geo, n, before["z"], lanes)
+    zm_grid, zm_lanes = _zm_panel(geo, m, before["z"], lanes)
     za_cells = []
     for r, row in enumerate(rows):
         cells = []
@@ -113,12 +132,6 @@ def dot_figure(ins, encoding, run):
             cells.append(Cell(geo.result_text(bits), "c" if (r, e) == (0, 0) else f"k{r}",
                               f"ZA[{row}] element {e}: {hex_text(old, ebytes)} -> {hex_text(bits, ebytes)}"))
         za_cells.append(cells)
-    narrow = "bhsd"[(geo.source_bits // 8).bit_length() - 1]
-    zn_grid = Grid("Zn list before" if not geo.vertical else "Zn..Zn+3 before", zn_cells, zn_labels,
-                   [str(j) for j in lanes], group=ways, show_text=True,
-                   caption=f".{narrow} elements ({geo.source_kind or ('signed' if geo.signed1 else 'unsigned')})")
-    zm_grid = Grid(zm_title, zm_cells, zm_labels, [str(j) for j in lanes], group=ways, show_text=True,
-                   caption=f".{narrow} elements ({geo.source_kind or ('signed' if geo.signed2 else 'unsigned')})")
     suffix = "S" if geo.esize == 32 else "D"
     za_grid = Grid(f"ZA.{suffix} group after", za_cells, [f"r = {r}: ZA[{row}]" for r, row in enumerate(rows)],
                    [str(e) for e in shown], show_text=True,
@@ -135,7 +148,7 @@ def dot_figure(ins, encoding, run):
     if geo.second == "indexed":
         legend.append(("dim", "Zm elements no ZA element reads (another index of their 128-bit segment)"))
     caption = join_captions(elided("ZA elements", shown, elements),
-                            elided(f".{narrow} source elements", lanes, state.svl // geo.source_bits),
+                            elided(f".{geo.narrow} source elements", lanes, state.svl // geo.source_bits),
                             f"the other {state.svlb - len(rows)} ZA vectors are not touched")
     return example_figure(ins, encoding, [[zn_grid, za_grid, zm_grid]], arrows, legend, caption)
 
