@@ -94,14 +94,16 @@ def z_grid(state: ArmSmeState, numbers: list[int], element: str, *, hex_values: 
     that changed are highlighted and counted."""
     suffix = suffix_of(element)
     values, kind = typed(state.z[numbers], element)
-    title = f"{'z' if len(numbers) > 1 else f'z{numbers[0]}'}.{suffix}  {values.shape[1]} lanes of {element}"
+    names = [f"z{n}.{suffix}" for n in numbers]
+    which = " ".join(names) if len(names) <= 4 else f"{names[0]} ... {names[-1]} ({len(names)} registers)"
+    title = f"{which}  {values.shape[1]} lanes of {element}"
     changed = None
     if old:
         changed = np.array([changed_lanes(old.get(n, state.z[n].tobytes()), state.z[n].tobytes(),
                                           element_bytes(element)) for n in numbers])
         title += f"  ({int(changed.sum())} lane(s) changed)"
     return grid(values, kind, title=title, hex_digits=digits_for(element, hex_values), changed=changed, width=width,
-                row_labels=[f"z{n}.{suffix}" for n in numbers])
+                row_labels=names)
 
 
 def active_elements(predicate: bytes, size: int) -> np.ndarray:
