@@ -84,6 +84,16 @@ def elided(what: str, drawn: range, total: int) -> str:
     return f"{what} {span} of {total} drawn ({total - len(drawn)} elided)"
 
 
+def tile_vectors_text(name: str, vectors) -> str:
+    """Which ZA vectors a tile's rows are (tiles.tile_rows): "za1.s is ZA vectors 1, 5, ... (one in 4)"."""
+    if len(vectors) == 1:
+        return f"{name} is ZA vector {int(vectors[0])}"
+    step = int(vectors[1]) - int(vectors[0])
+    if step == 1:
+        return f"{name} is all of ZA"
+    return f"{name} is ZA vectors {int(vectors[0])}, {int(vectors[1])}, ... (one in {step})"
+
+
 def join_captions(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
 

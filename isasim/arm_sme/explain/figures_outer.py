@@ -12,7 +12,7 @@ from ...core.explain import Cell, Grid
 from ..tiles import tile_rows
 from .figures import (
     INACTIVE, MAX_TILE_ELEMENTS, element_bits, elided, example_figure, fp_text, hex_text, int_text, join_captions,
-    predicate, predicate_active, window,
+    predicate, predicate_active, tile_vectors_text, window,
 )
 
 
@@ -76,19 +76,23 @@ def outer_figure(ins, encoding, run):
                               + ("" if reached else " (no active pair: kept)")))
         body.append(cells)
     suffix = "S" if geo.esize == 32 else "D"
-    row_labels = [f"z{m} k{k}" if ways > 1 else f"z{m}" for k in range(ways)] + [f"row {row}: ZA[{int(vectors[row])}]" for row in shown]
-    col_labels = [f"z{n} k{k}" if ways > 1 else f"z{n}" for k in range(ways)] + [f"col {col}" for col in shown]
+
+    def lane(z, k):  # the label of narrow element k of a row's or column's element group
+        return f"z{z} k{k}" if ways > 1 else f"z{z}"
+
+    row_labels = [lane(m, k) for k in range(ways)] + [f"row {row}: ZA[{int(vectors[row])}]" for row in shown]
+    col_labels = [lane(n, k) for k in range(ways)] + [f"col {col}" for col in shown]
     sources = geo.source_kind or "integers"
     grid = Grid(f"ZA{da}.{suffix} after: Zn = z{n} (p{a}) down the side, Zm = z{m} (p{b}) across the top",
                 top + body, row_labels, col_labels, show_text=True,
                 caption=f"sources {sources}; tile {geo.esize}-bit " + ("fp32" if geo.source_kind else "hex"))
     sign = "-" if geo.subtract else "+"
     pair = f"Σk Zn[{ways}·row+k] × Zm[{ways}·col+k]" if ways > 1 else "Zn[row] × Zm[col]"
-    legend = [("a", f"Zn elements active in p{a} (Pn, the rows)"), ("b", f"Zm elements active in p{b} (Pm, the columns)"),
+    legend = [("a", f"Zn elements active in p{a} (Pn, the rows)"),
+              ("b", f"Zm elements active in p{b} (Pm, the columns)"),
               (INACTIVE, "inactive elements, and tile cells no active pair reaches (kept)"),
               ("c", f"element (0, 0): ZA[{int(vectors[0])}] element 0")]
     caption = join_captions(f"tile(row, col) {sign}= {pair}, each pair counted when both elements are active",
                             elided("tile rows and columns", shown, dim),
-                            f"ZA{da}.{suffix} is ZA vectors {int(vectors[0])}, {int(vectors[1]) if dim > 1 else ''}"
-                            f"... (every {geo.esize // 8}th)" if dim > 1 else "")
+                            tile_vectors_text(f"ZA{da}.{suffix}", vectors))
     return example_figure(ins, encoding, [[grid]], (), legend, caption)

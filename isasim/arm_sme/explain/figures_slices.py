@@ -14,7 +14,7 @@ from ..state import MASK64, X_NAMES
 from ..tiles import ELEMENT_BYTES, slice_rows, tile_rows, tile_text
 from .figures import (
     INACTIVE, MAX_SLICE_ELEMENTS, WINDOW_ROWS, element_bits, elided, example_figure, hex_text, join_captions,
-    predicate, predicate_active, window,
+    predicate, predicate_active, tile_vectors_text, window,
 )
 
 SLICE_BEND = 30.0  # how far the arrow to a vertical slice arcs below the grids
@@ -41,13 +41,29 @@ def _memory_cells(run, start: int, elements: range, mbytes: int, active) -> list
     return cells
 
 
+def _slice_partner(ins, run, along: range, eb: int, active, to_tile: bool):
+    """The other end of a slice's move, elements ``along``: memory (LD1*/ST1*) or a Z register (MOVA),
+    as (cells, title, name)."""
+    ops, regs = ins.operands, run.before["regs"]
+    if ins.form.group == "za_memory":
+        n, m = ops[2]
+        start = (_x(regs, n, True) + _x(regs, m, False) * eb) & MASK64
+        title = f"memory at {start:#x}" + (" after" if not to_tile else "")
+        return _memory_cells(run, start, along, eb, active), title, "memory"
+    register = ops[0] if not to_tile else ops[2]
+    z = run.machine.state.z[register] if not to_tile else run.before["z"][register]
+    cells = [Cell(hex_text(element_bits(z, e, eb), eb), "addr" if active(e) else INACTIVE, f"element {e}")
+             for e in along]
+    return cells, f"z{register}" + (" after" if not to_tile else ""), f"z{register}"
+
+
 def tile_slice_figure(ins, encoding, run):
     """A tile slice to or from memory (LD1*/ST1* of za<t>h/v) or a Z register (MOVA)."""
     form = ins.form
     suffix = form.id[-1]
     eb = ELEMENT_BYTES[suffix]
     esize = 8 * eb
-    state, before, regs = run.machine.state, run.before, run.before["regs"]
+    state, regs = run.machine.state, run.before["regs"]
     ops = ins.operands
     to_tile = form.mnemonic.startswith("ld") or form.id.startswith("MOVA_za_")
     za_slice, g = (ops[0], ops[1]) if form.group == "za_memory" or form.id.startswith("MOVA_za_") else (ops[2], ops[1])
@@ -80,19 +96,7 @@ def tile_slice_figure(ins, encoding, run):
                      [f"{r}: ZA[{int(vectors[r])}]" for r in rows], [str(c) for c in cols], show_text=True,
                      caption=f"{'vertical: column' if vertical else 'horizontal: row'} {index} of {dim}; "
                              f"{esize}-bit elements, hex")
-    if form.group == "za_memory":
-        n, m = ops[2]
-        start = (_x(regs, n, True) + _x(regs, m, False) * eb) & MASK64
-        other = _memory_cells(run, start, along, eb, active)
-        other_title = f"memory at {start:#x}" + (" after" if not to_tile else "")
-        what = "memory"
-    else:
-        register = ops[0] if not to_tile else ops[2]
-        z = state.z[register] if not to_tile else before["z"][register]
-        other = [Cell(hex_text(element_bits(z, e, eb), eb), "addr" if active(e) else INACTIVE, f"element {e}")
-                 for e in along]
-        other_title = f"z{register}" + (" after" if not to_tile else "")
-        what = f"z{register}"
+    other, other_title, what = _slice_partner(ins, run, along, eb, active, to_tile)
     if vertical:  # memory (or Z) drawn along the slice: a column beside the tile's column
         other_grid = Grid(other_title, [[c] for c in other], [f"element {e}" for e in along], [""], show_text=True)
         # an arc under both, between the last drawn element and the foot of the slice's column (the space
@@ -113,8 +117,7 @@ def tile_slice_figure(ins, encoding, run):
     legend = [("addr", f"the slice's active elements ({what} {'->' if to_tile else '<-'} {name})"),
               (INACTIVE, f"elements p{g} leaves inactive: {inactive_means}")]
     caption = join_captions(elided("tile rows", rows, dim), elided("tile columns", cols, dim),
-                            f"{tile_text(tile, suffix)} is ZA vectors {int(vectors[0])}"
-                            + (f", {int(vectors[1])}, ... (every {eb}th)" if dim > 1 and eb > 1 else ", 1, 2, ..."))
+                            tile_vectors_text(tile_text(tile, suffix), vectors))
     return example_figure(ins, encoding, panels, arrows, legend, caption)
 
 
@@ -140,8 +143,8 @@ def za_vector_figure(ins, encoding, run):
     za_grid = Grid(f"ZA[{vec}]" + (" after" if load else ""), [za], [""], [str(e) for e in shown], group=4,
                    show_text=True)
     panels, arrows = _stacked(memory_grid, za_grid) if load else _stacked(za_grid, memory_grid)
-    caption = join_captions(elided("bytes", shown, state.svlb),
-                            f"vec = (w{v} + {offset}) MOD {state.svlb} = {vec}; address = x{n} + {offset} × {state.svlb}")
+    caption = join_captions(elided("bytes", shown, state.svlb), f"vec = (w{v} + {offset}) MOD {state.svlb} = {vec}",
+                            f"address = x{n} + {offset} × {state.svlb}")
     return example_figure(ins, encoding, panels, arrows, [("addr", "the bytes moved (all: no predicate)")], caption)
 
 
