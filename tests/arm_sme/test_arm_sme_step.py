@@ -79,10 +79,11 @@ def records(out: str) -> dict[int, str]:
 def row_values(text: str, label: str) -> list[str]:
     """The cells of the grid rows labelled ``label``, every column block's in order (a title line that
     starts with the label has words that are not numbers and is left out)."""
+    number = re.compile(r"-?(?:[0-9a-f.]+(?:e[-+][0-9]+)?|nan|inf)")  # decimal, hex or a float's text
     cells = []
     for line in text.splitlines():
         words = line.split()
-        if words[:1] == [label] and all(re.fullmatch(r"-?(?:[0-9a-f.]+(?:e[-+][0-9]+)?|nan|inf)", w) for w in words[1:]):
+        if words[:1] == [label] and all(number.fullmatch(w) for w in words[1:]):
             cells += words[1:]
     return cells
 
@@ -127,16 +128,15 @@ def test_predicates_are_one_mark_per_element(capsys, tmp_path, svl):
 
 def test_nzcv_is_shown_as_flags(capsys, tmp_path):
     whilelt = records(step_on(capsys, tmp_path, "s 3", 512))[2]
-    old, new = re.search(r"nzcv\s+(0x[0-9a-f]+) \[\w{4}\] -> (0x[0-9a-f]+) \[(\w{4})\]", whilelt).group(1, 2)
-    flags = re.search(r"-> 0x[0-9a-f]+ \[(\w{4})\]", whilelt).group(1)
-    assert flags == flags_text(int(new, 16)) and int(old, 16) == 0
+    old, new, flags = re.search(r"nzcv\s+(0x[0-9a-f]+) \[nzcv\] -> (0x[0-9a-f]+) \[(\w{4})\]", whilelt).groups()
+    assert int(old, 16) == 0 and flags == flags_text(int(new, 16))  # the letters are the new value's bits
     assert flags_text(0x60000000) == "nZCv" and flags_text(0) == "nzcv" and flags_text(0xF0000000) == "NZCV"
 
 
 def test_the_za_vectors_a_step_writes_are_named_and_listed(capsys, tmp_path):
     shown = records(step_on(capsys, tmp_path, "s 14", 512))
     assert "za[5] written, 1 not zero" in shown[LDR_ZA]
-    mova = shown[MOVA]  # a vertical slice: element 1 of each row of ZA1.S
+    mova = shown[MOVA]  # vertical slice w12 + 1 = 6 of ZA1.S: element 6 of each of its 16 rows
     rows = [int(r) for r in tiles.tile_rows(1, 32, 64)]
     assert "16 written" in mova and all(row_values(mova, f"za[{r}]") for r in rows)
     group = tiles.vector_group_rows(64, 0, 0, 4)
@@ -158,18 +158,20 @@ def _qemu_written_rows(trace_path: Path) -> list[int]:
     ("dot-udot_zas_b_single_vgx4-svl128", True),  # w11 = 0xffffffff, offset 3
     ("dot-udot_zas_b_indexed_vgx4-svl128", True),  # junk in x9's upper half
     ("dot-udot_zas_b_multiple_vgx4-svl512", True),
+    ("dot-sudot_zas_b_single_vgx4-svl128", False),  # w11 = 3, offset 0: no wrap
     ("form-fdot_zas_h_indexed_vgx4-svl2048", False),
+    ("dot-udot_zad_h_indexed_vgx2-svl2048", True),  # za.d[w11, 2, vgx2], w11 = 127: 129 passes vstride 128
 ])
 def test_p_vector_group_names_the_rows_qemu_writes(capsys, name, wraps):
     path = GOLDEN / f"{name}.trace.json"
     trace = read_trace(str(path))
-    group = re.match(r"\w+ (za\.s\[[^\]]*\])", trace.program[0]).group(1)
+    group = re.match(r"\w+ (za\.[sd]\[[^\]]*\])", trace.program[0]).group(1)
     out = step(capsys, path, commands=f"p {group}; s")
-    m = re.search(r"za\.s\[w(\d+), (\d), vgx4\] at SVL (\d+): ZA vectors ([\d, ]+)", out)
-    v, offset, svl = int(m.group(1)), int(m.group(2)), int(m.group(3))
-    printed = [int(r) for r in m.group(4).split(",")]
+    m = re.search(r"za\.[sd]\[w(\d+), (\d), vgx([24])\] at SVL (\d+): ZA vectors ([\d, ]+)", out)
+    v, offset, nreg, svl = (int(g) for g in m.groups()[:4])
+    printed = [int(r) for r in m.group(5).split(",")]
     wv = trace.init.regs[f"x{v}"]
-    assert printed == tiles.vector_group_rows(svl // 8, wv, offset, 4)
+    assert printed == tiles.vector_group_rows(svl // 8, wv, offset, nreg)
     assert printed == _qemu_written_rows(path)
     assert ("the MOD wraps it" in out) == wraps
     assert ("upper 32 bits" in out) == bool(wv >> 32)
@@ -222,7 +224,8 @@ def test_tile_views_horizontal_and_vertical(capsys, tmp_path, svl):
         assert row_values(vertical, f"za1v.s[{i}]") == [f"{v:08x}" for v in column]
     d_rows = tiles.tile_rows(3, 64, svl // 8)
     assert row_values(out, "za3v.d[1]") == [str(v) for v in za[d_rows, 8:16].reshape(-1).view(np.uint64)]
-    assert row_values(out, "za1h.s[2][3]") == [str(za[rows[2], 12:16].view(np.int32)[0])]  # ZA untyped by the program: int32
+    # the program does not type ZA: int32
+    assert row_values(out, "za1h.s[2][3]") == [str(za[rows[2], 12:16].view(np.int32)[0])]
 
 
 # ---- watches, back and goto ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from . import locations
 from .locations import Predicate, Tile, VectorGroup, ZaVector, ZRegister
 from .pictures import (digits_for, predicate_view, register_text, registers_table, tile_view, typed, vector_group_view,
                        z_grid, za_grid)
-from .types import PREDICATE_VIEWS, SIZE_TYPES, VECTOR_VIEWS, element_type, sized_type, suffix_of
+from .types import PREDICATE_VIEWS, VECTOR_VIEWS, element_type, sized_type, suffix_of
 
 STEPPER_LOCATIONS = """    x0 ... x30, sp, nzcv, svcr, pc  registers (p, w); w0 ... w30 (p)
     regs                     every register (p)

@@ -201,7 +201,8 @@ def tile_view(state: ArmSmeState, tile: Tile, element: str, *, hex_values: bool 
     else:
         slices = np.stack([tiles.read_slice(state.za, tile.tile, esize, True, i) for i in range(len(rows))])
         values, kind = typed(slices, element)
-        title = f"{tiles.tile_text(tile.tile, tile.suffix, True)}  the columns of {name} shown as rows, {len(rows)} x {element}"
+        title = (f"{tiles.tile_text(tile.tile, tile.suffix, True)}  the columns of {name} shown as rows, "
+                 f"{len(rows)} x {element}")
         note = f"row i is vertical slice i; its element j is in ZA vector {count}j + {tile.tile}"
         labels = [f"{tiles.tile_text(tile.tile, tile.suffix, True)}[{i}]" for i in range(len(rows))]
     return Group(Text(title, style="bold"), Text(note, style="dim"),
