@@ -346,3 +346,21 @@ def test_a_vector_group_is_not_watched(capsys, tmp_path):
     program, init = _files(tmp_path, 512)
     error_line(capsys, ["step", program, "--init", init, "--isa", "arm_sme", "--commands", "w za.s[w8, 0, vgx4]"],
                "watch one, za[i]")
+
+
+@pytest.mark.parametrize("name", ["form-ptrue_s-svl128", "form-whilelt_s_x-svl256", "form-whilelo_h_x-svl512",
+                                  "form-whilelo_b_x-svl1024", "form-whilelt_d_w-svl2048"])
+def test_predicate_marks_and_flags_are_what_qemu_left(capsys, name):
+    """The marks a PTRUE or WHILE step prints are the bits QEMU's golden trace expects (element e's bit is
+    bit e * esize/8 of the predicate), and the NZCV letters its expected NZCV."""
+    path = GOLDEN / f"{name}.trace.json"
+    trace = json.loads(path.read_text())
+    p, suffix = re.match(r"\w+ p(\d+)\.([bhsd])", trace["program"][0]).groups()
+    size = {"b": 1, "h": 2, "s": 4, "d": 8}[suffix]
+    out = step(capsys, path, commands="s")
+    bits = np.unpackbits(np.frombuffer(bytes.fromhex(trace["expect"]["arrays"][f"p{p}"]), np.uint8), bitorder="little")
+    marks = "".join(w for line in out.splitlines() if line.split()[:1] == ["new"] for w in line.split()[2:])
+    assert marks == "".join(str(b) for b in bits[::size])
+    before, after = (int(trace[part]["regs"].get("nzcv", "0x0"), 16) for part in ("init", "expect"))
+    letters = "".join(f.upper() if after >> (31 - i) & 1 else f for i, f in enumerate("nzcv"))
+    assert (re.search(rf"nzcv .* -> {after:#x} \[{letters}\]", out) is not None) == (before != after)
