@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 
 from ...core import numerics
-from ...core.explain import Encoding, Figure
+from ...core.explain import Encoding, Figure, instruction_figure
 
 INACTIVE = "inactive"  # the role of an element a predicate leaves inactive: drawn grey
 MAX_GROUP_ELEMENTS = 8  # ZA elements of each group vector drawn (the lanes feeding them beside)
@@ -100,8 +100,7 @@ def join_captions(*parts: str) -> str:
 
 def example_figure(ins, encoding: Encoding, panels: list, arrows=(), legend=(), caption: str = "") -> Figure:
     """The instruction word's fields on top, then the example's panels."""
-    return Figure(f"{ins.text}  ({ins.encoding.hex(' ')})", [[encoding]] + [row for row in panels if row],
-                  list(arrows), list(legend), caption)
+    return instruction_figure(ins.text, ins.encoding, encoding, panels, arrows, legend, caption)
 
 
 def figure(ins, encoding: Encoding, run) -> Figure:

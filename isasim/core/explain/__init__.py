@@ -30,7 +30,7 @@ from .html_page import render_html
 from .markdown import render_markdown
 from .model import (
     Arrow, BitField, Cell, Check, Code, Encoding, EncodingUnit, Explanation, Figure, Grid, Paragraph,
-    ReferencePage, Section, Table, cell,
+    ReferencePage, Section, Table, cell, instruction_figure,
 )
 from .palette import role_fill, role_style
 from .runner import ExampleRun, fault_blocks, run_example, setup_blocks
@@ -41,6 +41,7 @@ __all__ = [
     "EXPLAINERS", "Arrow", "BitField", "Cell", "Check", "Code", "Encoding", "EncodingUnit", "ExampleRun",
     "ExplainError", "ExplainOption", "ExplainOptions", "Explainer", "Explanation", "Figure", "Grid", "Paragraph",
     "ReferencePage", "Section", "Table", "cell", "explain", "explainer", "fault_blocks", "grid_lines",
+    "instruction_figure",
     "print_explanation", "render_block", "render_html", "render_markdown", "render_svg", "renderables",
     "role_fill", "role_style", "run_example", "setup_blocks", "split_instruction_argument", "terminal_svg",
     "to_text",

@@ -167,6 +167,14 @@ class Figure:
     caption: str = ""
 
 
+def instruction_figure(text: str, code: bytes, encoding: Encoding, panels: list, arrows=(), legend=(),
+                       caption: str = "") -> Figure:
+    """An instruction's picture: titled by its text and bytes, its encoding strip on top, then the rows of
+    panels (empty rows left out)."""
+    return Figure(f"{text}  ({code.hex(' ')})", [[encoding]] + [row for row in panels if row], list(arrows),
+                  list(legend), caption)
+
+
 @dataclass
 class Explanation:
     isa: str

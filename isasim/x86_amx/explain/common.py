@@ -14,7 +14,7 @@ import numpy as np
 
 from ...core import numerics
 from ...core.errors import IsasimError
-from ...core.explain import ExplainError, Figure, run_example
+from ...core.explain import ExplainError, Figure, instruction_figure, run_example
 from ...core.program import Instruction
 from .. import CODE_BASE, ISA, scalar
 from ..cpu import CPU_MODELS, DEFAULT_CPU
@@ -103,8 +103,7 @@ def command(ins: Instruction, settings: Settings) -> str:
 
 def example_figure(ins: Instruction, encoding, panels, arrows, *, legend=None, caption="") -> Figure:
     """The picture: the encoding strip on top, then the example's panels."""
-    return Figure(f"{ins.text}  ({ins.encoding.hex(' ')})", [[encoding]] + [row for row in panels if row], arrows,
-                  legend or [], caption)
+    return instruction_figure(ins.text, ins.encoding, encoding, panels, arrows, legend or (), caption)
 
 
 # ---------------------------------------------------------------------------
