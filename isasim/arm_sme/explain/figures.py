@@ -12,10 +12,8 @@ through, and the caption that says what was left out.
 
 from __future__ import annotations
 
-import struct
-
-from ...core import numerics
 from ...core.explain import Encoding, Figure, instruction_figure
+from ...core.render import element_text
 
 INACTIVE = "inactive"  # the role of an element a predicate leaves inactive: drawn grey
 MAX_GROUP_ELEMENTS = 8  # ZA elements of each group vector drawn (the lanes feeding them beside)
@@ -30,7 +28,7 @@ def element_bits(data, e: int, ebytes: int) -> int:
 
 
 def hex_text(bits: int, ebytes: int) -> str:
-    return f"{bits:0{2 * ebytes}x}"
+    return element_text(bits, "int", hex_digits=2 * ebytes)
 
 
 def int_text(bits: int, width: int, signed: bool) -> str:
@@ -39,18 +37,8 @@ def int_text(bits: int, width: int, signed: bool) -> str:
 
 
 def fp_text(bits: int, kind: str) -> str:
-    """An fp32, fp16 or bf16 element's value, short (the tooltip and the tables give the bits)."""
-    if kind == "fp32":
-        value = struct.unpack("<f", bits.to_bytes(4, "little"))[0]
-    elif kind == "bf16":
-        value = float(numerics.bf16_bits_to_float(bits))
-    else:
-        value = float(numerics.fp16_bits_to_float(bits))
-    if value != value:
-        return "nan"
-    if value == 0:
-        return "-0" if bits >> (31 if kind == "fp32" else 15) else "0"
-    return f"{value:.4g}"
+    """An fp32, fp16 or bf16 element's value (the tooltips and the tables give the bits)."""
+    return element_text(bits, kind)
 
 
 def predicate_active(pred, e: int, ebytes: int) -> bool:

@@ -6,6 +6,7 @@ predicate's elements (active or not), the memory written, the pc.
 from __future__ import annotations
 
 from ...core.explain import Cell, Grid
+from ...core.render import hex_preview
 from .figures import INACTIVE, example_figure, join_captions, predicate_active, window
 
 MAX_WRITES = 12  # journal writes listed (SMSTART's zeroing writes 48 registers and ZA)
@@ -13,10 +14,8 @@ MAX_PREDICATE_ELEMENTS = 32
 
 
 def _value_text(value) -> str:
-    if isinstance(value, (bytes, bytearray)):
-        text = bytes(value).hex(" ")
-        return text if len(text) <= 47 else text[:44] + "..."
-    return f"{value:#x}"
+    """A register's value in hex, or an array's first bytes."""
+    return hex_preview(value, 12) if isinstance(value, (bytes, bytearray)) else f"{value:#x}"
 
 
 def _predicate_grid(name: str, bits, form, svl: int) -> Grid:
