@@ -243,3 +243,33 @@ def test_bad_picture_options_are_one_line_errors(tmp_path, capsys, monkeypatch, 
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and err.startswith("isasim: error: "), err
     assert not (tmp_path / "x.svg").exists()
+
+
+@pytest.mark.parametrize("svl", [128, 2048])
+@pytest.mark.parametrize("form", [f for f in FORMS if f.group == "za_move" and "vgx" in f.id], ids=lambda f: f.id)
+def test_a_group_move_draws_the_groups_vectors_beside_their_registers(svl, form, monkeypatch):
+    expl, run = explained_with_run(example_text(form), svl, monkeypatch=monkeypatch)
+    za = next(g for title, g in grids(expl).items() if title.startswith("ZA.D group"))
+    written = [w.where.subscript for w in run.record.writes if w.where.name == "za"]
+    if form.id.startswith("MOVA_za_"):
+        assert za_rows_drawn(za) == written
+    state = run.machine.state
+    z = next(g for title, g in grids(expl).items() if title.startswith("Z list"))
+    for label, za_row, z_label, z_row in zip(za.row_labels, za.cells, z.row_labels, z.cells):
+        vector = int(re.search(r"ZA\[(\d+)\]", label).group(1))
+        register = int(re.match(r"z(\d+)", z_label).group(1))
+        assert bytes(state.za[vector]) == bytes(state.z[register])  # the move made them equal
+        assert [c.text for c in za_row] == [c.text for c in z_row]
+
+
+@pytest.mark.parametrize("form", [f for f in FORMS if f.group == "z_memory" and "_ss" in f.id], ids=lambda f: f.id)
+def test_a_z_load_or_store_greys_exactly_the_inactive_elements(form, monkeypatch):
+    expl, run = explained_with_run(example_text(form), 512, monkeypatch=monkeypatch)
+    t, g, _ = run.record.instruction.operands
+    ebytes = {"b": 1, "h": 2, "s": 4, "d": 8}[form.id.split("_")[2]]
+    register = next(g_ for title, g_ in grids(expl).items() if title.startswith(f"z{t}"))
+    pred = run.machine.state.p[g]
+    for e, cell in enumerate(register.cells[0]):
+        assert (cell.role == GREY) == (not active(pred, e, ebytes))
+        bits = int.from_bytes(bytes(run.machine.state.z[t][e * ebytes:(e + 1) * ebytes]), "little")
+        assert int(cell.text, 16) == bits
