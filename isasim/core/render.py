@@ -62,12 +62,12 @@ def grid(values: np.ndarray, kind: str, *, title: str = "", hex_digits: int | No
     for first in range(0, cols, per_block):
         last = min(cols, first + per_block)
         table = Table(box=None, show_header=True, header_style="dim", pad_edge=False, padding=(0, 1, 0, 0))
-        table.add_column("", style="dim", justify="right", no_wrap=True)
+        table.add_column("", justify="right", no_wrap=True)  # each label styles itself: dim, or marked
         for c in range(first, last):
             table.add_column(str(c), justify="right", no_wrap=True, min_width=cell)
         for r in shown:
             if r is None:
-                table.add_row("...", *[Text("...", style="dim") for _ in range(first, last)])
+                table.add_row(Text("...", style="dim"), *[Text("...", style="dim") for _ in range(first, last)])
                 continue
             cells = [Text(texts[r][c], style="bold yellow" if changed is not None and changed[r, c] else "")
                      for c in range(first, last)]

@@ -214,6 +214,7 @@ def test_tile_views_horizontal_and_vertical(capsys, tmp_path, svl):
     program, init, za = _za_init(tmp_path, svl)
     out = step(capsys, program, "--init", init, "--svl", svl, "--isa", "arm_sme",
                commands="p za1h.s hex; p za1v.s hex; p za3v.d[1]; p za1h.s[2][3]")
+    assert "za1h.s  the rows of za1.s" in out and "za1v.s  the columns of za1.s shown as rows" in out
     horizontal, vertical = out.split("za1v.s  the columns")
     rows = tiles.tile_rows(1, 32, svl // 8)
     for i, row in enumerate(rows):
@@ -364,3 +365,33 @@ def test_predicate_marks_and_flags_are_what_qemu_left(capsys, name):
     before, after = (int(trace[part]["regs"].get("nzcv", "0x0"), 16) for part in ("init", "expect"))
     letters = "".join(f.upper() if after >> (31 - i) & 1 else f for i, f in enumerate("nzcv"))
     assert (re.search(rf"nzcv .* -> {after:#x} \[{letters}\]", out) is not None) == (before != after)
+
+
+def test_written_za_vectors_and_changed_lanes_are_highlighted(tmp_path):
+    """On a colour terminal the labels of the ZA vectors a step wrote and the lanes it changed are bold
+    yellow; the vectors it did not write are shown (they are not zero) but not highlighted."""
+    import io
+
+    from rich.console import Console
+
+    from isasim.core.machine import Machine
+    from isasim.core.stepper import Stepper
+    from isasim.core.trace import parse_init
+
+    _program, init = _files(tmp_path, 128)
+    screen = io.StringIO()
+    out = Console(file=screen, width=120, force_terminal=True, color_system="standard", highlight=False)
+    stepper = Stepper("arm_sme", {"svl": 128, "features": ["SME2", "SME_I16I64"]},
+                      Machine("arm_sme", {"svl": 128}).assemble(PROGRAM), parse_init(json.loads(init.read_text())),
+                      out=out)
+    assert stepper.run_script(f"s {UDOT}") is None
+    screen.seek(0)
+    screen.truncate()
+    assert stepper.run_script("s") is None  # the UDOT
+    text = screen.getvalue()
+    bold_yellow, dim = r"\x1b\[1;33m", r"\x1b\[2m"  # a label's padding is inside its style
+    for row in tiles.vector_group_rows(16, 0, 0, 4):  # 0, 4, 8, 12
+        assert re.search(rf"{bold_yellow} *za\[{row}\]", text)
+    for row in tiles.tile_rows(1, 32, 16):  # 1, 5, 9, 13: written by the LDR and MOVA before
+        assert re.search(rf"{dim} *za\[{row}\]", text)
+    assert re.search(r"\x1b\[1;33m +-?\d+\x1b\[0m", text)  # changed lanes
