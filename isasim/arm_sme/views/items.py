@@ -95,9 +95,8 @@ def item_view(state: ArmSmeState, what: str, args: list[str], program: Program |
             element = _one_type(args) or preferred
         else:
             element = sized_type(location.suffix, args, preferred, name)
-        view = z_grid(state, [location.number], element, hex_values=hex_values, width=width)
         if location.lane is None:
-            return view
+            return z_grid(state, [location.number], element, hex_values=hex_values, width=width)
         values, kind = typed(state.z[location.number].reshape(1, -1), element)
         lane = values[:, location.lane:location.lane + 1]
         return grid(lane, kind, title=f"{name}  {element}", hex_digits=digits_for(element, hex_values),
