@@ -181,6 +181,13 @@ class ArmSmeExplainer:
                 regs[X_NAMES[fields["Rm"]]] = DATA_ADDRESS
         if form.id == "SUBS_64_imm" and "Rn" in fields and fields["Rn"] < 31:
             regs[X_NAMES[fields["Rn"]]] = rng.randrange(64)  # a small value, so the flags vary
+        if form.mnemonic.startswith("while") and fields["Rn"] < 31 and fields["Rm"] < 31 and fields["Rn"] != fields["Rm"]:
+            # a small start below the limit, so the predicate is partly active (random 64-bit values
+            # would almost always leave it all false or all true)
+            elements = config["svl"] // (8 << "bhsd".index(form.id.split("_")[1]))
+            start = rng.randrange(16)
+            regs[X_NAMES[fields["Rn"]]] = start
+            regs[X_NAMES[fields["Rm"]]] = start + 1 + rng.randrange(elements - 1)  # 1 to elements-1 active
         # zeros after the random bytes up to two vectors: a vector-long access at an element's offset stays
         # mapped at SVL 2048, and the random draws are the same at every SVL
         memory = [(DATA_ADDRESS, bytes(rng.randrange(256) for _ in range(DATA_BYTES))

@@ -161,10 +161,13 @@ def _check_line(ins, run) -> Check:
             if form.mnemonic == "whilelt":
                 a, b = signed(a, width), signed(b, width)
             expected = max(0, min(elements, b - a))
-        bits = state.p[ops[0]]
-        # int(): a numpy uint8 sum would wrap at 256 active elements (ptrue p0.b at SVL 2048)
-        got = sum(int(bits[(e * esize // 8) // 8]) >> ((e * esize // 8) % 8) & 1 for e in range(elements))
-        return Check(f"active elements of p{ops[0]}.{'bhsd'[esize.bit_length() - 4]}", str(expected), str(got))
+        # ElemP[result, e, esize] = '1' for the first `expected` elements: each one's lowest predicate bit
+        # (bit e * esize/8) set, every other bit of the register clear
+        image = sum(1 << (e * esize // 8) for e in range(expected)).to_bytes(state.svlb // 8, "little")
+        suffix = "bhsd"[esize.bit_length() - 4]
+        return Check(f"p{ops[0]}.{suffix}: elements 0 to {expected - 1} of {elements} active" if expected else
+                     f"p{ops[0]}.{suffix}: none of its {elements} elements active", image.hex(" "),
+                     bytes(state.p[ops[0]]).hex(" "))
     if form.group == "count":
         svlb = state.svlb
         xs = lambda n: regs["sp"] if n == 31 else regs[X_NAMES[n]]  # noqa: E731
