@@ -1,0 +1,235 @@
+"""The arithmetic of one Mmad: C (m x n) = A (m x k) . B (k x n) [+ C], as the cube computes it.
+
+int8 x int8 -> int32: the products and their sum are exact (int64), then the sum with the
+accumulator wraps or saturates to int32 (option ``l0c_int32_overflow``; the Mmad page says
+integer types have "only saturation mode").
+
+Floating inputs (float16, bfloat16; on 950 float8_e4m3fn / float8_e5m2 in any mix and
+hifloat8) accumulate into float32. How the hardware orders and rounds the sum is not public
+(facts 9.1), so it is the option ``mmad_float_accumulation``:
+
+- ``exact_single_rounding``: the exact sum of the exact products and the accumulator, rounded
+  once to float32 (ties to even);
+- ``fp32_per_k_step``: the accumulator is rounded to float32 after adding each k's product,
+  k = 0, 1, ... in order (the PTO CPU model's sequential k loop).
+
+Subnormal inputs keep their value and subnormal results are produced. Special values follow
+IEEE (a NaN operand, inf x 0 or inf - inf give NaN); then CTRL[48] decides: ``saturate`` (CTRL[48]
+= 0, the Mmad page's saturation mode) turns NaN into 0 and +-inf (from inputs or overflow) into
++-FLT_MAX, otherwise they pass through (NaN as the default 0x7FC00000).
+
+Everything is integer arithmetic: int64 where the operands' range fits, Python ints otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .formats import FLOAT_FORMATS, _bit_length, decode_exact, round_exact
+
+__all__ = ["INT_INPUTS", "FLOAT_INPUTS", "accumulator_dtype", "mmad"]
+
+INT_INPUTS = ("int8",)
+FLOAT_INPUTS = ("float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "hifloat8")
+_FP32 = FLOAT_FORMATS["float32"]
+_F32_NAN = 0x7FC00000
+_KEEP_BITS = 62  # bits of an exact sum kept before rounding (the rest folded into a sticky bit)
+
+
+def accumulator_dtype(a_dtype: str, b_dtype: str) -> str:
+    """The L0C dtype an (a_dtype, b_dtype) Mmad writes: int32 or float32."""
+    if a_dtype in INT_INPUTS and b_dtype in INT_INPUTS:
+        return "int32"
+    if a_dtype in FLOAT_INPUTS and b_dtype in FLOAT_INPUTS:
+        fp8 = ("float8_e4m3fn", "float8_e5m2")
+        if a_dtype == b_dtype or (a_dtype in fp8 and b_dtype in fp8):
+            return "float32"
+    raise ValueError(f"no Mmad takes {a_dtype} x {b_dtype}")
+
+
+def mmad(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, a_dtype: str, b_dtype: str,
+         options: dict, saturate: bool = True) -> np.ndarray:
+    """C bits (m, n, uint32) of A (m, k) . B (k, n) [+ C]; *c* None starts from zero.
+
+    *a*, *b* hold element bits (int8 values or their uint8 bits; float bits as uint16/uint8);
+    *c* the accumulator's int32 or float32 bits. *options* are resolved options; *saturate*
+    is CTRL[48] == 0 (float saturation mode).
+    """
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"Mmad shapes do not chain: A {a.shape} x B {b.shape}")
+    m, n = a.shape[0], b.shape[1]
+    if c is not None:
+        c = np.asarray(c)
+        if c.shape != (m, n):
+            raise ValueError(f"accumulator shape {c.shape} is not ({m}, {n})")
+    acc = accumulator_dtype(a_dtype, b_dtype)
+    if acc == "int32":
+        return _mmad_int8(a, b, c, options["l0c_int32_overflow"])
+    mode = options["mmad_float_accumulation"]
+    if mode == "exact_single_rounding":
+        return _mmad_float_exact(a, b, c, a_dtype, b_dtype, saturate)
+    if mode == "fp32_per_k_step":
+        return _mmad_float_per_k(a, b, c, a_dtype, b_dtype, saturate)
+    raise ValueError(f"mmad_float_accumulation={mode!r}")
+
+
+# ---------------------------------------------------------------------------
+# int8 x int8 -> int32
+# ---------------------------------------------------------------------------
+
+
+def _as_int8(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.int64).astype(np.uint8).view(np.int8) if x.dtype != np.int8 else x
+
+
+def _mmad_int8(a, b, c, overflow: str) -> np.ndarray:
+    # |sum| <= 4095 * 128 * 128 < 2**26: int64 is exact
+    total = _as_int8(a).astype(np.int64) @ _as_int8(b).astype(np.int64)
+    if c is not None:
+        total = total + c.astype(np.int64).astype(np.uint32).view(np.int32).astype(np.int64)
+    if overflow == "wrap":
+        total = total & 0xFFFFFFFF
+    elif overflow == "saturate":
+        total = np.clip(total, -(1 << 31), (1 << 31) - 1) & 0xFFFFFFFF
+    else:
+        raise ValueError(f"l0c_int32_overflow={overflow!r}")
+    return total.astype(np.uint32)
+
+
+# ---------------------------------------------------------------------------
+# Floating inputs -> float32
+# ---------------------------------------------------------------------------
+
+
+def _signed_ints(negative, mag, exp, base: int, use_int64: bool) -> np.ndarray:
+    """The values as integers times 2**base: int64 when it fits, Python ints otherwise."""
+    shift = np.where(mag == 0, 0, exp - base)
+    if use_int64:
+        ints = mag.astype(np.int64) << shift
+        return np.where(negative, -ints, ints)
+    out = np.empty(mag.shape, dtype=object)
+    flat = out.reshape(-1)
+    for i, (neg, mg, sh) in enumerate(zip(negative.reshape(-1), mag.reshape(-1).tolist(), shift.reshape(-1).tolist())):
+        flat[i] = -(mg << sh) if neg else (mg << sh)
+    return out
+
+
+def _operand(bits, dtype: str):
+    negative, mag, exp, nan, inf = decode_exact(bits, dtype)
+    nonzero = mag != 0
+    base = int(exp[nonzero].min()) if nonzero.any() else 0
+    top = int((exp + _bit_length(mag))[nonzero].max()) - base if nonzero.any() else 0
+    return negative, mag, exp, nan, inf, base, top
+
+
+def _round_ints_to_f32(values, base: int, saturate: bool) -> np.ndarray:
+    """Round exact integers times 2**base to float32 bits, once, ties to even."""
+    flat = np.asarray(values, dtype=object).reshape(-1)
+    negative = np.zeros(flat.shape, dtype=bool)
+    mags = np.zeros(flat.shape, dtype=np.uint64)
+    exps = np.zeros(flat.shape, dtype=np.int64)
+    for i, value in enumerate(flat.tolist()):
+        value = int(value)
+        negative[i] = value < 0
+        magnitude = -value if value < 0 else value
+        extra = magnitude.bit_length() - _KEEP_BITS
+        if extra > 0:  # keep 62 bits and a sticky bit: enough for one correct rounding to 24 bits
+            sticky = 1 if magnitude & ((1 << extra) - 1) else 0
+            magnitude = (magnitude >> extra) | sticky
+            exps[i] = base + extra
+        else:
+            exps[i] = base
+        mags[i] = magnitude
+    return round_exact(negative, mags, exps, _FP32, "ties_even", saturate).astype(np.uint32)
+
+
+def _specials(a_op, b_op, c_op, m: int, n: int):
+    """(nan, +inf, -inf) masks of the (m, n) results from IEEE special-value rules."""
+    an, am, _, anan, ainf = a_op[:5]
+    bn, bm, _, bnan, binf = b_op[:5]
+    a_pos = ~an & ((am != 0) | ainf) & ~anan
+    a_neg = an & ((am != 0) | ainf) & ~anan
+    b_pos = ~bn & ((bm != 0) | binf) & ~bnan
+    b_neg = bn & ((bm != 0) | binf) & ~bnan
+    a_zero = (am == 0) & ~ainf & ~anan
+    b_zero = (bm == 0) & ~binf & ~bnan
+
+    def any_of(x, y):
+        return (x.astype(np.int64) @ y.astype(np.int64)) > 0
+
+    ones_a = np.ones(anan.shape, dtype=bool)
+    ones_b = np.ones(bnan.shape, dtype=bool)
+    nan = any_of(anan, ones_b) | any_of(ones_a, bnan) | any_of(ainf, b_zero) | any_of(a_zero, binf)
+    pinf = any_of(ainf & ~an, b_pos) | any_of(ainf & an, b_neg) | any_of(a_pos, binf & ~bn) | any_of(a_neg, binf & bn)
+    ninf = any_of(ainf & ~an, b_neg) | any_of(ainf & an, b_pos) | any_of(a_pos, binf & bn) | any_of(a_neg, binf & ~bn)
+    if c_op is not None:
+        cn, _, _, cnan, cinf = c_op[:5]
+        nan |= cnan
+        pinf |= cinf & ~cn
+        ninf |= cinf & cn
+    nan |= pinf & ninf
+    return nan, pinf & ~nan, ninf & ~nan
+
+
+def _apply_specials(out: np.ndarray, specials, saturate: bool) -> np.ndarray:
+    nan, pinf, ninf = specials
+    if saturate:
+        out = np.where(nan, np.uint32(0), out)
+        out = np.where(pinf, np.uint32(_FP32.max_code), out)
+        out = np.where(ninf, np.uint32(_FP32.max_code | 0x80000000), out)
+    else:
+        out = np.where(nan, np.uint32(_F32_NAN), out)
+        out = np.where(pinf, np.uint32(0x7F800000), out)
+        out = np.where(ninf, np.uint32(0xFF800000), out)
+    return out.astype(np.uint32)
+
+
+def _zero_specials(op):
+    negative, mag, exp, nan, inf, base, top = op
+    special = nan | inf
+    return negative & ~special, np.where(special, np.uint64(0), mag), exp, nan, inf, base, top
+
+
+def _mmad_float_exact(a, b, c, a_dtype, b_dtype, saturate) -> np.ndarray:
+    m, k = a.shape
+    n = b.shape[1]
+    a_op = _zero_specials(_operand(a, a_dtype))
+    b_op = _zero_specials(_operand(b, b_dtype))
+    c_op = _zero_specials(_operand(c, "float32")) if c is not None else None
+    fits = a_op[6] + b_op[6] + max(k, 1).bit_length() + 1 <= 62
+    a_int = _signed_ints(*a_op[:3], a_op[5], fits)
+    b_int = _signed_ints(*b_op[:3], b_op[5], fits)
+    products = a_int @ b_int  # exact: integers times 2**(a_base + b_base)
+    base = a_op[5] + b_op[5]
+    if c_op is not None:
+        c_base = c_op[5]
+        common = min(base, c_base)
+        products = _signed_ints_shifted(products, base - common)
+        c_int = _signed_ints(*c_op[:3], common, False)
+        products = products + c_int
+        base = common
+    out = _round_ints_to_f32(products, base, saturate).reshape(m, n)
+    specials = _specials(a_op, b_op, c_op, m, n)
+    return _apply_specials(out, specials, saturate)
+
+
+def _signed_ints_shifted(values: np.ndarray, shift: int) -> np.ndarray:
+    out = np.empty(values.shape, dtype=object)
+    flat = out.reshape(-1)
+    for i, v in enumerate(values.reshape(-1).tolist()):
+        flat[i] = int(v) << shift
+    return out
+
+
+def _mmad_float_per_k(a, b, c, a_dtype, b_dtype, saturate) -> np.ndarray:
+    m, k = a.shape
+    n = b.shape[1]
+    if c is None:
+        acc = np.zeros((m, n), dtype=np.uint32)
+    else:
+        acc = np.asarray(c).astype(np.uint32)
+    for step in range(k):
+        acc = _mmad_float_exact(a[:, step:step + 1], b[step:step + 1, :], acc, a_dtype, b_dtype, saturate)
+    return acc
