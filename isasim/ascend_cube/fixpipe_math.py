@@ -257,9 +257,10 @@ def _pipeline(values, l0c_dtype: str, mode: str, words, relu: bool, chip: str, o
             if l0c_dtype == "int32":
                 out = np.maximum(bits.view(np.int32), 0).astype(np.uint32)
             else:
-                out = round_exact(*_relu_only(decode_exact(bits, "float32"), options), FLOAT_FORMATS["float32"],
-                                  "ties_even", False).astype(np.uint32)
-                out = np.where(np.isnan(formats.decode(bits, "float32")), bits, out)
+                negative, magnitude, exponent, nan, inf = _relu_only(decode_exact(bits, "float32"), options)
+                out = round_exact(negative, magnitude, exponent, FLOAT_FORMATS["float32"], "ties_even", False,
+                                  None, inf).astype(np.uint32)
+                out = np.where(nan, bits, out)  # a NaN passes unchanged
             note(("relu", "ReLU: max(x, 0)"))
         return out, l0c_dtype, None
     params = _params(words, n, spec.form, chip, options) if spec.scaled else None
