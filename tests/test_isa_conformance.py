@@ -134,7 +134,24 @@ again:
         bad_mnemonic="frobnicate x0, x1", bad_register="udot za.s[w12, 0, vgx4], {z0.b-z3.b}, z4.b",
         bad_register_word="w12", explain="udot za.s[w8, 1, vgx2], {z0.b-z1.b}, z4.b", show="za:int32",
         undefined=".byte 0x03,0x00,0x00,0x00", undefined_kind="UNDEFINED", undefined_spelling="undefined")
-    return {"x86_amx": x86, "toy": toy_sample, "toy32": toy32, "arm_sme": arm_sme}
+    ascend_cube = Sample(  # text only: A (16 x 32 int8, Zz) and B (32 x 16, Zn) to L1, L0A, L0B; C = A.B into L0C
+        program="""DataCopy(dst=L1[0], src=GM[0x10000], blockCount=2, blockLen=8, srcStride=0, dstStride=0)
+DataCopy(dst=L1[512], src=GM[0x10200], blockLen=16)
+LoadData(dst=L0A[0], src=L1[0], dtype=int8)
+LoadData(dst=L0B[0], src=L1[512], dtype=int8)
+SetFixpipePreQuantFlag(config=0x400000000000)      # a register the program changes
+Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=int8, bType=int8, m=16, n=16, k=32)
+Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=int8, bType=int8, m=16, n=16, k=32, cmatrixInitVal=false)
+Fixpipe(dst=GM[0x20000], src=L0C[0], srcType=int32, dstType=int32, nSize=16, mSize=16, srcStride=16, dstStride=16)
+""",
+        init={"memory": [{"addr": "0x10000", "hex": bytes((7 * i + 3) % 256 for i in range(1024)).hex()},
+                         {"name": "C", "addr": "0x20000", "type": "int32", "shape": [16, 16], "size": 1024}]},
+        register="quant_pre", array="l0a",
+        faulting="SetAtomicNone()\nDataCopy(dst=L1[0], src=GM[0x9000], blockLen=1)\n", fault_kind="GM_FAULT",
+        bad_mnemonic="Frobnicate (dst=L1[0])", bad_register="LoadData(dst=L0X[0], src=L1[0], dtype=int8)",
+        bad_register_word="L0X", explain="Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=int8, bType=int8, m=16, n=16, k=32)",
+        show="l0c:int32", text_only=True)
+    return {"x86_amx": x86, "toy": toy_sample, "toy32": toy32, "arm_sme": arm_sme, "ascend_cube": ascend_cube}
 
 
 SAMPLES = _samples()

@@ -230,6 +230,7 @@ def registered_isas() -> Iterable[str]:
 KNOWN_ISAS = {
     "x86_amx": "isasim.x86_amx",
     "arm_sme": "isasim.arm_sme",
+    "ascend_cube": "isasim.ascend_cube",
 }
 DEFAULT_ISA = next(iter(KNOWN_ISAS))  # what the CLI runs when no --isa (or trace) says otherwise
 

@@ -1,0 +1,175 @@
+"""The Huawei Ascend AI Core cube path: L1, L0A, L0B, L0C, the bias table BT and the fixpipe buffer FB;
+DataCopy, LoadData, Mmad and Fixpipe with every quant mode of the 910B and the 950.
+
+``ISA`` is the object the core engine plugs in (see :mod:`isasim.core.isa`), built as
+``isasim.arm_sme`` is: chips.py (the chip models), state.py (the state), forms.py (every
+instruction declared once, after its Ascend C call), assembler.py (parser and printer, both
+from those declarations), context.py (what semantics see), datamove.py / cube.py /
+fixpipe.py (the semantics), views/ (what run and step show) and explain/.  The arithmetic is
+in pure modules beside them: numerics.py (formats, the quant word), layouts.py (fractals),
+mmad_math.py and fixpipe_math.py, and options.py names every behaviour public material does
+not settle.
+
+There is no public binary encoding, no Ascend hardware and no CANN toolkit here: a program
+is its text, and runs on the simulator only.
+"""
+
+from __future__ import annotations
+
+from ..core.errors import ConfigError
+from ..core.isa import ArraySpec, ConfigOption, WatchTarget
+from ..core.journal import Journal
+from ..core.program import Instruction, NoEncodingError, Program
+from . import assembler, views
+from .chips import BUFFER_NAMES, CHIPS, DEFAULT_CHIP
+from .context import AscendContext
+from .state import AscendState, array_name
+
+CODE_BASE = 0x0  # instructions are one address apart from here: an instruction's address is its index
+
+
+def configure(config: dict | None) -> dict:
+    """``{"chip": "910B" | "950", "options": {NAME: VALUE}}`` checked, with every option's value filled in
+    (the trace's config says which settings a run used).  ``options`` may also be the command line's
+    ``NAME=VALUE,NAME=VALUE`` text."""
+    config = dict(config or {})
+    unknown = sorted(set(config) - {"chip", "options"})
+    if unknown:
+        raise ConfigError(f"unknown ascend_cube config key(s): {', '.join(map(repr, unknown))} "
+                          f"(it takes chip and options)")
+    chip = str(config.get("chip", DEFAULT_CHIP))
+    if chip not in CHIPS:
+        raise ConfigError(f"unknown chip '{chip}' (ascend_cube models {', '.join(CHIPS)})")
+    given = config.get("options") or {}
+    if isinstance(given, str):
+        given = _option_text(given)
+    if not isinstance(given, dict):
+        raise ConfigError("config.options is an object of NAME: VALUE")
+    from .options import resolve_options
+
+    return {"chip": chip, "options": resolve_options(chip, given)}
+
+
+def _option_text(text: str) -> dict:
+    given = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip() or not value.strip():
+            raise ConfigError(f"--option {item!r}: expected NAME=VALUE")
+        given[name.strip()] = value.strip()
+    return given
+
+
+class AscendCube:
+    name = "ascend_cube"
+    title = "Huawei Ascend cube (L1/L0 buffers, Mmad, Fixpipe)"
+    code_base = CODE_BASE
+    default_oracle = None  # no executable oracle exists (no hardware, no CANN simulator here)
+    legacy_array_keys = ()
+    config_options = (
+        ConfigOption("--chip", "chip", f"the Ascend chip modelled: {' or '.join(CHIPS)} (default {DEFAULT_CHIP})",
+                     metavar="CHIP"),
+        ConfigOption("--option", "options", "ascend_cube behaviours public material leaves open, "
+                     "NAME=VALUE[,NAME=VALUE...] (see docs/ascend_cube/options.md)", metavar="NAME=VALUE"),
+    )
+    stepper_locations = """    quant_pre, fpc, atomic, ctrl, pc   registers (p, w); p quant_pre decodes the word
+    regs                                every register (p)
+    l1 l0a l0b l0c bt fb [TYPE] [hex] [all] [@OFFSET]
+                                        a buffer as a typed grid of 32/64-byte rows (p, w)
+    l0c nd M N [int32|fp32] [@OFFSET]   the M x N matrix L0C's Nz fractals hold (p)
+    l0c[A:B]                            bytes A..B-1 of a buffer (w)"""
+
+    def configure(self, config: dict | None) -> dict:
+        return configure(config)
+
+    def config_title(self, config: dict) -> str:
+        return CHIPS[config["chip"]].title
+
+    def new_state(self, config: dict, journal: Journal) -> AscendState:
+        return AscendState(journal, config)
+
+    def new_context(self, state: AscendState, memory) -> AscendContext:
+        return AscendContext(state, memory, self._config_of(state))
+
+    @staticmethod
+    def _config_of(state: AscendState) -> dict:
+        return state.config
+
+    # ---- programs ---------------------------------------------------------------------------------
+    def assemble(self, text: str, source: str = "<input>", base: int | None = None) -> Program:
+        return assembler.assemble(text, self.name, source, CODE_BASE if base is None else base)
+
+    def disassemble(self, code: bytes, base: int | None = None) -> Program:
+        raise NoEncodingError("ascend_cube has no binary encoding (none is public): its programs are text only")
+
+    def fault_kind(self, text: str) -> str:
+        return text.strip().upper()
+
+    def translate(self, context: AscendContext, instruction: Instruction):
+        form = instruction.form
+        semantics, next_address = form.semantics, instruction.next_address
+        params = dict(zip(form.operand_names, instruction.operands))
+
+        def run():
+            semantics(context, form, params)
+            return next_address
+
+        return run
+
+    # ---- observable state ----------------------------------------------------------------------------
+    def arrays(self, config: dict) -> list[ArraySpec]:
+        chip = CHIPS[config["chip"]]
+        return [ArraySpec(array_name(b), chip.buffers[b], views.VIEWS[b], row_bytes=views.buffers.ROW_BYTES[b])
+                for b in BUFFER_NAMES]
+
+    def observe(self, state: AscendState) -> dict:
+        """The registers and every buffer holding a non-zero byte (an all-zero buffer is as reset leaves it,
+        and leaving it out keeps traces small)."""
+        regs = {name: state.read_register(name) for name in state.register_names() if name != "pc"}
+        return {"regs": regs, "arrays": {array_name(b): state.buffer_bytes(b) for b in BUFFER_NAMES
+                                         if state.buffers[b].any()}}
+
+    def seed_arrays(self, state: AscendState, arrays: dict[str, bytes]) -> None:
+        for name, data in arrays.items():
+            if name not in views.BY_ARRAY:
+                raise ConfigError(f"init.arrays.{name}: ascend_cube has no array '{name}' "
+                                  f"(its arrays: {', '.join(views.BY_ARRAY)})")
+        for name, data in arrays.items():
+            state.seed_buffer(views.BY_ARRAY[name], data)
+
+    def undefined_after(self, undefined, instruction: Instruction):
+        return None  # every modelled result is defined (the open behaviours are options, not undefined)
+
+    def comparable(self, observed: dict, undefined) -> dict:
+        return observed
+
+    # ---- views -------------------------------------------------------------------------------------------
+    def parse_show(self, item: str) -> tuple[str, str]:
+        name, _, element = (part.strip() for part in item.strip().lower().partition(":"))
+        buffer = views.BY_ARRAY.get(name)
+        if buffer is None or element not in views.VIEWS[buffer]:
+            raise ValueError("expected BUFFER:TYPE, BUFFER one of " + ", ".join(views.BY_ARRAY)
+                             + " and TYPE one its view types (l0c: int32, fp32; l0a: int8, fp16, ...)")
+        return name, element
+
+    def render_state(self, state: AscendState, program: Program | None = None, **options):
+        return views.state_view(state, **options)
+
+    def render_step(self, record, state: AscendState, program: Program | None = None, **options):
+        return views.step_view(record, state, **options)
+
+    def render_item(self, state: AscendState, what: str, args: list[str], program: Program | None = None,
+                    **options):
+        return views.item_view(state, what, args, width=options.get("width", 100))
+
+    def watch_value(self, state: AscendState, what: str, element_types: dict[str, str]) -> WatchTarget | None:
+        return views.watch_value(state, what, element_types)
+
+    # ---- optional hooks ----------------------------------------------------------------------------------
+    def explainer(self):
+        from .explain import EXPLAINER
+
+        return EXPLAINER
+
+
+ISA = AscendCube()

@@ -1,0 +1,163 @@
+"""Ascend cube program text to instructions and back, both driven by the declarations in :mod:`.forms`.
+
+A line is ``Call(name=value, ...)`` (see :mod:`.forms` for the syntax), with ``#`` or ``//``
+comments.  Each instruction is one address apart (there are no bytes: ``encoding`` is None).
+The printer writes every parameter in declaration order, so printing and parsing again gives
+the same instruction.
+"""
+
+from __future__ import annotations
+
+import re
+
+from isasim.core.errors import AssemblyError
+from isasim.core.program import Instruction, Program
+
+from .forms import FORMS, LOCATION_KINDS, AscendForm, Param
+
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(.*)", re.DOTALL)
+_LOCATION = re.compile(r"([A-Za-z0-9_]+)\s*\[\s*([^\]]*?)\s*\]")
+_INTEGER = re.compile(r"(0x[0-9a-f]+|[0-9]+)", re.ASCII | re.IGNORECASE)
+_NAMES = {form.name.lower(): form.name for form in FORMS}
+
+
+def _integer(text: str, p: Param) -> int:
+    if not _INTEGER.fullmatch(text):
+        raise AssemblyError(f"{p.name}={text}: expected a non-negative integer ({p.doc})")
+    value = int(text, 0)
+    if not p.lo <= value <= p.hi:
+        raise AssemblyError(f"{p.name}={text}: out of range {p.lo}..{p.hi} ({p.doc})")
+    return value
+
+
+def _value(p: Param, text: str):
+    text = text.strip()
+    if p.kind in LOCATION_KINDS:
+        m = _LOCATION.fullmatch(text)
+        if not m:
+            raise AssemblyError(f"{p.name}={text}: expected {p.kind}[{'address' if p.kind == 'GM' else 'offset'}]")
+        buffer = m.group(1)
+        if buffer.upper() not in LOCATION_KINDS:
+            raise AssemblyError(f"'{buffer}' is not a buffer (the buffers: {', '.join(LOCATION_KINDS)})")
+        if buffer.upper() != p.kind:
+            raise AssemblyError(f"{p.name}={text}: this form's {p.name} is in {p.kind}, not {buffer.upper()}")
+        return _integer(m.group(2), Param(p.name, "int", "a byte offset or address", lo=0, hi=(1 << 64) - 1))
+    if p.kind == "int":
+        return _integer(text, p)
+    if p.kind == "bool":
+        if text.lower() not in ("true", "false"):
+            raise AssemblyError(f"{p.name}={text}: expected true or false")
+        return text.lower() == "true"
+    if text not in p.choices:  # dtype or mode: the Ascend C names, exactly
+        raise AssemblyError(f"{p.name}={text}: unknown {'type' if p.kind == 'dtype' else 'mode'} "
+                            f"(one of {', '.join(p.choices)})")
+    return text
+
+
+def value_text(p: Param, value) -> str:
+    """A parameter's value as the printer writes it."""
+    if p.kind == "GM":
+        return f"GM[{value:#x}]"
+    if p.kind in LOCATION_KINDS:
+        return f"{p.kind}[{value}]"
+    if p.kind == "bool":
+        return "true" if value else "false"
+    if p.kind == "int":
+        return f"{value:#x}" if p.hi >= 1 << 32 else str(value)
+    return str(value)
+
+
+def instruction_text(form: AscendForm, operands: tuple) -> str:
+    return f"{form.name}({', '.join(f'{p.name}={value_text(p, v)}' for p, v in zip(form.params, operands))})"
+
+
+def _arguments(name: str, rest: str) -> list[tuple[str, str]]:
+    """``(a=1, b=L1[0])`` as [("a", "1"), ("b", "L1[0]")]."""
+    rest = rest.strip()
+    if not (rest.startswith("(") and rest.endswith(")")):
+        raise AssemblyError(f"{name}: expected {name}(name=value, ...)")
+    body = rest[1:-1].strip()
+    pairs = []
+    for part in (body.split(",") if body else []):
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip() or not value.strip():
+            raise AssemblyError(f"{name}: '{part.strip()}' is not name=value")
+        pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
+def _form_for(name: str, given: dict[str, str]) -> AscendForm:
+    """The form of call ``name`` that the given dst/src buffers (and marker parameter) pick."""
+    forms = FORMS.of_mnemonic(name.lower())
+    locations = {}
+    for key in ("dst", "src"):
+        m = _LOCATION.fullmatch(given.get(key, ""))
+        if m:
+            locations[key] = m.group(1).upper()
+    for key, buffer in locations.items():
+        if buffer not in LOCATION_KINDS:
+            raise AssemblyError(f"'{_LOCATION.fullmatch(given[key]).group(1)}' is not a buffer "
+                                f"(the buffers: {', '.join(LOCATION_KINDS)})")
+    matching = [f for f in forms if all(f.buffers.get(k, b) == b for k, b in locations.items())]
+    if len(matching) > 1:
+        marked = [f for f in matching if f.marker is not None and f.marker in given]
+        matching = marked or [f for f in matching if f.marker is None]
+    if not matching:
+        ways = "; ".join(f"dst={f.buffers.get('dst')}, src={f.buffers.get('src')}" for f in forms)
+        moved = " -> ".join(locations.get(k, "?") for k in ("src", "dst"))
+        raise AssemblyError(f"{forms[0].name} has no form moving {moved} (it has: {ways})")
+    return matching[0]
+
+
+def parse_line(body: str) -> AscendForm | tuple:
+    m = _CALL.fullmatch(body)
+    if not m:
+        raise AssemblyError(f"'{body}' is not an instruction: expected Call(name=value, ...)")
+    name, rest = m.group(1), m.group(2)
+    if name.lower() not in _NAMES:
+        raise AssemblyError(f"unknown instruction '{name}' (ascend_cube has {', '.join(dict.fromkeys(_NAMES.values()))})")
+    canonical = _NAMES[name.lower()]
+    if name != canonical:
+        raise AssemblyError(f"'{name}' is spelled {canonical}, as in Ascend C")
+    pairs = _arguments(canonical, rest)
+    given: dict[str, str] = {}
+    for key, value in pairs:
+        if key in given:
+            raise AssemblyError(f"{canonical}: {key} is given twice")
+        given[key] = value
+    form = _form_for(canonical, given)
+    unknown = [key for key in given if key not in form.operand_names]
+    if unknown:
+        raise AssemblyError(f"{canonical}: no parameter '{unknown[0]}' (it takes {', '.join(form.operand_names)})")
+    operands = []
+    for p in form.params:
+        if p.name in given:
+            operands.append(_value(p, given[p.name]))
+        elif p.required:
+            raise AssemblyError(f"{canonical}: {p.name} is missing ({p.doc})")
+        else:
+            operands.append(p.default)
+    return form, tuple(operands)
+
+
+def _strip(line: str) -> str:
+    return re.split(r"#|//", line, maxsplit=1)[0].strip()
+
+
+def assemble(text: str, isa: str, source: str, base: int) -> Program:
+    instructions = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        body = _strip(line)
+        if not body:
+            continue
+        if re.match(r"[A-Za-z_.][A-Za-z0-9_.]*\s*:(?!:)", body):
+            raise AssemblyError("ascend_cube programs are straight-line: no labels (generate the loop's "
+                                "iterations instead)", source=source, line=number)
+        try:
+            form, operands = parse_line(body)
+        except AssemblyError as error:
+            raise error.located(source, number)
+        address = base + len(instructions)
+        instructions.append(Instruction(form, operands, address, None, instruction_text(form, operands),
+                                        line=number, size=1))
+    return Program(isa, base, instructions, {}, source)

@@ -1,0 +1,74 @@
+"""What the Ascend cube's semantics see: the state, GM and the run's configuration, in the docs' words.
+
+Every access checks what the hardware checks, and raises the fault that names the rule:
+a buffer access past the end (BUFFER_OVERFLOW), an address off its alignment (ALIGNMENT),
+a GM byte no init region maps (GM_FAULT).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from isasim.core.faults import Fault, MemoryFault
+
+from .chips import ALIGNMENT
+from .state import CTRL_FLOAT_NON_SATURATING, AscendState
+
+
+class AscendContext:
+    def __init__(self, state: AscendState, memory, config: dict):
+        self.state, self.memory, self.config = state, memory, config
+        self.chip = state.chip
+        self.options = config["options"]
+
+    # ---- buffers --------------------------------------------------------------------------------
+    def check_aligned(self, buffer: str, offset: int, what: str) -> None:
+        alignment = ALIGNMENT[buffer]
+        if offset % alignment:
+            raise Fault("ALIGNMENT", f"{what} {buffer}[{offset}] is not {alignment}-byte aligned "
+                                     f"({buffer} addresses are multiples of {alignment} B)")
+
+    def check_inside(self, buffer: str, offset: int, size: int, what: str) -> None:
+        capacity = self.chip.buffers[buffer]
+        if offset + size > capacity:
+            raise Fault("BUFFER_OVERFLOW", f"{what} {buffer}[{offset}] .. {buffer}[{offset + size - 1}] runs past "
+                                           f"the end of {buffer} ({capacity} B on {self.chip.name})")
+
+    def read(self, buffer: str, offset: int, size: int, what: str) -> np.ndarray:
+        self.check_inside(buffer, offset, size, what)
+        return self.state.read_buffer(buffer, offset, size)
+
+    def write(self, buffer: str, offset: int, data: np.ndarray, what: str) -> None:
+        data = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+        self.check_inside(buffer, offset, data.size, what)
+        self.state.write_buffer(buffer, offset, data)
+
+    # ---- GM -------------------------------------------------------------------------------------
+    def gm_read(self, address: int, size: int) -> np.ndarray:
+        try:
+            return np.frombuffer(self.memory.read(address, size), dtype=np.uint8).copy()
+        except MemoryFault as fault:
+            raise GM_FAULT(fault) from None
+
+    def gm_write(self, address: int, data: np.ndarray) -> None:
+        try:
+            self.memory.write(address, np.ascontiguousarray(data).view(np.uint8).tobytes())
+        except MemoryFault as fault:
+            raise GM_FAULT(fault) from None
+
+    # ---- control ----------------------------------------------------------------------------------
+    def reg(self, name: str) -> int:
+        return self.state.regs[name]
+
+    def set_reg(self, name: str, value: int) -> None:
+        self.state.set_reg(name, value)
+
+    @property
+    def float_saturating(self) -> bool:
+        """CTRL[48] = 0: float results saturate (inf -> +-max, NaN -> 0); 1: inf and NaN pass through."""
+        return not self.state.regs["ctrl"] & CTRL_FLOAT_NON_SATURATING
+
+
+def GM_FAULT(fault: MemoryFault) -> Fault:
+    """An access to GM no init region maps (or a write to a read-only one)."""
+    return Fault("GM_FAULT", fault.rule, address=fault.address, access=fault.access)

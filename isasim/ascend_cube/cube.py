@@ -1,0 +1,97 @@
+"""Mmad: C = A.B on the cube unit, with C from zero, from the bias table, or accumulated.
+
+The buffers hold fractals (A: Zz on 910B and Nz on 950 in L0A; B: Zn in L0B; C: Nz 16x16 in
+L0C); :mod:`.layouts` turns them into matrices and back, and :func:`.mmad_math.mmad` does the
+arithmetic, exactly as the options say.  m, n and k are padded to whole fractals in the
+buffers; the padding is neither read into the product nor written.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from isasim.core.faults import Fault
+
+from .chips import ELEMENT_BYTES
+
+MAX_DIMENSION = 4095  # MmadParams m, n, k: each in [0, 4095]
+L0C_SIDE = 16
+
+
+def _round_up(value: int, unit: int) -> int:
+    return -(-value // unit) * unit
+
+
+def accumulator_type(ctx, a_type: str, b_type: str) -> str:
+    for a, b, c in ctx.chip.mmad_types:
+        if (a, b) == (a_type, b_type):
+            return c
+    raise Fault("UNSUPPORTED", f"Mmad {a_type} x {b_type}: {ctx.chip.name} multiplies "
+                               + ", ".join(f"{a} x {b} -> {c}" for a, b, c in ctx.chip.mmad_types))
+
+
+def _storage(size: int):
+    return {1: np.uint8, 2: np.uint16, 4: np.uint32}[size]
+
+
+def read_matrix(ctx, buffer: str, offset: int, layout: str, rows: int, cols: int, dtype: str) -> np.ndarray:
+    """The rows x cols matrix (element bits) whose fractals start at buffer[offset], in ``layout``
+    (L0C's fractals are 16 x 16 whatever the type; L0A's and L0B's 16 x 32 bytes)."""
+    from . import layouts
+
+    size = ELEMENT_BYTES[dtype]
+    fractal = layouts.L0C_FRACTAL if buffer == "L0C" else layouts.fractal_shape(dtype)
+    along = (fractal[1], fractal[0]) if layout == "Zn" else fractal  # Zn: (K0 rows of K, N0 columns)
+    padded = layouts.padded_shape(rows, cols, along)
+    data = ctx.read(buffer, offset, padded[0] * padded[1] * size, buffer).view(_storage(size))
+    unpack = {"Zz": layouts.zz_to_nd, "Nz": layouts.nz_to_nd, "Zn": layouts.zn_to_nd}[layout]
+    return unpack(data, rows, cols, dtype, fractal)
+
+
+def write_matrix(ctx, offset: int, matrix: np.ndarray, dtype: str) -> None:
+    """Write ``matrix`` (element bits) into L0C's Nz fractals at offset, leaving the padding as it was."""
+    from . import layouts
+
+    rows, cols = matrix.shape
+    padded = layouts.padded_shape(rows, cols, layouts.L0C_FRACTAL)
+    current = ctx.read("L0C", offset, padded[0] * padded[1] * 4, "c").view(np.uint32)
+    image = layouts.nz_to_nd(current, *padded, dtype, layouts.L0C_FRACTAL)
+    image[:rows, :cols] = matrix
+    packed = layouts.nd_to_nz(image, dtype, layouts.L0C_FRACTAL)
+    ctx.write("L0C", offset, np.ascontiguousarray(packed, dtype=np.uint32).view(np.uint8), "c")
+
+
+def mmad(ctx, form, p):
+    """IF m > 4095 OR n > 4095 OR k > 4095: PARAM_RANGE
+    IF m == 0 OR n == 0 OR k == 0: nothing (a NOP, as documented)
+    A = L0A[a] as m x k (Zz on 910B, Nz on 950), B = L0B[b] as k x n (Zn)
+    C0 = 0                               cmatrixInitVal
+       = BT[bias] broadcast over rows    cmatrixSource (cmatrixInitVal false)
+       = L0C[c] as m x n (Nz)            otherwise (accumulate; also isBias)
+    L0C[c] = C0 + A.B    int8: exact int32 sum (wrap or saturate: option l0c_int32_overflow)
+                         float: float32 (option mmad_float_accumulation; CTRL[48] saturation)"""
+    from . import mmad_math
+
+    m, n, k = p["m"], p["n"], p["k"]
+    for name in ("m", "n", "k"):
+        if p[name] > MAX_DIMENSION:
+            raise Fault("PARAM_RANGE", f"Mmad {name}={p[name]}: m, n and k are at most {MAX_DIMENSION}")
+    c_type = accumulator_type(ctx, p["aType"], p["bType"])
+    ctx.check_aligned("L0C", p["c"], "c")
+    ctx.check_aligned("L0A", p["a"], "a")
+    ctx.check_aligned("L0B", p["b"], "b")
+    ctx.check_aligned("BT", p["bias"], "bias")
+    if 0 in (m, n, k):
+        return
+    a = read_matrix(ctx, "L0A", p["a"], ctx.chip.a_layout, m, k, p["aType"])
+    b = read_matrix(ctx, "L0B", p["b"], "Zn", k, n, p["bType"])
+    initial = None
+    from_bias = not p["cmatrixInitVal"] and p["cmatrixSource"]
+    if from_bias:
+        row = ctx.read("BT", p["bias"], n * 4, "bias").view(np.uint32)
+        initial = np.broadcast_to(row, (m, n)).copy()
+    elif not p["cmatrixInitVal"] or p["isBias"]:
+        initial = read_matrix(ctx, "L0C", p["c"], "Nz", m, n, c_type)
+    result = mmad_math.mmad(a, b, initial, p["aType"], p["bType"], ctx.options,
+                            saturate=ctx.float_saturating)
+    write_matrix(ctx, p["c"], np.asarray(result, dtype=np.uint32), c_type)

@@ -1,0 +1,134 @@
+"""``isasim explain`` and ``isasim docs`` for the Ascend cube (an Explainer, see isasim.core.explain).
+
+Every section comes from the form's one declaration (:mod:`isasim.ascend_cube.forms`): the
+syntax and parameters, the pseudocode (the semantics function's docstring), the faults.  The
+worked example fills the buffers the instruction reads with seeded random data, runs the
+real machine on the instruction, and checks its result against the same result worked out
+here from the pseudocode, by other means (element loops, exact fractions), so a machine
+that moved or computed the wrong thing is caught.
+"""
+
+from __future__ import annotations
+
+import random
+
+from isasim.core.errors import IsasimError
+from isasim.core.explain import (
+    Cell, Code, ExplainError, ExplainOptions, Explanation, Figure, Grid, Paragraph, ReferencePage, Section, Table,
+    fault_blocks, run_example, setup_blocks,
+)
+
+from .. import ISA
+from ..assembler import value_text
+from ..forms import FORMS, LOCATION_KINDS
+from . import worked
+
+GM_SOURCE = 0x100000  # where the examples' GM source data is
+GM_DESTINATION = 0x200000  # and where a Fixpipe writes
+
+EXAMPLES = {
+    "DataCopy_GM_to_L1": f"DataCopy(dst=L1[64], src=GM[{GM_SOURCE:#x}], blockCount=2, blockLen=1, srcStride=1, "
+                         "dstStride=0)",
+    "DataCopy_GM_to_L1_Nd2Nz": f"DataCopy(dst=L1[0], src=GM[{GM_SOURCE:#x}], dtype=float16, nValue=3, dValue=20, "
+                               "srcDValue=24, dstNzC0Stride=16)",
+    "DataCopy_L1_to_BT": "DataCopy(dst=BT[0], src=L1[0], srcType=float16, dstType=float32, blockLen=1)",
+    "DataCopy_L1_to_FB": "DataCopy(dst=FB[0], src=L1[0], blockLen=2)",
+    "LoadData_L1_to_L0A": "LoadData(dst=L0A[512], src=L1[0], dtype=float16, startIndex=1, repeatTimes=1, "
+                          "ifTranspose=true)",
+    "LoadData_L1_to_L0B": "LoadData(dst=L0B[0], src=L1[0], dtype=int8, repeatTimes=2, srcStride=2)",
+    "Mmad": "Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=int8, bType=int8, m=16, n=16, k=32)",
+    "Fixpipe_L0C_to_GM": f"Fixpipe(dst=GM[{GM_DESTINATION:#x}], src=L0C[0], srcType=int32, dstType=int32, "
+                         "nSize=16, mSize=16, srcStride=16, dstStride=16)",
+    "Fixpipe_L0C_to_L1": "Fixpipe(dst=L1[0], src=L0C[0], srcType=float32, dstType=float32, nSize=16, mSize=16, "
+                         "srcStride=16, dstStride=16)",
+    "SetFixpipePreQuantFlag": "SetFixpipePreQuantFlag(config=0x400000000000)",
+    "SetFixPipeConfig": "SetFixPipeConfig(quantPre=FB[128])",
+    "SetAtomicAdd": "SetAtomicAdd(dtype=float32)",
+    "SetAtomicNone": "SetAtomicNone()",
+}
+
+
+class AscendExplainer:
+    OPTIONS = ()
+    INIT_HELP = ("Give the buffers the instruction reads as init.arrays (l1, l0a, l0b, l0c, bt, fb: whole "
+                 "buffers in hex) and GM as init.memory; without them the example fills them with seeded data.")
+    SCREENSHOTS = ()
+
+    def reference_pages(self) -> list[ReferencePage]:
+        return [ReferencePage(form.id.lower(), form.group, EXAMPLES[form.id], form.syntax, form.summary)
+                for form in FORMS]
+
+    def explain(self, instruction: str | None, code: bytes | None, options: ExplainOptions) -> Explanation:
+        if code is not None:
+            raise ExplainError("ascend_cube has no binary encoding (none is public): give the instruction as text")
+        try:
+            config = ISA.configure(options.config)
+            program = ISA.assemble(instruction, source="explain")
+        except IsasimError as error:
+            raise ExplainError(str(error)) from None
+        if len(program.instructions) != 1:
+            raise ExplainError(f"explain takes one instruction, not {len(program.instructions)}")
+        ins = program.instructions[0]
+        form = ins.form
+        params = dict(zip(form.operand_names, ins.operands))
+        sections = [
+            Section("Encoding", [Paragraph("ascend_cube has no binary encoding (Huawei publishes none): the "
+                                           "program text is the instruction, one per address.")]),
+            Section("Operands", [Table(["parameter", "is", "here"],
+                                       [[p.name, p.doc, value_text(p, params[p.name])] for p in form.params])]
+                    if form.params else [Paragraph("none")]),
+            Section("Operation", [Code(form.doc)]),
+            Section("Faults", [Table(["fault", "when"], [list(f) for f in form.faults])] if form.faults
+                    else [Paragraph("none")]),
+            Section("Configuration", [Table(["setting", "value"], [["chip", config["chip"]]]
+                                            + [[name, str(value)] for name, value in config["options"].items()])]),
+        ]
+        blocks, panels = self._example(ins, params, config, options)
+        sections.append(Section("Example", blocks))
+        command = f'isasim explain "{ins.text}" --isa ascend_cube' + (
+            f" --seed {options.seed}" if options.seed != 1 else "") + (
+            f" --chip {config['chip']}" if config["chip"] != "910B" else "")
+        figure = Figure(ins.text, panels, legend=[("changed", "what the step wrote")])
+        return Explanation("ascend_cube", form.syntax, ins.text, None, form.summary,
+                           facts=[("group", form.group), ("form id", form.id), ("chip", config["chip"])],
+                           sections=sections, figure=figure, command=command)
+
+    def _example(self, ins, params: dict, config: dict, options: ExplainOptions):
+        rng = random.Random(options.seed)
+        form = ins.form
+        chip = config["chip"]
+        seeds = worked.example_data(form, params, chip, rng)
+        memory = []
+        if form.buffers.get("src") == "GM":
+            memory.append((params["src"], seeds.pop("GM"), True))
+        if form.buffers.get("dst") == "GM":
+            memory.append((params["dst"], bytes(worked.gm_span(form, params)), True))
+        regs = seeds.pop("regs", {})
+        if options.init is not None:
+            regs.update(options.init.regs)
+            memory = list(options.init.memory) or memory
+            seeds.update({name.upper(): data for name, data in options.init.arrays.items()})
+
+        def seed(machine):
+            for buffer, data in seeds.items():
+                machine.state.write_buffer(buffer, 0, data)
+
+        run = run_example("ascend_cube", ins.text, config=config, regs=regs, memory=memory,
+                          max_steps=options.max_steps, snapshot=_snapshot, before_step=seed)
+        blocks = setup_blocks(run, "the buffers it reads filled with seeded data first")
+        if run.fault:
+            return blocks + fault_blocks(run), []
+        written = [w for w in run.record.writes]
+        blocks.append(Table(["write", "bytes or value"],
+                            [[str(w.where) if w.kind != "mem" else f"GM {w.where:#x}",
+                              f"{len(w.new)} bytes" if isinstance(w.new, bytes) else f"{w.old:#x} -> {w.new:#x}"]
+                             for w in written], title="What the step wrote (the machine's journal)"))
+        worked_blocks, panels = worked.work(form, params, run, chip, config["options"])
+        return blocks + worked_blocks, panels
+
+
+def _snapshot(state) -> dict:
+    return {"regs": dict(state.regs), "buffers": {name: data.copy() for name, data in state.buffers.items()}}
+
+
+EXPLAINER = AscendExplainer()

@@ -1,0 +1,332 @@
+"""The worked examples of ``isasim explain``: seeded data for what an instruction reads, and its result
+worked out here from the pseudocode, by other means than the machine (element loops over the
+documented address formulas, exact fractions for float sums), beside the machine's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import struct
+from fractions import Fraction
+
+import numpy as np
+
+from isasim.core.explain import Cell, Check, Grid, Paragraph, Table
+
+from ..chips import CHIPS, ELEMENT_BYTES
+
+BLOCK, FRACTAL = 32, 512
+
+
+def _random_bytes(rng, size: int) -> bytes:
+    return bytes(rng.randrange(256) for _ in range(size))
+
+
+def _finite_halves(rng, count: int) -> bytes:
+    """Random float16 values, none inf or NaN, small enough that their products and sums stay finite."""
+    return b"".join(struct.pack("<e", rng.choice([-1, 1]) * rng.randrange(0, 2048) / 64) for _ in range(count))
+
+
+def gm_span(form, p) -> bytes:
+    """The zeroed GM a Fixpipe example writes into: every row it can reach."""
+    size = ELEMENT_BYTES[p["dstType"]]
+    rows = p["mSize"] if p["nz2nd"] else -(-p["nSize"] * size // 32) * p["dstStride"]
+    return bytes(rows * (p["dstStride"] * size if p["nz2nd"] else 32) + p["nSize"] * size)
+
+
+def example_data(form, p, chip: str, rng) -> dict:
+    """{buffer: bytes from offset 0, "GM": bytes at src, "regs": {...}} for what the instruction reads."""
+    fid = form.id
+    if fid == "DataCopy_GM_to_L1":
+        return {"GM": _random_bytes(rng, p["blockCount"] * (p["blockLen"] + p["srcStride"]) * BLOCK)}
+    if fid == "DataCopy_GM_to_L1_Nd2Nz":
+        count = (p["ndNum"] - 1) * p["srcNdMatrixStride"] + p["nValue"] * p["srcDValue"]
+        return {"GM": _random_bytes(rng, count * ELEMENT_BYTES[p["dtype"]])}
+    if fid == "DataCopy_L1_to_BT":
+        size = p["src"] + p["blockCount"] * (p["blockLen"] + p["srcStride"]) * BLOCK
+        return {"L1": _finite_halves(rng, size // 2) if p["srcType"] == "float16" else _random_bytes(rng, size)}
+    if form.name in ("DataCopy", "LoadData"):
+        size = p["src"] + (p.get("startIndex", 0) + p.get("repeatTimes", p.get("blockCount", 1)) *
+                           max(p["srcStride"], 1) + 1) * FRACTAL
+        return {"L1": _random_bytes(rng, min(size, CHIPS[chip].buffers["L1"]))}
+    if fid == "Mmad":
+        return _mmad_data(p, rng)
+    if form.name == "Fixpipe":
+        words = p["src"] + -(-p["nSize"] // 16) * p["srcStride"] * 16
+        if p["srcType"] == "int32":
+            data = b"".join(struct.pack("<i", rng.randrange(-5000, 5000)) for _ in range(words))
+        else:
+            data = b"".join(struct.pack("<f", rng.randrange(-50000, 50000) / 16) for _ in range(words))
+        return {"L0C": data}
+    return {}
+
+
+def _mmad_data(p, rng) -> dict:
+    size_a, size_b = ELEMENT_BYTES[p["aType"]], ELEMENT_BYTES[p["bType"]]
+    k0a = BLOCK // size_a
+    m1, k1, n1 = -(-p["m"] // 16), -(-p["k"] // k0a), -(-p["n"] // 16)
+    fill = {1: _random_bytes, 2: lambda r, n: _finite_halves(r, n // 2)}
+    data = {"L0A": fill[size_a](rng, p["a"] + m1 * k1 * FRACTAL), "L0B": fill[size_b](rng, p["b"] + k1 * n1 * FRACTAL)}
+    if not p["cmatrixInitVal"]:
+        cells = (p["c"] + n1 * m1 * 1024) // 4
+        data["L0C"] = b"".join(struct.pack("<i" if size_a == 1 else "<f", rng.randrange(-1000, 1000))
+                               for _ in range(cells))
+        data["BT"] = b"".join(struct.pack("<i" if size_a == 1 else "<f", rng.randrange(-1000, 1000))
+                              for _ in range((p["bias"] + 4 * p["n"]) // 4))
+    return data
+
+
+# ---- the checks ------------------------------------------------------------------------------------
+
+
+def _digest(data: bytes) -> str:
+    return f"{len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()[:16]}"
+
+
+def _bytes_grid(title: str, data: bytes, changed: bool = False) -> Grid:
+    shown = data[:32]
+    return Grid(title, [[Cell(f"{b:02x}", "changed" if changed else None) for b in shown]],
+                col_labels=[str(i) for i in range(len(shown))], group=4)
+
+
+def work(form, p, run, chip: str, options: dict):
+    before, state, memory = run.before, run.machine.state, run.machine.memory
+    fid = form.id
+    if form.name in ("SetFixpipePreQuantFlag", "SetFixPipeConfig", "SetAtomicAdd", "SetAtomicNone"):
+        return _register_check(form, p, state)
+    if fid == "Mmad":
+        return _mmad(p, before, state, chip, options)
+    if form.name == "Fixpipe":
+        return _fixpipe(form, p, before, state, memory, chip, options)
+    expected = _moved_bytes(form, p, before, run)
+    blocks, panels = [], []
+    for buffer, offset, data in expected:
+        machine = state.buffers[buffer][offset : offset + len(data)].tobytes()
+        blocks.append(Check(f"{buffer}[{offset}] .. {buffer}[{offset + len(data) - 1}]", _digest(data),
+                            _digest(machine)))
+        panels.append([_bytes_grid(f"expected {buffer}[{offset}..]", data),
+                       _bytes_grid(f"machine {buffer}[{offset}..]", machine, True)])
+    return blocks, panels
+
+
+def _moved_bytes(form, p, before, run) -> list[tuple[str, int, bytes]]:
+    """(buffer, offset, bytes) the pseudocode says the data movement writes, worked out element by element."""
+    fid = form.id
+
+    if fid in ("DataCopy_GM_to_L1", "DataCopy_L1_to_FB"):
+        out = []
+        source = (run.machine.memory.read(p["src"], p["blockCount"] * (p["blockLen"] + p["srcStride"]) * BLOCK)
+                  if fid == "DataCopy_GM_to_L1" else before["buffers"]["L1"][p["src"]:].tobytes())
+        for i in range(p["blockCount"]):
+            start = i * (p["blockLen"] + p["srcStride"]) * BLOCK
+            out.append((form.buffers["dst"], p["dst"] + i * (p["blockLen"] + p["dstStride"]) * BLOCK,
+                        bytes(source[start : start + p["blockLen"] * BLOCK])))
+        return out
+    if fid == "DataCopy_GM_to_L1_Nd2Nz":
+        size = ELEMENT_BYTES[p["dtype"]]
+        c0 = BLOCK // size
+        image = bytearray(before["buffers"]["L1"].tobytes())
+        lowest, highest = len(image), 0
+        for t in range(p["ndNum"]):
+            for r in range(p["nValue"]):
+                for d in range(p["dValue"]):
+                    src = p["src"] + (t * p["srcNdMatrixStride"] + r * p["srcDValue"] + d) * size
+                    dst = (p["dst"] + t * p["dstNzMatrixStride"] * size
+                           + ((d // c0) * p["dstNzC0Stride"] + r * p["dstNzNStride"]) * BLOCK + (d % c0) * size)
+                    image[dst : dst + size] = run.machine.memory.read(src, size)
+                    lowest, highest = min(lowest, dst), max(highest, dst + size)
+        return [("L1", lowest, bytes(image[lowest:highest]))]
+    if fid == "DataCopy_L1_to_BT":
+        out = []
+        l1 = before["buffers"]["L1"].tobytes()
+        scale = ELEMENT_BYTES[p["dstType"]] // ELEMENT_BYTES[p["srcType"]]
+        for i in range(p["blockCount"]):
+            start = p["src"] + i * (p["blockLen"] + p["srcStride"]) * BLOCK
+            chunk = l1[start : start + p["blockLen"] * BLOCK]
+            if p["srcType"] == "float16":  # each half value, as a Python float, packed as float32
+                chunk = b"".join(struct.pack("<f", struct.unpack("<e", chunk[k:k + 2])[0])
+                                 for k in range(0, len(chunk), 2))
+            elif p["srcType"] == "bfloat16":
+                chunk = b"".join(b"\0\0" + chunk[k:k + 2] for k in range(0, len(chunk), 2))
+            out.append(("BT", p["dst"] + i * (p["blockLen"] + p["dstStride"]) * BLOCK * scale, chunk))
+        return out
+    # LoadData: each fractal, transposed element by element where asked
+    out = []
+    l1 = before["buffers"]["L1"].tobytes()
+    for i in range(p["repeatTimes"]):
+        start = p["src"] + (p["startIndex"] + i * p["srcStride"]) * FRACTAL
+        fractal = l1[start : start + FRACTAL]
+        if p["ifTranspose"]:
+            fractal = b"".join(fractal[(c * 16 + r) * 2 : (c * 16 + r) * 2 + 2] for r in range(16) for c in range(16))
+        out.append((form.buffers["dst"], p["dst"] + i * (1 + p["dstGap"]) * FRACTAL, fractal))
+    return out
+
+
+def _register_check(form, p, state):
+    from ..state import ATOMIC_MODES
+
+    name, value = {"SetFixpipePreQuantFlag": ("quant_pre", lambda: p["config"]),
+                   "SetFixPipeConfig": ("fpc", lambda: p["quantPre"]),
+                   "SetAtomicAdd": ("atomic", lambda: ATOMIC_MODES.index(p["dtype"])),
+                   "SetAtomicNone": ("atomic", lambda: 0)}[form.name]
+    blocks = [Check(name, f"{value():#x}", f"{state.regs[name]:#x}")]
+    if name == "quant_pre":
+        from ..views.buffers import quant_word_rows
+
+        rows = quant_word_rows(state.regs[name], state.chip.name)
+        if rows:
+            blocks.insert(0, Table(["field", "value"], [list(r) for r in rows], title="The quant word, field by field"))
+    return blocks, [[Grid("registers after", [[Cell(f"{state.regs[name]:#x}", "changed")]], col_labels=[name])]]
+
+
+# ---- Mmad: one element of C worked through -----------------------------------------------------------
+
+
+def _element(data: np.ndarray, offset: int, dtype: str):
+    size = ELEMENT_BYTES[dtype]
+    raw = data[offset : offset + size].tobytes()
+    if dtype == "int8":
+        return struct.unpack("<b", raw)[0]
+    if dtype == "uint8":
+        return raw[0]
+    if dtype == "float16":
+        return Fraction(struct.unpack("<e", raw)[0])
+    if dtype == "bfloat16":
+        return Fraction(struct.unpack("<f", b"\0\0" + raw)[0])
+    if dtype == "float32":
+        return Fraction(struct.unpack("<f", raw)[0])
+    raise ValueError(dtype)
+
+
+def a_offset(layout: str, i: int, kk: int, m: int, k: int, k0: int) -> int:
+    """Byte index of A(i, kk) in L0A, in elements: Zz (M1, K1, M0, K0) or Nz (K1, M1, M0, K0)."""
+    m1, k1 = -(-m // 16), -(-k // k0)
+    if layout == "Zz":
+        return ((i // 16) * k1 + kk // k0) * 16 * k0 + (i % 16) * k0 + kk % k0
+    return ((kk // k0) * m1 + i // 16) * 16 * k0 + (i % 16) * k0 + kk % k0
+
+
+def b_offset(kk: int, j: int, n: int, k0: int) -> int:
+    """B(kk, j) in L0B, in elements: Zn (K1, N1, N0, K0)."""
+    n1 = -(-n // 16)
+    return ((kk // k0) * n1 + j // 16) * 16 * k0 + (j % 16) * k0 + kk % k0
+
+
+def c_offset(i: int, j: int, m: int) -> int:
+    """C(i, j) in L0C, in 4-byte elements: Nz (N1, M1, 16, 16)."""
+    return ((j // 16) * -(-m // 16) + i // 16) * 256 + (i % 16) * 16 + j % 16
+
+
+def round_to_f32(value: Fraction) -> int:
+    """An exact value rounded once to float32, to nearest with ties to even (finite results only)."""
+    if value == 0:
+        return 0
+    sign = 0x80000000 if value < 0 else 0
+    value = abs(value)
+    exponent = value.numerator.bit_length() - value.denominator.bit_length()
+    if Fraction(2) ** exponent > value:
+        exponent -= 1
+    exponent = max(exponent, -126)  # below it the spacing stays 2^-149 (subnormals)
+    scaled = value / Fraction(2) ** (exponent - 23)
+    whole = scaled.numerator // scaled.denominator
+    rest = scaled - whole
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and whole % 2):
+        whole += 1
+    return sign | struct.unpack("<I", struct.pack("<f", float(whole * Fraction(2) ** (exponent - 23))))[0]
+
+
+def _f32(bits: int) -> Fraction:
+    return Fraction(struct.unpack("<f", struct.pack("<I", bits))[0])
+
+
+def _mmad(p, before, state, chip: str, options: dict):
+    m, n, k = p["m"], p["n"], p["k"]
+    if 0 in (m, n, k):
+        return [Paragraph("m, n or k is 0: Mmad is a NOP and wrote nothing."),
+                Check("bytes written", "0", "0")], []
+    a_type, b_type = p["aType"], p["bType"]
+    k0 = BLOCK // ELEMENT_BYTES[a_type]
+    layout = CHIPS[chip].a_layout
+    i, j = (7 * m) // 11, (5 * n) // 9
+    a_data, b_data = before["buffers"]["L0A"], before["buffers"]["L0B"]
+    sa, sb = ELEMENT_BYTES[a_type], ELEMENT_BYTES[b_type]
+    a = [_element(a_data, p["a"] + sa * a_offset(layout, i, kk, m, k, k0), a_type) for kk in range(k)]
+    b = [_element(b_data, p["b"] + sb * b_offset(kk, j, n, k0), b_type) for kk in range(k)]
+    integer = isinstance(a[0], int)
+    if not p["cmatrixInitVal"] and p["cmatrixSource"]:
+        raw = before["buffers"]["BT"][p["bias"] + 4 * j : p["bias"] + 4 * j + 4].tobytes()
+        start, start_note = (struct.unpack("<i", raw)[0] if integer else Fraction(struct.unpack("<f", raw)[0])), \
+            f"bias BT[{p['bias'] + 4 * j}]"
+    elif not p["cmatrixInitVal"] or p["isBias"]:
+        at = p["c"] + 4 * c_offset(i, j, m)
+        raw = before["buffers"]["L0C"][at : at + 4].tobytes()
+        start, start_note = (struct.unpack("<i", raw)[0] if integer else Fraction(struct.unpack("<f", raw)[0])), \
+            f"C before, L0C[{at}]"
+    else:
+        start, start_note = 0, "0 (cmatrixInitVal)"
+    products = [x * y for x, y in zip(a, b)]
+    rows = [[str(kk), str(a[kk]), str(b[kk]), str(products[kk])] for kk in range(min(k, 8))]
+    if k > 8:
+        rows.append(["...", "", "", f"({k - 8} more)"])
+    table = Table(["k", f"A[{i}][k]", f"B[k][{j}]", "product (exact)"], rows,
+                  title=f"C[{i}][{j}]: its k products")
+    at = p["c"] + 4 * c_offset(i, j, m)
+    machine_bits = int.from_bytes(state.buffers["L0C"][at : at + 4].tobytes(), "little")
+    if integer:
+        total = start + sum(products)
+        if options.get("l0c_int32_overflow") == "saturate":
+            result = max(-(1 << 31), min((1 << 31) - 1, total))
+        else:
+            result = (total + (1 << 31)) % (1 << 32) - (1 << 31)
+        note = Paragraph(f"C[{i}][{j}] = {start_note} + sum of products = {total}, as int32 "
+                         f"({options.get('l0c_int32_overflow')}): {result}")
+        check = Check(f"C[{i}][{j}] (L0C[{at}], int32)", str(result),
+                      str(machine_bits - (1 << 32) if machine_bits >> 31 else machine_bits))
+    else:
+        if options.get("mmad_float_accumulation") == "fp32_per_k_step":
+            bits = round_to_f32(Fraction(start))
+            for product in products:
+                bits = round_to_f32(_f32(bits) + product)
+        else:
+            bits = round_to_f32(start + sum(products))
+        note = Paragraph(f"C[{i}][{j}] = {start_note} + the products, rounded to float32 "
+                         f"({options.get('mmad_float_accumulation')}): {float(_f32(bits))!r}")
+        check = Check(f"C[{i}][{j}] (L0C[{at}], float32 bits)", f"{bits:#010x}", f"{machine_bits:#010x}")
+    panels = [[Grid(f"A row {i}", [[Cell(str(x)) for x in a[:16]]], col_labels=[str(c) for c in range(min(k, 16))]),
+               Grid(f"B column {j}", [[Cell(str(x)) for x in b[:16]]], col_labels=[str(c) for c in range(min(k, 16))])],
+              [Grid(f"C[{i}][{j}] after", [[Cell(check.machine, "changed")]])]]
+    return [table, note, check], panels
+
+
+# ---- Fixpipe: one element through every step ---------------------------------------------------------
+
+
+def _fixpipe(form, p, before, state, memory, chip: str, options: dict):
+    from .. import fixpipe_math
+
+    i, j = (p["mSize"] - 1) // 2, (p["nSize"] - 1) // 3
+    at = p["src"] + 4 * (((j // 16) * p["srcStride"] + i) * 16 + j % 16)
+    value = int.from_bytes(before["buffers"]["L0C"][at : at + 4].tobytes(), "little")
+    mode = p["quantPre"]
+    if mode.startswith("V"):
+        fpc = before["regs"]["fpc"] + 8 * j
+        word = int.from_bytes(before["buffers"]["FB"][fpc : fpc + 8].tobytes(), "little")
+    else:
+        word = before["regs"]["quant_pre"]
+    steps = fixpipe_math.element_steps(value, p["srcType"], mode, word, p["reluEn"], chip, options)
+    table = Table(["step", "value"], [list(s) for s in steps], title=f"C[{i}][{j}] (L0C[{at}]) through the fixpipe")
+    size = ELEMENT_BYTES[p["dstType"]]
+    if p["nz2nd"]:
+        offset = p["dst"] + (i * p["dstStride"] + j) * size
+    else:
+        per_row = 32 // size
+        offset = p["dst"] + ((j // per_row) * p["dstStride"] + i) * 32 + (j % per_row) * size
+    if form.buffers["dst"] == "GM":
+        machine = memory.read(offset, size)
+    else:
+        machine = state.buffers["L1"][offset : offset + size].tobytes()
+    expected = re.findall(r"0x[0-9a-f]+", steps[-1][1])[-1]  # the output step ends with the bits in hex
+    expected = f"{int(expected, 16):#0{2 + 2 * size}x}"
+    check = Check(f"output element ({i}, {j}) bits", expected, f"{int.from_bytes(machine, 'little'):#0{2 + 2 * size}x}")
+    return [table, check], [[Grid("output element", [[Cell(check.machine, "changed")]])]]

@@ -1,0 +1,164 @@
+"""The fixpipe: L0C -> GM or L1 with quantization, ReLU, Nz -> ND and atomic add; and its control.
+
+The arithmetic of every quant mode is :func:`isasim.ascend_cube.fixpipe_math.quantize`
+(pure, element by element); this module reads L0C, the quant words and the control
+state, checks what the hardware checks, and writes the result where FixpipeParams say.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from isasim.core.faults import Fault
+
+from .chips import ELEMENT_BYTES
+from .numerics import FixpipeParamError
+from .state import ATOMIC_MODES
+
+L0C_FRACTAL_SIDE = 16  # L0C holds 16x16 fractals of 4-byte elements
+QUANT_WORD_BYTES = 8
+
+
+def is_vector_mode(mode: str) -> bool:
+    """A V-prefixed mode takes one quant word per output column from FB (the per-channel form)."""
+    return mode.startswith("V")
+
+
+def check_mode(ctx, mode: str, src_type: str, dst_type: str) -> None:
+    chip = ctx.chip
+    if mode not in chip.quant_modes:
+        raise Fault("UNSUPPORTED", f"quantPre={mode}: {chip.name} has no such Fixpipe mode")
+    if (src_type, dst_type) not in chip.fixpipe_types:
+        raise Fault("UNSUPPORTED", f"Fixpipe {src_type} -> {dst_type}: {chip.name} has no such output "
+                                   f"(its pairs: {', '.join(f'{a}->{b}' for a, b in chip.fixpipe_types)})")
+    from .fixpipe_math import QUANT_MODES
+
+    spec = QUANT_MODES[mode]
+    outputs = spec.outputs
+    if mode == "NoQuant":
+        if dst_type != src_type:
+            raise Fault("UNSUPPORTED", f"quantPre=NoQuant moves {src_type} unchanged, not to {dst_type}")
+        return
+    if src_type not in spec.l0c_dtypes or dst_type not in outputs:
+        raise Fault("UNSUPPORTED", f"quantPre={mode} converts {' or '.join(spec.l0c_dtypes)} to "
+                                   f"{' or '.join(outputs)}, not {src_type} to {dst_type}")
+
+
+def quant_words(ctx, mode: str, n: int):
+    """The scalar quant word (quant_pre), or for a vector mode the n per-channel words FB holds at fpc."""
+    if not is_vector_mode(mode):
+        return ctx.reg("quant_pre")
+    if n > ctx.chip.quant_params_per_pass:
+        raise Fault("QUANT_PARAM", f"{mode} with nSize={n}: one pass takes {ctx.chip.quant_params_per_pass} "
+                                   f"per-channel words on {ctx.chip.name} (split N)")
+    return ctx.read("FB", ctx.reg("fpc"), QUANT_WORD_BYTES * n, "the per-channel quant words at fpc").view(np.uint64)
+
+
+def read_l0c(ctx, offset: int, m: int, n: int, stride: int, l0c_type: str) -> np.ndarray:
+    """The m x n matrix whose Nz fractals start at L0C[offset]: element (i, j) is the 4-byte word at
+    offset + ((j / 16) * stride + i) * 16 * 4 + (j MOD 16) * 4 (stride: rows per column block)."""
+    blocks = -(-n // L0C_FRACTAL_SIDE)
+    size = blocks * stride * L0C_FRACTAL_SIDE * 4
+    data = ctx.read("L0C", offset, size, "src").view(np.uint32).reshape(blocks, stride, L0C_FRACTAL_SIDE)
+    return data[:, :m, :].transpose(1, 0, 2).reshape(m, blocks * L0C_FRACTAL_SIDE)[:, :n].copy()
+
+
+def fixpipe(ctx, form, p):
+    """check quantPre is a mode of the chip and (srcType, dstType) one of its pairs
+    words = quant_pre (scalar mode) or FB[fpc ..+ 8*nSize] (V mode: one 64-bit word per column)
+    C = the mSize x nSize matrix of L0C[src] (Nz, srcStride rows per 16-column block)
+    out = quantize(C, mode, words, reluEn)       each element: shift, convert, x M1 (x M2 if negative),
+                                                 round, + offset, saturate (fixpipe_math)
+    nz2nd: dst[i*dstStride + j] = out[i][j]      else Nz: 32-byte rows, dstStride rows per column block
+    GM with SetAtomicAdd: dst = dst + out in the atomic type"""
+    from . import fixpipe_math
+
+    m, n, mode = p["mSize"], p["nSize"], p["quantPre"]
+    check_mode(ctx, mode, p["srcType"], p["dstType"])
+    ctx.check_aligned("L0C", p["src"], "src")
+    if p["srcStride"] < -(-m // L0C_FRACTAL_SIDE) * L0C_FRACTAL_SIDE:
+        raise Fault("PARAM_RANGE", f"srcStride {p['srcStride']} is less than mSize {m} rounded up to 16")
+    if p["nz2nd"] and p["dstStride"] < n:
+        raise Fault("PARAM_RANGE", f"dstStride {p['dstStride']} is less than nSize {n}: ND rows would overlap")
+    words = quant_words(ctx, mode, n)
+    values = read_l0c(ctx, p["src"], m, n, p["srcStride"], p["srcType"])
+    try:
+        out, out_type = fixpipe_math.quantize(values, p["srcType"], mode, words, p["reluEn"], ctx.chip.name,
+                                              ctx.options)
+    except FixpipeParamError as error:
+        raise Fault("QUANT_PARAM", f"quantPre={mode}: {error}") from None
+    if out_type != p["dstType"]:
+        raise Fault("QUANT_PARAM", f"quantPre={mode} with this quant word writes {out_type} (bit 46, the sign "
+                                   f"bit, selects int8 or uint8), but dstType={p['dstType']}")
+    size = ELEMENT_BYTES[out_type]
+    out = np.ascontiguousarray(out).view(np.uint8).reshape(m, n * size)
+    if form.buffers["dst"] == "GM":
+        _write_gm(ctx, p, out, out_type, size)
+    else:
+        ctx.check_aligned("L1", p["dst"], "dst")
+        for offset, chunk in _placements(p, out, size):
+            ctx.write("L1", offset, chunk, "dst")
+
+
+def _placements(p, out: np.ndarray, size: int):
+    """(destination byte offset, bytes) for each piece of the output: an ND row, or a 32-byte Nz row."""
+    m, row_bytes = out.shape
+    if p["nz2nd"]:
+        return [(p["dst"] + i * p["dstStride"] * size, out[i]) for i in range(m)]
+    pieces = []
+    for block in range(-(-row_bytes // 32)):
+        for i in range(m):
+            pieces.append((p["dst"] + (block * p["dstStride"] + i) * 32, out[i, block * 32:(block + 1) * 32]))
+    return pieces
+
+
+def _write_gm(ctx, p, out: np.ndarray, out_type: str, size: int) -> None:
+    atomic = ATOMIC_MODES[ctx.reg("atomic")]
+    pieces = _placements(p, out, size)
+    if atomic == "none":
+        for address, chunk in pieces:
+            ctx.gm_write(address, chunk)
+        return
+    if atomic != out_type:
+        raise Fault("UNSUPPORTED", f"SetAtomicAdd({atomic}) adds {atomic}, but this Fixpipe writes {out_type}")
+    sums = [(address, atomic_add(ctx.gm_read(address, chunk.size), chunk, atomic)) for address, chunk in pieces]
+    for address, total in sums:
+        ctx.gm_write(address, total)
+
+
+def atomic_add(old: np.ndarray, new: np.ndarray, dtype: str) -> np.ndarray:
+    """old + new in ``dtype``: IEEE addition rounded to nearest-even for the float types (a float32 sum of two
+    half or bf16 values is exact, so rounding it once gives the IEEE result), wrapping for the integers."""
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        total = old.view(ml_dtypes.bfloat16).astype(np.float32) + new.view(ml_dtypes.bfloat16).astype(np.float32)
+        return total.astype(ml_dtypes.bfloat16).view(np.uint8)
+    numpy_type = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "int16": np.int16,
+                  "int8": np.int8}[dtype]
+    with np.errstate(over="ignore"):
+        return (old.view(numpy_type) + new.view(numpy_type)).astype(numpy_type).view(np.uint8)
+
+
+def set_pre_quant_flag(ctx, form, p):
+    """quant_pre = config      (the scalar quant word of the non-V modes)"""
+    ctx.set_reg("quant_pre", p["config"])
+
+
+def set_fixpipe_config(ctx, form, p):
+    """fpc = quantPre          (where in FB the V modes' per-channel words start)"""
+    ctx.check_aligned("FB", p["quantPre"], "quantPre")
+    ctx.check_inside("FB", p["quantPre"], QUANT_WORD_BYTES, "quantPre")
+    ctx.set_reg("fpc", p["quantPre"])
+
+
+def set_atomic_add(ctx, form, p):
+    """atomic = dtype          (the fixpipe's GM writes add to GM in dtype)"""
+    if p["dtype"] not in ATOMIC_MODES[1:]:
+        raise Fault("UNSUPPORTED", f"SetAtomicAdd<{p['dtype']}>: atomic add takes {', '.join(ATOMIC_MODES[1:])}")
+    ctx.set_reg("atomic", ATOMIC_MODES.index(p["dtype"]))
+
+
+def set_atomic_none(ctx, form, p):
+    """atomic = none           (GM writes are plain stores)"""
+    ctx.set_reg("atomic", 0)

@@ -1,0 +1,202 @@
+"""What ``isasim run`` and ``isasim step`` show of the Ascend cube: the control registers (the quant
+word decoded field by field), the buffers as typed grids, and L0C as the matrix its Nz fractals hold.
+
+A buffer is shown in rows of 32 bytes (one C0 row of a fractal); L0C's default view is its
+fractals, 16 x 16 elements each (``p l0c fp32``), and ``p l0c nd M N`` reads the M x N matrix
+that Mmad and Fixpipe see there.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from rich.console import Group
+from rich.text import Text
+
+from isasim.core.errors import IsasimError
+from isasim.core.isa import WatchTarget
+from isasim.core.numerics import ELEMENT_TYPES
+from isasim.core.render import grid, key_value_table
+
+from ..chips import BUFFER_NAMES
+from ..state import ATOMIC_MODES, REGISTER_NAMES, AscendState, array_name
+
+ROW_BYTES = {"L1": 32, "L0A": 32, "L0B": 32, "L0C": 64, "BT": 64, "FB": 64}
+VIEWS = {"L1": ("uint8", "int8", "fp16", "bf16", "int32", "fp32"),
+         "L0A": ("int8", "uint8", "fp16", "bf16", "fp32"), "L0B": ("int8", "uint8", "fp16", "bf16", "fp32"),
+         "L0C": ("int32", "fp32", "uint32"), "BT": ("fp32", "int32"), "FB": ("uint64", "uint8")}
+BY_ARRAY = {array_name(b): b for b in BUFFER_NAMES}
+MAX_ROWS = 16
+
+
+def buffer_grid(state: AscendState, buffer: str, element: str, *, first: int = 0, size: int | None = None,
+                hex_values: bool = False, width: int = 100, max_rows: int | None = MAX_ROWS,
+                changed: tuple[int, int] | None = None) -> Group:
+    """Bytes first .. first+size of ``buffer`` as rows of ROW_BYTES, labelled by byte offset."""
+    storage, kind = ELEMENT_TYPES[element]
+    row_bytes = ROW_BYTES[buffer]
+    size = state.buffers[buffer].size - first if size is None else size
+    start = first - first % row_bytes
+    end = -(-(first + size) // row_bytes) * row_bytes
+    data = state.buffers[buffer][start:end]
+    values = data.view(storage).reshape(-1, row_bytes // np.dtype(storage).itemsize)
+    mask = None
+    if changed is not None:
+        byte_mask = np.zeros(end - start, dtype=bool)
+        byte_mask[changed[0] - start : changed[1] - start] = True
+        mask = byte_mask.reshape(values.shape[0], -1, np.dtype(storage).itemsize).any(axis=2)
+    labels = [f"{buffer}[{start + r * row_bytes}]" for r in range(values.shape[0])]
+    digits = 2 * np.dtype(storage).itemsize if hex_values else None
+    return grid(values, kind, title=f"{buffer}  {element}  (rows of {row_bytes} B)", hex_digits=digits,
+                changed=mask, width=width, max_rows=max_rows, row_labels=labels)
+
+
+def l0c_matrix(state: AscendState, rows: int, cols: int, element: str, *, offset: int = 0,
+               hex_values: bool = False, width: int = 100) -> Group:
+    """The rows x cols matrix whose Nz fractals start at L0C[offset]: element (i, j) at
+    offset + ((j / 16) * ceil16(rows) + i) * 64 + (j MOD 16) * 4."""
+    storage, kind = ELEMENT_TYPES[element]
+    padded = -(-rows // 16) * 16
+    blocks = -(-cols // 16)
+    size = blocks * padded * 64
+    if offset + size > state.buffers["L0C"].size:
+        raise IsasimError(f"a {rows} x {cols} matrix at L0C[{offset}] runs past the end of L0C")
+    words = state.buffers["L0C"][offset : offset + size].view(np.uint32).reshape(blocks, padded, 16)
+    matrix = words.transpose(1, 0, 2).reshape(padded, blocks * 16)[:rows, :cols].astype(np.uint32)
+    values = matrix.view(storage) if np.dtype(storage).itemsize == 4 else matrix
+    return grid(values, kind, title=f"L0C[{offset}] as a {rows} x {cols} {element} matrix (Nz fractals)",
+                hex_digits=8 if hex_values else None, width=width)
+
+
+def quant_word_rows(word: int, chip: str) -> list[tuple[str, str]]:
+    """The scalar quant word, field by field (numerics.decode_quant_word), or why it does not decode."""
+    try:
+        from ..numerics import decode_quant_word
+
+        decoded = decode_quant_word(word, chip)
+    except ImportError:
+        return []
+    except ValueError as error:
+        return [("  (invalid)", str(error))]
+    return [(f"  {name} [{first + width - 1}:{first}]", f"{value} ({meaning})")
+            for first, width, name, value, meaning in decoded.fields]
+
+
+def registers_table(state: AscendState, highlight: set[str] | None = None):
+    rows = []
+    for name in REGISTER_NAMES:
+        value = state.regs[name]
+        note = f" ({ATOMIC_MODES[value]})" if name == "atomic" else ""
+        rows.append((name, f"{value:#x}{note}"))
+        if name == "quant_pre" and value:
+            rows.extend(quant_word_rows(value, state.chip.name))
+    rows.append(("pc", f"{state.pc:#x}"))
+    return key_value_table(f"registers ({state.chip.name})", rows, highlight=highlight)
+
+
+def _element(buffer: str, element_types: dict | None) -> str:
+    return (element_types or {}).get(array_name(buffer), VIEWS[buffer][0])
+
+
+def state_view(state: AscendState, *, element_types: dict[str, str] | None = None, hex_values: bool = False,
+               width: int = 100, **_options) -> Group:
+    """The registers, then every buffer that holds a non-zero byte (the others are as reset left them)."""
+    parts = [registers_table(state)]
+    for buffer in BUFFER_NAMES:
+        if state.buffers[buffer].any():
+            parts.append(buffer_grid(state, buffer, _element(buffer, element_types), hex_values=hex_values,
+                                     width=width, size=_used(state, buffer)))
+    return Group(*parts)
+
+
+def _used(state: AscendState, buffer: str) -> int:
+    """Bytes up to the last non-zero one, in whole rows (so a grid ends where the data does)."""
+    last = int(np.flatnonzero(state.buffers[buffer]).max()) + 1
+    row = ROW_BYTES[buffer]
+    return -(-last // row) * row
+
+
+def step_view(record, state: AscendState, *, element_types: dict[str, str] | None = None, hex_values: bool = False,
+              width: int = 100, **_options) -> Group:
+    parts = []
+    registers = [(str(w.where), f"{w.old:#x} -> {w.new:#x}") for w in record.writes if w.kind == "reg"]
+    if registers:
+        parts.append(key_value_table("registers", registers))
+        if any(w.where == "quant_pre" for w in record.writes if w.kind == "reg"):
+            parts.append(key_value_table("quant_pre decoded", quant_word_rows(state.regs["quant_pre"],
+                                                                                state.chip.name)))
+    spans: dict[str, list[int]] = {}
+    for w in record.writes:
+        if w.kind == "array":
+            buffer = BY_ARRAY[w.where.name]
+            low, high = w.where.subscript, w.where.subscript + len(w.new)
+            span = spans.setdefault(buffer, [low, high])
+            span[0], span[1] = min(span[0], low), max(span[1], high)
+    for buffer, (low, high) in spans.items():
+        parts.append(buffer_grid(state, buffer, _element(buffer, element_types), first=low, size=high - low,
+                                 hex_values=hex_values, width=width, changed=(low, high)))
+    for w in record.writes:
+        if w.kind == "mem":
+            parts.append(Text(f"GM {w.where:#x}: {w.old.hex(' ')} -> {w.new.hex(' ')}"))
+    return Group(*parts) if parts else Text("(no state changed)", style="dim")
+
+
+def item_view(state: AscendState, what: str, args: list[str], *, width: int = 100):
+    """``p WHAT``: a register, ``regs``, a buffer [TYPE] [hex] [all] [@OFFSET], or ``l0c nd M N [@OFFSET]``."""
+    name = what.lower()
+    if name in ("regs", "registers"):
+        return registers_table(state)
+    if name in state.register_names():
+        value = state.read_register(name)
+        lines = [Text(f"{name} = {value:#x} ({value})")]
+        if name == "quant_pre":
+            lines += [Text(f"{field}: {text}") for field, text in quant_word_rows(value, state.chip.name)]
+        return Group(*lines)
+    buffer = BY_ARRAY.get(name)
+    if buffer is None:
+        return None
+    offset = 0
+    words = []
+    for arg in args:
+        if arg.startswith("@"):
+            try:
+                offset = int(arg[1:], 0)
+            except ValueError:
+                raise IsasimError(f"'{arg}' is not an offset (@N)") from None
+        else:
+            words.append(arg)
+    if buffer == "L0C" and words[:1] == ["nd"]:
+        if len(words) < 3 or not all(w.isdigit() for w in words[1:3]):
+            raise IsasimError("p l0c nd M N [int32|fp32] [hex] [@OFFSET]: the matrix's rows and columns")
+        element = next((w for w in words[3:] if w in VIEWS["L0C"]), "int32")
+        return l0c_matrix(state, int(words[1]), int(words[2]), element, offset=offset,
+                          hex_values="hex" in words, width=width)
+    unknown = [w for w in words if w not in VIEWS[buffer] and w not in ("hex", "all")]
+    if unknown:
+        raise IsasimError(f"{name} is shown as {', '.join(VIEWS[buffer])}, not '{unknown[0]}'")
+    element = next((w for w in words if w in VIEWS[buffer]), VIEWS[buffer][0])
+    if offset >= state.buffers[buffer].size:
+        raise IsasimError(f"{buffer} is {state.buffers[buffer].size} bytes: @{offset} is past its end")
+    return buffer_grid(state, buffer, element, first=offset, hex_values="hex" in words, width=width,
+                       max_rows=None if "all" in words else MAX_ROWS)
+
+
+def watch_value(state: AscendState, what: str, element_types: dict[str, str]) -> WatchTarget | None:
+    """A register (a number), a whole buffer, or a byte range of one (``l0c[1024:2048]``)."""
+    name = what.lower()
+    if name in state.register_names():
+        return WatchTarget(state.read_register(name))
+    m = re.fullmatch(r"([a-z0-9]+)(?:\[(\d+)(?::(\d+))?\])?", name)
+    if not m or m.group(1) not in BY_ARRAY:
+        return None
+    buffer = BY_ARRAY[m.group(1)]
+    data = state.buffers[buffer]
+    element = element_types.get(m.group(1), VIEWS[buffer][0])
+    if m.group(2) is None:
+        return WatchTarget(data.tobytes(), element)
+    low = int(m.group(2))
+    high = int(m.group(3)) if m.group(3) else low + np.dtype(ELEMENT_TYPES[element].storage).itemsize
+    if not low < high <= data.size:
+        raise IsasimError(f"{buffer} is {data.size} bytes: [{low}:{high}] is not a range of it")
+    return WatchTarget(data[low:high].tobytes(), element)

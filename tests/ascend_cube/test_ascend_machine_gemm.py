@@ -1,0 +1,201 @@
+"""A whole cube pipeline on the machine, as an Ascend C kernel writes it, against numpy.
+
+A and B^T sit in GM as ND matrices; DataCopy with Nd2NzParams makes Nz fractals in L1;
+LoadData moves them to L0A (Zz on 910B: one load per row of fractals; Nz on 950: one load)
+and L0B (Zn: one load); Mmad multiplies; Fixpipe writes C to GM as ND.  The expectations
+are numpy's matrix products (int64, then the int32 the option says) and numpy's own
+float16 rounding, never this package's arithmetic, so a wrong layout, a wrong address
+formula or a wrong sum fails here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from isasim.core.machine import Machine
+from isasim.ascend_cube.numerics import pack_scale
+
+A_GM, B_GM, C_GM, WORDS_GM = 0x100000, 0x200000, 0x300000, 0x400000
+
+
+def _ceil(value: int, unit: int) -> int:
+    return -(-value // unit) * unit
+
+
+def cube_program(m: int, k: int, n: int, dtype: str, chip: str, *, fixpipe: str, accumulate: bool = False) -> str:
+    """The kernel's lines: A (m x k) and B^T (n x k) ND in GM -> Nz in L1 -> L0A / L0B -> Mmad -> ``fixpipe``."""
+    size = {"int8": 1, "float16": 2}[dtype]
+    k0 = 32 // size
+    m1, k1, n1 = _ceil(m, 16) // 16, _ceil(k, k0) // k0, _ceil(n, 16) // 16
+    b_l1 = _ceil(m1 * k1 * 512, 512)
+    lines = [f"DataCopy(dst=L1[0], src=GM[{A_GM:#x}], dtype={dtype}, nValue={m}, dValue={k}, srcDValue={k}, "
+             f"dstNzC0Stride={m1 * 16})",
+             f"DataCopy(dst=L1[{b_l1}], src=GM[{B_GM:#x}], dtype={dtype}, nValue={n}, dValue={k}, srcDValue={k}, "
+             f"dstNzC0Stride={n1 * 16})"]
+    if chip == "910B":  # Zz: the fractals of row block r are fractals r, r + M1, r + 2 M1 ... of L1's Nz
+        lines += [f"LoadData(dst=L0A[{r * k1 * 512}], src=L1[0], dtype={dtype}, startIndex={r}, repeatTimes={k1}, "
+                  f"srcStride={m1})" for r in range(m1)]
+    else:  # 950: A is Nz in L0A too
+        lines.append(f"LoadData(dst=L0A[0], src=L1[0], dtype={dtype}, repeatTimes={m1 * k1})")
+    lines.append(f"LoadData(dst=L0B[0], src=L1[{b_l1}], dtype={dtype}, repeatTimes={k1 * n1})")
+    mmad = f"Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType={dtype}, bType={dtype}, m={m}, n={n}, k={k})"
+    lines.append(mmad)
+    if accumulate:
+        lines.append(mmad.replace(")", ", cmatrixInitVal=false)"))
+    lines.append(fixpipe.format(m=m, n=n, stride=m1 * 16))
+    return "\n".join(lines)
+
+
+def run(program: str, memory: list, chip: str = "910B", options: dict | None = None, regs: dict | None = None):
+    machine = Machine("ascend_cube", {"chip": chip, "options": options or {}})
+    machine.load(machine.assemble(program), regs=regs or {}, memory=memory)
+    machine.run()
+    return machine
+
+
+def _inputs(m, k, n, dtype, seed):
+    rng = np.random.default_rng(seed)
+    if dtype == "int8":
+        a = rng.integers(-128, 128, (m, k)).astype(np.int8)
+        b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    else:  # small multiples of 1/8: every product and sum is exact in float32, so numpy's float64 is the truth
+        a = (rng.integers(-64, 64, (m, k)) / 8).astype(np.float16)
+        b = (rng.integers(-64, 64, (k, n)) / 8).astype(np.float16)
+    return a, b
+
+
+def _memory(a, b, c_bytes):
+    return [(A_GM, a.tobytes(), True), (B_GM, np.ascontiguousarray(b.T).tobytes(), True),
+            (C_GM, bytes(c_bytes), True)]
+
+
+INT32_OUT = ("Fixpipe(dst=GM[0x300000], src=L0C[0], srcType=int32, dstType=int32, nSize={n}, mSize={m}, "
+             "srcStride={stride}, dstStride={n})")
+
+
+@pytest.mark.parametrize("chip", ["910B", "950"])
+@pytest.mark.parametrize("m, k, n", [(16, 32, 16), (30, 70, 40), (1, 5, 3), (48, 96, 33)])
+def test_int8_gemm_is_numpys_product(chip, m, k, n):
+    a, b = _inputs(m, k, n, "int8", m * k + n)
+    machine = run(cube_program(m, k, n, "int8", chip, fixpipe=INT32_OUT), _memory(a, b, 4 * m * n), chip)
+    assert machine.fault is None, machine.fault
+    c = np.frombuffer(machine.memory.read(C_GM, 4 * m * n), dtype=np.int32).reshape(m, n)
+    assert (c == a.astype(np.int64) @ b.astype(np.int64)).all()
+
+
+def test_accumulating_mmad_adds_to_l0c():
+    m, k, n = 20, 40, 24
+    a, b = _inputs(m, k, n, "int8", 3)
+    machine = run(cube_program(m, k, n, "int8", "910B", fixpipe=INT32_OUT, accumulate=True),
+                  _memory(a, b, 4 * m * n))
+    c = np.frombuffer(machine.memory.read(C_GM, 4 * m * n), dtype=np.int32).reshape(m, n)
+    assert (c == 2 * (a.astype(np.int64) @ b.astype(np.int64))).all()
+
+
+@pytest.mark.parametrize("overflow", ["wrap", "saturate"])
+def test_int32_overflow_follows_the_option(overflow):
+    """Every product is -128 x -128 = 2^14; one Mmad of k = 4064 gives 4064 x 2^14, and 41 of them accumulated
+    give 2,729,771,008, past 2^31 - 1: wrapped, or held at the int32 maximum."""
+    m, k, n = 16, 4064, 16
+    a = np.full((m, k), -128, dtype=np.int8)
+    b = np.full((k, n), -128, dtype=np.int8)
+    program = cube_program(m, k, n, "int8", "910B", fixpipe=INT32_OUT)
+    mmad = next(line for line in program.splitlines() if line.startswith("Mmad"))
+    extra = "\n".join([mmad.replace(")", ", cmatrixInitVal=false)")] * 40)
+    program = program.replace(mmad, mmad + "\n" + extra)
+    machine = run(program, _memory(a, b, 4 * m * n), options={"l0c_int32_overflow": overflow})
+    c = np.frombuffer(machine.memory.read(C_GM, 4 * m * n), dtype=np.int32)
+    exact = 41 * 4064 * (1 << 14)
+    want = (1 << 31) - 1 if overflow == "saturate" else exact - (1 << 32)
+    assert (c == want).all()
+
+
+@pytest.mark.parametrize("chip", ["910B", "950"])
+def test_fp16_gemm_through_f322f16_is_numpys_half(chip):
+    m, k, n = 30, 40, 20
+    a, b = _inputs(m, k, n, "float16", 11)
+    out = ("Fixpipe(dst=GM[0x300000], src=L0C[0], srcType=float32, dstType=float16, nSize={n}, mSize={m}, "
+           "srcStride={stride}, dstStride={n}, quantPre=F322F16)")
+    machine = run(cube_program(m, k, n, "float16", chip, fixpipe=out), _memory(a, b, 2 * m * n), chip)
+    assert machine.fault is None, machine.fault
+    c = np.frombuffer(machine.memory.read(C_GM, 2 * m * n), dtype=np.float16).reshape(m, n)
+    want = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16)
+    assert (c.view(np.uint16) == want.view(np.uint16)).all()
+
+
+def test_deqf16_scales_int32_by_m1():
+    """DEQF16 with M1 = 0.25 (a power of two: exact), as the documented order says: int32 -> float, x M1,
+    round to half (numpy's ties-to-even float16)."""
+    m, k, n = 16, 64, 32
+    a, b = _inputs(m, k, n, "int8", 5)
+    word = pack_scale(0.25)
+    out = ("Fixpipe(dst=GM[0x300000], src=L0C[0], srcType=int32, dstType=float16, nSize={n}, mSize={m}, "
+           "srcStride={stride}, dstStride={n}, quantPre=DEQF16)")
+    program = f"SetFixpipePreQuantFlag(config={word:#x})\n" + cube_program(m, k, n, "int8", "910B", fixpipe=out)
+    machine = run(program, _memory(a, b, 2 * m * n))
+    c = np.frombuffer(machine.memory.read(C_GM, 2 * m * n), dtype=np.float16).reshape(m, n)
+    want = ((a.astype(np.int64) @ b.astype(np.int64)) * 0.25).astype(np.float16)
+    assert (c.view(np.uint16) == want.view(np.uint16)).all()
+
+
+def test_vreq8_takes_one_word_per_column_from_fb_with_relu():
+    """VREQ8: each column's own M1 (2^-8 .. 2^-5) and offset, ReLU folded in (M2 = 0): round half to even
+    to s9, + offset, saturate to int8, as the documented Fixpipe order (ASC's golden scripts) has it."""
+    m, k, n = 16, 64, 16
+    a, b = _inputs(m, k, n, "int8", 9)
+    scales = [2.0 ** -(5 + j % 4) for j in range(n)]
+    offsets = [(-1) ** j * (j * 7 % 40) for j in range(n)]
+    words = np.array([pack_scale(s, o) for s, o in zip(scales, offsets)], dtype=np.uint64)
+    out = ("Fixpipe(dst=GM[0x300000], src=L0C[0], srcType=int32, dstType=int8, nSize={n}, mSize={m}, "
+           "srcStride={stride}, dstStride={n}, quantPre=VREQ8, reluEn=true)")
+    program = "\n".join([f"DataCopy(dst=L1[65536], src=GM[{WORDS_GM:#x}], blockLen={8 * n // 32})",
+                         "DataCopy(dst=FB[0], src=L1[65536], blockLen=4)", "SetFixPipeConfig(quantPre=FB[0])",
+                         cube_program(m, k, n, "int8", "910B", fixpipe=out)])
+    machine = run(program, _memory(a, b, m * n) + [(WORDS_GM, words.tobytes(), True)])
+    assert machine.fault is None, machine.fault
+    c = np.frombuffer(machine.memory.read(C_GM, m * n), dtype=np.int8).reshape(m, n)
+    product = (a.astype(np.int64) @ b.astype(np.int64)).astype(np.float64)
+    scaled = np.where(product >= 0, product * np.array(scales), 0.0)
+    want = np.clip(np.clip(np.round(scaled), -256, 255) + np.array(offsets), -128, 127).astype(np.int8)
+    assert (c == want).all()
+
+
+def test_atomic_add_adds_the_second_store_to_the_first():
+    m, k, n = 16, 32, 16
+    a, b = _inputs(m, k, n, "int8", 1)
+    program = cube_program(m, k, n, "int8", "910B", fixpipe=INT32_OUT)
+    fixpipe = program.splitlines()[-1]
+    program += "\nSetAtomicAdd(dtype=int32)\n" + fixpipe + "\nSetAtomicNone()"
+    machine = run(program, _memory(a, b, 4 * m * n))
+    c = np.frombuffer(machine.memory.read(C_GM, 4 * m * n), dtype=np.int32).reshape(m, n)
+    assert (c == 2 * (a.astype(np.int64) @ b.astype(np.int64))).all()
+    assert machine.state.regs["atomic"] == 0
+
+
+def test_bias_table_initialises_c_broadcast_over_rows():
+    """cmatrixSource: C = bias (one row of N, broadcast) + A . B; the bias goes L1 -> BT as int32."""
+    m, k, n = 16, 32, 16
+    a, b = _inputs(m, k, n, "int8", 2)
+    bias = np.arange(-8, 8, dtype=np.int32) * 1000
+    program = cube_program(m, k, n, "int8", "910B", fixpipe=INT32_OUT)
+    program = program.replace("m=16, n=16, k=32)", "m=16, n=16, k=32, cmatrixInitVal=false, cmatrixSource=true)")
+    program = (f"DataCopy(dst=L1[131072], src=GM[{WORDS_GM:#x}], blockLen=2)\n"
+               "DataCopy(dst=BT[0], src=L1[131072], srcType=int32, dstType=int32, blockLen=2)\n" + program)
+    machine = run(program, _memory(a, b, 4 * m * n) + [(WORDS_GM, bias.tobytes(), True)])
+    c = np.frombuffer(machine.memory.read(C_GM, 4 * m * n), dtype=np.int32).reshape(m, n)
+    assert (c == a.astype(np.int64) @ b.astype(np.int64) + bias).all()
+
+
+def test_a_half_bias_is_widened_to_float_in_the_bias_table():
+    half = np.array([1.5, -2.25, 65504, -0.0, 2 ** -24, 3.0, 7.0, 0.1] * 2, dtype=np.float16)
+    program = ("DataCopy(dst=L1[0], src=GM[0x100000], blockLen=1)\n"
+               "DataCopy(dst=BT[64], src=L1[0], srcType=float16, dstType=float32, blockLen=1)")
+    machine = run(program, [(A_GM, half.tobytes(), True)])
+    got = machine.state.buffers["BT"][64:128].view(np.float32)
+    assert (got.view(np.uint32) == half.astype(np.float32).view(np.uint32)).all()
+
+
+def test_mmad_of_zero_size_is_a_nop():
+    machine = run("Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=int8, bType=int8, m=0, n=16, k=32)", [])
+    assert machine.fault is None and not machine.state.buffers["L0C"].any()
