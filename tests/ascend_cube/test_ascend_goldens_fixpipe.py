@@ -26,7 +26,7 @@ from isasim.ascend_cube.options import resolve_options  # noqa: E402
 FILES = ["asc_data_copy_l0c2gm_s%d.json" % i for i in range(1, 7)] + [
     "asc_fixpipe_l0c2gm_s4.json", "asc_fixpipe_l0c2gm_s5.json",
     "asc_req8_driven.json", "asc_qf322b8_driven.json", "asc_deqf16_driven.json",
-    "pto_a2a3_tmov_deqf16_driven.json", "pto_a5_tstore_acc2gm.json"]
+    "pto_a2a3_tmov_deqf16_driven.json", "pto_a5_tstore_acc2gm.json", "opsnn_qbmmv3_kernel_golden.json"]
 BYTES = {"int8": 1, "uint8": 1, "hifloat8": 1, "float8_e4m3fn": 1, "float16": 2, "bfloat16": 2,
          "float32": 4, "int32": 4}
 TOLERATED = {"snap_near_half_integer"}  # integer outputs: OPSNN isclose_compare's |diff| <= 1

@@ -79,3 +79,16 @@ def test_u64_to_deq_scale_and_offset_decode():
     _report("OPSNN u64_to_offset (9-bit signed offset)", off_equal)
     assert not bad, f"{len(bad)} words decode differently (word, our M1, golden M1, our offset, golden offset): {bad[:5]}"
     assert min(dec["offset"]) < 0 < max(dec["offset"])
+
+
+def test_double_scale_word_matches_qbmmv3_golden():
+    # T-T double scale (950 fp8/hif8): scale * pertoken in float32, then & 0xFFFFE000 (scale_generate)
+    groups = [g for g in _load("opsnn_qbmmv3_kernel_golden.json")["groups"] if "pertoken_f32" in g["params"]]
+    assert groups
+    bad = []
+    for g in groups:
+        got = numerics.double_scale_word(_f32(g["params"]["scale_f32"]), _f32(g["params"]["pertoken_f32"]))
+        if got != int(g["word"], 16):
+            bad.append((g["case"], hex(got), g["word"]))
+    _report("OPSNN qbmmv3 golden merged double-scale word", [True] * (len(groups) - len(bad)) + [False] * len(bad))
+    assert not bad, bad
