@@ -81,3 +81,38 @@ def test_fixpipe_group_matches_golden(doc, group):
     if tolerated.any():
         ours, theirs = _signed_byte(got[tolerated]), _signed_byte(want[tolerated])
         assert np.all(np.abs(ours - theirs) <= 1)
+
+
+# Which open options these goldens can tell apart: with the other setting, some elements must
+# differ (the count is printed). This is what the goldens' arithmetic says, not what the hardware
+# does: e.g. every MCB golden shifts by the raw N code, against the documented "0 means 1".
+DISCRIMINATING = [
+    ("asc_req8_driven.json", "mcb_shift", "toward_zero"),
+    ("asc_req8_driven.json", "mcb_n_code", "plus_one"),
+    ("asc_req8_driven.json", "int8_rounding", "ties_away"),
+    ("asc_qf322b8_driven.json", "int8_rounding", "ties_away"),
+    ("asc_qf322b8_driven.json", "fixpipe_multiply", "exact"),
+    ("asc_deqf16_driven.json", "mcb_shift", "toward_zero"),
+    ("asc_deqf16_driven.json", "mcb_n_code", "plus_one"),
+    ("pto_a2a3_tmov_deqf16_driven.json", "mcb_shift", "floor"),
+    ("pto_a2a3_tmov_deqf16_driven.json", "mcb_n_code", "plus_one"),
+]
+
+
+@pytest.mark.parametrize("name,option,other", DISCRIMINATING, ids=[f"{n[:-5]}-{o}={v}" for n, o, v in DISCRIMINATING])
+def test_golden_tells_the_option_settings_apart(name, option, other):
+    doc = json.loads((GOLDENS / name).read_text())
+    assert doc["golden_options"].get(option, other) != other
+    settings = dict(doc["golden_options"], **{option: other})
+    options = resolve_options(doc["chip"], settings)
+    differ = total = 0
+    for group in doc["groups"]:
+        values = np.array([int(v, 16) for v in group["l0c"]], dtype=np.uint32).reshape(1, -1)
+        words = np.array([int(w, 16) for w in group["words"]], dtype=np.uint64)
+        got, _ = fixpipe_math.quantize(values, doc["l0c_dtype"], group["mode"], words, group["relu"], doc["chip"], options)
+        got = np.asarray(got).reshape(-1).astype(np.int64) & ((1 << (8 * BYTES[doc["out_dtype"]])) - 1)
+        want = np.array([int(v, 16) for v in group["out"]], dtype=np.int64)
+        differ += int((got != want).sum())
+        total += want.size
+    print(f"{name} with {option}={other}: {differ}/{total} elements differ from the golden")
+    assert differ > 0
