@@ -109,7 +109,8 @@ def test_golden_tells_the_option_settings_apart(name, option, other):
     for group in doc["groups"]:
         values = np.array([int(v, 16) for v in group["l0c"]], dtype=np.uint32).reshape(1, -1)
         words = np.array([int(w, 16) for w in group["words"]], dtype=np.uint64)
-        got, _ = fixpipe_math.quantize(values, doc["l0c_dtype"], group["mode"], words, group["relu"], doc["chip"], options)
+        got, _ = fixpipe_math.quantize(values, doc["l0c_dtype"], group["mode"], words, group["relu"],
+                                       doc["chip"], options)
         got = np.asarray(got).reshape(-1).astype(np.int64) & ((1 << (8 * BYTES[doc["out_dtype"]])) - 1)
         want = np.array([int(v, 16) for v in group["out"]], dtype=np.int64)
         differ += int((got != want).sum())

@@ -77,7 +77,8 @@ def test_u64_to_deq_scale_and_offset_decode():
             bad.append((word, q.m1, float(_f32(m1)), q.offset, off))
     _report("OPSNN u64_to_deq_scale (M1)", m1_equal)
     _report("OPSNN u64_to_offset (9-bit signed offset)", off_equal)
-    assert not bad, f"{len(bad)} words decode differently (word, our M1, golden M1, our offset, golden offset): {bad[:5]}"
+    assert not bad, (f"{len(bad)} words decode differently "
+                     f"(word, our M1, golden M1, our offset, golden offset): {bad[:5]}")
     assert min(dec["offset"]) < 0 < max(dec["offset"])
 
 
