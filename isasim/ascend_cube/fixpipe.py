@@ -28,7 +28,8 @@ def check_mode(ctx, mode: str, src_type: str, dst_type: str) -> None:
     chip = ctx.chip
     if mode not in chip.quant_modes:
         raise Fault("UNSUPPORTED", f"quantPre={mode}: {chip.name} has no such Fixpipe mode")
-    if (src_type, dst_type) not in chip.fixpipe_types:
+    e5m2 = mode.endswith("QF322FP8_PRE") and dst_type == "float8_e5m2"  # option fp8_e5m2_output decides
+    if (src_type, dst_type) not in chip.fixpipe_types and not e5m2:
         raise Fault("UNSUPPORTED", f"Fixpipe {src_type} -> {dst_type}: {chip.name} has no such output "
                                    f"(its pairs: {', '.join(f'{a}->{b}' for a, b in chip.fixpipe_types)})")
     from .fixpipe_math import QUANT_MODES
@@ -39,7 +40,7 @@ def check_mode(ctx, mode: str, src_type: str, dst_type: str) -> None:
         if dst_type != src_type:
             raise Fault("UNSUPPORTED", f"quantPre=NoQuant moves {src_type} unchanged, not to {dst_type}")
         return
-    if src_type not in spec.l0c_dtypes or dst_type not in outputs:
+    if src_type not in spec.l0c_dtypes or (dst_type not in outputs and not e5m2):
         raise Fault("UNSUPPORTED", f"quantPre={mode} converts {' or '.join(spec.l0c_dtypes)} to "
                                    f"{' or '.join(outputs)}, not {src_type} to {dst_type}")
 
@@ -84,7 +85,10 @@ def fixpipe(ctx, form, p):
     values = read_l0c(ctx, p["src"], m, n, p["srcStride"], p["srcType"])
     try:
         out, out_type = fixpipe_math.quantize(values, p["srcType"], mode, words, p["reluEn"], ctx.chip.name,
-                                              ctx.options)
+                                              ctx.options, output=p["dstType"] if p["dstType"] == "float8_e5m2"
+                                              else None)
+    except fixpipe_math.UnsupportedModeError as error:
+        raise Fault("UNSUPPORTED", str(error)) from None
     except FixpipeParamError as error:
         raise Fault("QUANT_PARAM", f"quantPre={mode}: {error}") from None
     if out_type != p["dstType"]:
