@@ -369,7 +369,9 @@ def element_steps(value_bits: int, l0c_dtype: str, mode: str, word, relu: bool, 
         shown = out_bits - 256 if out_dtype == "int8" and out_bits >= 128 else out_bits
         steps.append(("output", f"{out_dtype} {shown} ({out_bits:#04x})"))
     elif spec.name == "NoQuant":
-        steps.append(("output", f"{out_dtype} bits {out_bits:#010x} (no conversion)"))
+        shown = formats.decode(np.array([out_bits], dtype=np.uint32), out_dtype)[0]
+        shown = int(shown) if out_dtype == "int32" else float(shown)
+        steps.append(("output", f"{out_dtype} {shown!r} ({out_bits:#010x}), no conversion"))
     else:
         saturate = float_saturates(spec.name, chip, options)
         rule = {"hifloat8": "hybrid round" if spec.name.endswith("HYBRID") else "half to away",
