@@ -126,6 +126,11 @@ def _operand(bits, dtype: str):
 
 def _round_ints_to_f32(values, base: int, saturate: bool) -> np.ndarray:
     """Round exact integers times 2**base to float32 bits, once, ties to even."""
+    if isinstance(values, np.ndarray) and values.dtype == np.int64:  # |v| < 2**62: no sticky needed
+        negative = values < 0
+        mags = np.abs(values).astype(np.uint64)
+        exps = np.full(values.shape, base, dtype=np.int64)
+        return round_exact(negative, mags, exps, _FP32, "ties_even", saturate).astype(np.uint32)
     flat = np.asarray(values, dtype=object).reshape(-1)
     negative = np.zeros(flat.shape, dtype=bool)
     mags = np.zeros(flat.shape, dtype=np.uint64)
@@ -192,35 +197,65 @@ def _zero_specials(op):
     return negative & ~special, np.where(special, np.uint64(0), mag), exp, nan, inf, base, top
 
 
+_LIMB_BITS = 25  # k <= 4095 products of two 25-bit limbs sum below 2**62: exact in int64
+_MAX_LIMB_PAIRS = 36  # beyond this many int64 matmuls, Python-int matmul is quicker
+
+
+def _limbs(negative, mag, exp, base: int, count: int) -> list[np.ndarray]:
+    """The values as integers times 2**base, cut into *count* signed 25-bit limbs (int64):
+    value = sum(limb[j] * 2**(25 j)). The magnitudes are small (<= 24 bits), so each limb is one
+    shift of the magnitude, never a wide intermediate."""
+    shift = np.where(mag == 0, 0, exp - base).astype(np.int64)
+    mask = np.uint64((1 << _LIMB_BITS) - 1)
+    sign = np.where(negative, -1, 1).astype(np.int64)
+    limbs = []
+    for j in range(count):
+        s = shift - _LIMB_BITS * j
+        left = (mag << np.clip(s, 0, _LIMB_BITS).astype(np.uint64)) & mask
+        right = np.where(-s > 63, np.uint64(0), mag >> np.clip(-s, 0, 63).astype(np.uint64)) & mask
+        limb = np.where(s >= _LIMB_BITS, np.uint64(0), np.where(s >= 0, left, right))
+        limbs.append(limb.astype(np.int64) * sign)
+    return limbs
+
+
+def _exact_products(a_op, b_op, k: int):
+    """A . B exactly, as (integers, base): int64 when the operands' range allows, else Python ints."""
+    base = a_op[5] + b_op[5]
+    if a_op[6] + b_op[6] + max(k, 1).bit_length() + 1 <= 62:
+        a_int = _signed_ints(*a_op[:3], a_op[5], True)
+        b_int = _signed_ints(*b_op[:3], b_op[5], True)
+        return a_int @ b_int, base
+    a_count = -(-a_op[6] // _LIMB_BITS)
+    b_count = -(-b_op[6] // _LIMB_BITS)
+    if a_count * b_count > _MAX_LIMB_PAIRS:
+        a_int = _signed_ints(*a_op[:3], a_op[5], False)
+        b_int = _signed_ints(*b_op[:3], b_op[5], False)
+        return a_int @ b_int, base
+    a_limbs = _limbs(*a_op[:3], a_op[5], a_count)
+    b_limbs = _limbs(*b_op[:3], b_op[5], b_count)
+    total = None
+    for i, a_limb in enumerate(a_limbs):
+        for j, b_limb in enumerate(b_limbs):
+            part = (a_limb @ b_limb).astype(object) * (1 << (_LIMB_BITS * (i + j)))
+            total = part if total is None else total + part
+    return total, base
+
+
 def _mmad_float_exact(a, b, c, a_dtype, b_dtype, saturate) -> np.ndarray:
     m, k = a.shape
     n = b.shape[1]
     a_op = _zero_specials(_operand(a, a_dtype))
     b_op = _zero_specials(_operand(b, b_dtype))
     c_op = _zero_specials(_operand(c, "float32")) if c is not None else None
-    fits = a_op[6] + b_op[6] + max(k, 1).bit_length() + 1 <= 62
-    a_int = _signed_ints(*a_op[:3], a_op[5], fits)
-    b_int = _signed_ints(*b_op[:3], b_op[5], fits)
-    products = a_int @ b_int  # exact: integers times 2**(a_base + b_base)
-    base = a_op[5] + b_op[5]
+    products, base = _exact_products(a_op, b_op, k)  # exact: integers times 2**base
     if c_op is not None:
-        c_base = c_op[5]
-        common = min(base, c_base)
-        products = _signed_ints_shifted(products, base - common)
-        c_int = _signed_ints(*c_op[:3], common, False)
-        products = products + c_int
+        common = min(base, c_op[5])
+        products = products.astype(object) * (1 << (base - common))
+        products = products + _signed_ints(*c_op[:3], common, False)
         base = common
     out = _round_ints_to_f32(products, base, saturate).reshape(m, n)
     specials = _specials(a_op, b_op, c_op, m, n)
     return _apply_specials(out, specials, saturate)
-
-
-def _signed_ints_shifted(values: np.ndarray, shift: int) -> np.ndarray:
-    out = np.empty(values.shape, dtype=object)
-    flat = out.reshape(-1)
-    for i, v in enumerate(values.reshape(-1).tolist()):
-        flat[i] = int(v) << shift
-    return out
 
 
 def _mmad_float_per_k(a, b, c, a_dtype, b_dtype, saturate) -> np.ndarray:

@@ -140,3 +140,41 @@ def test_dtype_pairs_the_cube_lacks_are_refused():
             accumulator_dtype(a, b)
     with pytest.raises(ValueError, match="do not chain"):
         mmad(np.zeros((2, 3), np.int8), np.zeros((4, 2), np.int8), None, "int8", "int8", EXACT)
+
+
+def _nearest_float32(exact):
+    """The float32 nearest the exact rational (ties to the even code): float() is within one float32
+    step, and exact comparisons with its neighbours pick the answer."""
+    from fractions import Fraction
+    guess = np.float32(float(exact))
+    best = None
+    for candidate in (np.nextafter(guess, np.float32(-np.inf)), guess, np.nextafter(guess, np.float32(np.inf))):
+        if not np.isfinite(candidate):
+            continue
+        key = (abs(Fraction(float(candidate)) - exact), int(candidate.view(np.uint32)) & 1)
+        if best is None or key < best[0]:
+            best = (key, candidate)
+    return best[1]
+
+
+@pytest.mark.parametrize("name,low,high", [("float16", -24, 15), ("bfloat16", -60, 60), ("bfloat16", -126, 62),
+                                           ("float8_e5m2", -16, 15), ("hifloat8", -22, 15)])
+def test_wide_range_sums_are_the_exact_rational_rounded_once(name, low, high):
+    # exponents across the format's range (subnormals included; products finite) force the wide
+    # exact paths: 25-bit limbs in int64 (fp16, bf16 to 2**+-60) and Python ints (bf16 2**-126..2**62)
+    from fractions import Fraction
+    rng = np.random.default_rng(21)
+    value_type, bits_type = TYPES[name]
+    def draw(shape):
+        values = rng.uniform(1, 2, shape) * np.exp2(rng.integers(low, high, shape)) * rng.choice([-1, 1], shape)
+        cast = values.astype(np.float32).astype(value_type)
+        return cast.view(bits_type), cast.astype(np.float64)
+    a_bits, a = draw((6, 24))
+    b_bits, b = draw((24, 5))
+    c = (rng.standard_normal((6, 5)) * 1e-3).astype(np.float32)
+    ours = mmad(a_bits, b_bits, c.view(np.uint32), name, name, EXACT, saturate=False)
+    for i in range(6):
+        for j in range(5):
+            exact = Fraction(float(c[i, j])) + sum(Fraction(a[i, t]) * Fraction(b[t, j]) for t in range(24))
+            want = _nearest_float32(exact)
+            assert ours[i, j] == want.view(np.uint32), (i, j, float(exact))
