@@ -74,9 +74,10 @@ class AscendCube:
     )
     stepper_locations = """    quant_pre, fpc, atomic, ctrl, pc   registers (p, w); p quant_pre decodes the word
     regs                                every register (p)
-    l1 l0a l0b l0c bt fb [TYPE] [hex] [all] [@OFFSET]
+    l1 l0a l0b l0c bt fb [TYPE] [hex] [all]
                                         a buffer as a typed grid of 32/64-byte rows (p, w)
-    l0c nd M N [int32|fp32] [@OFFSET]   the M x N matrix L0C's Nz fractals hold (p)
+    l1[OFFSET]                          a buffer from a byte offset on (p)
+    l0c.nd[MxN], l0c[OFFSET].nd[MxN]    the M x N matrix L0C's Nz fractals hold (p)
     l0c[A:B]                            bytes A..B-1 of a buffer (w)"""
 
     def configure(self, config: dict | None) -> dict:
@@ -149,7 +150,7 @@ class AscendCube:
         buffer = views.BY_ARRAY.get(name)
         if buffer is None or element not in views.VIEWS[buffer]:
             raise ValueError("expected BUFFER:TYPE, BUFFER one of " + ", ".join(views.BY_ARRAY)
-                             + " and TYPE one its view types (l0c: int32, fp32; l0a: int8, fp16, ...)")
+                             + " and TYPE one of its view types (l0c: int32, fp32; l0a: int8, fp16, ...)")
         return name, element
 
     def render_state(self, state: AscendState, program: Program | None = None, **options):

@@ -2,7 +2,7 @@
 word decoded field by field), the buffers as typed grids, and L0C as the matrix its Nz fractals hold.
 
 A buffer is shown in rows of 32 bytes (one C0 row of a fractal); L0C's default view is its
-fractals, 16 x 16 elements each (``p l0c fp32``), and ``p l0c nd M N`` reads the M x N matrix
+fractals, 16 x 16 elements each (``p l0c fp32``), and ``p l0c.nd[MxN]`` reads the M x N matrix
 that Mmad and Fixpipe see there.
 """
 
@@ -142,8 +142,12 @@ def step_view(record, state: AscendState, *, element_types: dict[str, str] | Non
     return Group(*parts) if parts else Text("(no state changed)", style="dim")
 
 
+_ITEM = re.compile(r"([a-z0-9]+)(?:\[(\d+|0x[0-9a-f]+)\])?(?:\.nd\[(\d+)x(\d+)\])?")
+
+
 def item_view(state: AscendState, what: str, args: list[str], *, width: int = 100):
-    """``p WHAT``: a register, ``regs``, a buffer [TYPE] [hex] [all] [@OFFSET], or ``l0c nd M N [@OFFSET]``."""
+    """``p WHAT [TYPE] [hex] [all]``: a register, ``regs``, a buffer (``l0a``), a buffer from a byte offset
+    (``l1[4096]``), or the M x N matrix L0C's Nz fractals hold (``l0c.nd[30x40]``, ``l0c[2048].nd[16x16]``)."""
     name = what.lower()
     if name in ("regs", "registers"):
         return registers_table(state)
@@ -153,31 +157,24 @@ def item_view(state: AscendState, what: str, args: list[str], *, width: int = 10
         if name == "quant_pre":
             lines += [Text(f"{field}: {text}") for field, text in quant_word_rows(value, state.chip.name)]
         return Group(*lines)
-    buffer = BY_ARRAY.get(name)
-    if buffer is None:
+    m = _ITEM.fullmatch(name)
+    if not m or m.group(1) not in BY_ARRAY:
         return None
-    offset = 0
-    words = []
-    for arg in args:
-        if arg.startswith("@"):
-            try:
-                offset = int(arg[1:], 0)
-            except ValueError:
-                raise IsasimError(f"'{arg}' is not an offset (@N)") from None
-        else:
-            words.append(arg)
-    if buffer == "L0C" and words[:1] == ["nd"]:
-        if len(words) < 3 or not all(w.isdigit() for w in words[1:3]):
-            raise IsasimError("p l0c nd M N [int32|fp32] [hex] [@OFFSET]: the matrix's rows and columns")
-        element = next((w for w in words[3:] if w in VIEWS["L0C"]), "int32")
-        return l0c_matrix(state, int(words[1]), int(words[2]), element, offset=offset,
+    buffer = BY_ARRAY[m.group(1)]
+    offset = int(m.group(2), 0) if m.group(2) else 0
+    if offset >= state.buffers[buffer].size:
+        raise IsasimError(f"{buffer} is {state.buffers[buffer].size} bytes: [{offset}] is past its end")
+    words = [a.lower() for a in args]
+    if m.group(3):
+        if buffer != "L0C":
+            raise IsasimError(f".nd[MxN] reads L0C's Nz fractals; {buffer} has no such view")
+        element = next((w for w in words if w in VIEWS["L0C"]), "int32")
+        return l0c_matrix(state, int(m.group(3)), int(m.group(4)), element, offset=offset,
                           hex_values="hex" in words, width=width)
     unknown = [w for w in words if w not in VIEWS[buffer] and w not in ("hex", "all")]
     if unknown:
         raise IsasimError(f"{name} is shown as {', '.join(VIEWS[buffer])}, not '{unknown[0]}'")
     element = next((w for w in words if w in VIEWS[buffer]), VIEWS[buffer][0])
-    if offset >= state.buffers[buffer].size:
-        raise IsasimError(f"{buffer} is {state.buffers[buffer].size} bytes: @{offset} is past its end")
     return buffer_grid(state, buffer, element, first=offset, hex_values="hex" in words, width=width,
                        max_rows=None if "all" in words else MAX_ROWS)
 
