@@ -21,7 +21,8 @@ import numpy as np
 
 from ..core.numerics import bf16_bits_to_float, fp16_bits_to_float, fp32_bits_to_float
 
-__all__ = ["FLOAT_FORMATS", "FloatFormat", "ROUNDINGS", "BITS_DTYPE", "decode", "decode_exact",
+__all__ = ["FLOAT_FORMATS", "FloatFormat", "ROUNDINGS", "BITS_DTYPE", "MIN_NORMAL_EXPONENT", "is_subnormal",
+           "decode", "decode_exact",
            "round_exact", "f32_to_f16_rint", "f32_to_bf16_rint", "f32_to_e4m3fn", "f32_to_e5m2",
            "f32_to_hif8_half_away", "f32_to_hif8_hybrid", "hif8_decode_value"]
 
@@ -149,6 +150,18 @@ def decode(bits, dtype: str) -> np.ndarray:
         return bits.astype(np.uint32).view(np.int32).astype(np.float64)
     width = np.dtype(BITS_DTYPE[dtype]).itemsize * 8
     return _table(dtype)[bits.astype(np.int64) & ((1 << width) - 1)]
+
+
+# The smallest normal magnitude of each float format (HiFloat8: 2**-15; below it the
+# '0000' prefix codes 2**-22 .. 2**-16 are its subnormals).
+MIN_NORMAL_EXPONENT = {"float32": -126, "float16": -14, "bfloat16": -126, "float8_e4m3fn": -6,
+                       "float8_e5m2": -14, "hifloat8": -15}
+
+
+def is_subnormal(bits, dtype: str) -> np.ndarray:
+    """True where *dtype* bits hold a non-zero value below the format's smallest normal."""
+    values = np.abs(decode(bits, dtype))
+    return (values != 0) & (values < 2.0 ** MIN_NORMAL_EXPONENT[dtype])
 
 
 def decode_exact(bits, dtype: str):

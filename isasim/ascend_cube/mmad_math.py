@@ -13,7 +13,9 @@ hifloat8) accumulate into float32. How the hardware orders and rounds the sum is
 - ``fp32_per_k_step``: the accumulator is rounded to float32 after adding each k's product,
   k = 0, 1, ... in order (the PTO CPU model's sequential k loop).
 
-Subnormal inputs keep their value and subnormal results are produced. Special values follow
+Subnormals are option ``mmad_subnormals``: ``keep`` (inputs keep their value, subnormal results
+are produced) or ``flush`` (subnormal inputs and results become zeros of their sign). An exact
+zero sum is +0. Special values follow
 IEEE (a NaN operand, inf x 0 or inf - inf give NaN); then CTRL[48] decides: ``saturate`` (CTRL[48]
 = 0, the Mmad page's saturation mode) turns NaN into 0 and +-inf (from inputs or overflow) into
 +-FLT_MAX, otherwise they pass through (NaN as the default 0x7FC00000).
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .formats import FLOAT_FORMATS, _bit_length, decode_exact, round_exact
+from .formats import FLOAT_FORMATS, _bit_length, decode_exact, is_subnormal, round_exact
 
 __all__ = ["INT_INPUTS", "FLOAT_INPUTS", "accumulator_dtype", "mmad"]
 
@@ -67,12 +69,25 @@ def mmad(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, a_dtype: str, b_dty
     acc = accumulator_dtype(a_dtype, b_dtype)
     if acc == "int32":
         return _mmad_int8(a, b, c, options["l0c_int32_overflow"])
+    flush = options["mmad_subnormals"] == "flush"
+    if flush:
+        a, b = _flush(a, a_dtype), _flush(b, b_dtype)
+        c = _flush(c, "float32") if c is not None else None
     mode = options["mmad_float_accumulation"]
     if mode == "exact_single_rounding":
-        return _mmad_float_exact(a, b, c, a_dtype, b_dtype, saturate)
-    if mode == "fp32_per_k_step":
-        return _mmad_float_per_k(a, b, c, a_dtype, b_dtype, saturate)
-    raise ValueError(f"mmad_float_accumulation={mode!r}")
+        out = _mmad_float_exact(a, b, c, a_dtype, b_dtype, saturate)
+    elif mode == "fp32_per_k_step":
+        out = _mmad_float_per_k(a, b, c, a_dtype, b_dtype, saturate, flush)
+    else:
+        raise ValueError(f"mmad_float_accumulation={mode!r}")
+    return _flush(out, "float32") if flush else out
+
+
+def _flush(bits: np.ndarray, dtype: str) -> np.ndarray:
+    """Subnormals of *dtype* replaced by a zero of their sign (option mmad_subnormals=flush)."""
+    bits = np.asarray(bits)
+    sign = bits & bits.dtype.type(1 << (bits.dtype.itemsize * 8 - 1))
+    return np.where(is_subnormal(bits, dtype), sign, bits).astype(bits.dtype)
 
 
 # ---------------------------------------------------------------------------
@@ -258,7 +273,7 @@ def _mmad_float_exact(a, b, c, a_dtype, b_dtype, saturate) -> np.ndarray:
     return _apply_specials(out, specials, saturate)
 
 
-def _mmad_float_per_k(a, b, c, a_dtype, b_dtype, saturate) -> np.ndarray:
+def _mmad_float_per_k(a, b, c, a_dtype, b_dtype, saturate, flush: bool) -> np.ndarray:
     m, k = a.shape
     n = b.shape[1]
     if c is None:
@@ -267,4 +282,6 @@ def _mmad_float_per_k(a, b, c, a_dtype, b_dtype, saturate) -> np.ndarray:
         acc = np.asarray(c).astype(np.uint32)
     for step in range(k):
         acc = _mmad_float_exact(a[:, step:step + 1], b[step:step + 1, :], acc, a_dtype, b_dtype, saturate)
+        if flush:
+            acc = _flush(acc, "float32")
     return acc

@@ -35,6 +35,10 @@ _OPTION_LIST = (
         "exact_single_rounding: the exact sum of the exact products and L0C, rounded once to fp32 (ties "
         "to even); fp32_per_k_step: L0C rounded to fp32 after each k, in k order (PTO CPU model's loop)"),
     Option(
+        "mmad_subnormals", ("keep", "flush"), "keep",
+        "not documented for the cube (facts 9.1); the goldens' numpy float32 matmul keeps subnormals",
+        "keep: subnormal inputs and results keep their value; flush: they become zeros of their sign"),
+    Option(
         "l0c_int32_overflow", ("saturate", "wrap"), "saturate",
         "Mmad.md: 'for integer types there is only saturation mode' (the goldens use numpy int32, which wraps)",
         "what an int32 L0C sum past the int32 range becomes"),

@@ -178,3 +178,18 @@ def test_wide_range_sums_are_the_exact_rational_rounded_once(name, low, high):
             exact = Fraction(float(c[i, j])) + sum(Fraction(a[i, t]) * Fraction(b[t, j]) for t in range(24))
             want = _nearest_float32(exact)
             assert ours[i, j] == want.view(np.uint32), (i, j, float(exact))
+
+
+@pytest.mark.parametrize("setting", ["keep", "flush"])
+def test_mmad_subnormals(setting):
+    options = resolve_options("950", {"mmad_subnormals": setting})
+    # fp16 subnormal input 2**-20 times 1, plus 1 * 2**-14 (normal)
+    a = np.array([[2.0**-20, 1.0]], dtype=np.float16).view(np.uint16)
+    b = np.array([[1.0], [2.0**-14]], dtype=np.float16).view(np.uint16)
+    out = mmad(a, b, None, "float16", "float16", options).view(np.float32)[0, 0]
+    assert out == np.float32(2.0**-20 + 2.0**-14 if setting == "keep" else 2.0**-14)
+    # bf16 2**-100 * 2**-40: the float32 subnormal 2**-140, or -0 flushed (the sign kept)
+    a = np.array([[-(2.0**-100)]], dtype=ml_dtypes.bfloat16).view(np.uint16)
+    b = np.array([[2.0**-40]], dtype=ml_dtypes.bfloat16).view(np.uint16)
+    out = mmad(a, b, None, "bfloat16", "bfloat16", options)[0, 0]
+    assert out == (np.float32(-(2.0**-140)).view(np.uint32) if setting == "keep" else 0x80000000)
