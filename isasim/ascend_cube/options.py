@@ -83,6 +83,14 @@ _OPTION_LIST = (
         "quant_processor_fixpipe.h maps e5m2 to QF322FP8_PRE as well (facts 8.5)",
         "whether QF322FP8_PRE may write float8_e5m2"),
     Option(
+        "gm_atomic_int_overflow", ("wrap", "saturate"), "wrap",
+        "SetAtomicAdd's pages do not say; the goldens accumulate in numpy integers, which wrap",
+        "what an integer atomic-add sum in GM past its dtype's range becomes"),
+    Option(
+        "gm_atomic_float_overflow", ("inf_nan", "saturate"), "inf_nan",
+        "SetAtomicAdd's pages do not say; the goldens add in numpy floats (IEEE: overflow -> inf)",
+        "a float atomic-add sum past the dtype's range: inf (IEEE), or +-max with NaN -> 0"),
+    Option(
         "relu_zero_sign", ("positive_zero", "product_sign"), "positive_zero",
         "ReLU is M2 = 0 in the scale multiply (随路量化与随路ReLU场景组合.md); the sign of x * 0 for a "
         "negative x is not documented",
