@@ -217,12 +217,12 @@ def _round_shift(magnitude: np.ndarray, shift: np.ndarray, rounding: str) -> np.
     s = np.clip(shift, 0, 63).astype(np.uint64)
     q = np.where(gone, _U64(0), mag >> s)
     rem = np.where(gone, mag, mag & ((_U64(1) << s) - _U64(1)))
-    # half = 2**(shift-1); when everything is gone the remainder is below half (mag < 2**63 <= half)
-    half = np.where(gone, _U64(1) << _U64(63), np.where(shift > 0, _U64(1) << np.maximum(shift - 1, 0).astype(np.uint64), _U64(0)))
+    # half = 2**(shift - 1); past 63 places 2**63 stands in for it (mag < 2**63, so it stays below)
+    half = _U64(1) << np.clip(shift - 1, 0, 63).astype(np.uint64)
     if rounding == "ties_even":
         up = (shift > 0) & ((rem > half) | ((rem == half) & ((q & _U64(1)) == 1)))
     elif rounding == "ties_away":
-        up = (shift > 0) & (rem >= half) & (rem != 0)
+        up = (shift > 0) & (rem >= half)
     elif rounding == "toward_zero":
         up = np.zeros(mag.shape, dtype=bool)
     else:
@@ -254,7 +254,7 @@ def round_exact(negative, magnitude, exponent, fmt: FloatFormat, rounding: str =
     code = (np.maximum(field, 0).astype(np.uint64) << _U64(p)) + q
     code = np.where(mag == 0, _U64(0), code)
     overflow = (code > _U64(fmt.max_code)) & (mag != 0)
-    overflow |= (mag != 0) & (field > (1 << 20))  # a field so large the shift below would wrap
+    overflow |= (mag != 0) & (field > (1 << 20))  # a field so large that "field << p" wrapped
     over_code = fmt.max_code if saturate else (fmt.inf_code if fmt.inf_code is not None else fmt.nan_code)
     code = np.where(overflow, _U64(over_code), code)
     if inf is not None:

@@ -280,7 +280,8 @@ def test_fp8_e5m2_output(setting):
 
 @pytest.mark.parametrize("setting,want", [("positive_zero", 0x0000), ("product_sign", 0x8000)])
 def test_relu_zero_sign(setting, want):
-    assert _one("950", "QF322F16_PRE", "float32", -3.0, pack_scale(1.0), {"relu_zero_sign": setting}, relu=True)[0] == want
+    given = {"relu_zero_sign": setting}
+    assert _one("950", "QF322F16_PRE", "float32", -3.0, pack_scale(1.0), given, relu=True)[0] == want
     assert _one("950", "F322F16", "float32", -3.0, 0, {"relu_zero_sign": setting}, relu=True)[0] == want
 
 

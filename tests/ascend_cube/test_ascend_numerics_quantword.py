@@ -118,6 +118,6 @@ def test_the_double_scale_is_a_float32_product_then_truncated():
         want = int((x * y).view(np.uint32)) & 0xFFFFE000  # numpy's float32 multiply, then the mask
         assert double_scale_word(x, y) == want
         assert double_scale_word(x, y) >> 46 == 0  # the arch35 kernel does not set bit 46
-        truncated_first = (np.float32(_from_bits(_bits(x) & 0xFFFFE000)) * np.float32(_from_bits(_bits(y) & 0xFFFFE000)))
+        truncated_first = np.float32(_from_bits(_bits(x) & 0xFFFFE000)) * np.float32(_from_bits(_bits(y) & 0xFFFFE000))
         differs += want != (int(truncated_first.view(np.uint32)) & 0xFFFFE000)
     assert differs > 0  # multiplying the truncated scales instead would give other words
