@@ -53,21 +53,62 @@ def example_data(form, p, chip: str, rng) -> dict:
     if fid == "Mmad":
         return _mmad_data(p, rng)
     if form.name == "Fixpipe":
-        words = p["src"] + -(-p["nSize"] // 16) * p["srcStride"] * 16
-        if p["srcType"] == "int32":
-            data = b"".join(struct.pack("<i", rng.randrange(-5000, 5000)) for _ in range(words))
-        else:
-            data = b"".join(struct.pack("<f", rng.randrange(-50000, 50000) / 16) for _ in range(words))
-        return {"L0C": data}
+        return _fixpipe_data(p, chip, rng)
     return {}
+
+
+def _quant_word(p, rng) -> int:
+    """A quant word as aclnnTransQuantParam packs it: a scale (and an offset for the int8 outputs), bit 46 set
+    for a signed int8 output."""
+    from ..numerics import pack_scale
+
+    int8_out = p["dstType"] in ("int8", "uint8")
+    scale = rng.choice([2.0 ** -rng.randrange(6, 12), rng.uniform(0.001, 0.02)]) if int8_out else \
+        rng.uniform(0.01, 2.0)
+    word = pack_scale(scale, float(rng.randrange(-20, 20)) if int8_out else None)
+    return word if p["dstType"] != "uint8" else word & ~(1 << 46)
+
+
+def _fixpipe_data(p, chip: str, rng) -> dict:
+    words = p["src"] // 4 + -(-p["nSize"] // 16) * p["srcStride"] * 16
+    if p["srcType"] == "int32":
+        data = b"".join(struct.pack("<i", rng.randrange(-5000, 5000)) for _ in range(words))
+    else:
+        data = b"".join(struct.pack("<f", rng.randrange(-50000, 50000) / 16) for _ in range(words))
+    seeds = {"L0C": data}
+    mode = p["quantPre"]
+    if mode.startswith("V"):
+        seeds["FB"] = b"".join(_quant_word(p, rng).to_bytes(8, "little") for _ in range(p["nSize"]))
+    elif mode not in ("NoQuant", "F322F16", "F322BF16"):
+        seeds["regs"] = {"quant_pre": _quant_word(p, rng)}
+    return seeds
+
+
+def _operand_bytes(dtype: str, rng, size: int) -> bytes:
+    """Random operand bytes: any int8; finite halves; 8-bit float codes with inf and NaN replaced by zero
+    (Mmad 'should avoid NaN inputs')."""
+    if ELEMENT_BYTES[dtype] == 2:
+        return _finite_halves(rng, size // 2)
+    data = _random_bytes(rng, size)
+    if dtype in ("int8", "uint8"):
+        return data
+    values = _decode(np.frombuffer(data, dtype=np.uint8), dtype)
+    return np.where(np.isfinite(values), np.frombuffer(data, dtype=np.uint8), 0).astype(np.uint8).tobytes()
+
+
+def _decode(bits: np.ndarray, dtype: str) -> np.ndarray:
+    """8-bit float codes as their values (the numerics engineer's exact decoders)."""
+    from .. import formats
+
+    return np.asarray(formats.decode(bits, dtype), dtype=np.float64)
 
 
 def _mmad_data(p, rng) -> dict:
     size_a, size_b = ELEMENT_BYTES[p["aType"]], ELEMENT_BYTES[p["bType"]]
     k0a = BLOCK // size_a
     m1, k1, n1 = -(-p["m"] // 16), -(-p["k"] // k0a), -(-p["n"] // 16)
-    fill = {1: _random_bytes, 2: lambda r, n: _finite_halves(r, n // 2)}
-    data = {"L0A": fill[size_a](rng, p["a"] + m1 * k1 * FRACTAL), "L0B": fill[size_b](rng, p["b"] + k1 * n1 * FRACTAL)}
+    data = {"L0A": _operand_bytes(p["aType"], rng, p["a"] + m1 * k1 * FRACTAL),
+            "L0B": _operand_bytes(p["bType"], rng, p["b"] + k1 * n1 * FRACTAL)}
     if not p["cmatrixInitVal"]:
         cells = (p["c"] + n1 * m1 * 1024) // 4
         data["L0C"] = b"".join(struct.pack("<i" if size_a == 1 else "<f", rng.randrange(-1000, 1000))
@@ -196,7 +237,7 @@ def _element(data: np.ndarray, offset: int, dtype: str):
         return Fraction(struct.unpack("<f", b"\0\0" + raw)[0])
     if dtype == "float32":
         return Fraction(struct.unpack("<f", raw)[0])
-    raise ValueError(dtype)
+    return Fraction(float(_decode(np.frombuffer(raw, dtype=np.uint8), dtype)[0]))  # fp8, HiFloat8: exact
 
 
 def a_offset(layout: str, i: int, kk: int, m: int, k: int, k0: int) -> int:
