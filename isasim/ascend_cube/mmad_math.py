@@ -169,6 +169,12 @@ def _specials(a_op, b_op, c_op, m: int, n: int):
     """(nan, +inf, -inf) masks of the (m, n) results from IEEE special-value rules."""
     an, am, _, anan, ainf = a_op[:5]
     bn, bm, _, bnan, binf = b_op[:5]
+    if not (anan.any() or ainf.any() or bnan.any() or binf.any()):  # the usual case: only C can be special
+        none = np.zeros((m, n), dtype=bool)
+        if c_op is None:
+            return none, none, none
+        cn, _, _, cnan, cinf = c_op[:5]
+        return cnan.copy(), cinf & ~cn, cinf & cn
     a_pos = ~an & ((am != 0) | ainf) & ~anan
     a_neg = an & ((am != 0) | ainf) & ~anan
     b_pos = ~bn & ((bm != 0) | binf) & ~bnan
@@ -256,6 +262,20 @@ def _exact_products(a_op, b_op, k: int):
     return total, base
 
 
+def _add_accumulator(products, base: int, c_op):
+    """products * 2**base + C exactly: in int64 when both fit at the common scale, else Python ints."""
+    if not (c_op[1] != 0).any():  # an all-zero accumulator adds nothing
+        return products, base
+    common = min(base, c_op[5])
+    if products.dtype == np.int64:
+        product_bits = int(_bit_length(np.abs(products).astype(np.uint64)).max(initial=0))
+        c_bits = c_op[6] + c_op[5] - common
+        if max(product_bits + base - common, c_bits) + 2 <= 62:
+            return (products << (base - common)) + _signed_ints(*c_op[:3], common, True), common
+    products = products.astype(object) * (1 << (base - common))
+    return products + _signed_ints(*c_op[:3], common, False), common
+
+
 def _mmad_float_exact(a, b, c, a_dtype, b_dtype, saturate) -> np.ndarray:
     m, k = a.shape
     n = b.shape[1]
@@ -264,10 +284,7 @@ def _mmad_float_exact(a, b, c, a_dtype, b_dtype, saturate) -> np.ndarray:
     c_op = _zero_specials(_operand(c, "float32")) if c is not None else None
     products, base = _exact_products(a_op, b_op, k)  # exact: integers times 2**base
     if c_op is not None:
-        common = min(base, c_op[5])
-        products = products.astype(object) * (1 << (base - common))
-        products = products + _signed_ints(*c_op[:3], common, False)
-        base = common
+        products, base = _add_accumulator(products, base, c_op)
     out = _round_ints_to_f32(products, base, saturate).reshape(m, n)
     specials = _specials(a_op, b_op, c_op, m, n)
     return _apply_specials(out, specials, saturate)
