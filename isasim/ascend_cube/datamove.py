@@ -54,6 +54,13 @@ def copy_gm_to_l1_nd2nz(ctx, form, p):
     ctx.check_aligned("L1", p["dst"], "dst")
     if p["dValue"] > p["srcDValue"]:
         raise Fault("PARAM_RANGE", f"dValue {p['dValue']} exceeds the source row pitch srcDValue {p['srcDValue']}")
+    if p["ndNum"] * p["nValue"] * p["dValue"] * size > ctx.chip.buffers["L1"]:
+        raise Fault("PARAM_RANGE", f"Nd2Nz of {p['ndNum']} x {p['nValue']} x {p['dValue']} elements moves more "
+                                   f"than L1 holds, so its destination rows overlap (isasim refuses that)")
+    last = (p["dst"] + (p["ndNum"] - 1) * p["dstNzMatrixStride"] * size
+            + (((p["dValue"] - 1) // c0) * p["dstNzC0Stride"] + (p["nValue"] - 1) * p["dstNzNStride"]) * BLOCK
+            + (min(c0, p["dValue"]) - 1) * size)
+    ctx.check_inside("L1", p["dst"], last + size - p["dst"], "dst")  # the furthest element, before any work
     t, r, d = np.meshgrid(np.arange(p["ndNum"]), np.arange(p["nValue"]), np.arange(p["dValue"]), indexing="ij")
     dst = (p["dst"] + t * p["dstNzMatrixStride"] * size
            + ((d // c0) * p["dstNzC0Stride"] + r * p["dstNzNStride"]) * BLOCK + (d % c0) * size)
