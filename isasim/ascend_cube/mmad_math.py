@@ -11,7 +11,9 @@ hifloat8) accumulate into float32. How the hardware orders and rounds the sum is
 - ``exact_single_rounding``: the exact sum of the exact products and the accumulator, rounded
   once to float32 (ties to even);
 - ``fp32_per_k_step``: the accumulator is rounded to float32 after adding each k's product,
-  k = 0, 1, ... in order (the PTO CPU model's sequential k loop).
+  k = 0, 1, ... in order (the PTO CPU model's sequential k loop);
+- ``fp32_per_fractal``: the exact sum of one fractal's K0 products (16 for fp16/bf16, 32 for
+  8-bit inputs) and the accumulator, rounded to float32, fractal after fractal.
 
 Subnormals are option ``mmad_subnormals``: ``keep`` (inputs keep their value, subnormal results
 are produced) or ``flush`` (subnormal inputs and results become zeros of their sign). An exact
@@ -28,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .formats import FLOAT_FORMATS, _bit_length, decode_exact, is_subnormal, round_exact
+from .layouts import fractal_shape
 
 __all__ = ["INT_INPUTS", "FLOAT_INPUTS", "accumulator_dtype", "mmad"]
 
@@ -77,7 +80,9 @@ def mmad(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, a_dtype: str, b_dty
     if mode == "exact_single_rounding":
         out = _mmad_float_exact(a, b, c, a_dtype, b_dtype, saturate)
     elif mode == "fp32_per_k_step":
-        out = _mmad_float_per_k(a, b, c, a_dtype, b_dtype, saturate, flush)
+        out = _mmad_float_per_k(a, b, c, a_dtype, b_dtype, saturate, flush, 1)
+    elif mode == "fp32_per_fractal":
+        out = _mmad_float_per_k(a, b, c, a_dtype, b_dtype, saturate, flush, fractal_shape(a_dtype)[1])
     else:
         raise ValueError(f"mmad_float_accumulation={mode!r}")
     return _flush(out, "float32") if flush else out
@@ -290,15 +295,17 @@ def _mmad_float_exact(a, b, c, a_dtype, b_dtype, saturate) -> np.ndarray:
     return _apply_specials(out, specials, saturate)
 
 
-def _mmad_float_per_k(a, b, c, a_dtype, b_dtype, saturate, flush: bool) -> np.ndarray:
+def _mmad_float_per_k(a, b, c, a_dtype, b_dtype, saturate, flush: bool, step: int) -> np.ndarray:
+    """L0C rounded to float32 after each *step* k values (1: each k; K0: each fractal)."""
     m, k = a.shape
     n = b.shape[1]
     if c is None:
         acc = np.zeros((m, n), dtype=np.uint32)
     else:
         acc = np.asarray(c).astype(np.uint32)
-    for step in range(k):
-        acc = _mmad_float_exact(a[:, step:step + 1], b[step:step + 1, :], acc, a_dtype, b_dtype, saturate)
+    for first in range(0, k, step):
+        last = first + step
+        acc = _mmad_float_exact(a[:, first:last], b[first:last, :], acc, a_dtype, b_dtype, saturate)
         if flush:
             acc = _flush(acc, "float32")
     return acc

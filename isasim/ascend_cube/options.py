@@ -29,11 +29,13 @@ class Option:
 
 _OPTION_LIST = (
     Option(
-        "mmad_float_accumulation", ("exact_single_rounding", "fp32_per_k_step"), "exact_single_rounding",
+        "mmad_float_accumulation", ("exact_single_rounding", "fp32_per_k_step", "fp32_per_fractal"),
+        "exact_single_rounding",
         "no public statement of the order or width (facts 9.1); the official goldens use numpy float32 "
         "matmul, whose blocked order is not the hardware's either",
         "exact_single_rounding: the exact sum of the exact products and L0C, rounded once to fp32 (ties "
-        "to even); fp32_per_k_step: L0C rounded to fp32 after each k, in k order (PTO CPU model's loop)"),
+        "to even); fp32_per_k_step: L0C rounded to fp32 after each k, in k order (PTO CPU model's loop); "
+        "fp32_per_fractal: rounded after each K0 block of one fractal (16 fp16/bf16, 32 8-bit values)"),
     Option(
         "mmad_subnormals", ("keep", "flush"), "keep",
         "not documented for the cube (facts 9.1); the goldens' numpy float32 matmul keeps subnormals",

@@ -69,6 +69,31 @@ def test_the_two_accumulation_settings_differ_where_rounding_order_matters():
     assert exact.tolist() == [[1.0]] and per_k.tolist() == [[0.0]]
 
 
+def test_the_per_fractal_setting_rounds_once_per_k0_block():
+    # k0 = 16 for bf16. Block 1: 2**24 + 1 (the 1 is lost: a tie to even); block 2: 1 - 2**24 added
+    # exactly to 2**24 gives 1. Exact: 2. Per k: 2**24, 2**24, 2**24, 0.
+    a = np.zeros((1, 32), dtype=ml_dtypes.bfloat16)
+    a[0, [0, 1, 16, 17]] = [4096.0, 1.0, 1.0, -4096.0]
+    b = np.zeros((32, 1), dtype=ml_dtypes.bfloat16)
+    b[[0, 1, 16, 17], 0] = [4096.0, 1.0, 1.0, 4096.0]
+    results = {}
+    for setting in ("exact_single_rounding", "fp32_per_fractal", "fp32_per_k_step"):
+        options = resolve_options("950", {"mmad_float_accumulation": setting})
+        results[setting] = float(mmad(a.view(np.uint16), b.view(np.uint16), None, "bfloat16", "bfloat16",
+                                      options).view(np.float32)[0, 0])
+    assert results == {"exact_single_rounding": 2.0, "fp32_per_fractal": 1.0, "fp32_per_k_step": 0.0}
+    # and on ordinary data the per-fractal sums are float32 additions of exact block sums (numpy oracle)
+    rng = np.random.default_rng(12)
+    a_bits, av = _random(rng, (4, 64), "float16")
+    b_bits, bv = _random(rng, (64, 4), "float16")
+    acc = np.zeros((4, 4), dtype=np.float32)
+    for first in range(0, 64, 16):
+        acc = (acc.astype(np.float64) + av[:, first:first + 16] @ bv[first:first + 16, :]).astype(np.float32)
+    ours = mmad(a_bits, b_bits, None, "float16", "float16", resolve_options("950", {
+        "mmad_float_accumulation": "fp32_per_fractal"}))
+    assert np.array_equal(ours, acc.view(np.uint32))
+
+
 def test_bfloat16_products_beyond_float64s_exact_range_still_round_once():
     # 2**200 + 3 * 2**-140 - 2**200: the float32 subnormal 3 * 2**-140 survives the cancellation
     a = np.array([[2.0**100, 3 * 2.0**-70, -(2.0**100)]], dtype=ml_dtypes.bfloat16).view(np.uint16)

@@ -9,7 +9,7 @@ from isasim.ascend_cube.options import CHIP_NAMES, OPTIONS, default_options, res
 from isasim.core.errors import ConfigError
 
 REQUIRED = {
-    "mmad_float_accumulation": {"exact_single_rounding", "fp32_per_k_step"},
+    "mmad_float_accumulation": {"exact_single_rounding", "fp32_per_k_step", "fp32_per_fractal"},
     "l0c_int32_overflow": {"wrap", "saturate"},
     "int8_rounding": {"ties_even", "ties_away"},
     "mcb_shift": {"floor", "toward_zero"},
