@@ -22,12 +22,13 @@ The format conversions live in ``formats``; they are re-exported here.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from ..core.numerics import float_to_fp32_bits
+from ..core.numerics import float_to_fp32_bits, fp32_bits_to_float
 from . import formats
 from .formats import (decode, decode_exact, f32_to_bf16_rint, f32_to_e4m3fn, f32_to_e5m2, f32_to_f16_rint,
                       f32_to_hif8_half_away, f32_to_hif8_hybrid, round_exact)
@@ -36,7 +37,7 @@ from .options import default_options
 __all__ = ["FixpipeParamError", "QuantWord", "decode_quant_word", "pack_scale", "double_scale_word",
            "m1_bits_value", "round_to_s9", "add_offset_saturate", "SIGN_BIT", "M1_MASK",
            "decode", "decode_exact", "round_exact", "f32_to_f16_rint", "f32_to_bf16_rint", "f32_to_e4m3fn",
-           "f32_to_e5m2", "f32_to_hif8_half_away", "f32_to_hif8_hybrid", "formats"]
+           "f32_to_e5m2", "f32_to_hif8_half_away", "f32_to_hif8_hybrid"]
 
 M1_MASK = 0xFFFFE000  # the float32 bits the hardware reads: sign, exponent, top 10 mantissa bits
 SIGN_BIT = 1 << 46
@@ -162,13 +163,11 @@ def pack_scale(scale: float, offset: float | None = None, round_mode: int = 0) -
 def double_scale_word(scale_a: float, scale_b: float) -> int:
     """The per-tensor A-scale x B-scale word of the 950 fp8/hif8 kernels (qbmm_cube_on_the_fly.h):
     the float32 product (ties to even), then truncated to bits 31..13; bit 46 is not set."""
-    a, b = _scale_bits(scale_a), _scale_bits(scale_b)
-    na, ma, ea, nan_a, inf_a = (x[()] for x in decode_exact(np.uint32(a), "float32"))
-    nb, mb, eb, nan_b, inf_b = (x[()] for x in decode_exact(np.uint32(b), "float32"))
-    product = round_exact(np.array(na != nb), np.array(int(ma) * int(mb), dtype=np.uint64),
-                          np.array(int(ea) + int(eb)), formats.FLOAT_FORMATS["float32"], "ties_even", False,
-                          np.array(nan_a or nan_b), np.array(inf_a or inf_b))
-    return int(product) & M1_MASK
+    a = fp32_bits_to_float(_scale_bits(scale_a))
+    b = fp32_bits_to_float(_scale_bits(scale_b))
+    if not (math.isfinite(a) and math.isfinite(b)):
+        raise FixpipeParamError(f"scales {a!r} x {b!r}: quant parameters cannot be inf/nan")
+    return int(float_to_fp32_bits(Fraction(a) * Fraction(b))) & M1_MASK  # exact product, one rounding
 
 
 def round_to_s9(values, rounding: str = "ties_even") -> np.ndarray:
