@@ -48,8 +48,62 @@ EXAMPLES = {
 }
 
 
+INDEX_INTRO = """\
+**No Ascend hardware, no CANN toolkit and no public binary encoding exist here.** The program text is the
+instruction: one Ascend C call per line with keyword parameters named as Ascend C names them
+(`Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=int8, bType=int8, m=16, n=16, k=32)`). Buffers are addressed by
+byte offset (`L0A[512]`), GM by address (`GM[0x10000]`); parameters with a default may be left out and come in
+any order; `#` and `//` start comments; programs are straight-line (a kernel's loops are unrolled by the Python
+that generates it). The registers are the control state: `quant_pre` (SetFixpipePreQuantFlag), `fpc`
+(SetFixPipeConfig), `atomic` (SetAtomicAdd / SetAtomicNone) and `ctrl` (bit 48 set: float results keep
+inf/NaN). The configuration is `{"chip": "910B" | "950", "options": {...}}` (`--chip`, `--option NAME=VALUE`);
+what public material leaves open is a named option with a documented default: [options](options.md).
+
+{chips}
+
+Faults, each naming the rule it broke: GM_FAULT (unmapped GM), BUFFER_OVERFLOW (past the end of a buffer),
+ALIGNMENT (L0A/L0B 512 B, L0C 1024 B, BT 64 B, L1 32 B, FB 64 B), PARAM_RANGE (m, n, k above 4095; strides
+that overlap), UNSUPPORTED (a mode, type pair or transpose the chip lacks), QUANT_PARAM (more per-channel words
+than one pass takes; an M1 the chip forbids; a sign bit that disagrees with the output type)."""
+
+
+def _chips_table() -> str:
+    from ..chips import CHIPS
+
+    rows = ["| chip | arch | L1 | L0A / L0B | L0C | BT | FB | quant words per pass | A in L0A | Fixpipe modes |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for chip in CHIPS.values():
+        b = chip.buffers
+        rows.append(f"| {chip.name} | {chip.arch} | {b['L1'] // 1024} KiB | {b['L0A'] // 1024} KiB | "
+                    f"{b['L0C'] // 1024} KiB | {b['BT'] // 1024} KiB | {b['FB'] // 1024} KiB | "
+                    f"{chip.quant_params_per_pass} | {chip.a_layout} | {', '.join(chip.quant_modes)} |")
+    return "\n".join(rows)
+
+
+def options_page() -> str:
+    """docs/ascend_cube/options.md: every option, its settings, its default and what the default rests on."""
+    from ..options import OPTIONS
+
+    lines = ["# ascend_cube: options", "",
+             "Behaviours public Ascend material does not settle, each a named choice of the run's configuration "
+             "(`--option NAME=VALUE[,NAME=VALUE]`, or `config.options` in a trace). A trace's `config` lists "
+             "every setting the run used, and `isasim explain` shows them.", "",
+             "| option | settings | default | what the default rests on | meaning |", "| --- | --- | --- | --- | --- |"]
+    for option in OPTIONS.values():
+        cells = [f"`{option.name}`", ", ".join(f"`{c}`" for c in option.choices), f"`{option.default}`",
+                 option.source, option.doc]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 class AscendExplainer:
     OPTIONS = ()
+    INDEX_INTRO = INDEX_INTRO.replace("{chips}", _chips_table())
+
+    @staticmethod
+    def EXTRA_PAGES() -> dict[str, str]:
+        return {"options": options_page()}
+
     INIT_HELP = ("Give the buffers the instruction reads as init.arrays (l1, l0a, l0b, l0c, bt, fb: whole "
                  "buffers in hex) and GM as init.memory; without them the example fills them with seeded data.")
     SCREENSHOTS = ()
