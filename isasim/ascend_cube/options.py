@@ -73,7 +73,8 @@ _OPTION_LIST = (
         "the official goldens (ASC gen_data_*.py, OPSNN qbmmv3 golden) convert int32 to float32 and "
         "multiply in float32; the QF322F32_PRE '1/1000' remark says the datapath is narrower still (facts 9.3)",
         "fp32_rounded: int32 -> fp32 (ties to even), x * M1 rounded to fp32, then the output conversion; "
-        "exact: the exact product, rounded once by the output conversion"),
+        "exact: the exact product, rounded once by the output conversion (HiFloat8 outputs still round from "
+        "the float32 value, as Cast.md's rule reads float32 fields)"),
     Option(
         "fixpipe_fp8_rounding", ("ties_even", "ties_away"), "ties_even",
         "the Fixpipe FP8 rounding is not documented; the vector Cast and SIMT float->fp8 conversions are "
