@@ -70,7 +70,7 @@ def fixpipe(ctx, form, p):
     C = the mSize x nSize matrix of L0C[src] (Nz, srcStride rows per 16-column block)
     out = quantize(C, mode, words, reluEn)       each element: shift, convert, x M1 (x M2 if negative),
                                                  round, + offset, saturate (fixpipe_math)
-    nz2nd: dst[i*dstStride + j] = out[i][j]      else Nz: 32-byte rows, dstStride rows per column block
+    nz2nd: dst[i*dstStride + j] = out[i][j]      else Nz: blocks of 16 columns (32 for int8) dstStride x 32 B apart
     GM with SetAtomicAdd: dst = dst + out in the atomic type"""
     from . import fixpipe_math
 
@@ -104,16 +104,21 @@ def fixpipe(ctx, form, p):
             ctx.write("L1", offset, chunk, "dst")
 
 
+def nz_columns(size: int) -> int:
+    """Columns per Nz block of the output: 16 (one L0C fractal's width), except int8, whose two 16-column
+    fractals merge into one block of 32 (Int8 Channel Merge), so every output row of a block is whole 32 B."""
+    return 32 if size == 1 else 16
+
+
 def _placements(p, out: np.ndarray, size: int):
-    """(destination byte offset, bytes) for each piece of the output: an ND row, or a 32-byte Nz row."""
+    """(destination byte offset, bytes) of each piece of the output: an ND row (dstStride elements apart), or
+    one row of an Nz block (blocks dstStride x 32 B apart, rows of nz_columns elements)."""
     m, row_bytes = out.shape
     if p["nz2nd"]:
         return [(p["dst"] + i * p["dstStride"] * size, out[i]) for i in range(m)]
-    pieces = []
-    for block in range(-(-row_bytes // 32)):
-        for i in range(m):
-            pieces.append((p["dst"] + (block * p["dstStride"] + i) * 32, out[i, block * 32:(block + 1) * 32]))
-    return pieces
+    block_bytes = nz_columns(size) * size
+    return [(p["dst"] + block * p["dstStride"] * 32 + i * block_bytes, out[i, block * block_bytes:(block + 1) * block_bytes])
+            for block in range(-(-row_bytes // block_bytes)) for i in range(m)]
 
 
 def _write_gm(ctx, p, out: np.ndarray, out_type: str, size: int) -> None:

@@ -143,7 +143,7 @@ _FIXPIPE = (Param("srcType", "dtype", "L0C element type", choices=("int32", "flo
             Param("nSize", "int", "columns (N) moved", lo=1, hi=4095),
             Param("mSize", "int", "rows (M) moved", lo=1, hi=8192),
             Param("srcStride", "int", "rows between L0C column blocks (C0_SIZE units, >= ceil16(mSize))", lo=1),
-            Param("dstStride", "int", "ND: destination row pitch in elements; NZ: 32 B rows between column blocks",
+            Param("dstStride", "int", "ND: destination row pitch in elements; Nz: 32 B units between column blocks",
                   lo=1, hi=(1 << 32) - 1),
             Param("quantPre", "mode", "the quant mode (QuantMode_t)", "NoQuant", choices=QUANT_MODES),
             Param("reluEn", "bool", "ReLU folded into the scale multiply (M2 = 0 for negative inputs)", False),

@@ -199,3 +199,28 @@ def test_a_half_bias_is_widened_to_float_in_the_bias_table():
 def test_mmad_of_zero_size_is_a_nop():
     machine = run("Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=int8, bType=int8, m=0, n=16, k=32)", [])
     assert machine.fault is None and not machine.state.buffers["L0C"].any()
+
+
+@pytest.mark.parametrize("dtype, mode, columns", [("int32", "NoQuant", 16), ("int8", "REQ8", 32)])
+def test_nz_output_keeps_fractals_and_int8_merges_two(dtype, mode, columns):
+    """nz2nd=false: the output stays in Nz blocks, 16 columns wide (one L0C fractal), 32 for int8 (Int8
+    Channel Merge), each block dstStride x 32 bytes after the one before; element (i, j) at
+    dst + (j / columns) * dstStride * 32 + (i * columns + j MOD columns) * size."""
+    m, n, stride = 16, 64, 80
+    c = (np.arange(m * n, dtype=np.int32).reshape(m, n) % 200) - 100
+    l0c = c.reshape(m, n // 16, 16).transpose(1, 0, 2).reshape(-1)  # Nz: column blocks of 16, rows inside
+    word = pack_scale(1.0)
+    program = (f"SetFixpipePreQuantFlag(config={word:#x})\n"
+               f"Fixpipe(dst=GM[0x300000], src=L0C[0], srcType=int32, dstType={dtype}, nSize={n}, mSize={m}, "
+               f"srcStride=16, dstStride={stride}, quantPre={mode}, nz2nd=false)")
+    machine = Machine("ascend_cube", {"chip": "910B"})
+    machine.load(machine.assemble(program), regs={}, memory=[(C_GM, bytes(8192 * 4), True)])
+    machine.state.write_buffer("L0C", 0, l0c.view(np.uint8))
+    machine.run()
+    assert machine.fault is None, machine.fault
+    size = np.dtype(dtype).itemsize
+    gm = machine.memory.read(C_GM, 8192 * 4)
+    for i in (0, 5, 15):
+        for j in (0, 17, 31, 32, 63):
+            at = (j // columns) * stride * 32 + (i * columns + j % columns) * size
+            assert np.frombuffer(gm[at : at + size], dtype=dtype)[0] == c[i, j], (i, j)

@@ -31,8 +31,11 @@ def _finite_halves(rng, count: int) -> bytes:
 def gm_span(form, p) -> bytes:
     """The zeroed GM a Fixpipe example writes into: every row it can reach."""
     size = ELEMENT_BYTES[p["dstType"]]
-    rows = p["mSize"] if p["nz2nd"] else -(-p["nSize"] * size // 32) * p["dstStride"]
-    return bytes(rows * (p["dstStride"] * size if p["nz2nd"] else 32) + p["nSize"] * size)
+    if p["nz2nd"]:
+        return bytes(p["mSize"] * p["dstStride"] * size + p["nSize"] * size)
+    per_row = 32 if size == 1 else 16
+    blocks = -(-p["nSize"] // per_row)
+    return bytes(blocks * p["dstStride"] * 32 + p["mSize"] * per_row * size)
 
 
 def example_data(form, p, chip: str, rng) -> dict:
@@ -360,9 +363,9 @@ def _fixpipe(form, p, before, state, memory, chip: str, options: dict):
     size = ELEMENT_BYTES[p["dstType"]]
     if p["nz2nd"]:
         offset = p["dst"] + (i * p["dstStride"] + j) * size
-    else:
-        per_row = 32 // size
-        offset = p["dst"] + ((j // per_row) * p["dstStride"] + i) * 32 + (j % per_row) * size
+    else:  # Nz: blocks of 16 columns (32 for int8), dstStride x 32 B apart
+        per_row = 32 if size == 1 else 16
+        offset = p["dst"] + (j // per_row) * p["dstStride"] * 32 + (i * per_row + j % per_row) * size
     if form.buffers["dst"] == "GM":
         machine = memory.read(offset, size)
     else:
