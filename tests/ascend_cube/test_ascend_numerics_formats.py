@@ -14,6 +14,8 @@ hand from the Cast.md rule (facts/ascend.md 3.3), said so where they are.
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from isasim.ascend_cube import formats
 
@@ -199,3 +201,14 @@ def test_decode_exact_is_the_exact_value():
     with np.errstate(invalid="ignore"):
         theirs = codes.view(ml_dtypes.bfloat16).astype(np.float64)
     assert np.array_equal(rebuilt[finite], theirs[finite])
+
+
+@settings(max_examples=400, deadline=None)
+@given(bits=st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=64), saturate=st.booleans())
+def test_any_float32_bits_encode_as_the_oracles_do(bits, saturate):
+    bits = np.array(bits, dtype=np.uint32)
+    for name, encode in ENCODERS.items():
+        ours = encode(bits, saturate)
+        theirs = _oracle(name, bits, saturate)
+        nan = np.isnan(formats.decode(ours, name)) & np.isnan(formats.decode(theirs, name))
+        assert ((ours == theirs) | nan).all(), (name, [hex(b) for b in bits[(ours != theirs) & ~nan]])
