@@ -199,10 +199,12 @@ def _multiply(value, scale, relu: bool, options: dict):
     out_mag = magnitude * s_mag
     out_exp = exponent + s_exp
     zero_scale = (s_mag == 0) | zeroed
-    out_nan = nan | (inf & zero_scale)
+    as_product = options["relu_zero_sign"] == "product_sign"
+    # x * 0 for x = inf is NaN as a product; a ReLU that writes +0 gives +0 even for -inf
+    out_nan = nan | (inf & zero_scale & (as_product | ~zeroed))
     out_inf = inf & ~zero_scale
     out_mag = np.where(zeroed, np.uint64(0), out_mag)
-    if options["relu_zero_sign"] == "positive_zero":
+    if not as_product:
         out_neg = np.where(zeroed, False, out_neg)
     return out_neg, out_mag, out_exp, out_nan, out_inf
 

@@ -283,6 +283,10 @@ def test_relu_zero_sign(setting, want):
     given = {"relu_zero_sign": setting}
     assert _one("950", "QF322F16_PRE", "float32", -3.0, pack_scale(1.0), given, relu=True)[0] == want
     assert _one("950", "F322F16", "float32", -3.0, 0, {"relu_zero_sign": setting}, relu=True)[0] == want
+    # -inf through the scale with ReLU: +0, or the product -inf * (+0) = NaN (kept under inf_nan)
+    given = {"relu_zero_sign": setting, "fixpipe_float_overflow": "inf_nan"}
+    out = _one("950", "QF322F16_PRE", "float32", -np.inf, pack_scale(1.0), given, relu=True)[0]
+    assert out == 0 if setting == "positive_zero" else np.isnan(np.array(out, np.uint16).view(np.float16))
 
 
 @pytest.mark.parametrize("chip,mode", [(c, m) for c, modes in (("910B", MODES_910B), ("950", MODES_950))
