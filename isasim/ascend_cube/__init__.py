@@ -90,11 +90,7 @@ class AscendCube:
         return AscendState(journal, config)
 
     def new_context(self, state: AscendState, memory) -> AscendContext:
-        return AscendContext(state, memory, self._config_of(state))
-
-    @staticmethod
-    def _config_of(state: AscendState) -> dict:
-        return state.config
+        return AscendContext(state, memory, state.config)
 
     # ---- programs ---------------------------------------------------------------------------------
     def assemble(self, text: str, source: str = "<input>", base: int | None = None) -> Program:

@@ -172,7 +172,7 @@ class AscendExplainer:
         blocks = setup_blocks(run, "the buffers it reads filled with seeded data first")
         if run.fault:
             return blocks + fault_blocks(run), []
-        written = [w for w in run.record.writes]
+        written = run.record.writes
         blocks.append(Table(["write", "bytes or value"],
                             [[str(w.where) if w.kind != "mem" else f"GM {w.where:#x}",
                               f"{len(w.new)} bytes" if isinstance(w.new, bytes) else f"{w.old:#x} -> {w.new:#x}"]
