@@ -68,3 +68,30 @@ def test_sme_benchmark_command_runs_quick(tmp_path):
     rows = json.loads(out.read_text())["rows"]
     assert [row["svl"] for row in rows] == [128, 256, 512, 1024, 2048] and all(row["dots"] == 1000 for row in rows)
     assert "at SVL 512" in done.stdout or "QEMU not available" in done.stdout
+
+
+def test_the_sme_timing_loop_runs_the_kernel_again_each_time():
+    """The program timed R and 2R times (the kernel in a loop, its registers set again each run) adds A x B
+    to C once per run: after three runs C = C0 + 3 (C1 - C0), C1 being the INT64 reference's result."""
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import sme_kernels as bench
+    finally:
+        sys.path.pop(0)
+    from isasim.arm_sme import ISA, kernels
+    from isasim.core.machine import Machine
+
+    for name in kernels.BUILDERS:
+        kernel = kernels.build(name, M=5, N=7, K=9, svl=256)
+        machine = Machine("arm_sme", {"svl": 256})
+        machine.load_init(ISA.assemble(bench.repeated(kernel, 3)), kernel.init)
+        assert machine.run(1_000_000).fault is None
+        initial = {address: data for address, data, _ in kernel.init.memory}
+        for address, expected in kernel.expected:
+            start = next(a for a, data in initial.items() if a <= address < a + len(data))
+            c0 = np.frombuffer(initial[start][address - start:address - start + len(expected)], np.int32)
+            c1 = np.frombuffer(expected, np.int32)
+            three = (c0.astype(np.int64) + 3 * (c1.astype(np.int64) - c0)).astype(np.int32)  # wraps as int32 does
+            assert machine.memory.read(address, len(expected)) == three.tobytes(), name
