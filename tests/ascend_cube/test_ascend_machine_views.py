@@ -63,3 +63,9 @@ def test_watch_a_buffer_range_and_print_a_buffer_as_another_type(capsys):
     out = _step(capsys, "w l0c[0:4]; c; p l0c[1024] fp32; p bt")
     assert "watch l0c[0:4] changed" in out or "watch 1" in out
     assert "L0C  fp32" in out and "L0C[1024]" in out
+
+
+def test_a_fixpipe_step_shows_its_first_gm_rows_and_counts_the_rest(capsys):
+    out = _step(capsys, "s 7")
+    assert out.count("GM 0x3") == 4  # rows 0..3 of C, 40 int32 = 160 bytes apart
+    assert "GM 0x3000a0:" in out and "... and 26 more GM writes, 4160 bytes" in out

@@ -17,7 +17,7 @@ from rich.text import Text
 from isasim.core.errors import IsasimError
 from isasim.core.isa import WatchTarget
 from isasim.core.numerics import ELEMENT_TYPES
-from isasim.core.render import grid, key_value_table
+from isasim.core.render import grid, hex_preview, key_value_table
 
 from ..chips import BUFFER_NAMES
 from ..state import ATOMIC_MODES, REGISTER_NAMES, AscendState, array_name
@@ -28,6 +28,7 @@ VIEWS = {"L1": ("uint8", "int8", "fp16", "bf16", "int32", "fp32"),
          "L0C": ("int32", "fp32", "uint32"), "BT": ("fp32", "int32"), "FB": ("uint64", "uint8")}
 BY_ARRAY = {array_name(b): b for b in BUFFER_NAMES}
 MAX_ROWS = 16
+GM_WRITES_SHOWN = 4
 
 
 def buffer_grid(state: AscendState, buffer: str, element: str, *, first: int = 0, size: int | None = None,
@@ -136,9 +137,13 @@ def step_view(record, state: AscendState, *, element_types: dict[str, str] | Non
     for buffer, (low, high) in spans.items():
         parts.append(buffer_grid(state, buffer, _element(buffer, element_types), first=low, size=high - low,
                                  hex_values=hex_values, width=width, changed=(low, high)))
-    for w in record.writes:
-        if w.kind == "mem":
-            parts.append(Text(f"GM {w.where:#x}: {w.old.hex(' ')} -> {w.new.hex(' ')}"))
+    memory = [w for w in record.writes if w.kind == "mem"]
+    for w in memory[:GM_WRITES_SHOWN]:  # a Fixpipe writes one GM row per output row: the first few say enough
+        parts.append(Text(f"GM {w.where:#x}: {hex_preview(w.old, 16)} -> "
+                          f"{hex_preview(w.new, 16)}"))
+    if len(memory) > GM_WRITES_SHOWN:
+        parts.append(Text(f"... and {len(memory) - GM_WRITES_SHOWN} more GM writes, "
+                          f"{sum(len(w.new) for w in memory[GM_WRITES_SHOWN:])} bytes", style="dim"))
     return Group(*parts) if parts else Text("(no state changed)", style="dim")
 
 
