@@ -224,3 +224,34 @@ def test_nz_output_keeps_fractals_and_int8_merges_two(dtype, mode, columns):
         for j in (0, 17, 31, 32, 63):
             at = (j // columns) * stride * 32 + (i * columns + j % columns) * size
             assert np.frombuffer(gm[at : at + size], dtype=dtype)[0] == c[i, j], (i, j)
+
+
+@pytest.mark.parametrize("dtype, mode", [("float32", "NoQuant"), ("float16", "F322F16"), ("bfloat16", "F322BF16")])
+def test_float_atomic_add_is_ieee_addition_in_the_output_type(dtype, mode):
+    """SetAtomicAdd(T): GM = GM + out, one IEEE addition rounded to nearest-even in T (numpy / ml_dtypes'
+    arithmetic is the reference: a float32 sum of two halves or bf16s is exact, then rounded once)."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(4)
+    c = rng.normal(0, 1000, (16, 16)).astype(np.float32)
+    old = rng.normal(0, 1000, (16, 16)).astype(np.float32)
+    numpy_type = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}[dtype]
+    program = (f"SetAtomicAdd(dtype={dtype})\nFixpipe(dst=GM[0x300000], src=L0C[0], srcType=float32, dstType={dtype}, "
+               f"nSize=16, mSize=16, srcStride=16, dstStride=16, quantPre={mode})")
+    machine = Machine("ascend_cube", {"chip": "910B"})
+    machine.load(machine.assemble(program), regs={}, memory=[(C_GM, old.astype(numpy_type).tobytes(), True)])
+    machine.state.write_buffer("L0C", 0, c.view(np.uint8))  # one 16x16 fractal: Nz order is row order
+    machine.run()
+    assert machine.fault is None, machine.fault
+    got = np.frombuffer(machine.memory.read(C_GM, 256 * np.dtype(numpy_type).itemsize), dtype=numpy_type)
+    want = (old.astype(numpy_type).astype(np.float32) + c.astype(numpy_type).astype(np.float32)).astype(numpy_type)
+    assert (got.view(np.uint8) == want.reshape(-1).view(np.uint8)).all()
+
+
+def test_atomic_add_of_another_type_is_refused():
+    program = ("SetAtomicAdd(dtype=float16)\nFixpipe(dst=GM[0x300000], src=L0C[0], srcType=int32, dstType=int32, "
+               "nSize=16, mSize=16, srcStride=16, dstStride=16)")
+    machine = Machine("ascend_cube", {"chip": "910B"})
+    machine.load(machine.assemble(program), regs={}, memory=[(C_GM, bytes(1024), True)])
+    machine.run()
+    assert machine.fault.kind == "UNSUPPORTED" and machine.fault.index == 1 and "float16" in machine.fault.rule
