@@ -34,12 +34,22 @@ def _storage(size: int):
     return {1: np.uint8, 2: np.uint16, 4: np.uint32}[size]
 
 
+def a_layout(chip, m: int, disable_gemv: bool) -> str:
+    """A's layout in L0A: the chip's (Zz on 910B, Nz on 950), except on the 950 with m = 1, where GEMV mode
+    reads A as an ND row unless disableGemv (Mmad.md, MmadParams.disableGemv)."""
+    if chip.arch == 3510 and m == 1 and not disable_gemv:
+        return "ND"
+    return chip.a_layout
+
+
 def read_matrix(ctx, buffer: str, offset: int, layout: str, rows: int, cols: int, dtype: str) -> np.ndarray:
     """The rows x cols matrix (element bits) whose fractals start at buffer[offset], in ``layout``
     (L0C's fractals are 16 x 16 whatever the type; L0A's and L0B's 16 x 32 bytes)."""
     from . import layouts
 
     size = ELEMENT_BYTES[dtype]
+    if layout == "ND":  # a GEMV row: cols elements in a row
+        return ctx.read(buffer, offset, rows * cols * size, buffer).view(_storage(size)).reshape(rows, cols)
     fractal = layouts.L0C_FRACTAL if buffer == "L0C" else layouts.fractal_shape(dtype)
     along = (fractal[1], fractal[0]) if layout == "Zn" else fractal  # Zn: (K0 rows of K, N0 columns)
     padded = layouts.padded_shape(rows, cols, along)
@@ -64,7 +74,8 @@ def write_matrix(ctx, offset: int, matrix: np.ndarray, dtype: str) -> None:
 def mmad(ctx, form, p):
     """IF m > 4095 OR n > 4095 OR k > 4095: PARAM_RANGE
     IF m == 0 OR n == 0 OR k == 0: nothing (a NOP, as documented)
-    A = L0A[a] as m x k (Zz on 910B, Nz on 950), B = L0B[b] as k x n (Zn)
+    A = L0A[a] as m x k (Zz on 910B, Nz on 950; on 950 with m == 1 and not disableGemv an ND row), B = L0B[b]
+        as k x n (Zn)
     C0 = 0                               cmatrixInitVal
        = BT[bias] broadcast over rows    cmatrixSource (cmatrixInitVal false)
        = L0C[c] as m x n (Nz)            otherwise (accumulate; also isBias)
@@ -83,7 +94,7 @@ def mmad(ctx, form, p):
     ctx.check_aligned("BT", p["bias"], "bias")
     if 0 in (m, n, k):
         return
-    a = read_matrix(ctx, "L0A", p["a"], ctx.chip.a_layout, m, k, p["aType"])
+    a = read_matrix(ctx, "L0A", p["a"], a_layout(ctx.chip, m, p["disableGemv"]), m, k, p["aType"])
     b = read_matrix(ctx, "L0B", p["b"], "Zn", k, n, p["bType"])
     initial = None
     from_bias = not p["cmatrixInitVal"] and p["cmatrixSource"]

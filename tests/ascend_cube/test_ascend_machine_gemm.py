@@ -255,3 +255,34 @@ def test_atomic_add_of_another_type_is_refused():
     machine.load(machine.assemble(program), regs={}, memory=[(C_GM, bytes(1024), True)])
     machine.run()
     assert machine.fault.kind == "UNSUPPORTED" and machine.fault.index == 1 and "float16" in machine.fault.rule
+
+
+@pytest.mark.parametrize("disable", [False, True])
+def test_950_gemv_reads_a_as_an_nd_row_unless_disabled(disable):
+    """Mmad.md (3510): m = 1 turns on GEMV mode, in which L0A is read as ND; disableGemv keeps the Nz layout.
+    A's row of k = 64 int8 is placed both ways in L0A (ND at 0, Nz at 4096): each setting must read its own."""
+    k, n = 64, 16
+    rng = np.random.default_rng(8)
+    row = rng.integers(-128, 128, k).astype(np.int8)
+    other = rng.integers(-128, 128, k).astype(np.int8)
+    b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    # Nz of a 1 x 64 A: K1 = 2 fractals of (16 rows x 32), row 0 of each holds 32 of k
+    nz = np.zeros((2, 16, 32), dtype=np.int8)
+    nz[:, 0, :] = (other if not disable else row).reshape(2, 32)
+    nd = row if not disable else other
+    zn = np.ascontiguousarray(b.reshape(2, 32, 1, 16).transpose(0, 2, 3, 1))  # Zn (K1, N1, N0, K0)
+    program = (f"Mmad(c=L0C[0], a=L0A[{0 if not disable else 4096}], b=L0B[0], aType=int8, bType=int8, m=1, n={n}, "
+               f"k={k}, disableGemv={'true' if disable else 'false'})")
+    machine = Machine("ascend_cube", {"chip": "950"})
+    machine.load(machine.assemble(program), regs={}, memory=[])
+    if disable:
+        machine.state.write_buffer("L0A", 4096, nz.view(np.uint8))
+        machine.state.write_buffer("L0A", 4096 + 2048, nd.view(np.uint8))  # past A's fractals: must not be read
+    else:
+        machine.state.write_buffer("L0A", 0, nd.view(np.uint8))
+        machine.state.write_buffer("L0A", 4096, nz.view(np.uint8))
+    machine.state.write_buffer("L0B", 0, zn.view(np.uint8))
+    machine.run()
+    assert machine.fault is None, machine.fault
+    c = machine.state.buffers["L0C"][:64].view(np.int32)  # row 0 of the first Nz fractal: C[0][0..15]
+    assert (c == row.astype(np.int64) @ b.astype(np.int64)).all()

@@ -244,8 +244,10 @@ def _element(data: np.ndarray, offset: int, dtype: str):
 
 
 def a_offset(layout: str, i: int, kk: int, m: int, k: int, k0: int) -> int:
-    """Byte index of A(i, kk) in L0A, in elements: Zz (M1, K1, M0, K0) or Nz (K1, M1, M0, K0)."""
+    """Index of A(i, kk) in L0A, in elements: Zz (M1, K1, M0, K0), Nz (K1, M1, M0, K0) or a GEMV row (ND)."""
     m1, k1 = -(-m // 16), -(-k // k0)
+    if layout == "ND":
+        return i * k + kk
     if layout == "Zz":
         return ((i // 16) * k1 + kk // k0) * 16 * k0 + (i % 16) * k0 + kk % k0
     return ((kk // k0) * m1 + i // 16) * 16 * k0 + (i % 16) * k0 + kk % k0
@@ -291,7 +293,7 @@ def _mmad(p, before, state, chip: str, options: dict):
                 Check("bytes written", "0", "0")], []
     a_type, b_type = p["aType"], p["bType"]
     k0 = BLOCK // ELEMENT_BYTES[a_type]
-    layout = CHIPS[chip].a_layout
+    layout = "ND" if CHIPS[chip].arch == 3510 and m == 1 and not p["disableGemv"] else CHIPS[chip].a_layout
     i, j = (7 * m) // 11, (5 * n) // 9
     a_data, b_data = before["buffers"]["L0A"], before["buffers"]["L0B"]
     sa, sb = ELEMENT_BYTES[a_type], ELEMENT_BYTES[b_type]
