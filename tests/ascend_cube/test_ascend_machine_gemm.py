@@ -286,3 +286,20 @@ def test_950_gemv_reads_a_as_an_nd_row_unless_disabled(disable):
     assert machine.fault is None, machine.fault
     c = machine.state.buffers["L0C"][:64].view(np.int32)  # row 0 of the first Nz fractal: C[0][0..15]
     assert (c == row.astype(np.int64) @ b.astype(np.int64)).all()
+
+
+@pytest.mark.parametrize("ctrl, want", [(0, 0x7F7FFFFF), (1 << 48, 0x7F800000)])
+def test_ctrl_bit_48_chooses_float_saturation_in_mmad(ctrl, want):
+    """Mmad.md: CTRL[48] = 0 saturates (inf -> the largest float32), 1 lets inf through. An fp16 inf in A times
+    B's 1.0 makes +inf in every element of row 0."""
+    a = np.zeros((16, 16), dtype=np.float16)
+    a[0, 0] = np.inf
+    b = np.ones((16, 16), dtype=np.float16)
+    machine = Machine("ascend_cube", {"chip": "910B"})
+    machine.load(machine.assemble("Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=float16, bType=float16, m=16, n=16, "
+                                  "k=16)"), regs={"ctrl": ctrl}, memory=[])
+    machine.state.write_buffer("L0A", 0, a.view(np.uint8))  # one Zz fractal: row order
+    machine.state.write_buffer("L0B", 0, b.view(np.uint8))
+    machine.run()
+    c = machine.state.buffers["L0C"][:1024].view(np.uint32).reshape(16, 16)
+    assert (c[0] == want).all() and not c[1:].any()  # the other rows of A are zeros
