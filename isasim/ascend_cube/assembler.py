@@ -115,7 +115,8 @@ def parse_line(body: str) -> AscendForm | tuple:
         raise AssemblyError(f"'{body}' is not an instruction: expected Call(name=value, ...)")
     name, rest = m.group(1), m.group(2)
     if name.lower() not in _NAMES:
-        raise AssemblyError(f"unknown instruction '{name}' (ascend_cube has {', '.join(dict.fromkeys(_NAMES.values()))})")
+        calls = ", ".join(dict.fromkeys(_NAMES.values()))
+        raise AssemblyError(f"unknown instruction '{name}' (ascend_cube has {calls})")
     canonical = _NAMES[name.lower()]
     if name != canonical:
         raise AssemblyError(f"'{name}' is spelled {canonical}, as in Ascend C")

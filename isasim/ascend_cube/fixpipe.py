@@ -117,7 +117,8 @@ def _placements(p, out: np.ndarray, size: int):
     if p["nz2nd"]:
         return [(p["dst"] + i * p["dstStride"] * size, out[i]) for i in range(m)]
     block_bytes = nz_columns(size) * size
-    return [(p["dst"] + block * p["dstStride"] * 32 + i * block_bytes, out[i, block * block_bytes:(block + 1) * block_bytes])
+    return [(p["dst"] + block * p["dstStride"] * 32 + i * block_bytes,
+             out[i, block * block_bytes:(block + 1) * block_bytes])
             for block in range(-(-row_bytes // block_bytes)) for i in range(m)]
 
 

@@ -155,7 +155,8 @@ _FIXPIPE_FAULTS = (_OVERFLOW, _ALIGN, _RANGE, _UNSUPPORTED,
 
 FORMS = FormTable()
 for _form in (
-    AscendForm("DataCopy", "GM_to_L1", (Param("dst", "L1", "destination"), Param("src", "GM", "source"), *_burst("32 B")),
+    AscendForm("DataCopy", "GM_to_L1",
+               (Param("dst", "L1", "destination"), Param("src", "GM", "source"), *_burst("32 B")),
                "copy bursts of bytes from GM to L1 unchanged (ND)", datamove.copy_gm_to_l1,
                (_GM_FAULT, _OVERFLOW, _ALIGN, _RANGE)),
     AscendForm("DataCopy", "GM_to_L1_Nd2Nz",

@@ -40,7 +40,8 @@ def test_the_parser_accepts_or_reports_one_line(text):
     program = only_documented_errors(ISA.assemble, text)
     if program is not None:
         again = ISA.assemble("\n".join(i.text for i in program.instructions))
-        assert [(i.form, i.operands) for i in again.instructions] == [(i.form, i.operands) for i in program.instructions]
+        parsed = [(i.form, i.operands) for i in program.instructions]
+        assert [(i.form, i.operands) for i in again.instructions] == parsed
 
 
 VALID_TRACE = {
