@@ -11,6 +11,7 @@ import numpy as np
 
 from isasim.core.faults import Fault
 
+from .atomic_math import atomic_add
 from .chips import ELEMENT_BYTES
 from .numerics import FixpipeParamError
 from .state import ATOMIC_MODES
@@ -122,6 +123,9 @@ def _placements(p, out: np.ndarray, size: int):
             for block in range(-(-row_bytes // block_bytes)) for i in range(m)]
 
 
+_ELEMENT_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
 def _write_gm(ctx, p, out: np.ndarray, out_type: str, size: int) -> None:
     atomic = ATOMIC_MODES[ctx.reg("atomic")]
     pieces = _placements(p, out, size)
@@ -131,23 +135,11 @@ def _write_gm(ctx, p, out: np.ndarray, out_type: str, size: int) -> None:
         return
     if atomic != out_type:
         raise Fault("UNSUPPORTED", f"SetAtomicAdd({atomic}) adds {atomic}, but this Fixpipe writes {out_type}")
-    sums = [(address, atomic_add(ctx.gm_read(address, chunk.size), chunk, atomic)) for address, chunk in pieces]
+    bits = _ELEMENT_BITS[ELEMENT_BYTES[atomic]]  # atomic_math adds element bits, not bytes
+    sums = [(address, atomic_add(ctx.gm_read(address, chunk.size).view(bits), chunk.view(bits), atomic,
+                                 ctx.options).view(np.uint8)) for address, chunk in pieces]
     for address, total in sums:
         ctx.gm_write(address, total)
-
-
-def atomic_add(old: np.ndarray, new: np.ndarray, dtype: str) -> np.ndarray:
-    """old + new in ``dtype``: IEEE addition rounded to nearest-even for the float types (a float32 sum of two
-    half or bf16 values is exact, so rounding it once gives the IEEE result), wrapping for the integers."""
-    if dtype == "bfloat16":
-        import ml_dtypes
-
-        total = old.view(ml_dtypes.bfloat16).astype(np.float32) + new.view(ml_dtypes.bfloat16).astype(np.float32)
-        return total.astype(ml_dtypes.bfloat16).view(np.uint8)
-    numpy_type = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "int16": np.int16,
-                  "int8": np.int8}[dtype]
-    with np.errstate(over="ignore"):
-        return (old.view(numpy_type) + new.view(numpy_type)).astype(numpy_type).view(np.uint8)
 
 
 def set_pre_quant_flag(ctx, form, p):
