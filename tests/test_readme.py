@@ -40,3 +40,24 @@ def test_readme_arm_sme_commands_run(capsys):
     out = capsys.readouterr().out
     assert "za[1]" in out and "udot za.s[w8, 0, vgx4]" in out  # the group w8 = 1 names at SVL 256: rows 1, 9, 17, 25
     assert "PASS: every expectation of examples/arm_sme/smopa_gemm.trace.json holds (qemu" in " ".join(out.split())
+
+
+def test_readme_ascend_cube_commands_run(capsys):
+    import shlex
+
+    from isasim import cli
+
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"## Ascend cube.*?```bash\n(.*?)```", text, re.S).group(1)
+    commands = [shlex.split(line)[1:] for line in block.splitlines() if line.startswith("isasim ")]
+    assert len(commands) == 3
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        for argv in commands:
+            assert cli.main(argv + ["--no-color"]) == 0, (argv, capsys.readouterr().err)
+    finally:
+        os.chdir(cwd)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "PASS: every expectation of examples/ascend_cube/int8_gemm.trace.json holds" in out
+    assert "equal ✓" in out  # the Fixpipe element worked through equals the machine's
