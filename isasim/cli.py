@@ -87,6 +87,8 @@ def load_program_and_init(args) -> tuple[str, dict, object, Init]:
     except IsasimError as error:
         raise error if given else error.located(state_source)
     program = isa.assemble(text, source=source)
+    if has_hook(isa, "check_program"):  # what the configuration rules out is refused before anything runs
+        isa.check_program(program, config)
     from .core.machine import Machine
 
     try:  # every register, region and array the file names must exist before anything runs or prints

@@ -102,6 +102,27 @@ class AscendCube:
     def fault_kind(self, text: str) -> str:
         return text.strip().upper()
 
+    def check_program(self, program: Program, config: dict) -> None:
+        """Refuse, naming the line, a program that asks the configured chip for what it lacks (a Fixpipe mode,
+        a type pair): a program for the other chip.  Run as it stands, each such instruction would fault
+        UNSUPPORTED; the command line says so before anything runs."""
+        from types import SimpleNamespace
+
+        from ..core.errors import AssemblyError
+        from ..core.faults import Fault
+
+        chip = SimpleNamespace(chip=CHIPS[config["chip"]])
+        for instruction in program.instructions:
+            form = instruction.form
+            if form.check_chip is None:
+                continue
+            try:
+                form.check_chip(chip, dict(zip(form.operand_names, instruction.operands)))
+            except Fault as fault:
+                where = f"{program.source}:{instruction.line}" if instruction.line else program.source
+                raise AssemblyError(f"{where}: {fault.rule} (chip {config['chip']}; --chip chooses another)") \
+                    from None
+
     def translate(self, context: AscendContext, instruction: Instruction):
         form = instruction.form
         semantics, next_address = form.semantics, instruction.next_address

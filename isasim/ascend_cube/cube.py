@@ -71,6 +71,11 @@ def write_matrix(ctx, offset: int, matrix: np.ndarray, dtype: str) -> None:
     ctx.write("L0C", offset, np.ascontiguousarray(packed, dtype=np.uint32).view(np.uint8), "c")
 
 
+def check_types(ctx, p) -> None:
+    """The chip multiplies aType by bType."""
+    accumulator_type(ctx, p["aType"], p["bType"])
+
+
 def mmad(ctx, form, p):
     """IF m > 4095 OR n > 4095 OR k > 4095: PARAM_RANGE
     IF m == 0 OR n == 0 OR k == 0: nothing (a NOP, as documented)

@@ -75,13 +75,26 @@ def copy_gm_to_l1_nd2nz(ctx, form, p):
     ctx.write("L1", low, image[low:high], "dst")
 
 
-def copy_l1_to_bt(ctx, form, p):
-    """(srcType, dstType) is one of the chip's bias pairs: half/bf16 -> float32 widen exactly, others copy
-    FOR i = 0 .. blockCount-1: BT[dst + i*...] = widen(L1[src + i*(blockLen+srcStride)*32 ..+ blockLen*32])"""
+def check_bias_types(ctx, p) -> None:
+    """(srcType, dstType) is one of the chip's L1 -> bias table pairs."""
     pair = (p["srcType"], p["dstType"])
     if pair not in ctx.chip.bias_types:
         raise Fault("UNSUPPORTED", f"DataCopy L1 -> BT from {pair[0]} to {pair[1]}: {ctx.chip.name} takes "
                                    + ", ".join(f"{a} -> {b}" for a, b in ctx.chip.bias_types))
+
+
+def check_transpose(ctx, p) -> None:
+    """A transposing LoadData is of a type the chip transposes."""
+    if p["ifTranspose"] and p["dtype"] not in ctx.chip.transpose_types:
+        raise Fault("UNSUPPORTED", f"LoadData transpose of {p['dtype']}: {ctx.chip.name} transposes "
+                                   f"{' and '.join(ctx.chip.transpose_types)} only")
+
+
+def copy_l1_to_bt(ctx, form, p):
+    """(srcType, dstType) is one of the chip's bias pairs: half/bf16 -> float32 widen exactly, others copy
+    FOR i = 0 .. blockCount-1: BT[dst + i*...] = widen(L1[src + i*(blockLen+srcStride)*32 ..+ blockLen*32])"""
+    check_bias_types(ctx, p)
+    pair = (p["srcType"], p["dstType"])
     scale = ELEMENT_BYTES[pair[1]] // ELEMENT_BYTES[pair[0]]
     bursts = _bursts(ctx, p, "BT", "L1", dst_scale=scale)
     for src, dst, length in bursts:
@@ -111,9 +124,7 @@ def load_2d(ctx, form, p):
         IF ifTranspose: f = transpose(f as 16x16 elements of 2 bytes)
         dstBuffer[dst + i*(1+dstGap)*512 ..+ 512] = f"""
     buffer = form.buffers["dst"]
-    if p["ifTranspose"] and p["dtype"] not in ctx.chip.transpose_types:
-        raise Fault("UNSUPPORTED", f"LoadData transpose of {p['dtype']}: {ctx.chip.name} transposes "
-                                   f"{' and '.join(ctx.chip.transpose_types)} only")
+    check_transpose(ctx, p)
     ctx.check_aligned(buffer, p["dst"], "dst")
     ctx.check_aligned("L1", p["src"], "src")
     count = p["repeatTimes"]

@@ -46,6 +46,11 @@ def check_mode(ctx, mode: str, src_type: str, dst_type: str) -> None:
                                    f"{' or '.join(outputs)}, not {src_type} to {dst_type}")
 
 
+def check_params(ctx, p) -> None:
+    """The chip has the Fixpipe's mode and its (srcType, dstType) pair."""
+    check_mode(ctx, p["quantPre"], p["srcType"], p["dstType"])
+
+
 def quant_words(ctx, mode: str, n: int):
     """The scalar quant word (quant_pre), or for a vector mode the n per-channel words FB holds at fpc."""
     if not is_vector_mode(mode):
@@ -76,7 +81,7 @@ def fixpipe(ctx, form, p):
     from . import fixpipe_math
 
     m, n, mode = p["mSize"], p["nSize"], p["quantPre"]
-    check_mode(ctx, mode, p["srcType"], p["dstType"])
+    check_params(ctx, p)
     ctx.check_aligned("L0C", p["src"], "src")
     if p["srcStride"] < -(-m // L0C_FRACTAL_SIDE) * L0C_FRACTAL_SIDE:
         raise Fault("PARAM_RANGE", f"srcStride {p['srcStride']} is less than mSize {m} rounded up to 16")

@@ -70,6 +70,9 @@ class AscendForm:
     faults: tuple[tuple[str, str], ...] = ()  # (kind, when)
     group: str = "data movement"
     marker: str | None = None  # a parameter only this form of the call has (Nd2Nz: nValue)
+    # what the chip must support for these parameters (a mode, a type pair), known before the program runs:
+    # check_chip(ctx, params) raises the UNSUPPORTED fault the instruction would raise (ctx needs only .chip)
+    check_chip: Callable | None = None
 
     @property
     def id(self) -> str:
@@ -178,17 +181,17 @@ for _form in (
                 Param("dstType", "dtype", "the bias type in BT (float32 or int32)", choices=DTYPES),
                 *_burst("32 B of the source")),
                "copy a bias from L1 to the bias table, widening half/bf16 to float", datamove.copy_l1_to_bt,
-               (_OVERFLOW, _ALIGN, _RANGE, _UNSUPPORTED)),
+               (_OVERFLOW, _ALIGN, _RANGE, _UNSUPPORTED), check_chip=datamove.check_bias_types),
     AscendForm("DataCopy", "L1_to_FB", (Param("dst", "FB", "destination"), Param("src", "L1", "source"),
                                         *_burst("32 B")),
                "copy per-channel quant words from L1 to the fixpipe buffer", datamove.copy_l1_to_fb,
                (_OVERFLOW, _ALIGN, _RANGE)),
     AscendForm("LoadData", "L1_to_L0A", (Param("dst", "L0A", "destination"), Param("src", "L1", "source"), *_LOAD2D),
                "load 512 B fractals from L1 into L0A (LoadData2DParams)", datamove.load_2d,
-               (_OVERFLOW, _ALIGN, _RANGE, _UNSUPPORTED)),
+               (_OVERFLOW, _ALIGN, _RANGE, _UNSUPPORTED), check_chip=datamove.check_transpose),
     AscendForm("LoadData", "L1_to_L0B", (Param("dst", "L0B", "destination"), Param("src", "L1", "source"), *_LOAD2D),
                "load 512 B fractals from L1 into L0B (LoadData2DParams)", datamove.load_2d,
-               (_OVERFLOW, _ALIGN, _RANGE, _UNSUPPORTED)),
+               (_OVERFLOW, _ALIGN, _RANGE, _UNSUPPORTED), check_chip=datamove.check_transpose),
     AscendForm("Mmad", "",
                (Param("c", "L0C", "the accumulator C (Nz, 16x16 fractals)"),
                 Param("a", "L0A", "A (m x k)"), Param("b", "L0B", "B (k x n, Zn)"),
@@ -204,13 +207,14 @@ for _form in (
                 Param("disableGemv", "bool", "950: keep the fractal A layout when m is 1 (else GEMV reads A as ND)",
                       False)),
                "C = A.B (+ C, or + the bias row): int8 -> int32, float types -> float32", cube.mmad,
-               (_OVERFLOW, _ALIGN, ("PARAM_RANGE", "m, n or k above 4095"), _UNSUPPORTED), group="cube"),
+               (_OVERFLOW, _ALIGN, ("PARAM_RANGE", "m, n or k above 4095"), _UNSUPPORTED), group="cube",
+               check_chip=cube.check_types),
     AscendForm("Fixpipe", "L0C_to_GM", (Param("dst", "GM", "destination"), Param("src", "L0C", "source"), *_FIXPIPE),
                "move C from L0C to GM through the fixpipe: quantize, ReLU, Nz -> ND, atomic add",
-               fixpipe.fixpipe, (_GM_FAULT, *_FIXPIPE_FAULTS), group="fixpipe"),
+               fixpipe.fixpipe, (_GM_FAULT, *_FIXPIPE_FAULTS), group="fixpipe", check_chip=fixpipe.check_params),
     AscendForm("Fixpipe", "L0C_to_L1", (Param("dst", "L1", "destination"), Param("src", "L0C", "source"), *_FIXPIPE),
                "move C from L0C to L1 through the fixpipe: quantize, ReLU, Nz -> ND", fixpipe.fixpipe,
-               _FIXPIPE_FAULTS, group="fixpipe"),
+               _FIXPIPE_FAULTS, group="fixpipe", check_chip=fixpipe.check_params),
     AscendForm("SetFixpipePreQuantFlag", "", (Param("config", "int", "the 64-bit quant word", lo=0, hi=(1 << 64) - 1),),
                "set the scalar (per-tensor) quant word", fixpipe.set_pre_quant_flag, group="fixpipe"),
     AscendForm("SetFixPipeConfig", "", (Param("quantPre", "FB", "where the per-channel quant words are"),),

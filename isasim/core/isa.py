@@ -171,6 +171,11 @@ class Isa(Protocol):
         ``instruction.text``.  x86 writes an invalid encoding as a ``.byte`` directive."""
         ...
 
+    def check_program(self, program: Program, config: dict) -> None:
+        """Refuse, with an IsasimError naming the source line, a program the configuration rules out before it
+        runs (ascend_cube: a mode or type pair the chip lacks); the command line calls it on what it loads."""
+        ...
+
     def fault_kind(self, text: str) -> str:
         """A fault kind as a trace may spell it, in this ISA's canonical spelling (x86: ``UD`` -> ``#UD``)."""
         ...
