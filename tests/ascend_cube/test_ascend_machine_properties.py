@@ -4,11 +4,11 @@ back to itself."""
 
 from __future__ import annotations
 
-import copy
 import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from trace_mutations import json_values, paths, replaced
 
 from isasim.core.errors import IsasimError
 from isasim.core.replay import replay
@@ -61,33 +61,11 @@ VALID_TRACE = {
                "memory": [{"addr": "0x20000", "hex": "20000000" * 256}]},
 }
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
-    max_leaves=20,
-)
-
-
-def paths(value, prefix=()):
-    yield prefix
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from paths(v, prefix + (k,))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from paths(v, prefix + (i,))
-
-
 ALL_PATHS = list(paths(VALID_TRACE))[1:]
 
 
 def mutate(path, replacement):
-    data = copy.deepcopy(VALID_TRACE)
-    target = data
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = replacement
-    return data
+    return replaced(VALID_TRACE, path, replacement)
 
 
 def test_the_valid_trace_replays(tmp_path, capsys):
