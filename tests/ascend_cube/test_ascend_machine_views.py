@@ -69,3 +69,18 @@ def test_a_fixpipe_step_shows_its_first_gm_rows_and_counts_the_rest(capsys):
     out = _step(capsys, "s 7")
     assert out.count("GM 0x3") == 4  # rows 0..3 of C, 40 int32 = 160 bytes apart
     assert "GM 0x3000a0:" in out and "... and 26 more GM writes, 4160 bytes" in out
+
+
+def test_a_step_shows_what_it_wrote_in_the_type_it_wrote(capsys):
+    """The Nd2Nz DataCopy of int8 shows L1 as int8 (A's first values, negative ones among them), Mmad's
+    L0C as int32; --show l1:uint8 overrides."""
+    import json
+
+    trace = json.loads(TRACE.read_text())
+    a = trace["init"]["memory"][0]["values"]  # A (int8) at GM 0x100000: its row 0 starts L1's first 32-byte row
+    out = _step(capsys, "s 1")
+    assert "L1  int8" in out
+    row = next(line for line in out.splitlines() if line.strip().startswith("L1[0]"))
+    assert [int(v) for v in row.split()[1:9]] == a[:8] and min(a[:8]) < 0
+    assert "L0C  int32" in _step(capsys, "s 6")
+    assert "L1  uint8" in _step(capsys, "s 1", "--show", "l1:uint8")

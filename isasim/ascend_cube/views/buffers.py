@@ -96,8 +96,32 @@ def registers_table(state: AscendState, highlight: set[str] | None = None):
     return key_value_table(f"registers ({state.chip.name})", rows, highlight=highlight)
 
 
-def _element(buffer: str, element_types: dict | None) -> str:
-    return (element_types or {}).get(array_name(buffer), VIEWS[buffer][0])
+# the view names of the Ascend C element types a parameter gives (the rest have no typed view)
+_VIEW_OF_DTYPE = {"int8": "int8", "uint8": "uint8", "float16": "fp16", "bfloat16": "bf16", "int32": "int32",
+                  "float32": "fp32"}
+
+
+def _element(buffer: str, element_types: dict | None, written_as: str | None = None) -> str:
+    """--show's type, else the type the instruction wrote the buffer in (if it has a view), else its default."""
+    chosen = (element_types or {}).get(array_name(buffer))
+    if chosen:
+        return chosen
+    view = _VIEW_OF_DTYPE.get(written_as or "")
+    return view if view in VIEWS[buffer] else VIEWS[buffer][0]
+
+
+def written_type(instruction, buffer: str) -> str | None:
+    """The element type the instruction writes ``buffer`` in, from its own parameters: the destination's
+    dtype / dstType, or for Mmad's L0C the accumulator (int32 for int8 inputs, float32 otherwise)."""
+    if instruction is None or getattr(instruction, "form", None) is None:
+        return None
+    form = instruction.form
+    params = dict(zip(form.operand_names, instruction.operands))
+    if form.name == "Mmad":
+        return "int32" if params.get("aType") in ("int8", "uint8") else "float32"
+    if form.buffers.get("dst") == buffer:
+        return params.get("dstType") or params.get("dtype")
+    return None
 
 
 def state_view(state: AscendState, *, element_types: dict[str, str] | None = None, hex_values: bool = False,
@@ -135,7 +159,8 @@ def step_view(record, state: AscendState, *, element_types: dict[str, str] | Non
             span = spans.setdefault(buffer, [low, high])
             span[0], span[1] = min(span[0], low), max(span[1], high)
     for buffer, (low, high) in spans.items():
-        parts.append(buffer_grid(state, buffer, _element(buffer, element_types), first=low, size=high - low,
+        element = _element(buffer, element_types, written_type(getattr(record, "instruction", None), buffer))
+        parts.append(buffer_grid(state, buffer, element, first=low, size=high - low,
                                  hex_values=hex_values, width=width, changed=(low, high)))
     memory = [w for w in record.writes if w.kind == "mem"]
     for w in memory[:GM_WRITES_SHOWN]:  # a Fixpipe writes one GM row per output row: the first few say enough
