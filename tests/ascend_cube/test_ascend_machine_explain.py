@@ -98,3 +98,39 @@ def test_explain_shows_the_options_a_run_used():
         "l0c_int32_overflow": "wrap"}}))
     rows = explanation.section("Configuration").blocks[0].rows
     assert ["l0c_int32_overflow", "wrap"] in rows and ["chip", "910B"] in rows
+
+
+def _fixpipe_cases():
+    from isasim.ascend_cube.fixpipe_math import QUANT_MODES
+
+    for mode, spec in QUANT_MODES.items():
+        for out in spec.outputs:
+            if out in ("float8_e4m3fn", "hifloat8"):
+                continue  # the 950's fp8 / HiFloat8 outputs: not worked out a second time
+            for src in spec.l0c_dtypes:
+                if mode == "NoQuant" and src != out:
+                    continue
+                for chip in spec.chips:
+                    yield mode, src, out, chip
+
+
+@pytest.mark.parametrize("mode, src, out, chip", list(_fixpipe_cases()), ids=lambda v: str(v))
+@pytest.mark.parametrize("options", [{}, {"int8_rounding": "ties_away", "fixpipe_multiply": "exact",
+                                          "fixpipe_float_overflow": "inf_nan", "relu_zero_sign": "product_sign"}],
+                         ids=["defaults", "other settings"])
+def test_fixpipe_element_is_worked_out_again_with_fractions(mode, src, out, chip, options):
+    """Every mode whose output this explanation works out itself (fixpipe_check, exact fractions from the
+    word's fields), over seeds, ReLU on and off and two sets of option settings: the check is that
+    independent arithmetic, and it equals the machine."""
+    independent = 0
+    for relu in ("false", "true"):
+        text = (f"Fixpipe(dst=GM[0x200000], src=L0C[0], srcType={src}, dstType={out}, nSize=20, mSize=17, "
+                f"srcStride=32, dstStride=24, quantPre={mode}, reluEn={relu})")
+        for seed in (1, 2, 3):
+            explanation = EXPLAINER.explain(text, None, ExplainOptions(seed=seed, config={"chip": chip,
+                                                                                          "options": options}))
+            check = explanation.checks[-1]
+            assert check.equal, (text, chip, seed, check)
+            independent += any("works the element out again here" in getattr(block, "text", "")
+                               for section in explanation.sections for block in section.blocks)
+    assert independent >= 3, f"{mode} on {chip}: the independent arithmetic ran in only {independent} of 6 examples"

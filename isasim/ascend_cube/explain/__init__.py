@@ -14,13 +14,13 @@ import random
 
 from isasim.core.errors import IsasimError
 from isasim.core.explain import (
-    Cell, Code, ExplainError, ExplainOptions, Explanation, Figure, Grid, Paragraph, ReferencePage, Section, Table,
+    Code, ExplainError, ExplainOptions, Explanation, Figure, Paragraph, ReferencePage, Section, Table,
     fault_blocks, run_example, setup_blocks,
 )
 
 from .. import ISA
 from ..assembler import value_text
-from ..forms import FORMS, LOCATION_KINDS
+from ..forms import FORMS
 from . import worked
 
 GM_SOURCE = 0x100000  # where the examples' GM source data is

@@ -107,8 +107,7 @@ def _decode(bits: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def _mmad_data(p, rng) -> dict:
-    size_a, size_b = ELEMENT_BYTES[p["aType"]], ELEMENT_BYTES[p["bType"]]
-    k0a = BLOCK // size_a
+    k0a = BLOCK // ELEMENT_BYTES[p["aType"]]
     m1, k1, n1 = -(-p["m"] // 16), -(-p["k"] // k0a), -(-p["n"] // 16)
     data = {"L0A": _operand_bytes(p["aType"], rng, p["a"] + m1 * k1 * FRACTAL),
             "L0B": _operand_bytes(p["bType"], rng, p["b"] + k1 * n1 * FRACTAL)}
@@ -350,6 +349,7 @@ def _mmad(p, before, state, chip: str, options: dict):
 
 def _fixpipe(form, p, before, state, memory, chip: str, options: dict):
     from .. import fixpipe_math
+    from .fixpipe_check import explained_output
 
     i, j = (p["mSize"] - 1) // 2, (p["nSize"] - 1) // 3
     at = p["src"] + 4 * (((j // 16) * p["srcStride"] + i) * 16 + j % 16)
@@ -372,7 +372,16 @@ def _fixpipe(form, p, before, state, memory, chip: str, options: dict):
         machine = memory.read(offset, size)
     else:
         machine = state.buffers["L1"][offset : offset + size].tobytes()
-    expected = re.findall(r"0x[0-9a-f]+", steps[-1][1])[-1]  # the output step ends with the bits in hex
-    expected = f"{int(expected, 16):#0{2 + 2 * size}x}"
-    check = Check(f"output element ({i}, {j}) bits", expected, f"{int.from_bytes(machine, 'little'):#0{2 + 2 * size}x}")
-    return [table, check], [[Grid("output element", [[Cell(check.machine, "changed")]])]]
+    own = explained_output(value, p["srcType"], mode, word, p["reluEn"], p["dstType"], chip, options)
+    if own is not None:
+        note = Paragraph("The check works the element out again here with exact fractions from the L0C value and "
+                         "the word's fields (M1 as (1,8,10), the 9-bit offset, the sign bit), in the documented "
+                         "order, each rounding once where the table says.")
+        expected = own
+    else:  # the 950's fp8/HiFloat8 outputs, MCB shifts, ReLU on a plain cast: the steps' own result
+        note = Paragraph("The check's explained side is the last step's bits above (this mode is not worked out "
+                         "a second time here).")
+        expected = int(re.findall(r"0x[0-9a-f]+", steps[-1][1])[-1], 16)  # the output step ends with the bits
+    check = Check(f"output element ({i}, {j}) bits", f"{expected:#0{2 + 2 * size}x}",
+                  f"{int.from_bytes(machine, 'little'):#0{2 + 2 * size}x}")
+    return [table, note, check], [[Grid("output element", [[Cell(check.machine, "changed")]])]]
