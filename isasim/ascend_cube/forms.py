@@ -23,7 +23,7 @@ GM -> L1) whether it gives Nd2NzParams (``nValue``) or DataCopyParams.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from isasim.core.program import FormTable

@@ -107,7 +107,8 @@ def _decode(bits: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def _mmad_data(p, rng) -> dict:
-    k0a = BLOCK // ELEMENT_BYTES[p["aType"]]
+    size_a = ELEMENT_BYTES[p["aType"]]
+    k0a = BLOCK // size_a
     m1, k1, n1 = -(-p["m"] // 16), -(-p["k"] // k0a), -(-p["n"] // 16)
     data = {"L0A": _operand_bytes(p["aType"], rng, p["a"] + m1 * k1 * FRACTAL),
             "L0B": _operand_bytes(p["bType"], rng, p["b"] + k1 * n1 * FRACTAL)}
