@@ -10,9 +10,8 @@ import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from trace_mutations import json_values, paths, replaced
+from trace_mutations import json_values, only_documented_errors, paths, replaced
 
-from isasim.core.errors import IsasimError
 from isasim.core.replay import replay
 from isasim.core.trace import parse_trace
 from isasim.x86_amx import ISA, amx
@@ -31,15 +30,6 @@ assembly_text = st.one_of(
     st.lists(st.sampled_from(WORDS), max_size=30).map(" ".join),
     st.lists(st.sampled_from(WORDS), max_size=30).map("".join),
 )
-
-
-def only_documented_errors(fn, *args):
-    try:
-        return fn(*args)
-    except IsasimError as error:
-        text = str(error)
-        assert text and "\n" not in text, f"error is not one line: {text!r}"
-        return None
 
 
 @SETTINGS

@@ -8,9 +8,8 @@ import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from trace_mutations import json_values, paths, replaced
+from trace_mutations import json_values, only_documented_errors, paths, replaced
 
-from isasim.core.errors import IsasimError
 from isasim.core.replay import replay
 from isasim.core.trace import parse_trace
 from isasim.ascend_cube import ISA
@@ -23,15 +22,6 @@ WORDS = sorted({f.name for f in FORMS} | {p.name for f in FORMS for p in f.param
     "-1", "99999999999999999999", "true", "false", "int8", "float16", "#", "//", "\n", " ", "label:", "dst", "src"})
 program_text = st.one_of(st.text(max_size=200), st.lists(st.sampled_from(WORDS), max_size=40).map("".join),
                          st.lists(st.sampled_from(WORDS), max_size=40).map(" ".join))
-
-
-def only_documented_errors(fn, *args):
-    try:
-        return fn(*args)
-    except IsasimError as error:
-        text = str(error)
-        assert text and "\n" not in text, f"error is not one line: {text!r}"
-        return None
 
 
 @SETTINGS
