@@ -21,15 +21,17 @@ def test_readme_python_example_runs():
     assert namespace["m"].state.tile_array(0, "int32")[0, 0] == 4916  # C[0][0] of the seed's data
 
 
-def test_readme_arm_sme_commands_run(capsys):
+def run_readme_block(capsys, heading: str, count: int) -> str:
+    """Run the isasim commands of the first ```bash block after ``heading`` (``count`` of them) from the
+    checkout's top, each with --no-color (asm has none); their output."""
     import shlex
 
     from isasim import cli
 
     text = (ROOT / "README.md").read_text()
-    block = re.search(r"## Arm SME2.*?```bash\n(.*?)```", text, re.S).group(1)
+    block = re.search(rf"## {heading}.*?```bash\n(.*?)```", text, re.S).group(1)
     commands = [shlex.split(line)[1:] for line in block.splitlines() if line.startswith("isasim ")]
-    assert len(commands) == 4
+    assert len(commands) == count
     cwd = os.getcwd()
     os.chdir(ROOT)
     try:
@@ -37,27 +39,16 @@ def test_readme_arm_sme_commands_run(capsys):
             assert cli.main(argv + ["--no-color"] if argv[0] != "asm" else argv) == 0, (argv, capsys.readouterr().err)
     finally:
         os.chdir(cwd)
-    out = capsys.readouterr().out
+    return capsys.readouterr().out
+
+
+def test_readme_arm_sme_commands_run(capsys):
+    out = run_readme_block(capsys, "Arm SME2", 4)
     assert "za[1]" in out and "udot za.s[w8, 0, vgx4]" in out  # the group w8 = 1 names at SVL 256: rows 1, 9, 17, 25
     assert "PASS: every expectation of examples/arm_sme/smopa_gemm.trace.json holds (qemu" in " ".join(out.split())
 
 
 def test_readme_ascend_cube_commands_run(capsys):
-    import shlex
-
-    from isasim import cli
-
-    text = (ROOT / "README.md").read_text()
-    block = re.search(r"## Ascend cube.*?```bash\n(.*?)```", text, re.S).group(1)
-    commands = [shlex.split(line)[1:] for line in block.splitlines() if line.startswith("isasim ")]
-    assert len(commands) == 3
-    cwd = os.getcwd()
-    os.chdir(ROOT)
-    try:
-        for argv in commands:
-            assert cli.main(argv + ["--no-color"]) == 0, (argv, capsys.readouterr().err)
-    finally:
-        os.chdir(cwd)
-    out = " ".join(capsys.readouterr().out.split())
+    out = " ".join(run_readme_block(capsys, "Ascend cube", 3).split())
     assert "PASS: every expectation of examples/ascend_cube/int8_gemm.trace.json holds" in out
     assert "equal ✓" in out  # the Fixpipe element worked through equals the machine's
