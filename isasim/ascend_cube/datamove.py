@@ -137,3 +137,73 @@ def load_2d(ctx, form, p):
         if p["ifTranspose"]:
             fractal = fractal.view(np.uint16).reshape(16, 16).T.copy().view(np.uint8)
         ctx.write(buffer, target, fractal, "dst")
+
+
+# LoadData with LoadData2DParamsV2 (Ascend C "LoadData（2D矩阵搬运V2）", 950 only): the chips that have it and the
+# element types its impl's static_assert takes (the fp4 pairs isasim does not model; no int16)
+LOAD2D_V2_CHIPS = ("950",)
+LOAD2D_V2_TYPES = ("int8", "uint8", "hifloat8", "float8_e5m2", "float8_e4m3fn", "float16", "bfloat16", "int32",
+                   "float32")
+
+
+def check_load2d_v2(ctx, p) -> None:
+    """The chip has LoadData2DParamsV2, and for the element type."""
+    if ctx.chip.name not in LOAD2D_V2_CHIPS:
+        raise Fault("UNSUPPORTED", f"LoadData with LoadData2DParamsV2 (mStartPosition): {ctx.chip.name} has no "
+                                   f"such load (only {', '.join(LOAD2D_V2_CHIPS)}; it uses LoadData2DParams)")
+    if p["dtype"] not in LOAD2D_V2_TYPES:
+        raise Fault("UNSUPPORTED", f"LoadData with LoadData2DParamsV2 of {p['dtype']}: it takes "
+                                   f"{', '.join(LOAD2D_V2_TYPES)}")
+
+
+def load_2d_v2(ctx, form, p):
+    """C0 = 32 / sizeof(dtype)                     a fractal is 16 rows (M) x 32 bytes (C0 elements along K)
+    source fractal (m, k), m < mStep, k < kStep:   L1[src + ((kStartPosition + k)*srcStride + mStartPosition + m)*512]
+    X = the (mStep*16) x (kStep*C0) matrix those fractals tile (fractal (m, k) is rows m*16.., columns k*C0..)
+    IF ifTranspose: X = transpose(X)            (kStep*C0) x (mStep*16); b8: mStep even, b32: kStep even
+    FOR each 16 x C0 fractal (a, b) of X (a along its rows, b along its columns):
+        dstBuffer[dst + (b*dstStride + a)*512 ..+ 512] = fractal (a, b)
+    (so a b8 transpose turns each 32x32-byte block of two stacked source fractals into two stacked destination
+    fractals; mStep = 0 or kStep = 0 moves nothing; destination fractals of one load may not overlap)"""
+    buffer = form.buffers["dst"]
+    check_load2d_v2(ctx, p)
+    ctx.check_aligned(buffer, p["dst"], "dst")
+    ctx.check_aligned("L1", p["src"], "src")
+    size = ELEMENT_BYTES[p["dtype"]]
+    c0 = BLOCK // size
+    m_step, k_step = p["mStep"], p["kStep"]
+    if p["ifTranspose"]:
+        # the transposed block is square (b8: 32x32 = two fractals along M, b32: 16x16 = two along K), so the
+        # region must tile into whole blocks: the documented mStep / kStep rules
+        if (m_step * 16) % c0:
+            raise Fault("PARAM_RANGE", f"LoadData transpose of {p['dtype']}: mStep {m_step} must be a multiple of "
+                                       f"{c0 // 16}")
+        if (k_step * c0) % 16:
+            raise Fault("PARAM_RANGE", f"LoadData transpose of {p['dtype']}: kStep {k_step} must be a multiple of "
+                                       f"{16 // c0}")
+    if m_step == 0 or k_step == 0:
+        return  # documented: a NOP
+    rows, cols = (k_step * c0 // 16, m_step * 16 // c0) if p["ifTranspose"] else (m_step, k_step)
+    if cols > 1 and p["dstStride"] < rows:
+        # one load's fractals would land on each other, in an order the docs do not give (the QBMM kernel
+        # splits such loads into several): isasim refuses rather than pick one
+        raise Fault("PARAM_RANGE", f"LoadData dstStride {p['dstStride']} is less than the {rows} destination "
+                                   f"fractals of a column, so the load's destination fractals overlap")
+    first = p["kStartPosition"] * p["srcStride"] + p["mStartPosition"]
+    last = (p["kStartPosition"] + k_step - 1) * p["srcStride"] + p["mStartPosition"] + m_step - 1
+    ctx.check_inside("L1", p["src"] + last * FRACTAL, FRACTAL, "src")
+    ctx.check_inside(buffer, p["dst"] + ((cols - 1) * p["dstStride"] + rows - 1) * FRACTAL, FRACTAL, "dst")
+    span = ctx.read("L1", p["src"] + first * FRACTAL, (last - first + 1) * FRACTAL, "src")
+    k, m = np.meshgrid(np.arange(k_step), np.arange(m_step), indexing="ij")
+    index = (p["kStartPosition"] + k) * p["srcStride"] + p["mStartPosition"] + m - first
+    fractals = span.reshape(-1, 16, c0, size)[index]  # (kStep, mStep, 16, C0, size)
+    x = fractals.transpose(1, 2, 0, 3, 4).reshape(m_step * 16, k_step * c0, size)
+    if p["ifTranspose"]:
+        x = x.transpose(1, 0, 2)
+    out = x.reshape(rows, 16, cols, c0, size).transpose(2, 0, 1, 3, 4).reshape(cols, rows, FRACTAL)
+    b, a = np.meshgrid(np.arange(cols), np.arange(rows), indexing="ij")
+    targets = (b * p["dstStride"] + a) * FRACTAL
+    low, high = int(targets.min()), int(targets.max()) + FRACTAL
+    image = ctx.read(buffer, p["dst"] + low, high - low, "dst").copy()  # the bytes between fractals stay
+    image[(targets - low)[..., None] + np.arange(FRACTAL)] = out
+    ctx.write(buffer, p["dst"] + low, image, "dst")

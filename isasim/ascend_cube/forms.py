@@ -18,7 +18,8 @@ kernels are generated (the loops live in the Python that writes them), as a comp
 unrolls a tile loop with known bounds.
 
 Which form a line is: the mnemonic, the buffers its ``dst``/``src`` name, and (DataCopy
-GM -> L1) whether it gives Nd2NzParams (``nValue``) or DataCopyParams.
+GM -> L1) whether it gives Nd2NzParams (``nValue``) or DataCopyParams, and (LoadData, 950) whether it gives
+LoadData2DParamsV2 (``mStartPosition``) or LoadData2DParams.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class AscendForm:
     # what the chip must support for these parameters (a mode, a type pair), known before the program runs:
     # check_chip(ctx, params) raises the UNSUPPORTED fault the instruction would raise (ctx needs only .chip)
     check_chip: Callable | None = None
+    chips: tuple[str, ...] = ()  # the chips that have this form at all (empty: every chip)
 
     @property
     def id(self) -> str:
@@ -141,6 +143,22 @@ _LOAD2D = (Param("dtype", "dtype", "the element type (the template argument)", c
            Param("dstGap", "int", "fractals left free between destination fractals", 0),
            Param("ifTranspose", "bool", "transpose each fractal (16x16 of 2-byte elements)", False))
 
+# LoadData2DParamsV2 (kernel_struct_mm.h; the ranges are the load_cbuf_to_ca/cb operand widths of
+# asc_copy_l12l0a: uint16 positions, uint8 steps as the docs' [0, 255], int16 srcStride (isasim takes no negative
+# one: the docs give no meaning for it), uint16 dstStride; the defaults are the struct's, 0)
+_LOAD2D_V2 = (Param("dtype", "dtype", "the element type (the template argument)", choices=DTYPES),
+              Param("mStartPosition", "int", "first source fractal along M (16-row units)", 0),
+              Param("kStartPosition", "int", "first source fractal along K (32 B units)", 0),
+              Param("mStep", "int", "source fractals along M (0: nothing moves)", 0, 0, 255),
+              Param("kStep", "int", "source fractals along K (0: nothing moves)", 0, 0, 255),
+              Param("srcStride", "int", "source fractals (512 B) from one K step to the next", 0, 0, (1 << 15) - 1),
+              Param("dstStride", "int", "destination fractals (512 B) from one K column to the next", 0),
+              Param("ifTranspose", "bool", "transpose the loaded matrix (b8: mStep even; b32: kStep even)", False))
+_LOAD2D_V2_FAULTS = (_OVERFLOW, _ALIGN,
+                     ("PARAM_RANGE", "a field outside its width; with ifTranspose an odd mStep (8-bit) or kStep "
+                                     "(4-byte); destination fractals of one load that overlap"),
+                     ("UNSUPPORTED", "a chip without LoadData2DParamsV2 (910B), a type it does not load (int16)"))
+
 _FIXPIPE = (Param("srcType", "dtype", "L0C element type", choices=("int32", "float32")),
             Param("dstType", "dtype", "output element type", choices=DTYPES),
             Param("nSize", "int", "columns (N) moved", lo=1, hi=4095),
@@ -192,6 +210,16 @@ for _form in (
     AscendForm("LoadData", "L1_to_L0B", (Param("dst", "L0B", "destination"), Param("src", "L1", "source"), *_LOAD2D),
                "load 512 B fractals from L1 into L0B (LoadData2DParams)", datamove.load_2d,
                (_OVERFLOW, _ALIGN, _RANGE, _UNSUPPORTED), check_chip=datamove.check_transpose),
+    AscendForm("LoadData", "L1_to_L0A_V2",
+               (Param("dst", "L0A", "destination"), Param("src", "L1", "source"), *_LOAD2D_V2),
+               "load an M x K block of 512 B fractals from L1 into L0A, transposed if asked (LoadData2DParamsV2)",
+               datamove.load_2d_v2, _LOAD2D_V2_FAULTS, marker="mStartPosition", check_chip=datamove.check_load2d_v2,
+               chips=datamove.LOAD2D_V2_CHIPS),
+    AscendForm("LoadData", "L1_to_L0B_V2",
+               (Param("dst", "L0B", "destination"), Param("src", "L1", "source"), *_LOAD2D_V2),
+               "load a block of 512 B fractals from L1 into L0B, transposed if asked (LoadData2DParamsV2)",
+               datamove.load_2d_v2, _LOAD2D_V2_FAULTS, marker="mStartPosition", check_chip=datamove.check_load2d_v2,
+               chips=datamove.LOAD2D_V2_CHIPS),
     AscendForm("Mmad", "",
                (Param("c", "L0C", "the accumulator C (Nz, 16x16 fractals)"),
                 Param("a", "L0A", "A (m x k)"), Param("b", "L0B", "B (k x n, Zn)"),

@@ -36,6 +36,10 @@ EXAMPLES = {
     "LoadData_L1_to_L0A": "LoadData(dst=L0A[512], src=L1[0], dtype=float16, startIndex=1, repeatTimes=1, "
                           "ifTranspose=true)",
     "LoadData_L1_to_L0B": "LoadData(dst=L0B[0], src=L1[0], dtype=int8, repeatTimes=2, srcStride=2)",
+    "LoadData_L1_to_L0A_V2": "LoadData(dst=L0A[0], src=L1[0], dtype=int8, mStartPosition=2, kStartPosition=1, "
+                             "mStep=4, kStep=2, srcStride=6, dstStride=4, ifTranspose=true)",
+    "LoadData_L1_to_L0B_V2": "LoadData(dst=L0B[512], src=L1[0], dtype=float16, mStartPosition=1, kStartPosition=1, "
+                             "mStep=2, kStep=3, srcStride=4, dstStride=3)",
     "Mmad": "Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=int8, bType=int8, m=16, n=16, k=32)",
     "Fixpipe_L0C_to_GM": f"Fixpipe(dst=GM[{GM_DESTINATION:#x}], src=L0C[0], srcType=int32, dstType=int32, "
                          "nSize=16, mSize=16, srcStride=16, dstStride=16)",
@@ -63,7 +67,7 @@ what public material leaves open is a named option with a documented default: [o
 
 Faults, each naming the rule it broke: GM_FAULT (unmapped GM), BUFFER_OVERFLOW (past the end of a buffer),
 ALIGNMENT (L0A/L0B 512 B, L0C 1024 B, BT 64 B, L1 32 B, FB 64 B), PARAM_RANGE (m, n, k above 4095; strides
-that overlap), UNSUPPORTED (a mode, type pair or transpose the chip lacks), QUANT_PARAM (more per-channel words
+that overlap), UNSUPPORTED (a mode, type pair, transpose or load the chip lacks), QUANT_PARAM (more per-channel words
 than one pass takes; an M1 the chip forbids; a sign bit that disagrees with the output type)."""
 
 
@@ -125,6 +129,11 @@ class AscendExplainer:
         ins = program.instructions[0]
         form = ins.form
         params = dict(zip(form.operand_names, ins.operands))
+        moved = []
+        if form.chips and config["chip"] not in form.chips:
+            # a form the configured chip lacks altogether: explain it on a chip that has it, and say so
+            moved = [Paragraph(f"{config['chip']} has no {form.id}: this example runs on the {form.chips[0]}.")]
+            config = ISA.configure({**(options.config or {}), "chip": form.chips[0]})
         sections = [
             Section("Encoding", [Paragraph("ascend_cube has no binary encoding (Huawei publishes none): the "
                                            "program text is the instruction, one per address.")]),
@@ -138,7 +147,7 @@ class AscendExplainer:
                                             + [[name, str(value)] for name, value in config["options"].items()])]),
         ]
         blocks, panels = self._example(ins, params, config, options)
-        sections.append(Section("Example", blocks))
+        sections.append(Section("Example", moved + blocks))
         command = f'isasim explain "{ins.text}" --isa ascend_cube' + (
             f" --seed {options.seed}" if options.seed != 1 else "") + (
             f" --chip {config['chip']}" if config["chip"] != "910B" else "")

@@ -49,6 +49,10 @@ def example_data(form, p, chip: str, rng) -> dict:
     if fid == "DataCopy_L1_to_BT":
         size = p["src"] + p["blockCount"] * (p["blockLen"] + p["srcStride"]) * BLOCK
         return {"L1": _finite_halves(rng, size // 2) if p["srcType"] == "float16" else _random_bytes(rng, size)}
+    if form.marker == "mStartPosition":  # LoadData2DParamsV2: L1 up to its furthest source fractal
+        last = ((p["kStartPosition"] + max(p["kStep"], 1) - 1) * p["srcStride"] + p["mStartPosition"]
+                + max(p["mStep"], 1))
+        return {"L1": _random_bytes(rng, min(p["src"] + last * FRACTAL, CHIPS[chip].buffers["L1"]))}
     if form.name in ("DataCopy", "LoadData"):
         size = p["src"] + (p.get("startIndex", 0) + p.get("repeatTimes", p.get("blockCount", 1)) *
                            max(p["srcStride"], 1) + 1) * FRACTAL
@@ -195,6 +199,8 @@ def _moved_bytes(form, p, before, run) -> list[tuple[str, int, bytes]]:
                 chunk = b"".join(b"\0\0" + chunk[k:k + 2] for k in range(0, len(chunk), 2))
             out.append(("BT", p["dst"] + i * (p["blockLen"] + p["dstStride"]) * BLOCK * scale, chunk))
         return out
+    if form.marker == "mStartPosition":
+        return _load_2d_v2_bytes(form, p, before)
     # LoadData: each fractal, transposed element by element where asked
     out = []
     l1 = before["buffers"]["L1"].tobytes()
@@ -205,6 +211,33 @@ def _moved_bytes(form, p, before, run) -> list[tuple[str, int, bytes]]:
             fractal = b"".join(fractal[(c * 16 + r) * 2 : (c * 16 + r) * 2 + 2] for r in range(16) for c in range(16))
         out.append((form.buffers["dst"], p["dst"] + i * (1 + p["dstGap"]) * FRACTAL, fractal))
     return out
+
+
+def _load_2d_v2_bytes(form, p, before) -> list[tuple[str, int, bytes]]:
+    """LoadData2DParamsV2 element by element: element (i, j) of the loaded matrix X is row i MOD 16, element
+    j MOD C0 of source fractal (i / 16, j / C0); with ifTranspose the destination holds X's transpose; the
+    destination's fractal (a, b) (a along its rows) is at dst + (b*dstStride + a)*512."""
+    size = ELEMENT_BYTES[p["dtype"]]
+    c0 = BLOCK // size
+    if p["mStep"] == 0 or p["kStep"] == 0:
+        return []
+    height, width = p["mStep"] * 16, p["kStep"] * c0
+    if p["ifTranspose"]:
+        height, width = width, height
+    l1 = before["buffers"]["L1"].tobytes()
+    buffer = form.buffers["dst"]
+    image = bytearray(before["buffers"][buffer].tobytes())
+    lowest, highest = len(image), 0
+    for i in range(height):
+        for j in range(width):
+            si, sj = (j, i) if p["ifTranspose"] else (i, j)
+            fractal = (p["kStartPosition"] + sj // c0) * p["srcStride"] + p["mStartPosition"] + si // 16
+            src = p["src"] + fractal * FRACTAL + (si % 16) * BLOCK + (sj % c0) * size
+            dst = (p["dst"] + ((j // c0) * p["dstStride"] + i // 16) * FRACTAL + (i % 16) * BLOCK
+                   + (j % c0) * size)
+            image[dst : dst + size] = l1[src : src + size]
+            lowest, highest = min(lowest, dst), max(highest, dst + size)
+    return [(buffer, lowest, bytes(image[lowest:highest]))]
 
 
 def _register_check(form, p, state):
