@@ -716,6 +716,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .explain_cli import register as register_explain
 
     register_explain(sub, common)
+    for name in registered_isas():  # commands only one ISA has (ascend_cube: qbmm) come from the ISA
+        isa = get_isa(name)
+        if has_hook(isa, "register_commands"):
+            isa.register_commands(sub, common)
     return parser
 
 

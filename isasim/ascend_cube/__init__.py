@@ -184,6 +184,12 @@ class AscendCube:
         return views.watch_value(state, what, element_types)
 
     # ---- optional hooks ----------------------------------------------------------------------------------
+    def register_commands(self, sub, common) -> None:
+        """``isasim qbmm``: the seed's quantised batch-matmul kernel (:mod:`.command`)."""
+        from .command import register
+
+        register(sub, common)
+
     def explainer(self):
         from .explain import EXPLAINER
 

@@ -1,0 +1,172 @@
+"""``isasim qbmm``: the seed's quantised batch-matmul Cube kernel on a case file.
+
+    isasim qbmm CASE.json -o OUT.npy [--force]        run the kernel, write C, PASS/FAIL against expect
+    isasim qbmm CASE.json --trace OUT.trace.json      also (or only) record the whole run as a trace
+    isasim qbmm CASE.json --step [--block I] [--commands "s 5; p l0c.nd[16x16]"]
+                                                      step through block I's instructions
+    isasim qbmm CASE.json --blocks                    list the blocks and the tiling
+
+The command belongs to ascend_cube: the ISA registers it (``register_commands``), so the core
+command line knows no kernel.  Exit status: 0 done (PASS), 1 C differs from the case's
+expectation, 2 bad input (one line), as the other commands.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+EXIT_OK, EXIT_DIFFERENT = 0, 1
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser("qbmm", help="run the seed's quantised batch-matmul Cube kernel (ascend_cube, 950) on a case")
+    p.add_argument("case", metavar="CASE", help="the case file (JSON, format isasim-qbmm/1; arrays beside it)")
+    p.add_argument("-o", "--output", metavar="OUT.npy", help="write C here (never overwritten without --force)")
+    p.add_argument("--trace", metavar="FILE", help="also write the whole run as a trace file")
+    p.add_argument("--step", action="store_true", help="step through one block's instructions instead of running")
+    p.add_argument("--block", type=int, default=None, metavar="I", help="the block --step opens (default 0)")
+    p.add_argument("--blocks", action="store_true", help="list the kernel's tiling and blocks, and stop")
+    p.add_argument("--commands", help="with --step: run these stepper commands instead of prompting")
+    p.add_argument("--option", action="append", metavar="NAME=VALUE",
+                   help="an ascend_cube behaviour public material leaves open (docs/ascend_cube/options.md); "
+                        "overrides the case's options")
+    p.add_argument("--force", action="store_true", help="overwrite the output files")
+    p.add_argument("--no-color", action="store_true", help="plain text output")
+    p.set_defaults(func=cmd_qbmm)
+
+
+def cmd_qbmm(args) -> int:
+    from isasim.cli import UsageError
+    from isasim.core.output import check_output_path
+    from isasim.core.render import console, markup_safe
+
+    from . import configure
+    from .kernels import qbmm
+    from .kernels.qbmm_run import compare, run
+
+    modes = sum(bool(x) for x in (args.step, args.blocks))
+    if modes > 1:
+        raise UsageError("--step and --blocks are two different things: give one")
+    if args.block is not None and not args.step:
+        raise UsageError("--block chooses the block --step opens: give --step too")
+    if args.commands is not None and not args.step:
+        raise UsageError("--commands drives the stepper: give --step too")
+    if not (args.step or args.blocks) and not (args.output or args.trace):
+        raise UsageError("give -o OUT.npy (and/or --trace FILE) to run the kernel, or --step / --blocks")
+    if (args.step or args.blocks) and (args.output or args.trace):
+        raise UsageError("-o and --trace record a whole run; --step and --blocks do not run it")
+    for path in (args.output, args.trace):  # refused before anything runs, so nothing is half written
+        if path:
+            check_output_path(path, force=args.force)
+    if args.output and args.output == args.trace:
+        raise UsageError("-o and --trace name the same file")
+    case = qbmm.load_case(args.case)
+    if args.option:
+        from . import _option_text
+
+        for text in args.option:
+            case.options.update(_option_text(text))
+    config = configure({"chip": case.chip, "options": case.options})  # a bad option: one line, now
+    case.options = config["options"]
+    kernel = qbmm.build(case)
+    out = console(color=not args.no_color)
+    count = len(kernel.program_lines)
+    summary = (f"{markup_safe(args.case)}: {len(kernel.blocks)} block{'s' * (len(kernel.blocks) != 1)}, "
+               f"{count:,} instructions on {case.chip}; {markup_safe(kernel.lines[0][2:])}")
+    if args.blocks:
+        out.print(summary)
+        out.print(markup_safe(kernel.lines[1][2:]))
+        for block in kernel.blocks:
+            t = block.tile
+            out.print(f"  block {block.index}: core {t.core}, batch {t.batch}, C rows {t.m_offset}..{t.m_offset + t.m - 1}"
+                      f", columns {t.n_offset}..{t.n_offset + t.n - 1} ({block.end - block.first} instructions)",
+                      markup=False)
+        return EXIT_OK
+    if args.step:
+        return _step(args, kernel, config, out)
+    out.print(summary)
+    c, _machine = run(kernel)
+    status = EXIT_OK
+    if args.output:
+        from isasim.core.output import write_output
+
+        buffer = io.BytesIO()
+        np.save(buffer, c, allow_pickle=False)
+        write_output(args.output, buffer.getvalue(), force=args.force)
+        out.print(f"wrote {markup_safe(args.output)}: C {list(c.shape)} {case.c_type}"
+                  + (" (bit patterns as uint16)" if case.c_type in ("float16", "bfloat16") else ""))
+    if case.expect is not None:
+        result = compare(case, c)
+        if result.passed:
+            out.print(f"[bold green]PASS[/bold green]: {markup_safe(result.describe())}")
+        else:
+            out.print(f"[bold red]FAIL[/bold red]: {markup_safe(result.describe())}")
+            status = EXIT_DIFFERENT
+    if args.trace:
+        from isasim.core.trace import write_trace
+
+        expected = case.expect if case.expect is not None else c
+        producer = (f"isasim qbmm {args.case}: the case's expected C" if case.expect is not None
+                    else "isasim qbmm (the simulator's own C: a recording, not a check)")
+        trace = kernel.trace(expect=np.ascontiguousarray(expected), producer=producer)
+        trace.config = config
+        write_trace(trace, args.trace, force=args.force)
+        out.print(f"wrote {markup_safe(args.trace)}")
+    return status
+
+
+def _step(args, kernel, config, out) -> int:
+    from isasim.cli import EXIT_OK as OK
+    from isasim.core.stepper import PROMPT, CommandError, Stepper
+    from isasim.core.render import markup_safe
+
+    index = 0 if args.block is None else args.block
+    lines = kernel.block_lines(index)
+    isa_name = "ascend_cube"
+    from isasim.core.isa import get_isa
+
+    program = get_isa(isa_name).assemble("\n".join(lines), source=f"{args.case} block {index}")
+    block = kernel.blocks[index]
+    t = block.tile
+    stepper = Stepper(isa_name, config, program, kernel.init(), out=out)
+    out.print(f"[bold]{markup_safe(args.case)}[/bold] block {index} of {len(kernel.blocks)}: core {t.core}, batch "
+              f"{t.batch}, C rows {t.m_offset}..{t.m_offset + t.m - 1}, columns {t.n_offset}..{t.n_offset + t.n - 1}; "
+              f"{len(program.instructions)} instructions")
+    l0c_offset = _first_l0c(lines)
+    out.print(f"[dim]try: s (one instruction), c (to the end), p l1, p l0a, p l0b, "
+              f"p l0c{'' if not l0c_offset else f'[{l0c_offset}]'}.nd[{t.m}x{t.n}] (the block of C L0C accumulates), "
+              f"p quant_pre (the decoded word), explain the Fixpipe line for one element's arithmetic; q quits[/dim]")
+    stepper.show_position()
+    if args.commands is not None:
+        failed = stepper.run_script(args.commands)
+        if failed is not None:
+            raise CommandError(failed)
+        return OK
+    try:
+        import readline  # noqa: F401
+    except ImportError:
+        pass
+    while True:
+        try:
+            line = input(PROMPT)
+        except EOFError:
+            out.print()
+            break
+        except KeyboardInterrupt:
+            out.print()
+            continue
+        if not stepper.execute(line):
+            break
+    return OK
+
+
+def _first_l0c(lines: list[str]) -> int:
+    import re
+
+    for line in lines:
+        found = re.match(r"Mmad\(c=L0C\[(\d+)\]", line)
+        if found:
+            return int(found.group(1))
+    return 0

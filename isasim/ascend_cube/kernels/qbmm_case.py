@@ -1,0 +1,327 @@
+"""The ``isasim-qbmm/1`` case file: one quantised batch matmul, its arrays and what C must be.
+
+A case is JSON; array paths are relative to the file::
+
+    {"format": "isasim-qbmm/1", "chip": "950", "m": 100, "n": 70, "k": 300,
+     "batch_a": [1,1,2,3], "batch_b": [1,1,1,3], "batch_c": [1,1,2,3],
+     "a_type": "int8", "b_type": "int8", "c_type": "bfloat16", "bias_type": "int32",
+     "x1_quant_mode": "none", "x2_quant_mode": "perchannel", "scale_b_type": "uint64",
+     "a": "a.npy", "b": "b.npy", "bias": "bias.npy", "scale_b": "scale_b.npy",
+     "expect": {"c": "c.npy", "compare": "exact"}}
+
+Shapes: a = batch_a + [m, k] ([k, m] with transpose_a), b = batch_b + [k, n] ([n, k] with
+transpose_b; with b_format "NZ" the fractal NZ layout of that matrix, see :func:`nz_shape`),
+bias [n] (batch_c + [n] with bias_three_dim), scale_b [n] (perchannel) or [1] (pertensor),
+scale_a [1], c and c_in batch_c + [m, n].  Leading batch dimensions of 1 may be left out of an
+array's shape.  8- and 16-bit floating types are stored as their bit patterns (uint8 /
+uint16); int8, int32 and float32 as themselves; uint64 / int64 scales as the packed quant
+words.  Everything is checked before anything runs: a bad case is one :class:`CaseError` line
+naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from isasim.core.errors import ConfigError
+
+FORMAT = "isasim-qbmm/1"
+INPUT_TYPES = ("int8", "hifloat8", "float8_e4m3fn", "float8_e5m2")
+OUTPUT_TYPES = ("int32", "int8", "float16", "bfloat16", "float32")
+BIAS_TYPES = ("int32", "float32")
+X1_QUANT_MODES = ("none", "pertensor")
+X2_QUANT_MODES = ("none", "pertensor", "perchannel")
+SCALE_A_TYPES = ("float32",)
+SCALE_B_TYPES = ("uint64", "int64", "float32", "bfloat16")
+B_FORMATS = ("ND", "NZ")
+
+# how each type's values sit in an .npy array
+STORAGE = {"int8": np.int8, "hifloat8": np.uint8, "float8_e4m3fn": np.uint8, "float8_e5m2": np.uint8,
+           "float16": np.uint16, "bfloat16": np.uint16, "float32": np.float32, "int32": np.int32,
+           "uint64": np.uint64, "int64": np.int64}
+
+ARRAY_KEYS = ("a", "b", "bias", "scale_a", "scale_b", "c_in")
+_KEYS = {"format", "chip", "m", "n", "k", "batch_a", "batch_b", "batch_c", "a_type", "b_type", "c_type",
+         "bias_type", "bias_three_dim", "x1_quant_mode", "x2_quant_mode", "scale_a_type", "scale_b_type",
+         "transpose_a", "transpose_b", "atomic_add", "b_format", "tiling", "options", "expect", "source",
+         "description", *ARRAY_KEYS}
+MAX_ELEMENTS = 1 << 28  # per array: a case is simulated in memory
+
+
+class CaseError(ConfigError):
+    """A case file the kernel cannot run: one line, naming the file and the field."""
+
+
+@dataclass
+class QbmmCase:
+    """One quantised batch matmul problem: the seed's Params and QBMMTiling fields, the arrays, the
+    expectation.  Build one with :func:`load_case` (a file) or directly (tests, Python users)."""
+
+    m: int
+    n: int
+    k: int
+    a_type: str = "int8"
+    b_type: str = "int8"
+    c_type: str = "int32"
+    batch_a: tuple[int, ...] = (1, 1, 1, 1)
+    batch_b: tuple[int, ...] = (1, 1, 1, 1)
+    batch_c: tuple[int, ...] = (1, 1, 1, 1)
+    bias_type: str | None = None
+    bias_three_dim: bool = False
+    x1_quant_mode: str = "none"
+    x2_quant_mode: str = "none"
+    scale_a_type: str = "float32"
+    scale_b_type: str = "uint64"
+    transpose_a: bool = False
+    transpose_b: bool = False
+    atomic_add: bool = False
+    b_format: str = "ND"
+    chip: str = "950"
+    tiling: dict | None = None  # QBMMTiling fields the case fixes (the rest are chosen)
+    options: dict = field(default_factory=dict)  # isasim options (docs/ascend_cube/options.md)
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)  # a, b, bias, scale_a, scale_b, c_in
+    expect: np.ndarray | None = None
+    compare: object = "exact"  # "exact" or {"rtol": .., "atol": ..}
+    source: str = "<case>"
+
+    @property
+    def batch(self) -> int:
+        return int(np.prod(self.batch_c))
+
+    @property
+    def has_bias(self) -> bool:
+        return self.bias_type is not None
+
+    def shape_of(self, key: str) -> tuple[int, ...]:
+        """The full shape array ``key`` must have (batch dimensions included)."""
+        m, n, k = self.m, self.n, self.k
+        return {"a": (*self.batch_a, *((k, m) if self.transpose_a else (m, k))),
+                "b": (*self.batch_b, *(nz_shape(self.b_rows_cols(), self.b_type) if self.b_format == "NZ"
+                                       else self.b_rows_cols())),
+                "bias": (*self.batch_c, n) if self.bias_three_dim else (n,),
+                "scale_a": (1,),
+                "scale_b": (n,) if self.x2_quant_mode == "perchannel" else (1,),
+                "c_in": (*self.batch_c, m, n), "c": (*self.batch_c, m, n)}[key]
+
+    def b_rows_cols(self) -> tuple[int, int]:
+        return (self.n, self.k) if self.transpose_b else (self.k, self.n)
+
+    def type_of(self, key: str) -> str:
+        return {"a": self.a_type, "b": self.b_type, "bias": self.bias_type, "scale_a": self.scale_a_type,
+                "scale_b": self.scale_b_type, "c_in": self.c_type, "c": self.c_type}[key]
+
+    def needs(self, key: str) -> bool:
+        """Whether the case must give array ``key``."""
+        return {"a": True, "b": True, "bias": self.has_bias, "scale_a": self.x1_quant_mode == "pertensor",
+                "scale_b": self.x2_quant_mode != "none", "c_in": self.atomic_add}[key]
+
+
+def nz_shape(rows_cols: tuple[int, int], dtype: str) -> tuple[int, int, int, int]:
+    """The fractal NZ array of a rows x cols ND matrix (the weight format FRACTAL_NZ):
+    (ceil(cols / C0), ceil(rows / 16), 16, C0) with C0 = 32 bytes of the type; the padding is zero."""
+    rows, cols = rows_cols
+    c0 = 32 // np.dtype(STORAGE[dtype]).itemsize
+    return (-(-cols // c0), -(-rows // 16), 16, c0)
+
+
+# ---- reading a case file ----------------------------------------------------------------------------
+
+
+def load_case(path: str | Path) -> QbmmCase:
+    """The case in ``path``, its arrays read and every field checked; a CaseError names what is wrong."""
+    path = Path(path)
+    source = str(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CaseError("no such file", source=source) from None
+    except IsADirectoryError:
+        raise CaseError("is a directory, not a case file", source=source) from None
+    except UnicodeDecodeError:
+        raise CaseError("not a UTF-8 text file", source=source) from None
+    except json.JSONDecodeError as error:
+        raise CaseError(f"not JSON: {error.msg} at line {error.lineno} column {error.colno}",
+                        source=source) from None
+    except OSError as error:
+        raise CaseError(f"cannot read ({error.strerror})", source=source) from None
+    case = parse_case(data, source)
+    base = path.parent
+    for key in ARRAY_KEYS:
+        if case.needs(key):
+            case.arrays[key] = _read_array(base, data[key], key, case, source)
+    expect = data.get("expect")
+    if expect is not None:
+        case.expect = _read_array(base, expect["c"], "expect.c", case, source, shape_key="c")
+    check_arrays(case)
+    return case
+
+
+def parse_case(data, source: str = "<case>") -> QbmmCase:
+    """The case's fields from its JSON object (arrays not read), each checked."""
+    def fail(message: str):
+        raise CaseError(message, source=source)
+
+    if not isinstance(data, dict):
+        fail(f"a qbmm case is a JSON object, not {type(data).__name__}")
+    if data.get("format") != FORMAT:
+        fail(f"format must be {FORMAT!r}" + (f", not {data.get('format')!r}" if "format" in data else ""))
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        fail(f"unknown key {unknown[0]!r} (a qbmm case takes {', '.join(sorted(_KEYS))})")
+
+    def integer(key, lo=1):
+        value = data.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+            fail(f"{key} must be an integer >= {lo}" + ("" if key not in data else f", not {value!r}"))
+        return value
+
+    def choice(key, choices, default=None):
+        value = data.get(key, default)
+        if value not in choices:
+            fail(f"{key} must be one of {', '.join(map(str, choices))}, not {value!r}")
+        return value
+
+    def flag(key):
+        value = data.get(key, False)
+        if value in (0, 1) and not isinstance(value, bool):
+            value = bool(value)  # the seed's uint32 flags (biasThreeDim: 1)
+        if not isinstance(value, bool):
+            fail(f"{key} must be true or false, not {value!r}")
+        return value
+
+    def batch(key):
+        value = data.get(key, [1, 1, 1, 1])
+        if (not isinstance(value, list) or len(value) != 4
+                or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in value)):
+            fail(f"{key} must be 4 integers >= 1 (the seed's batch{key[-1].upper()}1..4), not {value!r}")
+        return tuple(value)
+
+    chip = data.get("chip", "950")
+    if chip not in ("950", "910B"):
+        fail(f"chip must be 950, not {chip!r}")
+    case = QbmmCase(
+        m=integer("m"), n=integer("n"), k=integer("k"),
+        a_type=choice("a_type", INPUT_TYPES, "int8"), b_type=choice("b_type", INPUT_TYPES, "int8"),
+        c_type=choice("c_type", OUTPUT_TYPES), batch_a=batch("batch_a"), batch_b=batch("batch_b"),
+        batch_c=batch("batch_c"), bias_type=choice("bias_type", (*BIAS_TYPES, None)),
+        bias_three_dim=flag("bias_three_dim"), x1_quant_mode=choice("x1_quant_mode", X1_QUANT_MODES, "none"),
+        x2_quant_mode=choice("x2_quant_mode", X2_QUANT_MODES, "none"),
+        scale_a_type=choice("scale_a_type", SCALE_A_TYPES, "float32"),
+        scale_b_type=choice("scale_b_type", SCALE_B_TYPES, "uint64"),
+        transpose_a=flag("transpose_a"), transpose_b=flag("transpose_b"), atomic_add=flag("atomic_add"),
+        b_format=choice("b_format", B_FORMATS, "ND"), chip=chip, source=source)
+    tiling = data.get("tiling")
+    if tiling is not None and not isinstance(tiling, dict):
+        fail("tiling is an object of QBMMTiling fields (baseM, baseN, baseK, kAL1, kBL1, nBufferNum, dbL0C)")
+    case.tiling = tiling
+    options = data.get("options", {})
+    if not isinstance(options, dict):
+        fail("options is an object of NAME: VALUE (docs/ascend_cube/options.md)")
+    case.options = options
+    for key in ARRAY_KEYS:
+        if case.needs(key) and not isinstance(data.get(key), str):
+            fail(f"{key} must name its .npy file (the case needs it: {_why_needed(case, key)})")
+        if not case.needs(key) and key in data:
+            fail(f"{key} is given but the case does not use it ({_why_unused(case, key)})")
+    expect = data.get("expect")
+    if expect is not None:
+        if not isinstance(expect, dict) or not isinstance(expect.get("c"), str):
+            fail('expect must be {"c": "FILE.npy", "compare": "exact" or {"rtol": R, "atol": A}}')
+        case.compare = _compare_rule(expect.get("compare", "exact"), fail)
+    from .qbmm_rules import check_combination
+
+    check_combination(case)
+    check_batches(case)
+    return case
+
+
+def _why_needed(case: QbmmCase, key: str) -> str:
+    return {"a": "A", "b": "B", "bias": f"bias_type {case.bias_type}", "scale_a": "x1_quant_mode pertensor",
+            "scale_b": f"x2_quant_mode {case.x2_quant_mode}", "c_in": "atomic_add adds C to it"}[key]
+
+
+def _why_unused(case: QbmmCase, key: str) -> str:
+    return {"bias": "no bias_type", "scale_a": f"x1_quant_mode {case.x1_quant_mode}",
+            "scale_b": "x2_quant_mode none", "c_in": "atomic_add is false: C is written, not added to"}[key]
+
+
+def _compare_rule(rule, fail):
+    if rule == "exact":
+        return rule
+    if isinstance(rule, dict) and set(rule) <= {"rtol", "atol", "ptol", "rule", "note"} and {"rtol", "atol"} & set(rule):
+        for key in ("rtol", "atol", "ptol"):
+            value = rule.get(key, 0)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+                fail(f"expect.compare.{key} must be a number >= 0, not {value!r}")
+        return {"rtol": float(rule.get("rtol", 0)), "atol": float(rule.get("atol", 0)),
+                "ptol": float(rule.get("ptol", 0))}
+    fail(f'expect.compare must be "exact" or {{"rtol": R, "atol": A[, "ptol": P]}}, not {rule!r}')
+
+
+def check_batches(case: QbmmCase) -> None:
+    """Each batch dimension of A and B is 1 (broadcast) or C's."""
+    for name, dims in (("batch_a", case.batch_a), ("batch_b", case.batch_b)):
+        for i, (got, c) in enumerate(zip(dims, case.batch_c)):
+            if got not in (1, c):
+                raise CaseError(f"{name}[{i}] = {got} does not broadcast to batch_c[{i}] = {c} (it must be 1 or {c})",
+                                source=case.source)
+
+
+def _read_array(base: Path, name, key: str, case: QbmmCase, source: str, shape_key: str | None = None) -> np.ndarray:
+    where = f"{key} ({name})"
+    path = base / name
+    try:
+        array = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise CaseError(f"{where}: no such file", source=source) from None
+    except (ValueError, OSError, EOFError) as error:
+        raise CaseError(f"{where}: not a .npy array ({str(error).splitlines()[0][:120]})", source=source) from None
+    if not isinstance(array, np.ndarray):
+        raise CaseError(f"{where}: an .npz archive, not one .npy array", source=source)
+    return _checked(array, shape_key or key, case, where, source)
+
+
+def _checked(array: np.ndarray, key: str, case: QbmmCase, where: str, source: str) -> np.ndarray:
+    dtype = case.type_of(key)
+    want = np.dtype(STORAGE[dtype])
+    if array.dtype != want:
+        how = "its bit patterns" if dtype in ("hifloat8", "float8_e4m3fn", "float8_e5m2", "float16", "bfloat16") \
+            else "itself"
+        raise CaseError(f"{where}: {dtype} is stored as {want.name} ({how}), not {array.dtype.name}", source=source)
+    shape = case.shape_of(key)
+    if array.size > MAX_ELEMENTS:
+        raise CaseError(f"{where}: {array.size:,} elements is more than isasim simulates ({MAX_ELEMENTS:,})",
+                        source=source)
+    padded = (1,) * (len(shape) - array.ndim) + array.shape if array.ndim <= len(shape) else array.shape
+    if padded != shape:
+        raise CaseError(f"{where}: shape {list(array.shape)}, the case needs {list(shape)}"
+                        + _shape_hint(key, case), source=source)
+    return np.ascontiguousarray(array.reshape(shape))
+
+
+def _shape_hint(key: str, case: QbmmCase) -> str:
+    return {"a": f" (batch_a + [{'k, m' if case.transpose_a else 'm, k'}])",
+            "b": " (batch_b + " + ("the NZ fractals (ceil(cols/C0), ceil(rows/16), 16, C0) of "
+                                    if case.b_format == "NZ" else "")
+                 + f"[{'n, k' if case.transpose_b else 'k, n'}])",
+            "bias": " (bias_three_dim: batch_c + [n])" if case.bias_three_dim else " ([n])",
+            "scale_b": " ([n] per channel)" if case.x2_quant_mode == "perchannel" else " ([1] per tensor)",
+            "c": " (batch_c + [m, n])", "c_in": " (batch_c + [m, n])"}.get(key, "")
+
+
+def check_arrays(case: QbmmCase) -> None:
+    """Values the arrays' dtypes allow but the kernel does not: non-finite float scales."""
+    for key in ("scale_a", "scale_b"):
+        if key not in case.arrays:
+            continue
+        kind = case.type_of(key)
+        if kind in ("float32", "bfloat16"):
+            from .qbmm_scale import scale_values
+
+            values = scale_values(case.arrays[key], kind)
+            if not np.all(np.isfinite(values)):
+                raise CaseError(f"{key}: a scale is inf or NaN (the Fixpipe's M1 must be finite)", source=case.source)
