@@ -1,6 +1,6 @@
 """``isasim qbmm``: the seed's quantised batch-matmul Cube kernel on a case file.
 
-    isasim qbmm CASE.json -o OUT.npy [--force]        run the kernel, write C, PASS/FAIL against expect
+    isasim qbmm CASE.json [-o OUT.npy] [--force]      run the kernel, write C, PASS/FAIL against expect
     isasim qbmm CASE.json --trace OUT.trace.json      also (or only) record the whole run as a trace
     isasim qbmm CASE.json --step [--block I] [--commands "s 5; p l0c.nd[16x16]"]
                                                       step through block I's instructions
@@ -53,8 +53,6 @@ def cmd_qbmm(args) -> int:
         raise UsageError("--block chooses the block --step opens: give --step too")
     if args.commands is not None and not args.step:
         raise UsageError("--commands drives the stepper: give --step too")
-    if not (args.step or args.blocks) and not (args.output or args.trace):
-        raise UsageError("give -o OUT.npy (and/or --trace FILE) to run the kernel, or --step / --blocks")
     if (args.step or args.blocks) and (args.output or args.trace):
         raise UsageError("-o and --trace record a whole run; --step and --blocks do not run it")
     for path in (args.output, args.trace):  # refused before anything runs, so nothing is half written
@@ -63,6 +61,9 @@ def cmd_qbmm(args) -> int:
     if args.output and args.output == args.trace:
         raise UsageError("-o and --trace name the same file")
     case = qbmm.load_case(args.case)
+    if not (args.step or args.blocks or args.output or args.trace) and case.expect is None:
+        raise UsageError(f"{args.case} has no expect: give -o OUT.npy (and/or --trace FILE) to keep C, "
+                         f"or --step / --blocks")
     if args.option:
         from . import _option_text
 

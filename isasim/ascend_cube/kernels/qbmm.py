@@ -103,7 +103,7 @@ class QbmmKernel:
         config = {"chip": self.case.chip, "options": dict(self.case.options)}
         expected = {}
         if expect is not None:
-            expected = {"fault": None, "memory": [{"addr": hex(self.c_address), "hex": expect.tobytes().hex()}]}
+            expected = {"fault": None, "memory": [(self.c_address, np.ascontiguousarray(expect).tobytes())]}
         return Trace(isa="ascend_cube", program=self.program_lines, config=config, producer=producer, init=init,
                      expect=expected)
 

@@ -181,14 +181,16 @@ def check_tiling(case, t: QbmmTiling, scale_words: bool, bias_bytes: int) -> Non
             refuse(f"{key} {getattr(t, key)} is more than the {cnt} blocks along that axis")
     if t.mBaseTailSplitCnt > 1:
         merged = case.m - (m_cnt - t.mBaseTailSplitCnt) * t.baseM
-        if not 0 < t.mTailMain <= t.baseM or merged - (t.mBaseTailSplitCnt - 1) * t.mTailMain <= 0:
+        last = merged - (t.mBaseTailSplitCnt - 1) * t.mTailMain
+        if not 0 < t.mTailMain <= t.baseM or not 0 < last <= t.baseM:
             refuse(f"mTailMain {t.mTailMain}: the last {t.mBaseTailSplitCnt} m blocks share {merged} rows, so "
-                   f"each but the last takes 1..baseM rows and the last what is left (> 0)")
+                   f"each but the last takes 1..baseM rows and the last what is left, at most baseM ({last})")
     if t.nBaseTailSplitCnt > 1:
         merged = case.n - (n_cnt - t.nBaseTailSplitCnt) * t.baseN
-        if not 0 < t.nTailMain <= t.baseN or merged - (t.nBaseTailSplitCnt - 1) * t.nTailMain <= 0:
+        last = merged - (t.nBaseTailSplitCnt - 1) * t.nTailMain
+        if not 0 < t.nTailMain <= t.baseN or not 0 < last <= t.baseN:
             refuse(f"nTailMain {t.nTailMain}: the last {t.nBaseTailSplitCnt} n blocks share {merged} columns, so "
-                   f"each but the last takes 1..baseN columns and the last what is left (> 0)")
+                   f"each but the last takes 1..baseN columns and the last what is left, at most baseN ({last})")
 
 
 def l1_half_bytes(t: QbmmTiling, scale_words: bool, bias_bytes: int) -> int:
