@@ -62,6 +62,7 @@ that generates it). The registers are the control state: `quant_pre` (SetFixpipe
 (SetFixPipeConfig), `atomic` (SetAtomicAdd / SetAtomicNone) and `ctrl` (bit 48 set: float results keep
 inf/NaN). The configuration is `{"chip": "910B" | "950", "options": {...}}` (`--chip`, `--option NAME=VALUE`);
 what public material leaves open is a named option with a documented default: [options](options.md).
+The seed's quantised batch-matmul kernel runs on these instructions with `isasim qbmm`: [qbmm](qbmm.md).
 
 {chips}
 
@@ -106,7 +107,9 @@ class AscendExplainer:
 
     @staticmethod
     def EXTRA_PAGES() -> dict[str, str]:
-        return {"options": options_page()}
+        from ..kernels.qbmm_docs import qbmm_page
+
+        return {"options": options_page(), "qbmm": qbmm_page()}
 
     INIT_HELP = ("Give the buffers the instruction reads as init.arrays (l1, l0a, l0b, l0c, bt, fb: whole "
                  "buffers in hex) and GM as init.memory; without them the example fills them with seeded data.")
