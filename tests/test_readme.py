@@ -55,3 +55,4 @@ def test_readme_ascend_cube_commands_run(capsys):
     # the QBMM examples against Huawei's golden C: the int8 one bit-exact, the fp8 one within its rule
     assert "PASS: 42,000 of 42,000 elements bit-exact" in out and out.count("PASS: ") >= 3
     assert "block 0 of 6" in out and "L0C[0] as a 4 x 8 int32 matrix" in out
+    assert "element (3, 5) from L0C[212]" in out and "output bfloat16" in out

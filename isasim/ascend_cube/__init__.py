@@ -78,7 +78,9 @@ class AscendCube:
                                         a buffer as a typed grid of 32/64-byte rows (p, w)
     l1[OFFSET]                          a buffer from a byte offset on (p)
     l0c.nd[MxN], l0c[OFFSET].nd[MxN]    the M x N matrix L0C's Nz fractals hold (p)
-    l0c[A:B]                            bytes A..B-1 of a buffer (w)"""
+    l0c[A:B]                            bytes A..B-1 of a buffer (w)
+    fixpipe[I,J]                        output element (I, J) of the Fixpipe at or before the pc, step by
+                                        step: L0C value, quant word, multiply, conversion (p)"""
 
     def configure(self, config: dict | None) -> dict:
         return configure(config)
@@ -178,6 +180,11 @@ class AscendCube:
 
     def render_item(self, state: AscendState, what: str, args: list[str], program: Program | None = None,
                     **options):
+        from .views.fixpipe_element import fixpipe_element
+
+        element = fixpipe_element(state, program, what)
+        if element is not None:
+            return element
         return views.item_view(state, what, args, width=options.get("width", 100))
 
     def watch_value(self, state: AscendState, what: str, element_types: dict[str, str]) -> WatchTarget | None:

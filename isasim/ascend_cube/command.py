@@ -138,7 +138,7 @@ def _step(args, kernel, config, out) -> int:
     l0c_offset = _first_l0c(lines)
     out.print(f"[dim]try: s (one instruction), c (to the end), p l1, p l0a, p l0b, "
               f"p l0c{'' if not l0c_offset else f'[{l0c_offset}]'}.nd[{t.m}x{t.n}] (the block of C L0C accumulates), "
-              f"p quant_pre (the decoded word), explain the Fixpipe line for one element's arithmetic; q quits[/dim]")
+              f"p quant_pre (the decoded word), p fixpipe[0,0] (one output element's arithmetic); q quits[/dim]")
     stepper.show_position()
     if args.commands is not None:
         failed = stepper.run_script(args.commands)

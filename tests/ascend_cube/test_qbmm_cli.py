@@ -72,6 +72,18 @@ def test_qbmm_trace_replays(tmp_path, capsys):
     assert json.loads(trace.read_text())["config"]["chip"] == "950"
 
 
+def test_qbmm_step_works_one_output_element_through_the_fixpipe(tmp_path, capsys):
+    case = _copy(tmp_path)
+    expected = np.load(case.parent / "c.npy").reshape(257, 15)
+    assert main(["qbmm", str(case), "--step", "--commands", "c; p l0c.nd[4x8]; p fixpipe[3,5]", "--no-color"]) == 0
+    text = capsys.readouterr().out
+    l0c_row = next(line for line in text.splitlines() if line.startswith("3 "))
+    assert f"L0C int32 {l0c_row.split()[6]} " in text  # the element's sum, as the L0C matrix shows it
+    assert f"({int(expected[3, 5]):#06x})" in text.split("output")[-1]  # the golden's bf16 bits for C[3, 5]
+    assert main(["qbmm", str(case), "--step", "--commands", "p fixpipe[0,0]", "--no-color"]) == 2
+    assert "no Fixpipe at or before this step" in capsys.readouterr().err
+
+
 def test_qbmm_step_opens_one_block(tmp_path, capsys):
     case = _copy(tmp_path)
     assert main(["qbmm", str(case), "--step", "--block", "1", "--commands", "c; p quant_pre; p l0c.nd[16x15]",
