@@ -374,7 +374,7 @@ def side_by_side_row(a: bytes, b: bytes, name_a: str, name_b: str):
 
 
 def cmd_step(args) -> int:
-    from .core.stepper import PROMPT, CommandError, Stepper
+    from .core.stepper import CommandError, Stepper
 
     isa_name, config, program, init = load_program_and_init(args)
     out = console(color=not args.no_color)
@@ -409,21 +409,7 @@ def cmd_step(args) -> int:
         if failed is not None:
             raise CommandError(failed)  # exit 2, naming the command
         return EXIT_OK
-    try:
-        import readline  # noqa: F401  (line editing and history at the prompt)
-    except ImportError:
-        pass
-    while True:
-        try:
-            line = input(PROMPT)
-        except EOFError:
-            out.print()
-            break
-        except KeyboardInterrupt:  # Ctrl-C at the prompt drops the line typed so far, as gdb does
-            out.print()
-            continue
-        if not stepper.execute(line):
-            break
+    stepper.interact()
     return EXIT_OK
 
 

@@ -120,7 +120,7 @@ def cmd_qbmm(args) -> int:
 
 def _step(args, kernel, config, out) -> int:
     from isasim.cli import EXIT_OK as OK
-    from isasim.core.stepper import PROMPT, CommandError, Stepper
+    from isasim.core.stepper import CommandError, Stepper
     from isasim.core.render import markup_safe
 
     index = 0 if args.block is None else args.block
@@ -145,21 +145,7 @@ def _step(args, kernel, config, out) -> int:
         if failed is not None:
             raise CommandError(failed)
         return OK
-    try:
-        import readline  # noqa: F401
-    except ImportError:
-        pass
-    while True:
-        try:
-            line = input(PROMPT)
-        except EOFError:
-            out.print()
-            break
-        except KeyboardInterrupt:
-            out.print()
-            continue
-        if not stepper.execute(line):
-            break
+    stepper.interact()
     return OK
 
 

@@ -570,6 +570,24 @@ class Stepper:
             return
         raise CommandError(f"cannot print '{what}'")
 
+    def interact(self) -> None:
+        """Read commands at the prompt until q or end of input (line editing where readline exists)."""
+        try:
+            import readline  # noqa: F401  (line editing and history at the prompt)
+        except ImportError:
+            pass
+        while True:
+            try:
+                line = input(PROMPT)
+            except EOFError:
+                self.out.print()
+                break
+            except KeyboardInterrupt:  # Ctrl-C at the prompt drops the line typed so far, as gdb does
+                self.out.print()
+                continue
+            if not self.execute(line):
+                break
+
     def cmd_list(self, args):
         current = self.machine.current_instruction()
         for ins in self.program.instructions:

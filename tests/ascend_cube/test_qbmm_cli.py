@@ -126,7 +126,7 @@ def test_qbmm_array_of_the_wrong_dtype_is_one_line(tmp_path, capsys):
     _one_line_error(capsys, "int8 is stored as int8", "not int16")
 
 
-@pytest.mark.parametrize("content, words", [("{", "not JSON"), ("[1, 2]", "a qbmm case is a JSON object")])
+@pytest.mark.parametrize("content, words", [("{", "not valid JSON"), ("[1, 2]", "a qbmm case is a JSON object")])
 def test_qbmm_unreadable_case_is_one_line(tmp_path, capsys, content, words):
     case = tmp_path / "case.json"
     case.write_text(content)

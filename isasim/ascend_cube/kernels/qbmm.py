@@ -249,10 +249,8 @@ class _Builder:
         self.block = (cur_m, cur_n, l0c, bias_buf)
         if self.k_al1 == self.k_bl1:
             self._iterate_ab()
-        elif self.k_al1 > self.k_bl1:
-            self._iterate_a_outer()
         else:
-            self._iterate_b_outer()
+            self._iterate_nested("a" if self.k_al1 > self.k_bl1 else "b")
         quant = flow.quant_mode or "NoQuant"
         if flow.scale == "channel":
             self.emit(f"DataCopy(dst=FB[0], src=L1[{self.scale_off[scale_buf]}], blockCount=1, "
@@ -279,39 +277,36 @@ class _Builder:
             self._iterate(cur, cur, it, self.a_off[buf], self.b_off[buf], it == ceil_div(self.case.k, k_l1) - 1)
             counters.ab_l1 += 1
 
-    def _iterate_a_outer(self) -> None:
-        k, ka, kb, counters = self.case.k, self.k_al1, self.k_bl1, self.counters
-        a_iters = ceil_div(k, ka)
+    def _iterate_nested(self, outer: str) -> None:
+        """IterateAL1BL1 (outer "a": kAL1 > kBL1) and IterateBL1AL1 (outer "b"): each window of the operand
+        with the larger L1 window holds several windows of the other, loaded one after another; the two
+        operands ping-pong their own buffers, and the inner loads count on across outer windows (l1Iter)."""
+        k = self.case.k
+        k_outer, k_inner = (self.k_al1, self.k_bl1) if outer == "a" else (self.k_bl1, self.k_al1)
+        copy_outer, copy_inner = (self._copy_a, self._copy_b) if outer == "a" else (self._copy_b, self._copy_a)
+        outer_iters = ceil_div(k, k_outer)
         loop = 0
-        for a_it in range(a_iters):
-            cur_ka = min(ka, k - a_it * ka)
-            self._copy_a(a_it * ka, cur_ka, self.a_off[counters.a_pp])
-            b_iters = ceil_div(cur_ka, kb)
-            for b_it in range(b_iters):
-                last = a_it == a_iters - 1 and b_it == b_iters - 1
-                cur_kb = k - a_it * ka - b_it * kb if last else kb
-                self._copy_b(loop * kb, cur_kb, self.b_off[counters.b_pp])
-                self._iterate(cur_ka, cur_kb, loop, self.a_off[counters.a_pp], self.b_off[counters.b_pp], last)
-                counters.b_pp ^= 1
+        for o in range(outer_iters):
+            cur_outer = min(k_outer, k - o * k_outer)
+            copy_outer(o * k_outer, cur_outer, self._buffer(outer))
+            inner_iters = ceil_div(cur_outer, k_inner)
+            for i in range(inner_iters):
+                last = o == outer_iters - 1 and i == inner_iters - 1
+                cur_inner = k - o * k_outer - i * k_inner if last else k_inner
+                copy_inner(loop * k_inner, cur_inner, self._buffer("b" if outer == "a" else "a"))
+                self._iterate(cur_outer, cur_inner, loop, self._buffer("a"), self._buffer("b"), last)
+                self._flip("b" if outer == "a" else "a")
                 loop += 1
-            counters.a_pp ^= 1
+            self._flip(outer)
 
-    def _iterate_b_outer(self) -> None:
-        k, ka, kb, counters = self.case.k, self.k_al1, self.k_bl1, self.counters
-        b_iters = ceil_div(k, kb)
-        loop = 0
-        for b_it in range(b_iters):
-            cur_kb = min(kb, k - b_it * kb)
-            self._copy_b(b_it * kb, cur_kb, self.b_off[counters.b_pp])
-            a_iters = ceil_div(cur_kb, ka)
-            for a_it in range(a_iters):
-                last = b_it == b_iters - 1 and a_it == a_iters - 1
-                cur_ka = k - b_it * kb - a_it * ka if last else ka
-                self._copy_a(loop * ka, cur_ka, self.a_off[counters.a_pp])
-                self._iterate(cur_kb, cur_ka, loop, self.a_off[counters.a_pp], self.b_off[counters.b_pp], last)
-                counters.a_pp ^= 1
-                loop += 1
-            counters.b_pp ^= 1
+    def _buffer(self, operand: str) -> int:
+        return self.a_off[self.counters.a_pp] if operand == "a" else self.b_off[self.counters.b_pp]
+
+    def _flip(self, operand: str) -> None:
+        if operand == "a":
+            self.counters.a_pp ^= 1
+        else:
+            self.counters.b_pp ^= 1
 
     # ---- GM -> L1 -------------------------------------------------------------------------------
     def _copy_a(self, k_start: int, cur_k: int, l1: int) -> None:

@@ -21,7 +21,6 @@ naming the file and the field.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -133,21 +132,17 @@ def nz_shape(rows_cols: tuple[int, int], dtype: str) -> tuple[int, int, int, int
 
 def load_case(path: str | Path) -> QbmmCase:
     """The case in ``path``, its arrays read and every field checked; a CaseError names what is wrong."""
+    from isasim.core.errors import IsasimError
+    from isasim.core.trace import load_json
+
     path = Path(path)
     source = str(path)
+    if path.is_dir():
+        raise CaseError("is a directory, not a case file", source=source)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CaseError("no such file", source=source) from None
-    except IsADirectoryError:
-        raise CaseError("is a directory, not a case file", source=source) from None
-    except UnicodeDecodeError:
-        raise CaseError("not a UTF-8 text file", source=source) from None
-    except json.JSONDecodeError as error:
-        raise CaseError(f"not JSON: {error.msg} at line {error.lineno} column {error.colno}",
-                        source=source) from None
-    except OSError as error:
-        raise CaseError(f"cannot read ({error.strerror})", source=source) from None
+        data = load_json(path)
+    except IsasimError as error:  # one line naming the file: missing, unreadable, not JSON
+        raise CaseError(error.message, source=source, line=error.line) from None
     case = parse_case(data, source)
     base = path.parent
     for key in ARRAY_KEYS:

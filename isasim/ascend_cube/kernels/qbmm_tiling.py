@@ -179,18 +179,16 @@ def check_tiling(case, t: QbmmTiling, scale_words: bool, bias_bytes: int) -> Non
     for key, cnt in (("mBaseTailSplitCnt", m_cnt), ("nBaseTailSplitCnt", n_cnt)):
         if getattr(t, key) > cnt:
             refuse(f"{key} {getattr(t, key)} is more than the {cnt} blocks along that axis")
-    if t.mBaseTailSplitCnt > 1:
-        merged = case.m - (m_cnt - t.mBaseTailSplitCnt) * t.baseM
-        last = merged - (t.mBaseTailSplitCnt - 1) * t.mTailMain
-        if not 0 < t.mTailMain <= t.baseM or not 0 < last <= t.baseM:
-            refuse(f"mTailMain {t.mTailMain}: the last {t.mBaseTailSplitCnt} m blocks share {merged} rows, so "
-                   f"each but the last takes 1..baseM rows and the last what is left, at most baseM ({last})")
-    if t.nBaseTailSplitCnt > 1:
-        merged = case.n - (n_cnt - t.nBaseTailSplitCnt) * t.baseN
-        last = merged - (t.nBaseTailSplitCnt - 1) * t.nTailMain
-        if not 0 < t.nTailMain <= t.baseN or not 0 < last <= t.baseN:
-            refuse(f"nTailMain {t.nTailMain}: the last {t.nBaseTailSplitCnt} n blocks share {merged} columns, so "
-                   f"each but the last takes 1..baseN columns and the last what is left, at most baseN ({last})")
+    for axis, size, cnt, base, unit in (("m", case.m, m_cnt, t.baseM, "rows"), ("n", case.n, n_cnt, t.baseN, "columns")):
+        split, main = getattr(t, f"{axis}BaseTailSplitCnt"), getattr(t, f"{axis}TailMain")
+        if split == 1:
+            continue
+        merged = size - (cnt - split) * base
+        last = merged - (split - 1) * main
+        if not 0 < main <= base or not 0 < last <= base:
+            refuse(f"{axis}TailMain {main}: the last {split} {axis} blocks share {merged} {unit}, so each but the "
+                   f"last takes 1..base{axis.upper()} {unit} and the last what is left, at most base{axis.upper()} "
+                   f"({last})")
 
 
 def l1_half_bytes(t: QbmmTiling, scale_words: bool, bias_bytes: int) -> int:
