@@ -15,6 +15,8 @@ K = 512, 1024, 1280, 1536 -- beside the article's Xeon 8458P figures.
 
 arm_sme part: the SME2 GEMM kernels at SVL 128 to 2048 against QEMU and numpy, measured in the
 same run (benchmarks/sme_kernels.py, which says how).
+ascend_cube part: the QBMM Cube kernel at m = n = k = 1024, batch 4, int8 -> bfloat16 per channel, without
+and with bias, against numpy's integer matmul of the same operator (benchmarks/qbmm.py, which says how).
 Performance is measured here, never in unit tests.
 """
 
@@ -44,6 +46,7 @@ from isasim.x86_amx.silicon import host_cpu, platform_problem  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sme_kernels  # noqa: E402  (the arm_sme kernels' table, also runnable on its own)
+import qbmm as qbmm_bench  # noqa: E402  (the ascend_cube QBMM kernel's table, also runnable on its own)
 
 # The article's measurements (Xeon Platinum 8458P, GCC 14.1, one core).
 ARTICLE_BLOCKS = {1: (104.21, 104.69), 3: (104.13, 38.66), 4: (104.04, 30.28), 7: (103.98, 23.43),
@@ -218,7 +221,9 @@ def main(argv=None) -> int:
     sme_rows, qemu_reason = sme_kernels.kernel_rows(args.quick, 1 if args.quick else max(1, rounds // 2))
     results = {"machine": machine, "simulator": simulator_rows(args.quick, rounds),
                "single": single_instruction_costs(rounds), "silicon": silicon_tables(rounds),
-               "arm_sme": {"rows": sme_rows, "qemu_not_timed": qemu_reason}}
+               "arm_sme": {"rows": sme_rows, "qemu_not_timed": qemu_reason},
+               "ascend_qbmm": {"machine": qbmm_bench.cpu_model(),
+                               "rows": qbmm_bench.kernel_rows(args.quick, 1 if args.quick else max(1, rounds // 2))}}
     print(f"machine: {machine['cpu']}, {machine['cores']} cores, Python {machine['python']}, numpy {machine['numpy']}")
     print()
     print(f"{'kernel':<28}{'instr':>8}{'sim ms':>10}{'Minstr/s':>10}{'MMAC/s':>10}{'numpy ms':>10}{'sim/numpy':>11}")
@@ -240,6 +245,8 @@ def main(argv=None) -> int:
     print("\n".join(silicon_report(results["silicon"])))
     print()
     print("\n".join(sme_kernels.report(sme_rows, qemu_reason)))
+    print()
+    print("\n".join(qbmm_bench.report(results["ascend_qbmm"]["rows"])))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1, default=str) + "\n")
         print(f"\nwrote {args.json}")
