@@ -65,14 +65,23 @@ def copy_gm_to_l1_nd2nz(ctx, form, p):
     dst = (p["dst"] + t * p["dstNzMatrixStride"] * size
            + ((d // c0) * p["dstNzC0Stride"] + r * p["dstNzNStride"]) * BLOCK + (d % c0) * size)
     ctx.check_inside("L1", int(dst.min()), int(dst.max()) - int(dst.min()) + size, "dst")
-    rows = np.stack([np.stack([ctx.gm_read(p["src"] + (ti * p["srcNdMatrixStride"] + ri * p["srcDValue"]) * size,
-                                           p["dValue"] * size).reshape(p["dValue"], size)
-                               for ri in range(p["nValue"])]) for ti in range(p["ndNum"])])
+    rows = np.stack([_nd_rows(ctx, p["src"] + ti * p["srcNdMatrixStride"] * size, p["srcDValue"] * size,
+                              p["nValue"], p["dValue"] * size).reshape(p["nValue"], p["dValue"], size)
+                     for ti in range(p["ndNum"])])
     image = ctx.state.buffers["L1"].copy()
     targets = dst[..., None] + np.arange(size)
     image[targets.reshape(-1)] = rows.reshape(-1)
     low, high = int(dst.min()), int(dst.max()) + size
     ctx.write("L1", low, image[low:high], "dst")
+
+
+def _nd_rows(ctx, first: int, pitch: int, count: int, size: int) -> np.ndarray:
+    """``count`` rows of ``size`` bytes, ``pitch`` apart from GM ``first``: one strided read when they lie in
+    one mapped region, else row by row (so an unmapped row faults as the copy would)."""
+    rows = ctx.memory.read_rows(first, pitch, count, size)
+    if rows is not None:
+        return np.array(rows)  # a copy: the view is onto GM
+    return np.stack([ctx.gm_read(first + r * pitch, size) for r in range(count)])
 
 
 def check_bias_types(ctx, p) -> None:

@@ -194,14 +194,11 @@ def _trailing_zeros(x: np.ndarray) -> np.ndarray:
 
 
 def _bit_length(x: np.ndarray) -> np.ndarray:
-    """Exact bit length of uint64 values below 2**63 (0 for 0), by halving searches."""
+    """Exact bit length of uint64 values (0 for 0).  Each 32-bit half converts to float64 exactly (an
+    integer below 2**53 needs no rounding), and frexp's exponent of a positive float is its bit length."""
     x = _u64(x)
-    length = np.zeros(x.shape, dtype=np.int64)
-    for step in (32, 16, 8, 4, 2, 1):
-        big = (x >> _U64(step)) != 0
-        length += np.where(big, step, 0)
-        x = np.where(big, x >> _U64(step), x)
-    return length + (x != 0)
+    high, low = (x >> _U64(32)).astype(np.float64), (x & _U64(0xFFFFFFFF)).astype(np.float64)
+    return np.where(high != 0, 32 + np.frexp(high)[1], np.frexp(low)[1]).astype(np.int64)
 
 
 # ---------------------------------------------------------------------------

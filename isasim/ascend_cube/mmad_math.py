@@ -104,9 +104,16 @@ def _as_int8(x: np.ndarray) -> np.ndarray:
     return x.astype(np.int64).astype(np.uint8).view(np.int8) if x.dtype != np.int8 else x
 
 
+_EXACT_FLOAT64_K = 1 << 38  # k * 2**14 < 2**53: every partial sum of int8 products is an exact float64
+
+
 def _mmad_int8(a, b, c, overflow: str) -> np.ndarray:
-    # |sum| <= 4095 * 128 * 128 < 2**26: int64 is exact
-    total = _as_int8(a).astype(np.int64) @ _as_int8(b).astype(np.int64)
+    # |each product| <= 2**14, so a float64 sum of k of them is exact (no rounding anywhere) while
+    # k * 2**14 < 2**53; Mmad's k is at most 4095.  float64 goes through BLAS, int64 would not.
+    if a.shape[1] < _EXACT_FLOAT64_K:
+        total = (_as_int8(a).astype(np.float64) @ _as_int8(b).astype(np.float64)).astype(np.int64)
+    else:
+        total = _as_int8(a).astype(np.int64) @ _as_int8(b).astype(np.int64)
     if c is not None:
         total = total + c.astype(np.int64).astype(np.uint32).view(np.int32).astype(np.int64)
     if overflow == "wrap":
