@@ -59,16 +59,42 @@ def is_trace_file(path: str) -> bool:
     return path.endswith(".json")
 
 
+ELF_MAGIC = b"\x7fELF"
+
+
+def is_object_file(path: str) -> bool:
+    """Whether ``path`` starts with the ELF magic (a compiler's .o or a linked program)."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(4) == ELF_MAGIC
+    except OSError:  # read_text says what is wrong with it
+        return False
+
+
 def load_program_and_init(args) -> tuple[str, dict, object, Init]:
-    """PROGRAM is assembly (with --init for the initial state) or a trace file."""
+    """PROGRAM is assembly (with --init for the initial state), a trace file, or an object file (ELF)
+    whose function --function names, loaded by the ISA's ``load_object`` hook."""
     args.trace = None
+    function = getattr(args, "function", None)
+    obj = not is_trace_file(args.program) and is_object_file(args.program)
+    if function is not None and not obj:
+        raise UsageError(f"--function names a function of an object file, and {args.program} is "
+                         f"{'a trace' if is_trace_file(args.program) else 'not an ELF object file'}")
+    if obj:
+        isa = get_isa(args.isa)
+        if not has_hook(isa, "load_object"):
+            with_hook = [name for name in registered_isas() if has_hook(get_isa(name), "load_object")]
+            raise UsageError(f"{args.program} is an ELF object file, and isasim cannot load one for {args.isa} "
+                             f"(it can for: {', '.join(with_hook) or 'no ISA'})")
+        if function is None:
+            raise UsageError(f"{args.program} is an ELF object file: name the function to run with --function NAME")
     if is_trace_file(args.program):
         trace = args.trace = read_trace(args.program)
         config = dict(trace.config)
         text, source, init = "\n".join(trace.program), f"{args.program}:program", trace.init
         isa_name = trace.isa
     else:
-        text, source = read_text(args.program), args.program
+        text, source = ("", args.program) if obj else (read_text(args.program), args.program)
         isa_name, config, init = args.isa, {}, Init()
         if args.init:
             data = load_json(args.init)
@@ -86,7 +112,13 @@ def load_program_and_init(args) -> tuple[str, dict, object, Init]:
         config = isa.configure(config)
     except IsasimError as error:
         raise error if given else error.located(state_source)
-    program = isa.assemble(text, source=source)
+    if obj:
+        program, init = isa.load_object(args.program, function, init)
+    else:
+        if init.args:
+            raise IsasimError("init.args: arguments are for a function of an object file (--function); "
+                              "give an assembly program its registers in init.regs", source=state_source)
+        program = isa.assemble(text, source=source)
     if has_hook(isa, "check_program"):  # what the configuration rules out is refused before anything runs
         isa.check_program(program, config)
     from .core.machine import Machine
@@ -205,6 +237,11 @@ def cmd_run(args) -> int:
             out.print(region_grid(machine.memory, view, hex_values=args.hex, width=width, all_rows=args.all_rows))
     if result.fault is not None:
         out.print(f"[bold red]fault[/bold red] {markup_safe(result.fault.describe())}")
+        beside = initial_state_beside(args)
+        if beside is not None:  # an example's registers and memory live in the trace next to it
+            out.print(f"{args.program} ran with no --init (no registers set, no memory mapped); its initial "
+                      f"state is in {beside}: run that (isasim run {beside}), or give --init", markup=False,
+                      soft_wrap=True)
     if args.trace is not None and (args.trace.expect or args.trace.steps is not None):  # what the result must be
         if diffs:
             out.print(f"[bold red]FAIL[/bold red]: {markup_safe(diffs[0].describe())}")
@@ -213,6 +250,16 @@ def cmd_run(args) -> int:
                   + (f" ({markup_safe(args.trace.producer)})" if args.trace.producer else ""))
         return EXIT_OK
     return EXIT_FAULT if result.fault is not None else EXIT_OK
+
+
+def initial_state_beside(args) -> str | None:
+    """For an assembly file run without --init, the trace beside it (X.s -> X.trace.json) that holds
+    its initial state, if there is one."""
+    if args.trace is not None or args.init or getattr(args, "function", None) is not None:
+        return None
+    path = Path(args.program)
+    beside = path.with_name(path.stem + ".trace.json")
+    return str(beside) if path.suffix == ".s" and beside.is_file() else None
 
 
 def cmd_replay(args) -> int:
@@ -582,8 +629,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     def common(p, *, program=True):
         if program:
-            p.add_argument("program", help="assembly file (.s) or trace file (.json)")
-            p.add_argument("--init", help="initial registers and memory (JSON: {\"regs\":..., \"memory\": [...]})")
+            p.add_argument("program", help="assembly file (.s), trace file (.json) or object file (ELF .o, "
+                                           "with --function)")
+            p.add_argument("--init", help="initial registers and memory (JSON: {\"regs\":..., \"memory\": [...]}; "
+                                          "for --function also \"args\": [...])")
+            p.add_argument("--function", metavar="NAME",
+                           help="the function of an object file to run (its C++ or extern \"C\" name)")
             add_config_options(p)
         p.add_argument("--isa", default=DEFAULT_ISA, help=f"ISA of an assembly file (default {DEFAULT_ISA})")
         p.add_argument("--max-steps", type=positive_int, default=DEFAULT_STEP_LIMIT,

@@ -8,7 +8,7 @@ One JSON object per file::
       "config":   {"cpu": "emerald-rapids"},
       "producer": "where the expectations came from",
       "program":  ["assembly line", ...],
-      "init":     {"regs": {"rdi": "0x10000000"},
+      "init":     {"regs": {"rdi": "0x10000000"}, "args": [...],
                    "memory": [{"addr": "0x10000000", "hex": "00ff..", "readonly": false}],
                    "arrays": {"tilecfg": "hex"}},
       "expect":   {"regs": {...}, "memory": [{"addr": ..., "hex": ...}],
@@ -24,6 +24,11 @@ elements: int8 ... uint64, bf16, fp16, fp32 from numbers), which is convenient
 in hand-written init files.  ``arrays`` are the ISA's declared state arrays
 (``Isa.arrays``: tiles, ZA, Z and P registers, a cube's buffers), by name.
 Unknown keys are ignored, so later versions can add optional keys.
+
+``init.args`` (an init file for a function of an object file, ``isasim run FILE.o --function NAME``)
+lists the function's arguments, each a number or the name of a memory region (its address); the
+ISA's calling convention puts them in registers (x86_amx: rdi, rsi, rdx, rcx, r8, r9).  A trace
+never holds ``args``: ``isasim record`` writes the registers they became.
 
 ``isasim-trace/1`` is still read.  It had no ``arrays``: each ISA names the /1
 keys that held its arrays (``Isa.legacy_array_keys``), whose value is one array
@@ -75,6 +80,9 @@ class Init:
     memory: list[tuple[int, bytes, bool]] = field(default_factory=list)  # (addr, bytes, writable)
     views: list[RegionView] = field(default_factory=list)
     arrays: dict[str, bytes] = field(default_factory=dict)  # the ISA's state arrays by name (Isa.arrays)
+    # a function's arguments in order (an object file's --function; the ISA's calling convention puts
+    # them in registers): numbers, a named region already read as its address
+    args: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -276,7 +284,31 @@ def parse_init(data: Any, where: str = "init") -> Init:
     for (a, da, _), (b, _db, _) in zip(ordered, ordered[1:]):
         if a + len(da) > b:
             raise _fail(f"{where}.memory", f"regions at {a:#x} and {b:#x} overlap")
-    return Init(regs, memory, views, parse_arrays(data.get("arrays", {}), f"{where}.arrays"))
+    args = parse_args(data.get("args", []), views, f"{where}.args")
+    return Init(regs, memory, views, parse_arrays(data.get("arrays", {}), f"{where}.arrays"), args)
+
+
+def parse_args(data: Any, views: list[RegionView], where: str) -> list[int]:
+    """``"args"``: the arguments of the function an object file's --function runs, each a number (a JSON
+    number or a "0x"/decimal string; negative numbers are two's complement) or the name of one of the
+    init file's memory regions, meaning its address."""
+    if not isinstance(data, list):
+        raise _fail(where, "must be a list of numbers or region names")
+    by_name = {view.name: view.address for view in views}
+    out = []
+    for i, value in enumerate(data):
+        if isinstance(value, str) and value in by_name:
+            out.append(by_name[value])
+        elif isinstance(value, str) and not (_DECIMAL.fullmatch(value.strip().lower().replace("_", ""))
+                                             or _HEXADECIMAL.fullmatch(value.strip().lower().replace("_", ""))):
+            known = ", ".join(repr(name) for name in by_name) or "none: give a region a \"name\""
+            raise _fail(f"{where}[{i}]", f"{brief(value)} is neither a number nor the name of a memory region "
+                        f"(named regions: {known})")
+        else:
+            negative = (isinstance(value, int) and value < 0) or (isinstance(value, str) and
+                                                                  value.strip().startswith("-"))
+            out.append(parse_int(value, f"{where}[{i}]", signed=negative) % (1 << 64))
+    return out
 
 
 def parse_arrays(data: Any, where: str) -> dict[str, bytes]:
@@ -327,6 +359,9 @@ def parse_trace(data: Any, source: str = "<trace>") -> Trace:
         if not isinstance(producer, str):
             raise _fail("producer", "must be a string")
         init = parse_init(data.get("init"))
+        if init.args:  # what a replay would not apply: a trace holds the registers the arguments became
+            raise _fail("init.args", "a trace gives a function's arguments as the registers they are in "
+                        "(init.regs); args belong in an init file for --function")
         expect = data.get("expect", {}) or {}
         if not isinstance(expect, dict):
             raise _fail("expect", "must be an object")

@@ -226,6 +226,13 @@ class X86Amx:
 
         return kernels.build(name, count=count, K=K)
 
+    def load_object(self, path: str, function: str, init):
+        """``function`` of the ELF file ``path`` as (program, init): its code at CODE_BASE, relocated, the
+        data it reaches mapped read-only, a stack, and init.args in rdi, rsi, rdx, rcx, r8, r9 (see .elf)."""
+        from .elf import load_object
+
+        return load_object(path, function, init)
+
     def listing(self, code: bytes, base: int):
         from .decoder import listing
 
