@@ -43,6 +43,7 @@ _R_X86_64 = {1: ("R_X86_64_64", 8, False, False), 2: ("R_X86_64_PC32", 4, True, 
              4: ("R_X86_64_PLT32", 4, True, True), 10: ("R_X86_64_32", 4, False, False),
              11: ("R_X86_64_32S", 4, False, True)}
 _SHF_WRITE, _SHF_ALLOC, _SHF_EXECINSTR = 0x1, 0x2, 0x4
+_DATA_SECTIONS = (".rodata", ".data", ".bss", ".lrodata", ".ldata", ".lbss")  # of a linked program
 
 
 class _Refused(IsasimError):
@@ -279,6 +280,16 @@ def _moved(elf, symtab, symbol, name: str, path: str):
     end = link + len(code)
     delta = CODE_BASE - link
     regions, views, placed = [], [], set()
+    for data in elf.iter_sections():  # the data a linked program reaches by absolute address, at its address
+        if (data["sh_flags"] & _SHF_ALLOC and not data["sh_flags"] & _SHF_EXECINSTR and data["sh_size"]
+                and data.name.startswith(_DATA_SECTIONS)):
+            if data["sh_addr"] < CODE_BASE + len(code) and CODE_BASE < data["sh_addr"] + data["sh_size"]:
+                raise _Refused(f"section {data.name} of this program is linked at {data['sh_addr']:#x}, where "
+                               f"isasim places the code of '{name}' ({CODE_BASE:#x})", source=path)
+            region, view = _section_region(data, data["sh_addr"], data.name)
+            regions.append(region)
+            views.append(view)
+            placed.add(data.name)
     decoder = iced_x86.Decoder(64, bytes(code), ip=link)
     for instruction in decoder:
         at = CODE_BASE + instruction.ip - link
@@ -308,15 +319,23 @@ def _moved(elf, symtab, symbol, name: str, path: str):
         elif instruction.flow_control in (iced_x86.FlowControl.CALL, iced_x86.FlowControl.UNCONDITIONAL_BRANCH,
                                           iced_x86.FlowControl.CONDITIONAL_BRANCH):
             target = instruction.near_branch_target
-            if target and not link <= target < end:
+            if not link <= target < end:
                 other = next((s.name for s in symtab.iter_symbols() if s["st_info"]["type"] == "STT_FUNC"
-                              and s["st_value"] <= target < s["st_value"] + max(s["st_size"], 1)), f"{target:#x}")
-                raise _Refused(f"function '{name}' calls or uses '{demangle([other]).get(other, other)}' "
-                               f"(the instruction at {at:#x}): isasim runs one function by itself", source=path)
+                              and s["st_value"] <= target < s["st_value"] + max(s["st_size"], 1)), None)
+                raise _Refused(f"function '{name}' calls or uses {_called(other, target)} (the instruction at "
+                               f"{at:#x}): isasim runs one function by itself", source=path)
         elif instruction.flow_control in (iced_x86.FlowControl.INDIRECT_CALL, iced_x86.FlowControl.INDIRECT_BRANCH):
             raise _Refused(f"function '{name}': the indirect call or jump at {at:#x} leaves the function",
                            source=path)
     return bytes(code), regions, views
+
+
+def _called(symbol: str | None, address: int | None) -> str:
+    """'amx_block' (demangled), or what is known of code no symbol covers (a PLT stub, say)."""
+    if symbol:
+        return f"'{demangle([symbol]).get(symbol, symbol)}'"
+    return "code outside it" + (f" (at {address:#x} in the file, no function's symbol covers it)"
+                                if address is not None else "")
 
 
 def _check_branches_stay_inside(code: bytes, name: str, path: str, name_at) -> None:
@@ -331,9 +350,8 @@ def _check_branches_stay_inside(code: bytes, name: str, path: str, name_at) -> N
             continue
         target = instruction.near_branch_target
         if not CODE_BASE <= target < CODE_BASE + len(code):
-            other = name_at(target) or f"the code at {target:#x}"
-            raise _Refused(f"function '{name}' calls or uses '{demangle([other]).get(other, other)}' (the "
-                           f"instruction at {instruction.ip:#x}): isasim runs one function by itself", source=path)
+            raise _Refused(f"function '{name}' calls or uses {_called(name_at(target), None)} (the instruction "
+                           f"at {instruction.ip:#x}): isasim runs one function by itself", source=path)
 
 
 def load_object(path: str, function: str, init: Init) -> tuple[Program, Init]:
