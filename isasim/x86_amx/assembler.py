@@ -570,6 +570,11 @@ class Assembler:
                 parts = _BLANK_RUN.split(rest, 1)
                 statement.mnemonic = ascii_lower(parts[0])
                 statement.operand_text = parts[1] if len(parts) > 1 else ""
+                # objdump's prefix words before a NOP ("data16 cs nop WORD PTR [...]") belong to the mnemonic
+                while statement.mnemonic.split()[-1] in scalar.NOP_PREFIX_WORDS and statement.operand_text:
+                    parts = _BLANK_RUN.split(statement.operand_text, 1)
+                    statement.mnemonic += " " + ascii_lower(parts[0])
+                    statement.operand_text = parts[1] if len(parts) > 1 else ""
             out.append(statement)
         return out
 
@@ -620,7 +625,7 @@ class Assembler:
                         raise
                     continue
                 return form.encode(operands)
-        if mnemonic in scalar.MNEMONICS:
+        if scalar.accepts(mnemonic):
             _form, _ops, code = scalar.encode(mnemonic, operands, address, long_branch=st.long_branch)
             return code
         raise AssemblyError(f"unknown mnemonic '{mnemonic}'")

@@ -232,7 +232,8 @@ def _decode_scalar(code: bytes, pos: int, address: int) -> Instruction | None:
     if instruction is None:
         return None
     try:
-        _form, _operands, canonical = scalar.encode(instruction.form.mnemonic, instruction.operands, address)
+        spelled = " ".join(instruction.extra.get("prefixes", ()) + (instruction.form.mnemonic,))
+        _form, _operands, canonical = scalar.encode(spelled, instruction.operands, address)
     except IsasimError as error:  # the decoded operands are not something the text can say
         raise DecodeError(f"cannot decode the bytes at {address:#x} ({instruction.encoding.hex(' ')}): "
                           f"'{instruction.text}' does not assemble ({error.message})") from None

@@ -24,8 +24,12 @@ class Reg:
 class Imm:
     value: int  # as written (may be negative); encoders reduce it to the field width
     bits: int = 0  # width of the encoded field once known (8, 16, 32, 64); 0 = not yet
+    # The 1 that D0/D1 (SHL r/m, 1) imply: no immediate byte, and objdump prints it in decimal.
+    implied: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
+        if self.implied:
+            return str(self.value)
         if self.bits:
             return hex(self.value % (1 << self.bits))
         return hex(self.value) if self.value >= 0 else f"-{-self.value:#x}"

@@ -540,7 +540,7 @@ def test_assembly_errors_are_one_line(line, start):
 @pytest.mark.parametrize("hexcode,why", [
     ("488b0500000000", "rip-relative"),
     ("f0480107", "lock prefix"),
-    ("6690", "xchg ax,ax"),
+    ("2e90", "cs before a one-byte nop (objdump: cs nop; only NOP r/m takes prefix words)"),
     ("4890", "rex.W nop"),
     ("678b07", "32-bit addressing"),
     ("64488b07", "fs segment override"),
@@ -825,6 +825,8 @@ def test_jcc_after_cmp(a, b, taken):
 
 def test_jcc_aliases_have_the_same_condition():
     for alias, name in scalar.ALIASES.items():
+        if not alias.startswith("j"):
+            continue  # sal is shl's alias, not a branch
         cpu_form = scalar.encode(alias, (Target(0x1010),), 0x1000)[0]
         assert cpu_form.mnemonic == name
 

@@ -49,6 +49,9 @@ _SCALAR_EXAMPLES = {
     "lea": "lea rax, [rdi+rcx*4+0x40]", "add": "add rax, rbx", "sub": "sub rcx, 0x40", "cmp": "cmp rcx, rdx",
     "inc": "inc r8", "dec": "dec ecx", "xor": "xor eax, eax", "test": "test rcx, rcx", "imul": "imul rax, rbx",
     "jmp": "jmp 0x400010", "nop": "nop", "ret": "ret",
+    "movzx": "movzx eax, WORD PTR [rdi+0x8]", "movsx": "movsx ecx, BYTE PTR [rdi]", "movsxd": "movsxd rcx, ecx",
+    "cdqe": "cdqe", "xchg": "xchg ax, ax", "push": "push rbp", "pop": "pop rbp", "leave": "leave",
+    "shl": "shl rcx, 0xa", "shr": "shr eax, cl", "sar": "sar rax, 1",
 }
 
 

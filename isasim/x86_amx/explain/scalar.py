@@ -44,6 +44,12 @@ def _scalar_values(ins, rng, regs_given: dict) -> tuple[dict, list]:
                 regs[o.base] = DATA_ADDR
             if o.index and o.index not in regs_given:
                 regs[o.index] = int(rng.integers(0, 4))
+    if ins.form.mnemonic in ("push", "pop", "leave"):
+        # the stack is memory like any other: point RSP (and LEAVE's RBP) into a mapped block
+        for name in ("rsp", "rbp") if ins.form.mnemonic == "leave" else ("rsp",):
+            if name not in regs_given:
+                regs[name] = DATA_ADDR + 0x40
+        memory.append((DATA_ADDR, rng.integers(0, 256, 128, dtype=np.uint8).tobytes(), True))
     status = 0
     for bit in FLAG_NAMES.values():
         if rng.integers(0, 2):
