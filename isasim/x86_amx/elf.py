@@ -129,17 +129,31 @@ def find_function(elf, symtab, function: str, path: str):
 
 def _iced_text(code: bytes, address: int) -> tuple[int, str, str]:
     """(length, mnemonic, Intel-syntax text) of the x86-64 instruction at the start of ``code``."""
+    return _iced(code, address)[:3]
+
+
+def _iced(code: bytes, address: int) -> tuple[int, str, str, bool]:
+    """_iced_text's three, and whether the instruction has a RIP-relative memory operand."""
     import iced_x86
 
     instruction = iced_x86.Decoder(64, bytes(code[:15]), ip=address).decode()
     if instruction.is_invalid:
-        return 1, "(bad)", "(bad)"
+        return 1, "(bad)", "(bad)", False
     formatter = iced_x86.Formatter(iced_x86.FormatterSyntax.INTEL)
-    return instruction.len, formatter.format_mnemonic(instruction), formatter.format(instruction)
+    return (instruction.len, formatter.format_mnemonic(instruction), formatter.format(instruction),
+            instruction.is_ip_rel_memory_operand)
 
 
-def unsupported(code: bytes, base: int) -> list[tuple[int, bytes, str, str]]:
-    """Each instruction of ``code`` (at ``base``) that isasim cannot simulate: (address, bytes, mnemonic, text)."""
+def _known(mnemonic: str) -> bool:
+    """Whether isasim simulates some form of ``mnemonic``."""
+    from . import amx, scalar
+
+    return mnemonic in scalar.MNEMONICS or any(f.mnemonic.lower() == mnemonic for f in amx.FORMS)
+
+
+def unsupported(code: bytes, base: int) -> list[tuple[int, bytes, str, str, str]]:
+    """Each instruction of ``code`` (at ``base``) that isasim cannot simulate: (address, bytes, mnemonic,
+    text, what isasim lacks: "" for the mnemonic, else the form)."""
     from ..core.errors import DecodeError
     from .decoder import decode_one
 
@@ -148,8 +162,10 @@ def unsupported(code: bytes, base: int) -> list[tuple[int, bytes, str, str]]:
         try:
             pos += len(decode_one(code, pos, base + pos).encoding)
         except DecodeError:
-            length, mnemonic, text = _iced_text(code[pos:], base + pos)
-            out.append((base + pos, bytes(code[pos:pos + length]), mnemonic, text))
+            length, mnemonic, text, rip_relative = _iced(code[pos:], base + pos)
+            form = ("" if not _known(mnemonic) else
+                    "a RIP-relative memory operand" if rip_relative else "these operands")
+            out.append((base + pos, bytes(code[pos:pos + length]), mnemonic, text, form))
             pos += length
     return out
 
@@ -157,12 +173,14 @@ def unsupported(code: bytes, base: int) -> list[tuple[int, bytes, str, str]]:
 def _check_supported(code: bytes, name: str, path: str) -> None:
     missing = unsupported(code, CODE_BASE)
     if missing:
-        address, encoding, mnemonic, text = missing[0]
-        others = sorted({m for _a, _e, m, _t in missing[1:]} - {mnemonic})
+        address, encoding, mnemonic, text, form = missing[0]
+        others = sorted({m for _a, _e, m, _t, _f in missing[1:]} - {mnemonic})
         more = (f"; {len(missing) - 1} more unsupported instruction{'s' if len(missing) > 2 else ''}"
                 + (f" ({', '.join(others)})" if others else "")) if len(missing) > 1 else ""
+        lacking = f" with {form}" if form else ""
+        only = f" (only other forms of {mnemonic})" if form else ""
         raise _Refused(f"function '{name}': the instruction at {address:#x} ({encoding.hex(' ')}: {text}) "
-                       f"is {mnemonic}, which isasim does not simulate{more}", source=path)
+                       f"is {mnemonic}{lacking}, which isasim does not simulate{only}{more}", source=path)
 
 
 def _section_region(section, address: int, name: str) -> tuple[tuple[int, bytes, bool], RegionView]:
