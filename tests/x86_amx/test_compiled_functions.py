@@ -412,3 +412,23 @@ def test_committed_init_files_are_what_make_inits_writes(tmp_path):
     assert made == sorted(p.name for p in COMPILED.glob("*.init.json")) and len(made) == len(KERNELS)
     for name in made:
         assert (tmp_path / name).read_text() == (COMPILED / name).read_text(), f"{name} is stale: rerun make_inits.py"
+
+
+@pytest.mark.needs_amx
+@pytest.mark.parametrize("build", BUILDS)
+def test_configured_block_on_silicon(objects, build, tmp_path, capsys):
+    """On an AMX host the CPU runs the same bytes: its C is the INT64 product, and the simulator agrees
+    with it instruction by instruction."""
+    obj, init_path = objects[build], COMPILED / "amx_block_configured.init.json"
+    trace = tmp_path / "silicon.trace.json"
+    code, out, err = isasim(capsys, "record", str(obj), "--function", "amx_block_configured", "--init",
+                            str(init_path), "--backend", "silicon", "-o", str(trace))
+    assert code == 0, err
+    init = regions(init_path)
+    c = next(m for m in json.loads(trace.read_text())["expect"]["memory"]
+             if int(m["addr"], 16) == int(init["C"]["addr"], 16))
+    got = np.frombuffer(bytes.fromhex(c["hex"]), dtype=np.int32).reshape(16, 16)
+    assert (got == reference("amx_block", init)).all()
+    code, out, err = isasim(capsys, "diff", str(obj), "--function", "amx_block_configured", "--init", str(init_path),
+                            "--lockstep")
+    assert code == 0 and "identical" in out, out + err
