@@ -31,10 +31,14 @@ class Region:
         self.end = self.start + len(self.data)  # just past the last byte
 
 
+_NO_REGION = Region(0, bytearray())  # holds no address (start == end)
+
+
 class Memory:
     def __init__(self, journal: Journal | None = None) -> None:
         self.regions: list[Region] = []  # sorted by start, never overlapping
         self._starts: list[int] = []  # their starts, for bisect
+        self._last = _NO_REGION  # the region _region_at found last (regions are never unmapped)
         self.journal = journal if journal is not None else Journal()
         # Every access, while record_accesses() runs: ("read", address, size) and ("write", address, bytes),
         # in the order the instruction made them (explain shows which bytes fed which element).  The
@@ -69,9 +73,13 @@ class Memory:
         return region
 
     def _region_at(self, address: int) -> Region | None:
+        last = self._last  # a kernel's accesses mostly fall in the region of the one before: no bisect then
+        if last.start <= address < last.end:
+            return last
         i = bisect.bisect_right(self._starts, address) - 1
         if i >= 0 and address < self.regions[i].end:
-            return self.regions[i]
+            self._last = self.regions[i]
+            return self._last
         return None
 
     def _pieces(self, address: int, size: int, access: str):
@@ -130,6 +138,18 @@ class Memory:
             region.data[offset : offset + length] = data[pos : pos + length]
             pos += length
         self.journal.record("mem", address, old, bytes(data))
+
+    def span(self, address: int, size: int) -> memoryview | None:
+        """The ``size`` bytes at ``address`` as a memoryview onto their region, when one mapped region holds
+        them all and no accesses are being noted; otherwise None (the caller then takes the general path,
+        which notes accesses and faults where the hardware does).  A view onto memory: use it at once."""
+        if self.accesses is not None:
+            return None
+        region = self._region_at(address)
+        if region is None or address + size > region.end:
+            return None
+        offset = address - region.start
+        return memoryview(region.data)[offset:offset + size]
 
     # ---- strided rows in one go (a tile load or store; later a ZA slice) ----------------------------
     def _rows_view(self, first: int, stride: int, count: int, size: int, *, write: bool) -> np.ndarray | None:

@@ -138,7 +138,10 @@ class AmxForm:
     def translate(self, cpu: X86Context, operands: tuple, next_address: int):
         """Bind to ``cpu``: tile registers become their numbers once, here, not on every execution."""
         semantics = self.semantics
-        args = tuple(tile_number(o.name) if isinstance(o, Reg) else o for o in operands)
+        # Tile registers become their numbers, and a sibmem operand its registers' views (BoundSib):
+        # looking them up by name on every execution costs a tile load about a microsecond.
+        args = tuple(tile_number(o.name) if isinstance(o, Reg) else
+                     BoundSib.of(o) if kind == "sibmem" else o for kind, o in zip(self.operand_kinds, operands))
         if self.feature not in cpu.model.features:  # the CPU model is fixed for the machine's life
 
             def unsupported() -> int:
@@ -223,8 +226,41 @@ def signed64(value: int) -> int:
     return value - (1 << 64) if value >> 63 else value
 
 
-def row_addresses(cpu: X86Context, mem: Mem):
+class BoundSib:
+    """A sibmem operand as translation binds it: the views of its base and index registers found once,
+    so that row_addresses reads the GPRs straight from the state (the same values as by name)."""
+
+    __slots__ = ("mem", "base", "index", "scale", "disp")
+
+    def __init__(self, mem: Mem, base, index):
+        self.mem, self.base, self.index, self.scale, self.disp = mem, base, index, mem.scale, mem.disp
+
+    @classmethod
+    def of(cls, mem):
+        """``mem`` bound, or ``mem`` itself when it names a register that is no GPR view (then by name)."""
+        if not isinstance(mem, Mem) or (mem.base and mem.base not in GPR_VIEWS):
+            return mem
+        has_index = mem.index and mem.index != "riz"
+        if has_index and mem.index not in GPR_VIEWS:
+            return mem
+        return cls(mem, GPR_VIEWS[mem.base] if mem.base else None, GPR_VIEWS[mem.index] if has_index else None)
+
+
+_ADDRESS_MASK = (1 << 64) - 1
+
+
+def row_addresses(cpu: X86Context, mem: Mem | BoundSib):
     """TILELOADD/TILESTORED addressing: row r is at base + disp + r * (index << scale)."""
+    if type(mem) is BoundSib:  # (X86Context.effective_address and read_gpr, with the views found)
+        gpr = cpu.state.gpr
+        address, stride = mem.disp, 0
+        if mem.base is not None:
+            view = mem.base
+            address += (gpr[view.number] & view.mask) >> view.shift
+        if mem.index is not None:
+            view = mem.index
+            stride = signed64(((gpr[view.number] & view.mask) >> view.shift) * mem.scale)
+        return address & _ADDRESS_MASK, stride
     stride = 0
     if mem.index and mem.index != "riz":
         stride = signed64(cpu.state.read_gpr(GPR_VIEWS[mem.index]) * mem.scale)  # the index register is signed
@@ -350,14 +386,30 @@ def tilezero(cpu: X86Context, tdest: int) -> None:
     zero_tilecfg_start(cpu)
 
 
+_ZERO_TILE = bytes(MAX_ROWS * BYTES_PER_ROW)
+
+
 def tile_load(cpu: X86Context, tdest: int, sibmem: Mem, mnemonic: str) -> None:
     check_load_store(cpu, tdest, mnemonic)
-    rows, colsb = cpu.state.tile_shape(tdest)
+    state = cpu.state
+    rows, colsb = state.tile_shape(tdest)
     base, stride = row_addresses(cpu, sibmem)
-    start = cpu.state.tilecfg.start_row
+    start = state.tilecfg.start_row
+    if stride == colsb == BYTES_PER_ROW and not start and not state.journal.enabled:
+        # Whole 64-byte rows back to back (a kernel's packed tiles), nothing recorded: the tile's first
+        # rows x 64 bytes are memory's, the rest zero -- one byte copy instead of a strided numpy view
+        # and a copy of it (a tile load's largest cost).  Otherwise the general path below.
+        size = rows * BYTES_PER_ROW
+        data = cpu.memory.span(base, size)
+        if data is not None:
+            tile = memoryview(state.tile(tdest)).cast("B")  # (settles any products waiting on tdest)
+            tile[:size] = data
+            if size < len(_ZERO_TILE):
+                tile[size:] = _ZERO_TILE[size:]
+            return  # start_row is 0 already
     whole = cpu.memory.read_rows((base + start * stride) % (1 << 64), stride, rows - start, colsb)
     if whole is not None:  # every row is mapped: nothing can fault, so load them all at once
-        cpu.state.write_rows_and_zero(tdest, start, whole)
+        state.write_rows_and_zero(tdest, start, whole)
         zero_tilecfg_start(cpu)
         return
     image = cpu.state.tile(tdest).copy()
