@@ -139,14 +139,15 @@ class Memory:
             pos += length
         self.journal.record("mem", address, old, bytes(data))
 
-    def span(self, address: int, size: int) -> memoryview | None:
-        """The ``size`` bytes at ``address`` as a memoryview onto their region, when one mapped region holds
-        them all and no accesses are being noted; otherwise None (the caller then takes the general path,
-        which notes accesses and faults where the hardware does).  A view onto memory: use it at once."""
-        if self.accesses is not None:
+    def span(self, address: int, size: int, *, write: bool = False) -> memoryview | None:
+        """The ``size`` bytes at ``address`` as a memoryview onto their region, when one mapped (for a write,
+        writable) region holds them all and neither accesses nor (for a write) the journal are noting anything;
+        otherwise None (the caller then takes the general path, which notes them and faults where the
+        hardware does).  A view onto memory: use it at once."""
+        if self.accesses is not None or (write and self.journal.enabled):
             return None
         region = self._region_at(address)
-        if region is None or address + size > region.end:
+        if region is None or address + size > region.end or (write and not region.writable):
             return None
         offset = address - region.start
         return memoryview(region.data)[offset:offset + size]

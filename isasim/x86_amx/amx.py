@@ -484,6 +484,11 @@ def tilestored(cpu: X86Context, sibmem: Mem, tsrc: int) -> None:
     base, stride = row_addresses(cpu, sibmem)
     start = cpu.state.tilecfg.start_row
     first = (base + start * stride) % (1 << 64)
+    if stride == colsb == BYTES_PER_ROW and not start:  # whole rows back to back: one byte copy (as tile_load)
+        target = cpu.memory.span(first, rows * BYTES_PER_ROW, write=True)
+        if target is not None:
+            target[:] = memoryview(cpu.state.tile(tsrc)).cast("B")[: rows * BYTES_PER_ROW]
+            return  # start_row is 0 already
     if start < rows and cpu.memory.write_rows(first, stride, cpu.state.tile(tsrc)[start:rows, :colsb]):
         start = rows  # stored in one go: every row was mapped and writable
     try:
@@ -690,9 +695,85 @@ class PairDotProducts(WaitingProducts):
 
     def apply(self, C: np.ndarray) -> np.ndarray:
         """C := ADD32(C, T) for each product's T, in the order the instructions ran."""
+        exact = self.exact_total(C)
+        if exact is not None:
+            return exact
         for T in self.products():
             C = tmul_numerics.tmul_add32(C, T)
         return C
+
+    def exact_total(self, C: np.ndarray) -> np.ndarray | None:
+        """What ``apply`` returns, by one exact float64 matrix product, when no step of any product can
+        round; None when that is not certain (the lane-by-lane fold then runs).
+
+        Why it is exact.  Every value here is finite and normal or zero (checked: no inf, NaN or denormal
+        among C and the widened inputs, so DAZ changes nothing).  Let q be the exponent of the lowest set
+        bit over the non-zero C and the products a*b (the lowest bits of a and of b added).  Every lane
+        value E, O, T and every partial C is then a sum of such terms: a multiple of 2**q, and in
+        magnitude at most S = max|C| + count * 2K * max|a| * max|b|.  With S < 2**(q+24) each of them
+        has at most 24 significant bits, so every FMA32 and ADD32 is exact (no rounding), and with
+        q >= -126 and q + 24 <= 127 none is tiny or overflows: the final C is the exact real sum
+        C + sum of all a*b, in any order.  float64 holds every partial sum of the matrix product exactly
+        (multiples of 2**q below 2**(q+24)), so BLAS's order does not matter either.  Zeros: E and O
+        start as +0 and ADD32/FMA32 give -0 only from two -0 addends, so a zero E, O or T is +0, and a
+        zero C after an addition of T is +0 too: every zero result is +0."""
+        kinds = set(self.kinds)
+        if len(kinds) != 1:
+            return None
+        ((K, widen),) = kinds
+        M, N = self.shape
+        count = len(self.kinds)
+        A = self.A[:count, :M, : 4 * K].view(np.uint16)  # (count, M, 2K)
+        B = self.B[:count, :K, : 4 * N].view(np.uint16)  # (count, K, 2N)
+        if widen is numerics.bf16_to_fp32:  # fp32 = bf16 << 16: the bounds straight from the 16-bit halves
+            bounds = ((A, 16), (B, 16), (C, 0))
+            A, B = (x.astype(np.uint32) << np.uint32(16) for x in (A, B))
+        else:
+            A, B = widen(A), widen(B)  # fp32 bits
+            bounds = ((A, 0), (B, 0), (C, 0))
+        lows = []
+        for x, shift in bounds:
+            low = _lowest_bit_exponent(x, shift)
+            if low is None:
+                return None
+            lows.append(low)
+        (low_a, max_a), (low_b, max_b), (low_c, max_c) = lows
+        if low_a >= _NO_BITS or low_b >= _NO_BITS:
+            return None  # every product is zero: too rare to be worth a proof of its zero signs
+        q = min(low_a + low_b, low_c)
+        bound = max_c + count * 2 * K * max_a * max_b  # exact in float64 up to rounding upwards (ample margin below)
+        if q < -126 or q + 24 > 127 or not bound < 2.0 ** (q + 24) * (1 - 2.0 ** -20):
+            return None
+        a = A.view(np.float32).reshape(count, M, 2 * K).transpose(1, 0, 2).astype(np.float64).reshape(M, -1)
+        b = (B.view(np.float32).reshape(count, K, N, 2).transpose(0, 1, 3, 2).astype(np.float64)
+             .reshape(count * 2 * K, N))
+        total = C.view(np.float32).astype(np.float64) + a @ b
+        return np.where(total == 0, np.uint32(0), total.astype(np.float32).view(np.uint32))
+
+
+_NO_BITS = 1 << 20  # the lowest-bit exponent of an all-zero array: above any real one
+
+
+def _lowest_bit_exponent(x: np.ndarray, shift: int = 0) -> tuple[int, float] | None:
+    """(an exponent e such that every non-zero fp32 value of ``x << shift`` (bits; ``x`` uint32, or with
+    shift 16 the uint16 top halves) is a multiple of 2**e, their largest magnitude), or None if any is
+    inf, NaN or denormal; (_NO_BITS, 0.0) if all are zero.
+
+    e = (the smallest biased exponent) - 150 + (the trailing zeros of the OR of all significands): each
+    value is its significand times 2**(its exponent - 150), and each significand is a multiple of
+    2**(those trailing zeros).  Max, min and OR commute with the shift.  Four whole-array operations:
+    this runs on every batch."""
+    magnitude = x & x.dtype.type(0x7FFFFFFF >> shift)
+    largest = int(magnitude.max()) << shift
+    # the smallest non-zero (a zero wraps to the dtype's largest, so all zero gives 2**32)
+    smallest = (int((magnitude - x.dtype.type(1)).min()) + 1) << shift
+    if largest >= 0x7F800000 or smallest < 0x800000:  # an inf or NaN; a denormal (smallest is never 0)
+        return None
+    if smallest == 1 << 32:
+        return _NO_BITS, 0.0
+    significands = ((int(np.bitwise_or.reduce(magnitude, axis=None)) << shift) & 0x7FFFFF) | 0x800000
+    trailing = (significands & -significands).bit_length() - 1
+    return (smallest >> 23) - 150 + trailing, float(np.uint32(largest).view(np.float32))
 
 
 def float_pair_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: int, tsrc2: int,
