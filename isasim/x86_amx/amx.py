@@ -390,8 +390,9 @@ _ZERO_TILE = bytes(MAX_ROWS * BYTES_PER_ROW)
 
 
 def tile_load(cpu: X86Context, tdest: int, sibmem: Mem, mnemonic: str) -> None:
-    check_load_store(cpu, tdest, mnemonic)
     state = cpu.state
+    if state.tilecfg.start_row or ("E3", tdest) not in state.checks_passed:
+        check_load_store(cpu, tdest, mnemonic)  # (else it passed before, and start_row 0 < rows cannot fail)
     rows, colsb = state.tile_shape(tdest)
     base, stride = row_addresses(cpu, sibmem)
     start = state.tilecfg.start_row

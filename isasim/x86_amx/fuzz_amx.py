@@ -55,21 +55,21 @@ STRIDES = (64, 0, -64, 128, 4, 1, -1, 65, 256, -256, 1024, -1024, 32, 60, -4)
 ZONE_KINDS = ("int8", "int32", "bf16", "fp32", "bf16-tiny", "fp32-tiny", "bf16-special", "random")
 
 
-def _zone(kind: str, rng: np.random.Generator) -> bytes:
-    """AMX_ZONE bytes of one kind of data."""
-    n32 = AMX_ZONE // 4
+def _zones(kind: str, rng: np.random.Generator, count: int) -> np.ndarray:
+    """``count`` zones of one kind of data, as (count, AMX_ZONE) uint8 (drawn together: a program's
+    buffer costs eight draws of each kind rather than 64, the fuzzer's simulator side draws one per case)."""
+    n8, n16, n32 = count * AMX_ZONE, count * AMX_ZONE // 2, count * AMX_ZONE // 4
     if kind == "int8":
-        edge = rng.choice(np.array(INT8_SPECIAL, dtype=np.uint8), AMX_ZONE)
-        rand = rng.integers(0, 256, AMX_ZONE, dtype=np.uint8)
-        return np.where(rng.random(AMX_ZONE) < 0.6, edge, rand).astype(np.uint8).tobytes()
-    if kind == "int32":
+        edge = rng.choice(np.array(INT8_SPECIAL, dtype=np.uint8), n8)
+        rand = rng.integers(0, 256, n8, dtype=np.uint8)
+        out = np.where(rng.random(n8) < 0.6, edge, rand).astype(np.uint8)
+    elif kind == "int32":
         edge = rng.choice(np.array(INT32_SPECIAL, dtype=np.uint32), n32)
         near = (np.uint32(0x7FFFFFFF) - rng.integers(0, 300000, n32).astype(np.uint32)).astype(np.uint32)
         rand = rng.integers(0, 1 << 32, n32, dtype=np.uint64).astype(np.uint32)
         pick = rng.random(n32)
-        return np.where(pick < 0.4, edge, np.where(pick < 0.7, near, rand)).astype("<u4").tobytes()
-    if kind.startswith("bf16"):
-        n16 = AMX_ZONE // 2
+        out = np.where(pick < 0.4, edge, np.where(pick < 0.7, near, rand)).astype("<u4")
+    elif kind.startswith("bf16"):
         sign = rng.integers(0, 2, n16).astype(np.uint16) << 15
         if kind == "bf16-tiny":  # products near 2^-126: exponents near 2^-63, and denormals
             exponent = rng.integers(127 - 66, 127 - 60, n16).astype(np.uint16)
@@ -78,8 +78,8 @@ def _zone(kind: str, rng: np.random.Generator) -> bytes:
         normal = sign | (exponent << 7) | rng.integers(0, 128, n16).astype(np.uint16)
         special = rng.choice(np.array(BF16_SPECIAL, dtype=np.uint16), n16)
         share = 0.6 if kind == "bf16-special" else 0.08
-        return np.where(rng.random(n16) < share, special, normal).astype("<u2").tobytes()
-    if kind.startswith("fp32"):
+        out = np.where(rng.random(n16) < share, special, normal).astype("<u2")
+    elif kind.startswith("fp32"):
         sign = rng.integers(0, 2, n32).astype(np.uint32) << 31
         if kind == "fp32-tiny":
             exponent = rng.integers(0, 4, n32).astype(np.uint32)
@@ -87,14 +87,18 @@ def _zone(kind: str, rng: np.random.Generator) -> bytes:
             exponent = rng.integers(127 - 8, 127 + 8, n32).astype(np.uint32)
         normal = sign | (exponent << 23) | rng.integers(0, 1 << 23, n32).astype(np.uint32)
         special = rng.choice(np.array(FP32_SPECIAL, dtype=np.uint32), n32)
-        return np.where(rng.random(n32) < 0.3, special, normal).astype("<u4").tobytes()
-    return rng.integers(0, 256, AMX_ZONE, dtype=np.uint8).tobytes()
+        out = np.where(rng.random(n32) < 0.3, special, normal).astype("<u4")
+    else:
+        out = rng.integers(0, 256, n8, dtype=np.uint8)
+    return out.view(np.uint8).reshape(count, AMX_ZONE)
 
 
 def amx_buffer(data_seed: int) -> bytes:
     """The 64 KiB tile-data buffer: zone z holds ZONE_KINDS[z % 8] data."""
     rng = np.random.default_rng(data_seed)
-    return b"".join(_zone(ZONE_KINDS[z % len(ZONE_KINDS)], rng) for z in range(AMX_SPAN // AMX_ZONE))
+    per_kind = AMX_SPAN // AMX_ZONE // len(ZONE_KINDS)
+    zones = np.stack([_zones(kind, rng, per_kind) for kind in ZONE_KINDS], axis=1)  # [z // 8][z % 8]
+    return zones.tobytes()
 
 
 def zone_disp(zone: int) -> int:
