@@ -18,6 +18,7 @@ from .state import STATUS_FLAGS, X86AmxState, observed_arrays
 
 CODE_BASE = 0x400000
 TILE_NAMES = tuple(f"tmm{t}" for t in range(8))
+VECTOR_NAMES = tuple(f"zmm{n}" for n in range(32))
 TILE_ELEMENT_TYPES = ("int32", "int8", "uint8", "int16", "uint16", "uint32", "bf16", "fp16", "fp32")
 
 
@@ -72,12 +73,14 @@ class X86Amx:
         """TILECFG's 64-byte image, and tmm0-tmm7 as rows x colsb bytes (what TILESTORED would store),
         held while the tiles are configured with a non-empty shape."""
         return [ArraySpec("tilecfg", 64, ("uint8",))] + [
-            ArraySpec(name, None, TILE_ELEMENT_TYPES) for name in TILE_NAMES]
+            ArraySpec(name, None, TILE_ELEMENT_TYPES) for name in TILE_NAMES] + [
+            ArraySpec(name, None, TILE_ELEMENT_TYPES) for name in VECTOR_NAMES]  # zmm0-31: held while not zero
 
     def observe(self, state: X86AmxState) -> dict:
         """The state a trace can check: every GPR and RFLAGS, TILECFG, and each configured tile."""
         regs = {name: state.read_register(name) for name in state.register_names() if name != "rip"}
-        return {"regs": regs, "arrays": observed_arrays(state.tilecfg.to_bytes(), state.settled_tiles().tobytes())}
+        arrays = observed_arrays(state.tilecfg.to_bytes(), state.settled_tiles().tobytes())
+        return {"regs": regs, "arrays": {**arrays, **state.observed_vectors()}}
 
     def seed_arrays(self, state: X86AmxState, arrays: dict[str, bytes]) -> None:
         """TILECFG first (it must be a configuration LDTILECFG accepts, and it shapes the tiles), then
@@ -87,7 +90,7 @@ class X86Amx:
         from .amx import checked_tilecfg
         from .context import Fault
 
-        unknown = [name for name in arrays if name != "tilecfg" and name not in TILE_NAMES]
+        unknown = [name for name in arrays if name != "tilecfg" and name not in TILE_NAMES and name not in VECTOR_NAMES]
         if unknown:
             raise ConfigError(f"init.arrays.{unknown[0]}: x86_amx has no array '{unknown[0]}' "
                               f"(its arrays: tilecfg, {', '.join(TILE_NAMES)})")
@@ -102,6 +105,11 @@ class X86Amx:
             state.set_tilecfg(config)
             state.zero_all_tiles()
         for name, data in arrays.items():
+            if name in VECTOR_NAMES:
+                if len(data) != 64:
+                    raise ConfigError(f"init.arrays.{name}: a zmm register is 64 bytes, not {len(data)}")
+                state.write_vector(VECTOR_NAMES.index(name), int.from_bytes(data, "little"))
+                continue
             t = tile_number(name)
             if t is None:
                 continue
@@ -193,8 +201,9 @@ class X86Amx:
 
     def source_line(self, instruction: Instruction) -> str:
         """The line that assembles back to ``instruction``: its text, or for an invalid encoding (which
-        has no text GNU as would encode) its bytes as a .byte directive."""
-        if instruction.invalid is None:
+        has no text GNU as would encode) or a redundant one (objdump's text names other bytes, e.g. the
+        disp32 of 0 in g++'s ``nop WORD PTR [rax+rax*1+0x0]`` padding) its bytes as a .byte directive."""
+        if instruction.invalid is None and "canonical_encoding" not in instruction.extra:
             return instruction.text
         return ".byte " + ",".join(f"0x{b:02x}" for b in instruction.encoding)
 

@@ -39,10 +39,10 @@ from dataclasses import dataclass, field
 
 from ..core.errors import AssemblyError, DecodeError, IsasimError
 from ..core.program import Program
-from . import amx, scalar
+from . import amx, scalar, vector
 from .decoder import decode_one
 from .operands import Imm, Mem, Reg, Target
-from .registers import GPR_VIEWS, TILE_REGISTERS
+from .registers import GPR_VIEWS, TILE_REGISTERS, vector_register
 
 _SIZE_WORDS = {"byte": 1, "word": 2, "dword": 4, "qword": 8, "xmmword": 16, "ymmword": 32, "zmmword": 64}
 # GNU as's blanks; str.strip() and \s would also take Unicode spaces, which GNU as calls junk.
@@ -542,7 +542,7 @@ class Assembler:
             return Mem(disp=self.value(text[3:]), size=size)
         if size is not None:
             raise AssemblyError(f"'{_clip(text)}' after PTR must be a memory operand")
-        if low in GPR_VIEWS or low in TILE_REGISTERS:
+        if low in GPR_VIEWS or low in TILE_REGISTERS or (mnemonic in vector.MNEMONICS and vector_register(low)):
             return Reg(low)
         if re.fullmatch(r"(tmm|xmm|ymm|zmm|k|st|mm|cr|dr)[0-9]+|[cdefgs]s|rip|riz", low):
             raise AssemblyError(f"register '{low}' cannot be used by {mnemonic}")
@@ -627,6 +627,9 @@ class Assembler:
                 return form.encode(operands)
         if scalar.accepts(mnemonic):
             _form, _ops, code = scalar.encode(mnemonic, operands, address, long_branch=st.long_branch)
+            return code
+        if mnemonic in vector.MNEMONICS:
+            _form, _ops, code = vector.encode(mnemonic, operands, address)
             return code
         raise AssemblyError(f"unknown mnemonic '{mnemonic}'")
 

@@ -29,14 +29,16 @@ class CpuModel:
 
 
 _AMX_BASE = frozenset({"AMX-TILE", "AMX-INT8", "AMX-BF16"})
+# The vector features vector.py's forms need; every AMX Xeon has AVX-512 (F, BW, VL among it).
+VECTOR_FEATURES = frozenset({"SSE2", "AVX", "AVX2", "AVX512F", "AVX512BW", "AVX512VL"})
 AMX_FEATURES = _AMX_BASE | {"AMX-FP16"}  # the CPUID features an AMX form can need
 
 CPU_MODELS = {
     m.name: m
     for m in (
-        CpuModel("sapphire-rapids", "4th Gen Xeon Scalable (Sapphire Rapids)", _AMX_BASE),
-        CpuModel("emerald-rapids", "5th Gen Xeon Scalable (Emerald Rapids)", _AMX_BASE),
-        CpuModel("granite-rapids", "Xeon 6 P-core (Granite Rapids)", _AMX_BASE | {"AMX-FP16"}),
+        CpuModel("sapphire-rapids", "4th Gen Xeon Scalable (Sapphire Rapids)", _AMX_BASE | VECTOR_FEATURES),
+        CpuModel("emerald-rapids", "5th Gen Xeon Scalable (Emerald Rapids)", _AMX_BASE | VECTOR_FEATURES),
+        CpuModel("granite-rapids", "Xeon 6 P-core (Granite Rapids)", _AMX_BASE | VECTOR_FEATURES | {"AMX-FP16"}),
     )
 }
 

@@ -24,7 +24,7 @@ import iced_x86
 
 from ..core.errors import DecodeError, IsasimError
 from ..core.program import Instruction, Program
-from . import amx, scalar
+from . import amx, scalar, vector
 from .encoding import MAP_NAMES, PP_NAMES, VexFields, decode_modrm
 from .operands import Mem, Reg
 
@@ -248,10 +248,30 @@ def _decode_scalar(code: bytes, pos: int, address: int) -> Instruction | None:
     return instruction
 
 
+def _decode_vector(code: bytes, pos: int, address: int) -> Instruction | None:
+    instruction = vector.decode(code, pos, address)
+    if instruction is None:
+        return None
+    try:
+        _form, _operands, canonical = vector.encode(instruction.form.mnemonic, instruction.operands, address)
+    except IsasimError as error:
+        raise DecodeError(f"cannot decode the bytes at {address:#x} ({instruction.encoding.hex(' ')}): "
+                          f"'{instruction.text}' does not assemble ({error.message})") from None
+    if canonical != instruction.encoding:
+        # A redundant vector encoding (a SIB objdump shows as riz, a VEX3 where VEX2 does, an EVEX disp32
+        # where disp8*N does): g++ and GNU as never write one, and objdump's text may name other bytes.
+        raise DecodeError(f"cannot decode the bytes at {address:#x} ({instruction.encoding.hex(' ')}): a redundant "
+                          f"encoding of '{instruction.text}' (GNU as writes {canonical.hex(' ')}), which isasim "
+                          "does not take for vector instructions")
+    return instruction
+
+
 def decode_one(code: bytes, pos: int, address: int) -> Instruction:
     instruction = decode_amx(code, pos, address)
     if instruction is None:
         instruction = _decode_scalar(code, pos, address)
+    if instruction is None:
+        instruction = _decode_vector(code, pos, address)
     if instruction is None:
         raise DecodeError(
             f"cannot decode the bytes at {address:#x} ({code[pos:pos + 15].hex(' ')}): "

@@ -216,7 +216,11 @@ class _ScalarBuilder:
 # Instruction kinds, weighted by repetition; a choice byte of 0 picks the first (the simplest).
 _KINDS = (("mov",) * 8 + ("add",) * 5 + ("sub",) * 4 + ("cmp",) * 5 + ("xor",) * 4 + ("test",) * 4
           + ("inc",) * 3 + ("dec",) * 3 + ("lea",) * 4 + ("imul1",) * 3 + ("imul2",) * 3 + ("imul3",) * 3
-          + ("jcc",) * 6 + ("jmp",) * 2 + ("nop",) * 2 + ("longjump", "ret"))
+          + ("jcc",) * 6 + ("jmp",) * 2 + ("nop",) * 2 + ("longjump", "ret")
+          # what g++ emits around AMX kernels (issue 15)
+          + ("shift",) * 4 + ("extend",) * 3 + ("cdqe",) + ("xchg",) * 2 + ("pushpop",) * 3)
+_SHIFTS = ("shl", "sal", "shr", "sar")
+_EXTENDS = ("movzx", "movsx", "movsxd")
 _SHAPES = ("rr", "ri", "rm", "mr", "mi")
 INSTRUCTION_BYTES = 28
 HEADER_BYTES = 16 + 9 * 16
@@ -347,6 +351,8 @@ def _render(b: _ScalarBuilder, spec: dict, position: int) -> _Block:
                       mnemonic="nop")
     if kind == "ret":
         return _Block(["ret"], falls_through=False, mnemonic="ret")
+    if kind in ("shift", "extend", "cdqe", "xchg", "pushpop"):
+        return _render_compiled(b, spec)
     # branches: the target is filled in by the caller
     target = position + 1 + spec["dist"]
     if spec["conditional"]:
@@ -362,6 +368,74 @@ def _render(b: _ScalarBuilder, spec: dict, position: int) -> _Block:
             block.lines.append(f"mov {dest}, {value:#x}")
             b.note(writes=[dest])
     return block
+
+
+def _render_compiled(b: _ScalarBuilder, spec: dict) -> _Block:
+    """The instructions g++ emits for the AMX kernels: shifts, sign/zero extensions, CDQE, XCHG, and
+    PUSH/POP pairs.  A pair runs only while RSP is a base register (it points into the case's slot, so the
+    stack is the slot's mapped memory); the pop restores RSP, so the reserved register ends as it began."""
+    kind, bits = spec["kind"], spec["bits"]
+    if kind == "shift":
+        mnemonic = _SHIFTS[spec["alias"]]
+        dest = b.memory(bits, spec["mem"]) if spec["on_memory"] else b.dest(bits, spec["r1"])
+        count = 1 + spec["imm"] % (bits - 1)  # 1..bits-1: every flag but OF (count > 1) and AF is defined
+        lines = []
+        if spec["dist"] == 0 and "rcx" not in b.reserved and dest not in ("rcx", "ecx", "cx", "cl", "ch"):
+            lines.append(f"mov cl, {count:#x}")
+            b.note(writes=["cl"])
+            count_text = "cl"
+        else:
+            count_text = "1" if count == 1 else f"{count:#x}"
+        ops = b.fix_rex([dest])
+        if ops[0] in GPR_VIEWS:
+            b.note(reads=ops, writes=ops)
+        lines.append(f"{mnemonic} {ops[0]}, {count_text}")
+        return _Block(lines, mnemonic=mnemonic)
+    if kind == "extend":
+        mnemonic = _EXTENDS[spec["alias"] % 3]
+        if mnemonic == "movsxd":
+            dest_bits, src_bits = (64, 32) if spec["r2"] % 3 else (32, 32)
+        else:
+            dest_bits = (16, 32, 64)[spec["r2"] % 3]
+            src_bits = 8 if dest_bits == 16 or spec["cond"] & 1 else 16
+        dest = b.dest(dest_bits, spec["r1"])
+        src = b.memory(src_bits, spec["mem"]) if spec["on_memory"] else b.src(src_bits, spec["r2"] // 3)
+        dest, src = b.fix_rex([dest, src])
+        if dest_bits == 64:
+            src = _LOW_OF_HIGH.get(src, src)  # REX.W: ah/bh/ch/dh cannot be encoded
+        b.note(reads=[o for o in (src,) if o in GPR_VIEWS], writes=[dest])
+        return _Block([f"{mnemonic} {dest}, {src}"], mnemonic=mnemonic)
+    if kind == "cdqe":
+        if "rax" in b.reserved:
+            return _Block(["nop"], mnemonic="nop")
+        b.note(reads=["eax"], writes=["rax"])
+        return _Block(["cdqe"], mnemonic="cdqe")
+    if kind == "xchg":
+        first = b.dest(bits, spec["r1"])
+        second = b.memory(bits, spec["mem"]) if spec["on_memory"] else b.dest(bits, spec["r2"])
+        first, second = b.fix_rex([first, second])
+        if first == second and first in ("rax", "eax"):
+            return _Block(["nop"], mnemonic="nop")  # xchg rax, rax is not GNU as's; eax, eax is 87 c0
+        b.note(reads=[o for o in (first, second) if o in GPR_VIEWS], writes=[o for o in (first, second) if o in GPR_VIEWS])
+        return _Block([f"xchg {first}, {second}"], mnemonic="xchg")
+    # pushpop
+    if "rsp" not in b.bases:
+        return _Block(["nop"], mnemonic="nop")
+    width = 16 if bits == 16 else 64
+    shape = spec["shape"]
+    if shape == "ri" and width == 64:
+        source = b.immediate(spec["imm"], 32)
+        source = f"{_signed(int(source, 16), 32):#x}" if _signed(int(source, 16), 32) >= 0 else \
+            f"-{-_signed(int(source, 16), 32):#x}"
+    elif "m" in shape:
+        source = b.memory(width, spec["mem"])
+    else:
+        source = b.src(width, spec["r1"])
+        b.note(reads=[source])
+    target = b.memory(width, (spec["mem"][0], False, 1, spec["mem"][3])) if shape == "mr" else b.dest(width, spec["r2"])
+    if target in GPR_VIEWS:
+        b.note(writes=[target])
+    return _Block([f"push {source}", f"pop {target}"], mnemonic="pop")
 
 
 _BASE_CANDIDATES = [r for r in GPR64 if r not in ("rax", "rdx")]  # IMUL writes rax and rdx

@@ -47,6 +47,24 @@ def gpr_name(number: int, bits: int) -> str:
     return table[number]
 
 
+@dataclass(frozen=True)
+class VectorRegister:
+    """xmmN, ymmN, zmmN: the low 128, 256 or all 512 bits of vector register N (0..31)."""
+
+    name: str
+    number: int
+    bits: int
+
+
+VECTOR_REGISTERS: dict[str, VectorRegister] = {
+    f"{prefix}{n}": VectorRegister(f"{prefix}{n}", n, bits)
+    for prefix, bits in (("xmm", 128), ("ymm", 256), ("zmm", 512)) for n in range(32)}
+
+
+def vector_register(name: str) -> VectorRegister | None:
+    return VECTOR_REGISTERS.get(name)
+
+
 def tile_number(name: str) -> int | None:
     if name in TILE_REGISTERS:
         return int(name[3:])

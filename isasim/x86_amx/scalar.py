@@ -798,7 +798,10 @@ UNDEFINED_FLAGS: dict[str, int] = {m: FORMS.of_mnemonic(ALIASES.get(m, m))[0].un
 # The status flags each instruction writes (defined or not); the others keep their values.
 FLAGS_WRITTEN: dict[str, int] = {"add": STATUS_FLAGS, "sub": STATUS_FLAGS, "cmp": STATUS_FLAGS, "xor": STATUS_FLAGS,
                                  "test": STATUS_FLAGS, "imul": STATUS_FLAGS, "inc": STATUS_FLAGS & ~CF,
-                                 "dec": STATUS_FLAGS & ~CF}
+                                 "dec": STATUS_FLAGS & ~CF,
+                                 # a shift by 0 writes no flag: count the shifts as writing none, so a flag
+                                 # undefined before stays undefined (those a shift defines are still compared)
+                                 "shl": 0, "sal": 0, "shr": 0, "sar": 0}
 
 # ---------------------------------------------------------------------------
 # Printing (objdump -M intel)

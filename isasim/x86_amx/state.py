@@ -17,7 +17,7 @@ import numpy as np
 from ..core import numerics
 from ..core.errors import IsasimError
 from ..core.journal import Journal, Location
-from .registers import GPR_VIEWS, GPR64, GprView
+from .registers import GPR_VIEWS, GPR64, GprView, vector_register
 
 MAX_TILES = 8  # palette 1: max_names
 MAX_ROWS = 16  # palette 1: max_rows
@@ -74,6 +74,8 @@ RFLAGS_RESET = 0x202  # bit 1 is always 1; IF is set in a Linux user process
 
 # The journal's locations, made once so that recording a write costs no allocation.
 GPR_LOCATIONS = tuple(Location(name) for name in GPR64)
+VECTOR_LOCATIONS = tuple(Location(f"zmm{n}") for n in range(32))
+VECTOR_REGISTER_COUNT = 32  # zmm0-31 (AVX-512 in 64-bit mode)
 RFLAGS_LOCATION = Location("rflags")
 PALETTE_LOCATION, START_ROW_LOCATION = Location("palette"), Location("start_row")
 COLSB_LOCATIONS = tuple(Location(f"tmm{t}", field="colsb") for t in range(MAX_TILES))
@@ -125,6 +127,8 @@ class X86AmxState:
         self.gpr = [0] * 16
         self.rip = 0
         self.rflags = RFLAGS_RESET
+        # zmm0-31 as 512-bit numbers; xmm/ymm are their low bits (registers.VECTOR_REGISTERS)
+        self.vectors = [0] * VECTOR_REGISTER_COUNT
         self.tilecfg = TileConfig()
         self._tiles = np.zeros((MAX_TILES, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
         self._tile_views = list(self._tiles)  # made once: creating a numpy view costs as much as a small copy
@@ -146,7 +150,13 @@ class X86AmxState:
         self.rip = value
 
     def register_names(self) -> list[str]:
+        # zmm0-31 are not here: a trace's registers are 64-bit numbers; they are arrays (observed_vectors)
         return list(GPR64) + ["rip", "rflags"]
+
+    def observed_vectors(self) -> dict[str, bytes]:
+        """Each zmm register that is not zero, as its 64 bytes (little-endian): a program that uses no vector
+        register observes (and traces) exactly what it did before vector registers existed."""
+        return {f"zmm{n}": v.to_bytes(64, "little") for n, v in enumerate(self.vectors) if v}
 
     def read_register(self, name: str) -> int:
         name = name.lower()
@@ -154,6 +164,9 @@ class X86AmxState:
             return self.rip
         if name == "rflags":
             return self.rflags
+        vector = vector_register(name)
+        if vector is not None:
+            return self.vectors[vector.number] % (1 << vector.bits)
         view = GPR_VIEWS.get(name)
         if view is None:
             raise IsasimError(f"unknown register '{name}'")
@@ -166,6 +179,11 @@ class X86AmxState:
             return
         if name == "rflags":
             self.set_rflags(value)
+            return
+        vector = vector_register(name)
+        if vector is not None:
+            # seeding a register by name: the bits of the view, the rest zero (as a VEX write leaves them)
+            self.write_vector(vector.number, value % (1 << vector.bits))
             return
         view = GPR_VIEWS.get(name)
         if view is None:
@@ -185,6 +203,16 @@ class X86AmxState:
             new = (old & ~view.mask) | (value << view.shift)
         self.gpr[view.number] = new
         self.journal.record("reg", GPR_LOCATIONS[view.number], old, new)
+
+    def read_vector(self, number: int) -> int:
+        """zmm``number``'s 512 bits."""
+        return self.vectors[number]
+
+    def write_vector(self, number: int, value: int) -> None:
+        """zmm``number`` := value (512 bits); the caller has merged or zeroed the upper bits."""
+        old = self.vectors[number]
+        self.vectors[number] = value
+        self.journal.record("reg", VECTOR_LOCATIONS[number], old, value)
 
     def set_rflags(self, value: int) -> None:
         value = (value | 0x2) % (1 << 64)
