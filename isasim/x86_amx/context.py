@@ -43,7 +43,10 @@ class X86Context:
         self.model = model
 
     def effective_address(self, mem: Mem, *, with_index: bool = True) -> int:
-        """base + index*scale + disp, wrapped to 64 bits (without the index: base + disp)."""
+        """base + index*scale + disp, wrapped to 64 bits (without the index: base + disp); [rip+disp]: the
+        address of the next instruction + disp, which the decoder resolved (the instruction's own place)."""
+        if mem.base == "rip":
+            return mem.rip_target & ADDRESS_MASK
         address = mem.disp
         if mem.base:
             address += self.state.read_gpr(GPR_VIEWS[mem.base])

@@ -44,6 +44,8 @@ class Mem:
     size: int | None = None  # operand size in bytes when written or implied (QWORD PTR -> 8)
     show_size: bool = field(default=True, compare=False)  # objdump omits it for LEA and AMX operands
     disp_size: int = field(default=0, compare=False)  # bytes of displacement in the encoding, if decoded
+    # [rip+disp]: the address it names, next instruction + disp, known once the instruction is placed (decoded)
+    rip_target: int | None = field(default=None, compare=False)
 
     def address_text(self) -> str:
         if not self.base and not self.index:
@@ -54,7 +56,9 @@ class Mem:
         if self.index:
             parts += ("+" if parts else "") + f"{self.index}*{self.scale}"
         if self.disp or self.disp_size:  # objdump shows an encoded zero displacement as +0x0
-            if self.disp < 0:
+            if self.base == "rip":
+                parts += f"+{self.disp % (1 << 64):#x}"  # objdump: [rip+0xffffffffffffffe0], never rip-0x20
+            elif self.disp < 0:
                 parts += f"-{-self.disp:#x}"
             else:
                 parts += f"+{self.disp:#x}"

@@ -855,9 +855,14 @@ def _check_register(mnemonic: str, reg: Reg) -> Reg:
 def _check_memory(mnemonic: str, mem: Mem) -> Mem:
     base = mem.base.lower() if mem.base else None
     index = mem.index.lower() if mem.index else None
+    if base == "rip" and index is not None:
+        raise _fail(mnemonic, "a rip-relative address takes no index register")
     for what, name in (("base", base), ("index", index)):
-        if name in ("rip", "eip"):
-            raise _fail(mnemonic, "rip-relative addressing is not supported")
+        if name == "eip" or (name == "rip" and what == "index"):
+            raise _fail(mnemonic, f"{name} cannot be an index register" if name == "rip" else
+                        "eip-relative addressing is not supported")
+        if name == "rip":
+            continue
         if name == "riz":
             raise _fail(mnemonic, "riz is not supported here; leave the index out")
         if name is not None and name not in GPR64:
@@ -916,6 +921,9 @@ def _matches(row: _Row, operands: tuple) -> bool:
 
 
 def _iced_memory(mem: Mem) -> "iced_x86.MemoryOperand":
+    if mem.base == "rip":
+        # iced wants the target; until the length is known, carry disp (_encode_with places it)
+        return iced_x86.MemoryOperand(iced_x86.Register.RIP, displ=mem.disp, displ_size=8)
     base = _REGISTER_OF[mem.base] if mem.base else iced_x86.Register.NONE
     index = _REGISTER_OF[mem.index] if mem.index else iced_x86.Register.NONE
     if not mem.base:
@@ -949,6 +957,15 @@ def _iced_instruction(row: _Row, operands: tuple) -> "iced_x86.Instruction":
 
 def _encode_with(instr: "iced_x86.Instruction", address: int) -> tuple[bytes, int]:
     """The bytes, and the size of the displacement field in them."""
+    if instr.memory_base == iced_x86.Register.RIP:
+        # [rip+disp] is relative to the next instruction: encode once for the length (disp32 always), then
+        # with the target that gives this disp
+        disp = signed(instr.memory_displacement, 64)
+        guess = 15 if disp < 0 else 0  # keeps the probe's own distance in i32 range for any disp32
+        instr.memory_displacement = (address + guess + disp) & _MASK64
+        probe = iced_x86.Encoder(64)
+        length = probe.encode(instr, address & _MASK64)
+        instr.memory_displacement = (address + length + disp) & _MASK64
     encoder = iced_x86.Encoder(64)
     encoder.encode(instr, address & _MASK64)
     return encoder.take_buffer(), encoder.get_constant_offsets().displacement_size
@@ -1159,6 +1176,8 @@ _IMMEDIATE_OP_KINDS = {
 
 def _decode_memory(instr: "iced_x86.Instruction", form: ScalarForm, bits: int) -> Mem | None:
     base = index = None
+    if instr.memory_base == iced_x86.Register.RIP:
+        return rip_relative(instr, bits if form.mnemonic != "lea" else None)
     if instr.memory_base != iced_x86.Register.NONE:
         base = _NAME_OF_REGISTER.get(instr.memory_base)
         if base not in GPR64:
@@ -1174,6 +1193,14 @@ def _decode_memory(instr: "iced_x86.Instruction", form: ScalarForm, bits: int) -
     if form.mnemonic == "lea":
         return Mem(base, index, instr.memory_index_scale, disp, None, show_size=False, disp_size=disp_size)
     return Mem(base, index, instr.memory_index_scale, disp, bits // 8, disp_size=disp_size)
+
+
+def rip_relative(instr: "iced_x86.Instruction", size: int | None) -> Mem:
+    """[rip+disp] as decoded: disp from the target iced resolves, and the target itself for execution."""
+    target = instr.memory_displacement  # iced: next_ip + disp, resolved
+    disp = signed(target - instr.next_ip, 64)
+    return Mem("rip", None, 1, disp, size // 8 if size else None, show_size=size is not None, disp_size=4,
+               rip_target=target)
 
 
 def decode(code: bytes, pos: int, address: int) -> Instruction | None:

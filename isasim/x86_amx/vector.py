@@ -476,6 +476,10 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
             if name is None:
                 return None
             operands.append(Reg(name))
+        elif kind == iced_x86.OpKind.MEMORY and instr.memory_base == iced_x86.Register.RIP:
+            from .scalar import rip_relative
+
+            operands.append(rip_relative(instr, 8 * row.memory_bytes))
         elif kind == iced_x86.OpKind.MEMORY:
             base = _NAME_OF_REGISTER_64.get(instr.memory_base) if instr.memory_base != iced_x86.Register.NONE else None
             index = (_NAME_OF_REGISTER_64.get(instr.memory_index)

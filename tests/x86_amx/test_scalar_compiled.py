@@ -75,7 +75,7 @@ GXX_BYTES = [
     ("55", "push rbp"), ("5d", "pop rbp"), ("41 54", "push r12"), ("41 5c", "pop r12"), ("c9", "leave"),
     ("48 98", "cdqe"), ("48 63 c9", "movsxd rcx,ecx"), ("48 63 d0", "movsxd rdx,eax"),
     ("48 c1 e1 0a", "shl rcx,0xa"), ("48 c1 e0 02", "shl rax,0x2"), ("66 90", "xchg ax,ax"),
-    ("0f b7 05 00 00 00 00", None),  # movzx eax,WORD PTR [rip+0x0]: RIP-relative, not simulated (see the report)
+    ("0f b7 05 00 00 00 00", "movzx eax,WORD PTR [rip+0x0]"), ("8b 05 00 00 00 00", "mov eax,DWORD PTR [rip+0x0]"),
     ("66 0f 1f 84 00 00 00 00 00", "nop WORD PTR [rax+rax*1+0x0]"),
     ("0f 1f 84 00 00 00 00 00", "nop DWORD PTR [rax+rax*1+0x0]"), ("0f 1f 40 00", "nop DWORD PTR [rax+0x0]"),
     ("66 66 2e 0f 1f 84 00 00 00 00 00", "data16 cs nop WORD PTR [rax+rax*1+0x0]"),
@@ -250,3 +250,32 @@ def test_new_forms_are_declared_once_with_their_flags():
     assert scalar.UNDEFINED_FLAGS["push"] == scalar.UNDEFINED_FLAGS["movzx"] == 0
     # SAL's own /6 rows are not taken: GNU as never writes them
     assert not any("/6" in row for row in scalar.FORMS.of_mnemonic("shl")[0].rows)
+
+
+RIP_CASES = ["mov eax,DWORD PTR [rip+0x0]", "movzx eax,WORD PTR [rip+0x10]", "lea rax,[rip+0xffffffffffffffe0]",
+             "lea rax,[rip-0x20]", "mov QWORD PTR [rip+0x7fffffff],0x5", "add DWORD PTR [rip+0x8],0x1",
+             "cmp BYTE PTR [rip-0x80000000],0x1", "push QWORD PTR [rip+0x4]", "shl DWORD PTR [rip+0x1],1"]
+
+
+@needs_binutils
+def test_rip_relative_as_gnu_as_and_objdump():
+    for line, (want_bytes, want_text) in zip(RIP_CASES, gas(RIP_CASES)):
+        want_text = want_text.split("#")[0].strip()  # objdump's comment names the target
+        (ins,) = assemble(line).instructions
+        assert (ins.encoding.hex(" "), ins.text) == (want_bytes.hex(" "), want_text), line
+        assert assemble(want_text).instructions[0].encoding == want_bytes
+
+
+def test_rip_relative_addresses_are_the_next_instruction_plus_disp():
+    state = X86AmxState()
+    mem = Memory()
+    program = assemble("lea rax, [rip+0x10]\nmov ecx, DWORD PTR [rip-0xa]", base=0x7000)
+    mem.map(0x7000, bytes(program.code) + bytes(0x40), writable=True)
+    cpu = X86Context(state, mem, cpu_model("emerald-rapids"))
+    for ins in program.instructions:
+        ins.form.execute(cpu, ins.operands)
+    assert state.read_register("rax") == 0x7000 + 7 + 0x10
+    # 0x7007 + 6 - 0xa = 0x7003: the lea's disp32 (0x10)
+    assert state.read_register("rcx") == 0x10
+    with pytest.raises(AssemblyError, match="no index"):
+        assemble("mov rax, [rip+rcx*1]")

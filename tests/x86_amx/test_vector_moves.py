@@ -44,7 +44,7 @@ CASES = [
     "vmovdqu8 XMMWORD PTR [rdi],xmm20", "vmovdqu8 ymm31,ymm16", "vmovdqu8 zmm2,zmm3",
     "vpbroadcastw xmm0,eax", "vpbroadcastw zmm3,r9d", "vpbroadcastw ymm2,xmm1", "vpbroadcastw xmm2,WORD PTR [rdi]",
     "vpbroadcastw zmm2,xmm1", "vpbroadcastw xmm18,xmm1", "vpbroadcastw ymm4,WORD PTR [rsp+0x2]",
-    "vzeroupper",
+    "vzeroupper", "movdqa xmm0,XMMWORD PTR [rip+0x0]", "vmovdqu8 zmm1,ZMMWORD PTR [rip+0x40]",
 ]
 
 
@@ -57,6 +57,7 @@ def gnu():
 @pytest.mark.parametrize("i", range(len(CASES)), ids=CASES)
 def test_isasim_assembles_as_gnu_as_and_prints_as_objdump(gnu, i):
     want_bytes, want_text = gnu[i]
+    want_text = want_text.split("#")[0].strip()  # objdump's comment after a rip-relative operand
     (ins,) = assemble(CASES[i]).instructions
     assert ins.encoding.hex(" ") == want_bytes.hex(" ")
     assert ins.text == want_text
@@ -71,6 +72,7 @@ GXX_BYTES = [  # from g++ -O0/-O2/-O3 [-march=sapphirerapids] -c of the kernels,
     ("62 f1 7f 48 7f 84 24 b0 ff ff ff", "vmovdqu8 ZMMWORD PTR [rsp-0x50],zmm0"),
     ("0f 11 44 24 e8", "movups XMMWORD PTR [rsp-0x18],xmm0"), ("0f 29 45 d0", "movaps XMMWORD PTR [rbp-0x30],xmm0"),
     ("c5 f9 7f 44 24 d0", "vmovdqa XMMWORD PTR [rsp-0x30],xmm0"), ("62 f2 7d 08 7b c0", "vpbroadcastw xmm0,eax"),
+    ("66 0f 6f 05 00 00 00 00", "movdqa xmm0,XMMWORD PTR [rip+0x0]"),
 ]
 
 
@@ -83,7 +85,6 @@ def test_gxx_bytes_decode_to_objdump_text(hexcode, text):
 
 @pytest.mark.parametrize("hexcode,why", [
     ("62 f1 7f 49 7f 04 24", "masked {k1}"),
-    ("66 0f 6f 05 00 00 00 00", "RIP-relative (movdqa xmm0,[rip+0]: not simulated)"),
     ("0f ef c0", "MMX pxor mm0,mm0"),
 ])
 def test_what_does_not_decode(hexcode, why):
