@@ -40,8 +40,14 @@ def objdump_decode_many(windows: list[bytes]) -> list[tuple[int, str] | None]:
     for line in dump.splitlines():
         match = _OBJDUMP_LINE.match(line)
         if match:
-            found[int(match.group(1), 16)] = (len(match.group(2).split()), " ".join(match.group(3).split()))
+            found[int(match.group(1), 16)] = (len(match.group(2).split()), " ".join(_drop_target(match.group(3)).split()))
     return [found.get(start) for start in starts]
+
+
+def _drop_target(text: str) -> str:
+    """objdump's text without the address it works out for a RIP-relative operand ("... # 0x8cf8929" and
+    any <symbol> after it): a comment, not part of the instruction's text."""
+    return re.sub(r"\s+# 0x[0-9a-f]+.*$", "", text)
 
 
 def window_offsets(windows: list[bytes]) -> list[int]:
@@ -57,7 +63,7 @@ _LINE = re.compile(r"^\s*([0-9a-f]+):\t((?:[0-9a-f]{2} )+)\s*\t(.*)$")
 
 def normalise(text: str) -> str:
     """objdump's text with its column padding and <symbol> annotations removed."""
-    text = re.sub(r"\s*<[^>]*>", "", text.strip())
+    text = re.sub(r"\s*<[^>]*>", "", _drop_target(text.strip()))
     parts = text.split(None, 1)
     return parts[0] if len(parts) == 1 else f"{parts[0]} {parts[1].strip()}"
 

@@ -571,7 +571,8 @@ class Assembler:
                 statement.mnemonic = ascii_lower(parts[0])
                 statement.operand_text = parts[1] if len(parts) > 1 else ""
                 # objdump's prefix words before a NOP ("data16 cs nop WORD PTR [...]") belong to the mnemonic
-                while statement.mnemonic.split()[-1] in scalar.NOP_PREFIX_WORDS and statement.operand_text:
+                # (split on the single spaces joined here: str.split() would also split on U+0085 and kin)
+                while statement.mnemonic.split(" ")[-1] in scalar.NOP_PREFIX_WORDS and statement.operand_text:
                     parts = _BLANK_RUN.split(statement.operand_text, 1)
                     statement.mnemonic += " " + ascii_lower(parts[0])
                     statement.operand_text = parts[1] if len(parts) > 1 else ""
