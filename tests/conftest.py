@@ -76,7 +76,19 @@ PROBES = {
 }
 
 
+def _deliverable_ctrl_c() -> None:
+    # A shell without job control starts a background command ("pytest &", a CI script run with &) with
+    # SIGINT ignored, and Python keeps an inherited SIG_IGN.  The stepper's Ctrl-C tests (in process, and
+    # through a pty in a child, which inherits the disposition) need Ctrl-C to arrive: put Python's own
+    # handler back for the session.
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_configure(config):
+    _deliverable_ctrl_c()
     for name, (_, what) in PROBES.items():
         config.addinivalue_line("markers", f"{name}: skip unless {what}")
 
