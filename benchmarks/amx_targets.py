@@ -65,7 +65,7 @@ def machine_info() -> dict:
     return {"cpu": model, "cores": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__}
 
 
-def _simulate(kernel: kernels.Kernel, program) -> int:
+def simulate(kernel: kernels.Kernel, program) -> int:
     machine = Machine("x86_amx")
     machine.load(program, regs=kernel.init.regs, memory=kernel.init.memory)
     result = machine.run(10**8)
@@ -75,7 +75,7 @@ def _simulate(kernel: kernels.Kernel, program) -> int:
     return result.steps
 
 
-def _numpy_product(kernel: kernels.Kernel):
+def numpy_product(kernel: kernels.Kernel):
     """The kernel's matrix product in float64 with numpy (BLAS), on inputs of the kernel's shape."""
     M, N = kernel.reference.shape
     K = kernel.macs // (M * N)
@@ -100,13 +100,13 @@ def kernel_rows(quick: bool, rounds: int) -> list[dict]:
     rows = []
     for kernel, target in zip(suite, KERNEL_TARGETS.values()):
         program = isa.assemble(kernel.text)
-        steps = _simulate(kernel, program)  # warm-up, and the result checked
-        product = _numpy_product(kernel)
+        steps = simulate(kernel, program)  # warm-up, and the result checked
+        product = numpy_product(kernel)
         product()
         sims, refs = [], []
         for _ in range(rounds):
             start = time.perf_counter()
-            _simulate(kernel, program)
+            simulate(kernel, program)
             sims.append(time.perf_counter() - start)
             refs.append(_seconds(product))
         rows.append({"target": kernel.name, "instructions": steps, "sim_s": statistics.median(sims),

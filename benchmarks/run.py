@@ -67,24 +67,8 @@ def median_time(fn, rounds: int) -> float:
     return statistics.median(times)
 
 
-def simulate(kernel: kernels.Kernel, program):
-    machine = Machine("x86_amx")
-    machine.load(program, regs=kernel.init.regs, memory=kernel.init.memory)
-    result = machine.run(10**8)
-    for address, data in kernel.expected:
-        if machine.memory.read(address, len(data)) != data:
-            raise SystemExit(f"{kernel.name}: the simulated result differs from the reference")
-    return result.steps
-
-
-def numpy_product(kernel: kernels.Kernel):
-    """The same matrix product in float64 with numpy (BLAS)."""
-    ref = kernel.reference
-    M, N = ref.shape
-    K = kernel.macs // (M * N)
-    rng = np.random.default_rng(0)
-    a, b = rng.integers(0, 256, (M, K)).astype(np.float64), rng.integers(-128, 128, (K, N)).astype(np.float64)
-    return lambda: a @ b
+# the x86 kernels are simulated and checked, and their numpy products timed, as amx_targets does it
+simulate, numpy_product = amx_targets.simulate, amx_targets.numpy_product
 
 
 def simulator_rows(quick: bool, rounds: int) -> list[dict]:
