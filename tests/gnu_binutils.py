@@ -93,3 +93,13 @@ def gas_accepts(line: str) -> bool:
         src = Path(tmp, "t.s")
         src.write_text(".intel_syntax noprefix\n" + line + "\n")
         return subprocess.run(["as", "-o", str(Path(tmp, "t.o")), str(src)], capture_output=True).returncode == 0
+
+
+def assert_round_trip(assemble, line: str, want_bytes: bytes, want_text: str) -> None:
+    """isasim assembles ``line`` to GNU as's bytes and prints it as objdump does, and objdump's text
+    assembles back to the same bytes (``assemble``: the ISA's text -> Program)."""
+    (ins,) = assemble(line).instructions
+    assert ins.encoding.hex(" ") == want_bytes.hex(" ")
+    assert ins.text == want_text
+    (again,) = assemble(want_text).instructions
+    assert again.encoding == want_bytes
