@@ -31,7 +31,7 @@ SetAtomicNone last, so the Fixpipe adds C to what GM holds.  The synchronisation
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -398,7 +398,6 @@ class _Counters:
     bias: int = 0  # biasLoopCnt_
     a_pp: int = 0  # aPingPongID_
     b_pp: int = 0  # bPingPongID_
-    notes: list = field(default_factory=list)
 
 
 def _flag(value: bool) -> str:

@@ -65,9 +65,7 @@ class Comparison:
 
 def values(bits: np.ndarray, c_type: str) -> np.ndarray:
     """float64 values of C as stored (int8/int32 as integers, float types decoded from their bits)."""
-    if c_type in ("int8", "int32"):
-        return bits.astype(np.float64)
-    if c_type == "float32":
+    if c_type in ("int8", "int32", "float32"):  # stored as themselves
         return bits.astype(np.float64)
     return decode(bits.astype(np.uint16), c_type)
 
