@@ -21,13 +21,13 @@ import re
 import sys
 from pathlib import Path
 
-from .core.errors import IsasimError
+from .core.errors import IsasimError, TraceFormatError
 from .core.isa import DEFAULT_ISA, get_isa, has_hook, registered_isas
 from .core.machine import DEFAULT_STEP_LIMIT
 from .core.render import console, markup_safe, region_grid
-from .core.replay import replay, step_json
-from .core.trace import (Init, Trace, expectations, load_json, parse_init, parse_trace, printable, read_trace,
-                         trace_json, write_trace)
+from .core.replay import check, replay, step_json
+from .core.trace import (Init, Trace, expectations, load_json, parse_expect, parse_init, parse_trace, printable,
+                         read_trace, trace_json, write_trace)
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_BAD_INPUT, EXIT_FAULT = 0, 1, 2, 3
 
@@ -75,6 +75,7 @@ def load_program_and_init(args) -> tuple[str, dict, object, Init]:
     """PROGRAM is assembly (with --init for the initial state), a trace file, or an object file (ELF)
     whose function --function names, loaded by the ISA's ``load_object`` hook."""
     args.trace = None
+    args.expect = None  # what an init file says the run must end with (its "expect"), checked by `run`
     function = getattr(args, "function", None)
     obj = not is_trace_file(args.program) and is_object_file(args.program)
     if function is not None and not obj:
@@ -104,6 +105,7 @@ def load_program_and_init(args) -> tuple[str, dict, object, Init]:
                 raise error.located(args.init)
             if isinstance(data, dict) and isinstance(data.get("config"), dict):
                 config.update(data["config"])
+            args.expect = init_expectations(data, args.init)
     state_source = args.program if args.trace is not None else (args.init or args.program)
     isa = get_isa(isa_name)
     given = config_from_options(args, isa)
@@ -128,6 +130,20 @@ def load_program_and_init(args) -> tuple[str, dict, object, Init]:
     except IsasimError as error:
         raise error.located(state_source)
     return isa_name, config, program, init
+
+
+def init_expectations(data, source: str) -> tuple[dict, str] | None:
+    """An init file's ``"expect"`` (the format of a trace's) and ``"producer"`` (who worked the expectations
+    out), or None where it has none: `run` then checks the end of the run as it checks a trace's."""
+    if not isinstance(data, dict) or data.get("expect") is None:
+        return None
+    producer = data.get("producer", "")
+    try:
+        if not isinstance(producer, str):
+            raise TraceFormatError("producer: must be a string (who worked the expectations out)")
+        return parse_expect(data["expect"]), producer
+    except IsasimError as error:
+        raise error.located(source)
 
 
 def config_options() -> dict[str, tuple[str, list]]:
@@ -225,6 +241,10 @@ def cmd_run(args) -> int:
         from .core.backends import SimulatorBackend
 
         result, diffs = SimulatorBackend().run(isa_name, config, program, init, max_steps=args.max_steps), []
+        if args.expect is not None:  # the init file's expectations, checked by the code that checks a trace's
+            expect, producer = args.expect
+            lines = [ins.text for ins in program.instructions]
+            diffs = check(Trace(isa_name, lines, config, producer, init, expect, None, args.init), result)
     machine = result.machine
     out = console(color=not args.no_color)
     out.print(f"[bold]{markup_safe(args.program)}[/bold]: {result.steps} "
@@ -242,12 +262,17 @@ def cmd_run(args) -> int:
             out.print(f"{args.program} ran with no --init (no registers set, no memory mapped); its initial "
                       f"state is in {beside}: run that (isasim run {beside}), or give --init", markup=False,
                       soft_wrap=True)
-    if args.trace is not None and (args.trace.expect or args.trace.steps is not None):  # what the result must be
+    checked = (args.program, args.trace.producer) if args.trace is not None and (
+        args.trace.expect or args.trace.steps is not None) else None  # what the result must be
+    if args.expect is not None and args.expect[0]:
+        checked = (args.init, args.expect[1])
+    if checked is not None:
+        where, producer = checked
         if diffs:
             out.print(f"[bold red]FAIL[/bold red]: {markup_safe(diffs[0].describe())}")
             return EXIT_DIFFERENT
-        out.print(f"[bold green]PASS[/bold green]: every expectation of {markup_safe(args.program)} holds"
-                  + (f" ({markup_safe(args.trace.producer)})" if args.trace.producer else ""))
+        out.print(f"[bold green]PASS[/bold green]: every expectation of {markup_safe(where)} holds"
+                  + (f" ({markup_safe(producer)})" if producer else ""))
         return EXIT_OK
     return EXIT_FAULT if result.fault is not None else EXIT_OK
 

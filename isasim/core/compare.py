@@ -102,9 +102,12 @@ def array_difference(isa, name: str, a: bytes | None, b: bytes | None, observed:
     return Difference(f"{label}{where}", a, b, detail=detail, array=name)
 
 
-def memory_difference(address: int, a: bytes | None, b: bytes | None, *, expected: bool = False) -> Difference | None:
+def memory_difference(address: int, a: bytes | None, b: bytes | None, *, expected: bool = False,
+                      views=()) -> Difference | None:
     """A memory region compared byte for byte (None: not mapped on that side).  A diff names the first
-    differing address and shows 16 bytes from it; a replay (``expected``) names the region it expects."""
+    differing address and shows 16 bytes from it; a replay (``expected``) names the region it expects,
+    and, where one of ``views`` (the init's named regions) holds the first differing byte, that element
+    as a number of the view's type."""
     offset = first_byte_difference(a, b)
     if offset is None:
         return None
@@ -112,8 +115,31 @@ def memory_difference(address: int, a: bytes | None, b: bytes | None, *, expecte
         where = f"expect.memory[{address:#x}]"
         if b is None:
             return Difference(where, a, b, detail="not mapped")
-        return Difference(where, a, b, detail=f"first difference at byte {offset}: {a[offset]:#04x} vs {b[offset]:#04x}")
+        detail = f"first difference at byte {offset}: {a[offset]:#04x} vs {b[offset]:#04x}"
+        element = element_difference(views, address, a, b, offset)
+        return Difference(where, a, b, detail=detail if element is None else f"{detail}; {element}")
     if a is None or b is None:
         return Difference(f"memory {address:#x}", a, b, detail="not mapped on one side")
     return Difference(f"memory {address + offset:#x}", a[offset:offset + 16], b[offset:offset + 16],
                       detail=f"region {address:#x}, byte {offset}")
+
+
+def element_difference(views, address: int, a: bytes, b: bytes, offset: int) -> str | None:
+    """"C[0][3] (int32): expected 12, got 13": the element of the named region holding byte ``offset`` of
+    the compared bytes at ``address``, with both values, when one of ``views`` (RegionView) holds it whole."""
+    import numpy as np
+
+    from .numerics import ELEMENT_TYPES
+
+    at = address + offset
+    for view in views:
+        element = ELEMENT_TYPES[view.element]
+        rows, cols = view.shape
+        index = (at - view.address) // element.size
+        start = view.address + index * element.size - address  # the element's first byte in a and b
+        if not 0 <= index < rows * cols or start < 0 or start + element.size > min(len(a), len(b)):
+            continue
+        want, got = (np.frombuffer(bytes(x[start:start + element.size]), dtype=element.storage).view(
+            element.value_type)[0] for x in (a, b))
+        return f"{view.name}[{index // cols}][{index % cols}] ({view.element}): expected {want}, got {got}"
+    return None

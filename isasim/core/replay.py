@@ -7,12 +7,11 @@ then registers, the ISA's arrays and memory), each naming the location and both 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from .backends import Outcome, get_backend
 from .backends import measured_elsewhere as produced_elsewhere
 from .errors import ConfigError
-from .compare import Difference, array_difference, memory_difference, register_differences, shown
+from .compare import Difference, array_difference, memory_difference, register_differences
 from .isa import get_isa, has_hook
 from .machine import DEFAULT_STEP_LIMIT
 from .trace import Trace, write_value
@@ -56,7 +55,8 @@ def check(trace: Trace, final: Outcome) -> list[Difference]:
                 found.detail = f"{trace.isa} does not hold {name} at the end of this run"
             diffs.append(found)
     for address, data in expect.get("memory", []):
-        found = memory_difference(address, data, final.read_memory(address, len(data)), expected=True)
+        found = memory_difference(address, data, final.read_memory(address, len(data)), expected=True,
+                                  views=trace.init.views)
         if found is not None:
             diffs.append(found)
     return diffs

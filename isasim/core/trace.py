@@ -30,6 +30,9 @@ lists the function's arguments, each a number or the name of a memory region (it
 ISA's calling convention puts them in registers (x86_amx: rdi, rsi, rdx, rcx, r8, r9).  A trace
 never holds ``args``: ``isasim record`` writes the registers they became.
 
+An init file (``--init``) may also carry ``expect`` and ``producer`` as a trace does (``parse_expect``): ``isasim
+run`` then checks the end of the run as ``replay`` checks a trace's and says PASS or FAIL.
+
 ``isasim-trace/1`` is still read.  It had no ``arrays``: each ISA names the /1
 keys that held its arrays (``Isa.legacy_array_keys``), whose value is one array
 (a hex string under that key's name) or an object of arrays by name.  Writing
@@ -362,30 +365,7 @@ def parse_trace(data: Any, source: str = "<trace>") -> Trace:
         if init.args:  # what a replay would not apply: a trace holds the registers the arguments became
             raise _fail("init.args", "a trace gives a function's arguments as the registers they are in "
                         "(init.regs); args belong in an init file for --function")
-        expect = data.get("expect", {}) or {}
-        if not isinstance(expect, dict):
-            raise _fail("expect", "must be an object")
-        checked = {}
-        if "regs" in expect:
-            if not isinstance(expect["regs"], dict):
-                raise _fail("expect.regs", "must be an object")
-            checked["regs"] = {str(k).lower(): parse_int(v, f"expect.regs.{k}") for k, v in expect["regs"].items()}
-        if "memory" in expect:
-            if not isinstance(expect["memory"], list):
-                raise _fail("expect.memory", "must be a list of regions")
-            checked["memory"] = [parse_region(e, f"expect.memory[{i}]")[:2] for i, e in enumerate(expect["memory"])]
-        if "fault" in expect:
-            fault = expect["fault"]
-            if fault is not None:
-                if not isinstance(fault, dict) or not isinstance(fault.get("kind"), str):
-                    raise _fail("expect.fault", "must be null or {\"kind\": KIND, \"index\": N}")
-                fault = {"kind": fault["kind"].strip(),
-                         "index": parse_int(fault.get("index"), "expect.fault.index") if "index" in fault else None}
-            checked["fault"] = fault
-        if fmt == FORMAT and "arrays" in expect:
-            checked["arrays"] = parse_arrays(expect["arrays"], "expect.arrays")
-        elif fmt != FORMAT and (legacy := _legacy_arrays(expect, isa)):
-            checked["arrays"] = legacy
+        checked = parse_expect(data.get("expect"), fmt, isa)
         steps = data.get("steps")
         if steps is not None:
             if not isinstance(steps, list):
@@ -395,6 +375,37 @@ def parse_trace(data: Any, source: str = "<trace>") -> Trace:
     except TraceFormatError as error:
         raise error.located(source)
     return Trace(isa, program, config, producer, init, checked, steps, source, fmt)
+
+
+def parse_expect(expect: Any, fmt: str = FORMAT, isa: str = "", where: str = "expect") -> dict:
+    """A trace's (or an init file's) ``expect``: what the end of the run must be, checked as given
+    (``regs``, ``memory`` regions as in ``init``, ``fault``, ``arrays``).  ``fmt``: the file's format, since
+    an ``isasim-trace/1`` file held the ISA's arrays under keys of its own (``_legacy_arrays``)."""
+    expect = expect or {}
+    if not isinstance(expect, dict):
+        raise _fail(where, "must be an object")
+    checked = {}
+    if "regs" in expect:
+        if not isinstance(expect["regs"], dict):
+            raise _fail(f"{where}.regs", "must be an object")
+        checked["regs"] = {str(k).lower(): parse_int(v, f"{where}.regs.{k}") for k, v in expect["regs"].items()}
+    if "memory" in expect:
+        if not isinstance(expect["memory"], list):
+            raise _fail(f"{where}.memory", "must be a list of regions")
+        checked["memory"] = [parse_region(e, f"{where}.memory[{i}]")[:2] for i, e in enumerate(expect["memory"])]
+    if "fault" in expect:
+        fault = expect["fault"]
+        if fault is not None:
+            if not isinstance(fault, dict) or not isinstance(fault.get("kind"), str):
+                raise _fail(f"{where}.fault", "must be null or {\"kind\": KIND, \"index\": N}")
+            fault = {"kind": fault["kind"].strip(),
+                     "index": parse_int(fault.get("index"), f"{where}.fault.index") if "index" in fault else None}
+        checked["fault"] = fault
+    if fmt == FORMAT and "arrays" in expect:
+        checked["arrays"] = parse_arrays(expect["arrays"], f"{where}.arrays")
+    elif fmt != FORMAT and (legacy := _legacy_arrays(expect, isa)):
+        checked["arrays"] = legacy
+    return checked
 
 
 _STEP_FAULT = "must be null or {\"kind\": KIND, \"rule\": \"...\"}"

@@ -401,7 +401,49 @@ def test_the_readme_recipe_runs(objects, readme, tmp_path, capsys):
             for arg in run_line[1:]]
     code, out, err = isasim(capsys, *argv)
     assert code == 0, err
-    assert "9 instructions on" in " ".join(out.split())
+    words = " ".join(out.split())
+    assert "9 instructions on" in words
+    assert "PASS: every expectation of" in words and "amx_block_configured.init.json holds" in words, out
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_an_init_files_expectation_is_the_reference(name):
+    """The C each init file expects (make_inits.py packs plain A and B, then multiplies them) is this test's
+    reference (which unpacks the packed A and B the kernel reads): two directions through the layout."""
+    data = json.loads((COMPILED / f"{name}.init.json").read_text())
+    [expected] = data["expect"]["memory"]
+    init = regions(COMPILED / f"{name}.init.json")
+    assert int(expected["addr"], 16) == int(init["C"]["addr"], 16) and expected["type"] == init["C"]["type"]
+    want = reference(name, init)
+    assert np.array_equal(np.array(expected["values"], dtype=want.dtype).reshape(want.shape), want)
+
+
+def test_run_checks_an_init_files_expectation(objects, tmp_path, capsys):
+    """`run --init` with "expect" exits 1 on a wrong C, naming the element and both values; an init file
+    without "expect" prints no verdict; a malformed "expect" is a one-line error."""
+    obj = str(objects["O2"])
+    data = json.loads((COMPILED / "amx_block.init.json").read_text())
+    data["expect"]["memory"][0]["values"][16 * 2 + 5] += 1  # C[2][5]
+    wrong = tmp_path / "wrong.init.json"
+    wrong.write_text(json.dumps(data))
+    code, out, err = isasim(capsys, "run", obj, "--function", "amx_block", "--init", str(wrong))
+    words = " ".join(out.split())
+    want = data["expect"]["memory"][0]["values"][16 * 2 + 5]
+    assert code == 1 and "FAIL: expect.memory[0x10200000]" in words, out + err
+    assert f"C[2][5] (int32): expected {want}, got {want - 1}" in words, out
+    del data["expect"]
+    plain = tmp_path / "plain.init.json"
+    plain.write_text(json.dumps(data))
+    code, out, err = isasim(capsys, "run", obj, "--function", "amx_block", "--init", str(plain))
+    assert code == 0 and "PASS" not in out and "FAIL" not in out, out + err
+    data["expect"] = {"memory": [{"addr": "0x10200000", "type": "int32"}]}
+    plain.write_text(json.dumps(data))
+    code, _out, err = isasim(capsys, "run", obj, "--function", "amx_block", "--init", str(plain))
+    assert "expect.memory[0]" in one_line_error(code, err)
+    data["expect"], data["producer"] = {"memory": []}, 7
+    plain.write_text(json.dumps(data))
+    code, _out, err = isasim(capsys, "run", obj, "--function", "amx_block", "--init", str(plain))
+    assert "producer" in one_line_error(code, err)
 
 
 def test_committed_init_files_are_what_make_inits_writes(tmp_path):
