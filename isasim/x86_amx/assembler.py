@@ -28,6 +28,8 @@ may not see is how silently wrong code is made.
 Branches start short and grow to rel32 until the layout is a fixed point, as
 GNU as relaxes them.  Assembly produces bytes, and the program is the decoding
 of those bytes, so the simulator runs exactly what the silicon backend would run.
+What a line reads as, and what a statement that names no symbol assembles and decodes
+to, is kept across assemblies (bounded): kernels and fuzzers repeat them.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..core.errors import AssemblyError, DecodeError, IsasimError
-from ..core.program import Program
+from ..core.program import Instruction, Program
 from . import amx, scalar, vector
 from .decoder import decode_one
 from .operands import Imm, Mem, Reg, Target
@@ -338,6 +340,24 @@ class ExpressionParser:
         return evaluate_tokens(self.tokens, self.symbols, self.text)
 
 
+class _BoundedMemo(dict):
+    """A dict that forgets its oldest entry beyond _MEMO_LIMIT, so a long fuzzing run cannot grow it forever."""
+
+    def put(self, key, value) -> None:
+        if len(self) >= _MEMO_LIMIT:
+            self.pop(next(iter(self), None), None)  # pop, not del: another thread may have taken it
+        self[key] = value
+
+
+# Kernels and fuzzers repeat lines and statements: what reading a line and preparing a statement
+# give depends only on the text (see Assembler._prepare for what a statement's result depends on),
+# so both are kept across assemblies.  Longer texts are not kept: they are rare, and keeping
+# them would let a few huge expressions hold megabytes.
+_MEMO_LIMIT = 4096
+_MEMO_TEXT_LIMIT = 512
+_LINE_MEMO = _BoundedMemo()  # raw line -> its statements, as _read_line gives them
+
+
 @dataclass
 class Statement:
     line: int
@@ -350,15 +370,52 @@ class Statement:
     extra: dict = field(default_factory=dict)
     branch: bool = False  # a jmp/jcc whose size relaxation decides
     size: int = 0  # bytes in the current layout
+    prepared: "_Prepared | None" = None  # this statement's entry in _STATEMENT_MEMO, if it may have one
 
 
-def _split_statements(text: str):
-    # Only "\n" ends a line for GNU as; str.splitlines() would also split at \v, \f,
-    # \x1c-\x1e, \x85 and U+2028/2029 and so misnumber every later line.
-    for number, raw in enumerate(text.split("\n"), start=1):
-        for piece in _split_line(raw):
-            if piece.strip(_BLANKS):
-                yield number, piece
+class _Prepared:
+    """What a statement that refers to no symbol and is no branch prepares to, whatever program it is in:
+    its operands, its bytes, and once decoded (if that does not depend on its address) its instruction."""
+
+    __slots__ = ("operands", "encoding", "instruction")
+
+    def __init__(self, operands: tuple, encoding: bytes):
+        self.operands = operands
+        self.encoding = encoding
+        self.instruction: tuple | None = None  # (form, operands, text, invalid, extra) of the decoding
+
+
+_STATEMENT_MEMO = _BoundedMemo()  # (mnemonic, operand text) -> _Prepared
+
+
+def _read_line(raw: str) -> tuple[tuple[tuple[str, ...], str | None, str], ...]:
+    """The statements of one source line: (labels, mnemonic or None, operand text) for each."""
+    out = []
+    for piece in _split_line(raw):
+        if not piece.strip(_BLANKS):
+            continue
+        labels = []
+        rest = piece
+        while True:
+            m = _LABEL_RE.match(rest)
+            if not m:
+                break
+            labels.append(m.group(1))
+            rest = rest[m.end():]
+        rest = _strip_blanks(rest)
+        mnemonic, operand_text = None, ""
+        if rest:
+            parts = _BLANK_RUN.split(rest, 1)
+            mnemonic = ascii_lower(parts[0])
+            operand_text = parts[1] if len(parts) > 1 else ""
+            # objdump's prefix words before a NOP ("data16 cs nop WORD PTR [...]") belong to the mnemonic
+            # (split on the single spaces joined here: str.split() would also split on U+0085 and kin)
+            while mnemonic.split(" ")[-1] in scalar.NOP_PREFIX_WORDS and operand_text:
+                parts = _BLANK_RUN.split(operand_text, 1)
+                mnemonic += " " + ascii_lower(parts[0])
+                operand_text = parts[1] if len(parts) > 1 else ""
+        out.append((tuple(labels), mnemonic, operand_text))
+    return tuple(out)
 
 
 _LINE_SPECIAL = re.compile(r"[#;']")
@@ -464,10 +521,18 @@ class Assembler:
         self.labels: dict[str, int] = {}
         self.label_names: set[str] = set()
         self.encodings: dict[tuple, bytes] = {}
+        # Set when parsing an operand consults self.constants or self.label_names: the statement's
+        # result then depends on the program around it and must not go into _STATEMENT_MEMO.
+        self.uses_symbols = False
 
     # ---- operand parsing ------------------------------------------------------
     def value(self, text: str) -> int:
-        return ExpressionParser(text, self.constants).parse()
+        return self.evaluate(tokenize_expression(text), text)
+
+    def evaluate(self, tokens: list[_Token], text: str) -> int:
+        if not self.uses_symbols:
+            self.uses_symbols = any(token.kind == "name" for token in tokens)
+        return evaluate_tokens(tokens, self.constants, text)
 
     def parse_memory(self, text: str, size: int | None) -> Mem:
         inner = text.strip(_BLANKS)
@@ -515,10 +580,10 @@ class Assembler:
             if index is not None:
                 raise AssemblyError(f"two index registers in '{_clip(text)}'")
             index = _address_register(term[at])
-            scale = evaluate_tokens(factor, self.constants, text)
+            scale = self.evaluate(factor, text)
         if outside:
             disp_tokens += [_Token("op", "+"), _Token("(", "(")] + tokenize_expression(outside) + [_Token(")", ")")]
-        disp = evaluate_tokens(disp_tokens, self.constants, text) if disp_tokens else 0
+        disp = self.evaluate(disp_tokens, text) if disp_tokens else 0
         for reg in (base, index):
             if reg and reg not in ("riz", "rip") and GPR_VIEWS[reg].bits != 64:
                 raise AssemblyError(f"'{reg}' cannot address memory in 64-bit code; use a 64-bit register")
@@ -546,6 +611,8 @@ class Assembler:
             return Reg(low)
         if re.fullmatch(r"(tmm|xmm|ymm|zmm|k|st|mm|cr|dr)[0-9]+|[cdefgs]s|rip|riz", low):
             raise AssemblyError(f"register '{low}' cannot be used by {mnemonic}")
+        if mnemonic.startswith("j") and re.fullmatch(_IDENT, text):
+            self.uses_symbols = True
         if mnemonic.startswith("j") and re.fullmatch(_IDENT, text) and text not in self.constants:
             if text not in self.label_names:
                 raise AssemblyError(f"undefined label '{_clip(text)}'")
@@ -555,28 +622,16 @@ class Assembler:
     # ---- statements -------------------------------------------------------------
     def statements(self) -> list[Statement]:
         out = []
-        for number, piece in _split_statements(self.text):
-            labels = []
-            rest = piece
-            while True:
-                m = _LABEL_RE.match(rest)
-                if not m:
-                    break
-                labels.append(m.group(1))
-                rest = rest[m.end():]
-            rest = _strip_blanks(rest)
-            statement = Statement(number, labels)
-            if rest:
-                parts = _BLANK_RUN.split(rest, 1)
-                statement.mnemonic = ascii_lower(parts[0])
-                statement.operand_text = parts[1] if len(parts) > 1 else ""
-                # objdump's prefix words before a NOP ("data16 cs nop WORD PTR [...]") belong to the mnemonic
-                # (split on the single spaces joined here: str.split() would also split on U+0085 and kin)
-                while statement.mnemonic.split(" ")[-1] in scalar.NOP_PREFIX_WORDS and statement.operand_text:
-                    parts = _BLANK_RUN.split(statement.operand_text, 1)
-                    statement.mnemonic += " " + ascii_lower(parts[0])
-                    statement.operand_text = parts[1] if len(parts) > 1 else ""
-            out.append(statement)
+        # Only "\n" ends a line for GNU as; str.splitlines() would also split at \v, \f,
+        # \x1c-\x1e, \x85 and U+2028/2029 and so misnumber every later line.
+        for number, raw in enumerate(self.text.split("\n"), start=1):
+            pieces = _LINE_MEMO.get(raw)
+            if pieces is None:
+                pieces = _read_line(raw)
+                if len(raw) <= _MEMO_TEXT_LIMIT:
+                    _LINE_MEMO.put(raw, pieces)
+            for labels, mnemonic, operand_text in pieces:
+                out.append(Statement(number, list(labels), mnemonic, operand_text))
         return out
 
     def directive(self, st: Statement) -> bytes:
@@ -646,6 +701,16 @@ class Assembler:
             st.encoding = self.directive(st)
             st.size = len(st.encoding)
             return
+        # A statement's operands and bytes depend on its text alone unless an operand names a symbol
+        # (a .set constant or a label) or it is a branch (whose bytes depend on the layout); such
+        # statements are prepared anew every time, the others once per process.
+        memo_key = (st.mnemonic, st.operand_text)
+        prepared = _STATEMENT_MEMO.get(memo_key)
+        if prepared is not None:
+            st.prepared, st.operands, st.encoding = prepared, prepared.operands, prepared.encoding
+            st.size = len(st.encoding)
+            return
+        self.uses_symbols = False
         st.operands = tuple(self.parse_operand(t, st.mnemonic) for t in _split_operands(st.operand_text))
         if st.mnemonic.startswith("j") and st.mnemonic in scalar.MNEMONICS:
             if len(st.operands) == 1 and isinstance(st.operands[0], Target):
@@ -663,6 +728,9 @@ class Assembler:
             self.encodings[key] = self.encode(st, 0)
         st.encoding = self.encodings[key]
         st.size = len(st.encoding)
+        if not self.uses_symbols and len(st.operand_text) <= _MEMO_TEXT_LIMIT:
+            st.prepared = _Prepared(st.operands, st.encoding)
+            _STATEMENT_MEMO.put(memo_key, st.prepared)
 
     def _relax(self, statements: list[Statement]) -> dict[str, int]:
         """Grow short branches that do not reach until none does: GNU as's relaxation, to its fixed point.
@@ -736,7 +804,44 @@ class Assembler:
         return self.decode(statements)
 
     def decode(self, statements: list[Statement]) -> Program:
-        """Decode the assembled bytes: the program is exactly what the bytes say."""
+        """The program the assembled bytes are: each instruction statement's bytes decoded on their own.
+
+        Every instruction statement assembles to exactly one instruction, so decoding each one's
+        bytes at its address is decoding the whole code; bytes from .byte need not be whole
+        instructions (nor end where a statement does), so a program with any is decoded as one
+        run of bytes, as is one whose statement does not decode to exactly its own bytes (then the
+        error message shows the bytes that follow, as decoding the whole code does).  A statement
+        from _STATEMENT_MEMO whose decoding does not depend on its address is decoded once."""
+        if any(st.encoding and st.mnemonic.startswith(".") for st in statements):
+            return self.decode_code(statements)
+        instructions = []
+        for st in statements:
+            if not st.encoding:
+                continue
+            address = st.extra["address"]
+            prepared = st.prepared
+            known = prepared.instruction if prepared is not None else None
+            if known is not None:
+                form, operands, text, invalid, extra = known
+                instructions.append(Instruction(form, operands, address, st.encoding, text, st.line, 0, invalid,
+                                                dict(extra)))
+                continue
+            try:
+                ins = decode_one(st.encoding, 0, address)
+            except DecodeError:
+                return self.decode_code(statements)
+            if ins.size != len(st.encoding):
+                return self.decode_code(statements)
+            ins.line = st.line
+            if prepared is not None and _address_independent(ins):
+                prepared.instruction = (ins.form, ins.operands, ins.text, ins.invalid, dict(ins.extra))
+            instructions.append(ins)
+        program = Program("x86_amx", self.base, instructions, dict(self.labels), self.source)
+        attach_labels(program)
+        return program
+
+    def decode_code(self, statements: list[Statement]) -> Program:
+        """Decode the assembled bytes as one run of code: the program is exactly what the bytes say."""
         code = b"".join(st.encoding for st in statements)
         starts = [(st.extra["address"], st.line) for st in statements if st.encoding]
         instructions = []
@@ -755,6 +860,12 @@ class Assembler:
         program = Program("x86_amx", self.base, instructions, dict(self.labels), self.source)
         attach_labels(program)
         return program
+
+
+def _address_independent(instruction: Instruction) -> bool:
+    """Whether these bytes decode to this instruction at any address: not so for a branch (its target)
+    nor for a RIP-relative operand (the address it names)."""
+    return not any(isinstance(o, Target) or (isinstance(o, Mem) and o.base == "rip") for o in instruction.operands)
 
 
 def attach_labels(program: Program) -> None:

@@ -1,0 +1,163 @@
+"""The program the assembler builds is the decoding of the bytes it assembled.
+
+The assembler no longer decodes the whole code run after every assembly: it decodes each
+instruction statement's own bytes, keeps what a statement prepares to (parse, form choice,
+bytes, and a decoding that does not depend on the address) across assemblies, and decodes
+the whole run only where statements need not be whole instructions (``.byte``).  What runs
+must still be exactly what the bytes say, so for every line of the assembler corpora (the
+GNU-as-checked scalar, AMX and vector lines, branch programs, kernels and examples) the
+program is compared, field by field, with ``disassemble`` of its bytes (the decoder, which the
+GNU binutils tests hold to objdump) and with the former whole-code decoding, assembled cold
+(nothing remembered) and warm (everything remembered).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from pathlib import Path
+
+import pytest
+from test_amx_encoding import lines_for
+from test_assembler_gnu_as import branch_program, jump_chain
+from test_scalar import CASES as SCALAR_CASES
+from test_scalar import RANDOM_LINES
+from test_vector_moves import CASES as VECTOR_CASES
+
+from isasim.core.errors import AssemblyError
+from isasim.core.program import Program
+from isasim.x86_amx import amx, assembler, kernels
+from isasim.x86_amx.assembler import Assembler, assemble, attach_labels
+from isasim.x86_amx.decoder import disassemble
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "x86_amx").glob("*.s"))
+BASE = 0x1000
+
+
+def forget() -> None:
+    assembler._LINE_MEMO.clear()
+    assembler._STATEMENT_MEMO.clear()
+
+
+def operand_fields(operand) -> tuple:
+    """Every field, also those the operand classes leave out of ==: disp_size and show_size change the text."""
+    return (type(operand).__name__,) + tuple(getattr(operand, f.name) for f in dataclasses.fields(operand))
+
+
+def instruction_fields(ins, line: bool = True) -> tuple:
+    return (ins.form.id, id(ins.form), tuple(operand_fields(o) for o in ins.operands), ins.address, ins.encoding,
+            ins.text, ins.line if line else None, ins.index, ins.invalid, ins.extra, ins.size)
+
+
+def whole_code_program(text: str) -> Program:
+    """The program as the assembler used to build it: its whole code decoded as one run of bytes."""
+    machine = Assembler(text, "<test>", BASE)
+    machine.decode = machine.decode_code
+    return machine.assemble()
+
+
+def disassembled(program: Program) -> Program:
+    """The decoder's reading of the program's bytes, with its labels attached."""
+    decoded = disassemble(program.code, program.base)
+    decoded = Program("x86_amx", decoded.base, decoded.instructions, dict(program.labels), program.source)
+    attach_labels(decoded)
+    return decoded
+
+
+def check(text: str) -> None:
+    forget()
+    cold = assemble(text, "<test>", BASE)
+    warm = assemble(text, "<test>", BASE)
+    reference = whole_code_program(text)
+    decoded = disassembled(cold)
+    assert len(cold.instructions) == len(reference.instructions) == len(decoded.instructions)
+    for ins, again, ref, dec in zip(cold.instructions, warm.instructions, reference.instructions,
+                                    decoded.instructions):
+        assert instruction_fields(ins) == instruction_fields(ref), ref.text
+        assert instruction_fields(again) == instruction_fields(ref), ref.text
+        assert instruction_fields(ins, line=False) == instruction_fields(dec, line=False), dec.text
+        assert ins is not again and ins.extra is not again.extra  # a program's instructions are its own
+    assert cold.labels == warm.labels == reference.labels
+    assert cold.code == warm.code == reference.code
+
+
+AMX_LINES = [line for form in amx.FORMS for line in lines_for(form)]
+
+
+@pytest.mark.parametrize("name, lines", [("scalar", SCALAR_CASES), ("random scalar", RANDOM_LINES),
+                                         ("amx", AMX_LINES), ("vector", VECTOR_CASES)])
+def test_corpus_lines_are_their_decoding(name, lines):
+    check("\n".join(lines))
+
+
+def test_branch_programs_are_their_decoding():
+    rng = random.Random(15)
+    for i in range(20):
+        check(branch_program(rng, f"p{i}_"))
+    check(jump_chain(30))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_examples_are_their_decoding(path):
+    check(path.read_text())
+
+
+@pytest.mark.parametrize("name", sorted(kernels.BUILDERS))
+def test_kernels_are_their_decoding(name):
+    small = {"int8_microkernel": {"count": 2, "K": 128}, "bf16_microkernel": {"count": 2, "K": 64}}
+    check(kernels.build(name, **small.get(name, {})).text)
+
+
+def test_a_constant_is_read_in_every_program():
+    # "mov rax, k" depends on the program's .set: it must not be remembered from the first one
+    assert assemble(".set k, 1\nmov rax, k").code != assemble(".set k, 2\nmov rax, k").code
+
+
+def test_a_constant_in_an_address_is_read_in_every_program():
+    one = assemble(".set k, 8\nmov rax, [rdi+k]")
+    two = assemble(".set k, 16\nmov rax, [rdi+k]")
+    assert one.instructions[0].text == "mov rax,QWORD PTR [rdi+0x8]"
+    assert two.instructions[0].text == "mov rax,QWORD PTR [rdi+0x10]"
+
+
+def test_a_label_used_as_a_value_is_read_in_every_program():
+    with pytest.raises(AssemblyError, match="undefined label 'there'"):
+        assemble("jmp there")
+    assert assemble("there: jmp there").instructions[0].text == "jmp there"
+    with pytest.raises(AssemblyError, match="undefined label 'there'"):
+        assemble("jmp there")
+
+
+def test_rip_relative_operands_name_their_own_address():
+    for base in (0x1000, 0x2000):
+        for padding in ("", "nop\n"):
+            check(padding + "lea rax, [rip+0x10]\nmovdqa xmm0, XMMWORD PTR [rip+0x0]")
+            program = assemble(padding + "lea rax, [rip+0x10]", base=base)
+            (lea,) = [i for i in program.instructions if i.form.mnemonic == "lea"]
+            assert lea.operands[1].rip_target == lea.next_address + 0x10
+
+
+def test_bytes_from_byte_directives_decode_with_what_follows():
+    # 66 then NOP r/m32: one instruction across two statements, as the bytes say
+    program = assemble(".byte 0x66\nnop DWORD PTR [rax]")
+    assert [i.text for i in program.instructions] == [i.text for i in disassemble(program.code, BASE).instructions]
+    assert len(program.instructions) == 1
+
+
+def test_errors_name_their_line_every_time():
+    for _ in range(3):
+        with pytest.raises(AssemblyError) as error:
+            assemble("tilezero tmm0\nnop\ntilezero tmm9\n", "prog.s")
+        assert "prog.s:3" in str(error.value)
+        with pytest.raises(AssemblyError) as error:
+            assemble("nop\ntilezero tmm0\ntilezero tmm0\nmov rax,\n", "other.s")
+        assert "other.s:4" in str(error.value)
+
+
+def test_the_memos_stay_bounded():
+    forget()
+    for n in range(assembler._MEMO_LIMIT + 100):
+        assemble(f"mov rax, {n}")
+    assert len(assembler._LINE_MEMO) <= assembler._MEMO_LIMIT
+    assert len(assembler._STATEMENT_MEMO) <= assembler._MEMO_LIMIT
+    assert assemble("mov rax, 1").code == assemble("mov rax, 1\n").code  # the oldest went, still right
