@@ -1,4 +1,6 @@
-"""Random AMX test cases for the fuzzer (``amx_cases()``, a hypothesis strategy).
+"""Random AMX test cases for the fuzzer: ``amx_cases()``, a hypothesis strategy, and
+``AmxCaseDrawer`` / ``draw_amx_cases()``, the same kind of cases drawn with numpy, about 500
+times faster.
 
 A case configures tiles from random valid and invalid 64-byte configurations and
 runs TILEZERO, TILELOADD(T1), TILESTORED (strides 0, negative, odd), the integer
@@ -8,11 +10,35 @@ bytes), TILERELEASE and STTILECFG, on data full of the values worth testing: int
 infinities, denormals and products next to the FTZ boundary 2^-126, fp32
 accumulators next to it.  AMX cases run one by one: a fault ends a program, so
 they cannot share one as the scalar cases do.
+
+The two generators
+    ``amx_cases`` is what ``isasim fuzz`` draws: hypothesis can shrink its cases (drop
+    instructions, simplify configurations and strides), which a divergence needs.  Drawing
+    one costs hypothesis about 15-30 ms, far more than running it on the simulator.
+
+    ``AmxCaseDrawer(seed)`` draws the same programs without hypothesis, for where the
+    drawing must not dominate (the simulator side of the fuzzer in benchmarks/amx_targets.py):
+    the same heavy/light split, C/A/B configurations with the same shape mismatches and start
+    rows, the same random configurations (palettes 0/1/2/255, shapes beyond the limits, colsb
+    % 4 != 0, reserved bytes), strides, zones, instruction mix (every TDP form and TDPFP16PS,
+    repeated tiles as .byte, TILERELEASE, STTILECFG, LDTILECFG of a later configuration, the
+    load that page-faults at row 8), every choice from the same tuples as the strategy.  What
+    differs is only the weighting: where hypothesis leans towards small values and boundaries
+    (list lengths, integers), the drawer draws uniformly.  Its randomness is numpy's, drawn 4096
+    uniforms at a time, so the cases are a pure function of the seed: the same seed draws the
+    same cases, and the first k of n are the first k cases.  Each case's data seed comes from a
+    pool of ``DATA_POOL`` seeds (drawn from the seed), so that the 64 KiB data buffers, which
+    take about 1 ms each to make, are made once per pool (``amx_buffer`` remembers the last
+    ``DATA_POOL``); cases of one pool still load different data through zones, offsets and
+    strides.  Its cases are plain ``AmxCase`` values: program text, initial state, truncation
+    and traces work as for the strategy's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import chain
 
 import numpy as np
 from hypothesis import strategies as st
@@ -21,6 +47,7 @@ from ..core.trace import Init
 from . import amx
 from .kernels import tile_config
 from .operands import Reg
+from .state import TILECFG_BYTES, TILECFG_PALETTE, TILECFG_START_ROW, colsb_bytes, rows_byte
 
 MASK64 = (1 << 64) - 1
 
@@ -53,6 +80,19 @@ INT32_SPECIAL = (0x7FFFFFFF, 0x80000000, 0x7FFFFFF0, 0x8000000F, 0xFFFFFFFF, 0, 
 INT8_SPECIAL = (0x80, 0xFF, 0x7F, 0x00, 0x01, 0x81, 0xFE)
 STRIDES = (64, 0, -64, 128, 4, 1, -1, 65, 256, -256, 1024, -1024, 32, 60, -4)
 ZONE_KINDS = ("int8", "int32", "bf16", "fp32", "bf16-tiny", "fp32-tiny", "bf16-special", "random")
+
+# The choices both generators draw from
+_OPS = ("tilezero", "tileloadd", "tileloaddt1", "tilestored", "tdp", "tdp", "tdp", "tilerelease", "sttilecfg",
+        "ldtilecfg", "pagefault")
+_ROWS, _COLSB = (0, 16, 1, 8, 17, 255), (0, 64, 4, 6, 1, 65, 68, 0x100)
+_MISMATCHES = (None,) * 12 + ("C.colsb", "A.colsb", "C.rows", "B.rows")
+_DISPS = (0, 64, -64, 1, -0x400, 0x3C0)
+_ZONES_PER_KIND = AMX_SPAN // AMX_ZONE // len(ZONE_KINDS)
+_M_K_N_VALUES = (16, 16, 16, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+_INT_ZONES = ("int8", "random")
+_BF16_ZONES = ("bf16", "bf16-tiny", "bf16-special")
+_FLAVOUR_ZONES = {"bf16": {"A": _BF16_ZONES, "B": _BF16_ZONES, "C": ("fp32", "fp32-tiny")},
+                  "int": {"A": _INT_ZONES, "B": _INT_ZONES, "C": ("int32",)}}
 
 
 def _zones(kind: str, rng: np.random.Generator, count: int) -> np.ndarray:
@@ -93,8 +133,12 @@ def _zones(kind: str, rng: np.random.Generator, count: int) -> np.ndarray:
     return out.view(np.uint8).reshape(count, AMX_ZONE)
 
 
+DATA_POOL = 64  # data seeds per AmxCaseDrawer, and the buffers amx_buffer remembers (64 KiB each)
+
+
+@lru_cache(maxsize=DATA_POOL)
 def amx_buffer(data_seed: int) -> bytes:
-    """The 64 KiB tile-data buffer: zone z holds ZONE_KINDS[z % 8] data."""
+    """The 64 KiB tile-data buffer: zone z holds ZONE_KINDS[z % 8] data (bytes: a remembered buffer is shared)."""
     rng = np.random.default_rng(data_seed)
     per_kind = AMX_SPAN // AMX_ZONE // len(ZONE_KINDS)
     zones = np.stack([_zones(kind, rng, per_kind) for kind in ZONE_KINDS], axis=1)  # [z // 8][z % 8]
@@ -128,7 +172,7 @@ class AmxCase:
         return AmxCase(self.lines[: index + 1] + ("ret",), self.regs, self.configs, self.data_seed, self.dest_fill)
 
 
-_M_K_N = st.sampled_from((16, 16, 16, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+_M_K_N = st.sampled_from(_M_K_N_VALUES)
 
 
 @st.composite
@@ -139,7 +183,7 @@ def _tdp_config(draw):
     roles = {order[0]: "C", order[1]: "C", order[2]: "A", order[3]: "A", order[4]: "A", order[5]: "B",
              order[6]: "B", order[7]: "B"}
     shapes = {t: {"C": (m, 4 * n), "A": (m, 4 * k), "B": (k, 4 * n)}[r] for t, r in roles.items()}
-    mismatch = draw(st.sampled_from((None,) * 12 + ("C.colsb", "A.colsb", "C.rows", "B.rows")))
+    mismatch = draw(st.sampled_from(_MISMATCHES))
     if mismatch:  # one dimension that no longer agrees: every TDP over it is #UD
         role, what = mismatch.split(".")
         for t, r in roles.items():
@@ -156,8 +200,8 @@ def _random_config(draw):
     palette = draw(st.sampled_from((1, 1, 1, 0, 2, 255)))
     shapes = {}
     for t in range(8):
-        rows = draw(st.sampled_from((0, 16, 1, 8, 17, 255)) | st.integers(0, 16))
-        colsb = draw(st.sampled_from((0, 64, 4, 6, 1, 65, 68, 0x100)) | st.integers(0, 64))
+        rows = draw(st.sampled_from(_ROWS) | st.integers(0, 16))
+        colsb = draw(st.sampled_from(_COLSB) | st.integers(0, 64))
         shapes[t] = (rows, colsb)
     if draw(st.booleans()):  # mostly keep rows and colsb zero together
         shapes = {t: (r, c) if r and c else (0, 0) for t, (r, c) in shapes.items()}
@@ -173,6 +217,7 @@ def _sib(base: str, stride_reg: str | None, scale: int, disp: int) -> str:
     return f"[{inner}{'+' if disp >= 0 else '-'}{abs(disp):#x}]"
 
 
+@lru_cache(maxsize=None)  # at most 6 forms x 512 tile triples
 def _tdp_text(form: str, c: int, a: int, b: int) -> str:
     if len({c, a, b}) == 3:
         return f"{form} tmm{c}, tmm{a}, tmm{b}"
@@ -219,9 +264,7 @@ def amx_cases(draw, max_ops: int = 24):
                                    draw(st.sampled_from(bs))))
         for i, t in enumerate(cs):
             lines.append(f"tilestored {_sib('rdx', 'rsi', 1, -0x800 + 0x400 * i)}, tmm{t}")
-    ops = draw(st.lists(st.sampled_from(("tilezero", "tileloadd", "tileloaddt1", "tilestored", "tdp", "tdp", "tdp",
-                                         "tilerelease", "sttilecfg", "ldtilecfg", "pagefault")),
-                        min_size=0 if heavy else 1, max_size=max_ops if not heavy else 4))
+    ops = draw(st.lists(st.sampled_from(_OPS), min_size=0 if heavy else 1, max_size=max_ops if not heavy else 4))
     for op in ops:
         t = draw(st.integers(0, 7))
         if op == "tilezero":
@@ -231,7 +274,7 @@ def amx_cases(draw, max_ops: int = 24):
             scale = draw(st.sampled_from((1, 2, 4, 8)))
             if reg and abs(strides[reg] * scale) > 1024:
                 scale = 1
-            disp = draw(st.sampled_from((0, 64, -64, 1, -0x400, 0x3C0)) | st.integers(-0x100, 0x100))
+            disp = draw(st.sampled_from(_DISPS) | st.integers(-0x100, 0x100))
             if op == "tilestored":
                 lines.append(f"tilestored {_sib('rdx', reg, scale, disp)}, tmm{t}")
             else:
@@ -266,3 +309,176 @@ def amx_programs():
     """(program text, Init) pairs of random AMX cases."""
     return amx_cases().map(lambda case: case.standalone())
 
+
+# ---------------------------------------------------------------------------
+# The same cases without hypothesis
+# ---------------------------------------------------------------------------
+
+
+class _Uniforms:
+    """numpy's uniforms in [0, 1), drawn a chunk at a time and handed out one by one (a Python float from a
+    list costs far less than a call into the Generator per choice).  The chunks are always CHUNK long, so
+    the sequence depends on the seed alone, not on how many cases are asked for at a time."""
+
+    CHUNK = 4096
+
+    def __init__(self, seed: int):
+        self.rng = np.random.default_rng(seed)
+        self._next = chain.from_iterable(self._chunks()).__next__  # the chunks one after the other, in C
+
+    def _chunks(self):
+        while True:
+            yield self.rng.random(self.CHUNK).tolist()
+
+    def below(self, n: int) -> int:
+        return int(self._next() * n)
+
+    def pick(self, choices):
+        return choices[int(self._next() * len(choices))]
+
+    def between(self, low: int, high: int) -> int:
+        """An integer in [low, high], both included."""
+        return low + int(self._next() * (high - low + 1))
+
+    def coin(self) -> bool:
+        return self._next() < 0.5
+
+    def permutation(self, n: int) -> list[int]:
+        order = list(range(n))
+        for i in range(n - 1, 0, -1):  # Fisher-Yates
+            j = int(self._next() * (i + 1))
+            order[i], order[j] = order[j], order[i]
+        return order
+
+
+_TILE_FIELDS = tuple((colsb_bytes(t).start, rows_byte(t)) for t in range(8))
+
+
+def _config_image(shapes, start_row: int, palette: int = 1) -> bytearray:
+    """tile_config's 64 bytes for shapes, (rows, colsb) of tiles 0..7 in order (the fields written
+    directly: tile_config's generic packing is a good part of drawing a case)."""
+    image = bytearray(TILECFG_BYTES)
+    image[TILECFG_PALETTE], image[TILECFG_START_ROW] = palette, start_row
+    for (rows, colsb), (colsb_at, rows_at) in zip(shapes, _TILE_FIELDS):
+        image[colsb_at], image[colsb_at + 1], image[rows_at] = colsb & 0xFF, colsb >> 8, rows
+    return image
+
+
+class AmxCaseDrawer:
+    """AMX cases drawn with numpy rather than hypothesis (see the module docstring): ``draw(n)`` gives
+    the next n cases of ``seed``; two drawers of one seed draw the same cases."""
+
+    def __init__(self, seed: int, max_ops: int = 24):
+        self.u = _Uniforms(seed)
+        self.max_ops = max_ops
+        base = int(self.u.rng.integers(0, (1 << 32) - DATA_POOL + 1))  # the pool: DATA_POOL consecutive seeds
+        self.data_seeds = range(base, base + DATA_POOL)
+
+    def draw(self, n: int) -> list[AmxCase]:
+        return [self.case() for _ in range(n)]
+
+    def _tdp_config(self) -> tuple[bytes, dict[int, str]]:
+        """As the strategy's _tdp_config: consistent C/A/B shapes, or one dimension that disagrees."""
+        u = self.u
+        m, k, n = u.pick(_M_K_N_VALUES), u.pick(_M_K_N_VALUES), u.pick(_M_K_N_VALUES)
+        order = u.permutation(8)
+        roles = {order[i]: role for i, role in enumerate("CCAAABBB")}
+        sizes = {"C": (m, 4 * n), "A": (m, 4 * k), "B": (k, 4 * n)}
+        shapes = {t: sizes[r] for t, r in roles.items()}
+        mismatch = u.pick(_MISMATCHES)
+        if mismatch:
+            role, what = mismatch.split(".")
+            for t, r in roles.items():
+                if r == role:
+                    rows, colsb = shapes[t]
+                    shapes[t] = (rows, max(4, (colsb + 4) % 68)) if what == "colsb" else (rows % 16 + 1, colsb)
+        start_row = u.pick((0,) * 6 + (1, 5, 15, 200))
+        return bytes(_config_image([shapes[t] for t in range(8)], start_row)), roles
+
+    def _random_config(self) -> bytes:
+        """As the strategy's _random_config."""
+        u = self.u
+        palette = u.pick((1, 1, 1, 0, 2, 255))
+        shapes = []
+        for _ in range(8):
+            rows = u.pick(_ROWS) if u.coin() else u.between(0, 16)
+            colsb = u.pick(_COLSB) if u.coin() else u.between(0, 64)
+            shapes.append((rows, colsb))
+        if u.coin():
+            shapes = [(r, c) if r and c else (0, 0) for r, c in shapes]
+        image = _config_image(shapes, u.pick((0, 0, 3, 200)), palette)
+        reserved = u.pick((None,) * 8 + (2, 15, 32, 47, 56, 63))
+        if reserved is not None:
+            image[reserved] = 1
+        return bytes(image)
+
+    def case(self) -> AmxCase:
+        """One case, choice for choice as amx_cases draws it."""
+        u = self.u
+        heavy = u.pick((True, True, False))
+        cfg0, roles = self._tdp_config()
+        configs = [cfg0]
+        for _ in range(u.between(0, 3)):
+            configs.append(self._random_config() if u.coin() else self._tdp_config()[0])
+        strides = {"rsi": 64}
+        for reg in STRIDE_REGS[1:]:
+            strides[reg] = u.pick(STRIDES) if u.coin() else u.between(-1024, 1024)
+        flavour = u.pick(("bf16", "bf16", "bf16", "int", "int"))
+        data_seed = u.pick(self.data_seeds)
+        by_role = {r: [t for t in range(8) if roles[t] == r] for r in "CAB"}
+        lines = ["ldtilecfg [rcx]"]
+        if heavy:
+            kinds = _FLAVOUR_ZONES[flavour]
+            for t in range(8):
+                role_kinds = kinds[roles[t]]
+                kind = role_kinds[u.below(len(role_kinds))]
+                zone = ZONE_KINDS.index(kind) + len(ZONE_KINDS) * (u.between(0, 7) % _ZONES_PER_KIND)
+                lines.append(f"tileloadd tmm{t}, {_sib('rdi', 'rsi', 1, zone_disp(zone))}")
+            forms = ("tdpbf16ps",) * 8 + INT_TDP_FORMS if flavour == "bf16" else INT_TDP_FORMS + ("tdpbf16ps",)
+            for _ in range(u.between(1, 32)):
+                form = u.pick(forms)
+                lines.append(_tdp_text(form, u.pick(by_role["C"]), u.pick(by_role["A"]), u.pick(by_role["B"])))
+            for i, t in enumerate(by_role["C"]):
+                lines.append(f"tilestored {_sib('rdx', 'rsi', 1, -0x800 + 0x400 * i)}, tmm{t}")
+        ops = [u.pick(_OPS) for _ in range(u.between(0, 4) if heavy else u.between(1, self.max_ops))]
+        for op in ops:
+            t = u.below(8)
+            if op == "tilezero":
+                lines.append(f"tilezero tmm{t}")
+            elif op in ("tileloadd", "tileloaddt1", "tilestored"):
+                reg = u.pick((None,) + STRIDE_REGS)
+                scale = u.pick((1, 2, 4, 8))
+                if reg and abs(strides[reg] * scale) > 1024:
+                    scale = 1
+                disp = u.pick(_DISPS) if u.coin() else u.between(-0x100, 0x100)
+                if op == "tilestored":
+                    lines.append(f"tilestored {_sib('rdx', reg, scale, disp)}, tmm{t}")
+                else:
+                    zone = u.below(AMX_SPAN // AMX_ZONE)
+                    disp = max(-0x4400, min(0x43C0, zone_disp(zone) + disp))
+                    lines.append(f"{op} tmm{t}, {_sib('rdi', reg, scale, disp)}")
+            elif op == "tdp":
+                form = u.pick(TDP_FORMS + ("tdpfp16ps",))
+                if u.coin():
+                    c, a, b = u.pick(by_role["C"]), u.pick(by_role["A"]), u.pick(by_role["B"])
+                else:
+                    c, a, b = u.below(8), u.below(8), u.below(8)
+                lines.append(_tdp_text(form, c, a, b))
+            elif op == "tilerelease":
+                lines.append("tilerelease")
+            elif op == "sttilecfg":
+                lines.append(f"sttilecfg [rdx{'+' if t % 2 else '-'}{0x40 * (t + 1):#x}]")
+            elif op == "ldtilecfg":
+                lines.append(f"ldtilecfg [rcx+{0x40 * (t % len(configs)):#x}]")
+            else:
+                lines.append(f"tileloadd tmm{t}, {_sib('rdi', 'rsi', 1, AMX_SPAN // 2 - 512)}")
+        lines.append("ret")
+        regs = {"rcx": AMX_CFG, "rdi": AMX_BUF + AMX_SPAN // 2, "rdx": AMX_DST + AMX_SPAN // 2}
+        regs.update({r: s & MASK64 for r, s in strides.items()})
+        page = b"".join(configs).ljust(0x1000, b"\0")
+        return AmxCase(tuple(lines), tuple(regs.items()), page, data_seed, u.pick((0, 0xCC)))
+
+
+def draw_amx_cases(n: int, seed: int, max_ops: int = 24) -> list[AmxCase]:
+    """The first n cases AmxCaseDrawer(seed) draws."""
+    return AmxCaseDrawer(seed, max_ops).draw(n)
