@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import json
 import os
 import re
@@ -58,8 +59,22 @@ XFEATURE_XTILECFG, XFEATURE_XTILEDATA = 17, 18
 
 PTRACE_CONT, PTRACE_SINGLESTEP = 7, 9
 PTRACE_GETREGS, PTRACE_SETREGS = 12, 13
-PTRACE_GETSIGINFO, PTRACE_GETREGSET = 0x4202, 0x4204
+PTRACE_GETSIGINFO, PTRACE_GETREGSET, PTRACE_SETREGSET = 0x4202, 0x4204, 0x4205
 NT_X86_XSTATE = 0x202
+XSAVE_IMAGE_BYTES = 16384  # room for every XSAVE component a core has (with AMX, about 11 KiB)
+XSTATE_BV = slice(512, 520)  # the XSAVE header's bitmap of the components not in their INIT state
+# The vector registers in the standard (non-compacted) XSAVE image that PTRACE_GETREGSET
+# NT_X86_XSTATE returns: XMM0-15 in the legacy FXSAVE area (fixed by the architecture), and
+# components 2 (AVX: bits 255:128 of YMM0-15), 6 (ZMM_Hi256: bits 511:256 of ZMM0-15) and 7
+# (Hi16_ZMM: all of ZMM16-31) where CPUID.(EAX=0DH, ECX=i).EBX says (xsave_offset).  Those
+# offsets differ between vendors: Intel leaves room for MPX (6 at 1152, 7 at 1664), a Zen 4
+# packs them (6 at 896, 7 at 1408).  tests/x86_amx/test_vector_moves.py checks them on the host:
+# registers seeded through the image and stored by the CPU's own instructions.
+XMM_OFFSET = 160
+XFEATURE_SSE, XFEATURE_AVX, XFEATURE_ZMM_HI256, XFEATURE_HI16_ZMM = 1, 2, 6, 7
+# cpuid_ebx's machine code (System V: leaf in edi, subleaf in esi, EBX returned in eax; RBX is
+# callee-saved, so it is kept): push rbx; mov eax, edi; mov ecx, esi; cpuid; mov eax, ebx; pop rbx; ret
+_CPUID_EBX_CODE = bytes.fromhex("53" "89f8" "89f1" "0fa2" "89d8" "5b" "c3")
 SI_KERNEL = 0x80
 INT3 = 0xCC
 
@@ -114,6 +129,14 @@ class HostCpu:
     name: str  # a CPU model name isasim knows, or "unknown"
     flags: frozenset[str]
     xcomp_supported: int  # ARCH_GET_XCOMP_SUPP: the XSAVE features the kernel lets a process use
+
+    @property
+    def vector_shape(self) -> tuple[int, int]:
+        """(registers, bits) of the vector registers this core has: 32 x 512 with AVX-512, 16 x 256 with
+        AVX, 16 x 128 (SSE) otherwise."""
+        if "avx512f" in self.flags:
+            return 32, 512
+        return (16, 256) if "avx" in self.flags else (16, 128)
 
     @property
     def amx_features(self) -> set[str]:
@@ -188,6 +211,7 @@ class SiliconSnapshot:
     tilecfg: bytes  # 64 bytes (zeros when the XTILECFG component is INIT)
     tiles: bytes  # 8 x 1024 bytes
     memory: dict[int, bytes] = field(default_factory=dict)  # region start -> contents
+    vectors: tuple[int, ...] = ()  # zmm0-31 as numbers, the bits this core does not have 0
 
 
 class SiliconMemory:
@@ -262,6 +286,9 @@ class ChildProcess:
             regs.eflags = 0x202
             regs.orig_rax = (1 << 64) - 1  # not in a system call: no restart on resume
             self.set_regs(regs)
+            # The child's vector registers hold whatever its own Python left there: start them as the
+            # simulator starts them, zero or as init.arrays seeds zmm0-31.
+            self.set_vectors(seeded_vectors(init))
         except BaseException:
             self.kill()
             raise
@@ -321,19 +348,70 @@ class ChildProcess:
     def set_regs(self, regs: UserRegs) -> None:
         self._ptrace(PTRACE_SETREGS, None, ctypes.byref(regs))
 
-    def xstate(self) -> tuple[bytes, bytes]:
+    def xsave_image(self) -> bytes:
+        """The child's XSAVE image (standard format), as PTRACE_GETREGSET NT_X86_XSTATE gives it."""
+        buffer = ctypes.create_string_buffer(XSAVE_IMAGE_BYTES)
+        iov = IoVec(ctypes.cast(buffer, ctypes.c_void_p), len(buffer))
+        self._ptrace(PTRACE_GETREGSET, ctypes.c_void_p(NT_X86_XSTATE), ctypes.byref(iov))
+        return buffer.raw[: iov.iov_len]
+
+    def xstate(self, image: bytes | None = None) -> tuple[bytes, bytes]:
         """(TILECFG, TILEDATA) from the XSAVE image; zeros for components in their INIT state."""
         if not host_cpu().amx_features:
             return bytes(64), bytes(8192)
-        buffer = ctypes.create_string_buffer(16384)
-        iov = IoVec(ctypes.cast(buffer, ctypes.c_void_p), len(buffer))
-        self._ptrace(PTRACE_GETREGSET, ctypes.c_void_p(NT_X86_XSTATE), ctypes.byref(iov))
-        image = buffer.raw[: iov.iov_len]
-        xstate_bv = int.from_bytes(image[512:520], "little")
+        image = self.xsave_image() if image is None else image
+        xstate_bv = int.from_bytes(image[XSTATE_BV], "little")
         cfg_offset, data_offset = _xsave_offsets()
         cfg = image[cfg_offset : cfg_offset + 64] if xstate_bv >> XFEATURE_XTILECFG & 1 else bytes(64)
         data = image[data_offset : data_offset + 8192] if xstate_bv >> XFEATURE_XTILEDATA & 1 else bytes(8192)
         return cfg, data
+
+    def vectors(self, image: bytes | None = None) -> tuple[int, ...]:
+        """zmm0-31 from the XSAVE image: the parts this core has, a component in its INIT state as zeros
+        (XSAVE leaves such a component's bytes in the image stale)."""
+        image = self.xsave_image() if image is None else image
+        present = int.from_bytes(image[XSTATE_BV], "little")
+        count, bits = host_cpu().vector_shape
+        ymm_hi, zmm_hi, hi16 = (xsave_offset(c) for c in (XFEATURE_AVX, XFEATURE_ZMM_HI256, XFEATURE_HI16_ZMM))
+        out = [0] * 32
+        for n in range(count):
+            parts = []  # (the component's bit, its bytes of register n), lowest bits first
+            if n < 16:
+                parts.append((XFEATURE_SSE, image[XMM_OFFSET + 16 * n:XMM_OFFSET + 16 * n + 16]))
+                if bits >= 256:
+                    parts.append((XFEATURE_AVX, image[ymm_hi + 16 * n:ymm_hi + 16 * n + 16]))
+                if bits == 512:
+                    parts.append((XFEATURE_ZMM_HI256, image[zmm_hi + 32 * n:zmm_hi + 32 * n + 32]))
+            else:
+                at = hi16 + 64 * (n - 16)
+                parts.append((XFEATURE_HI16_ZMM, image[at:at + 64]))
+            value = b"".join(data if present >> bit & 1 else bytes(len(data)) for bit, data in parts)
+            out[n] = int.from_bytes(value, "little")
+        return tuple(out)
+
+    def set_vectors(self, values: list[int]) -> None:
+        """zmm0-31 := ``values`` (bits the core does not have must be 0; seeded_vectors checks that)."""
+        image = bytearray(self.xsave_image())
+        count, bits = host_cpu().vector_shape
+        ymm_hi, zmm_hi, hi16 = (xsave_offset(c) for c in (XFEATURE_AVX, XFEATURE_ZMM_HI256, XFEATURE_HI16_ZMM))
+        present = int.from_bytes(image[XSTATE_BV], "little") | 1 << XFEATURE_SSE
+        for n in range(count):
+            raw = values[n].to_bytes(64, "little")
+            if n < 16:
+                image[XMM_OFFSET + 16 * n:XMM_OFFSET + 16 * n + 16] = raw[:16]
+                if bits >= 256:
+                    image[ymm_hi + 16 * n:ymm_hi + 16 * n + 16] = raw[16:32]
+                if bits == 512:
+                    image[zmm_hi + 32 * n:zmm_hi + 32 * n + 32] = raw[32:]
+            else:
+                image[hi16 + 64 * (n - 16):hi16 + 64 * (n - 15)] = raw
+        # every component written is now live (not INIT), or the CPU would restore it as zeros
+        present |= (1 << XFEATURE_AVX if bits >= 256 else 0) | (
+            (1 << XFEATURE_ZMM_HI256 | 1 << XFEATURE_HI16_ZMM) if bits == 512 else 0)
+        image[XSTATE_BV] = present.to_bytes(8, "little")
+        buffer = ctypes.create_string_buffer(bytes(image), len(image))
+        iov = IoVec(ctypes.cast(buffer, ctypes.c_void_p), len(image))
+        self._ptrace(PTRACE_SETREGSET, ctypes.c_void_p(NT_X86_XSTATE), ctypes.byref(iov))
 
     def read_memory(self) -> dict[int, bytes]:
         out = {}
@@ -353,9 +431,10 @@ class ChildProcess:
 
     def snapshot(self, *, with_memory: bool = True) -> SiliconSnapshot:
         regs = self.get_regs()
-        cfg, data = self.xstate()
+        image = self.xsave_image()
+        cfg, data = self.xstate(image)
         return SiliconSnapshot({name: getattr(regs, name) for name in GPR64}, regs.eflags & ~RF, regs.rip, cfg, data,
-                               self.read_memory() if with_memory else {})
+                               self.read_memory() if with_memory else {}, self.vectors(image))
 
     def kill(self) -> None:
         if self.alive:
@@ -412,12 +491,35 @@ def _fault_from_signal(sig: int, info: SigInfo) -> Fault:
     return Fault(f"signal {sig}", f"{signal.Signals(sig).name} on silicon")
 
 
-def _xsave_offsets() -> tuple[int, int]:
-    """Standard-format XSAVE offsets of XTILECFG and XTILEDATA (CPUID.(0DH,17/18).EBX).
+_cpuid_function = None
+_cpuid_page = None  # the executable page holding _CPUID_EBX_CODE: kept, since unmapping it would pull the code away
 
-    Reading them needs the CPUID instruction, which isasim does not execute; every
-    AMX part so far reports the same values (measured on Emerald Rapids: 2752, 2816)."""
-    return 2752, 2816
+
+def cpuid_ebx(leaf: int, subleaf: int) -> int:
+    """EBX of the CPUID instruction, run on this CPU (seven bytes of machine code in an executable page:
+    Python has no other way to ask the CPU, and /proc/cpuinfo does not tell XSAVE offsets)."""
+    global _cpuid_function, _cpuid_page
+    if _cpuid_function is None:
+        import mmap
+
+        _cpuid_page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        _cpuid_page.write(_CPUID_EBX_CODE)
+        address = ctypes.addressof(ctypes.c_char.from_buffer(_cpuid_page))
+        _cpuid_function = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32)(address)
+    return _cpuid_function(leaf, subleaf)
+
+
+@functools.lru_cache(maxsize=None)
+def xsave_offset(component: int) -> int:
+    """Where XSAVE component ``component`` (2 or more) starts in the standard-format image:
+    CPUID.(EAX=0DH, ECX=component).EBX (0 for a component the CPU does not have)."""
+    return cpuid_ebx(0xD, component)
+
+
+def _xsave_offsets() -> tuple[int, int]:
+    """Standard-format XSAVE offsets of XTILECFG and XTILEDATA (CPUID.(0DH,17/18).EBX: 2752 and 2816
+    measured on Emerald Rapids)."""
+    return xsave_offset(XFEATURE_XTILECFG), xsave_offset(XFEATURE_XTILEDATA)
 
 
 # ---------------------------------------------------------------------------
@@ -425,11 +527,31 @@ def _xsave_offsets() -> tuple[int, int]:
 # ---------------------------------------------------------------------------
 
 
+def seeded_vectors(init: Init) -> list[int]:
+    """zmm0-31 as ``init.arrays`` seeds them (zero where it does not), refusing what this core cannot hold."""
+    count, bits = host_cpu().vector_shape
+    values = [0] * 32
+    for n in range(32):
+        data = init.arrays.get(f"zmm{n}")
+        if data is None:
+            continue
+        values[n] = int.from_bytes(data, "little")
+        if values[n] >> bits or (n >= count and values[n]):
+            raise ConfigError(f"backend 'silicon' cannot seed init.arrays.zmm{n}: this CPU has {count} vector "
+                              f"registers of {bits} bits")
+    return values
+
+
+def observed_vectors(vectors: tuple[int, ...]) -> dict[str, bytes]:
+    """Each zmm register that is not zero, as its 64 bytes: what X86AmxState.observed_vectors shows."""
+    return {f"zmm{n}": value.to_bytes(64, "little") for n, value in enumerate(vectors) if value}
+
+
 def observed_state(snap: SiliconSnapshot) -> dict:
     """The trace view of a silicon snapshot, shaped like X86Amx.observe()."""
     regs = dict(snap.regs)
     regs["rflags"] = snap.rflags
-    arrays = observed_arrays(snap.tilecfg, snap.tiles)
+    arrays = {**observed_arrays(snap.tilecfg, snap.tiles), **observed_vectors(snap.vectors)}
     return {"regs": regs, "arrays": arrays,
             "raw": {"rip": snap.rip, "tilecfg": snap.tilecfg, "tiles": snap.tiles}}
 
@@ -476,11 +598,14 @@ class SiliconBackend:
         reason = self.unavailable_reason(isa, program)
         if reason:
             raise ConfigError(f"backend 'silicon' cannot run this program here: {reason}")
-        if init.arrays:
+        tile_arrays = [name for name in init.arrays if not name.startswith("zmm")]
+        if tile_arrays:
             # The child starts from the state its own code sets up; seeding tiles would need a prologue
             # of LDTILECFG and TILELOADDs that the program's instruction indices would have to skip.
+            # (zmm registers it seeds through the XSAVE image: ChildProcess.set_vectors.)
             raise ConfigError("backend 'silicon' cannot seed init.arrays "
-                              f"({', '.join(init.arrays)}): load them with the program's own instructions")
+                              f"({', '.join(tile_arrays)}): load them with the program's own instructions")
+        seeded_vectors(init)  # refused before anything runs if this core cannot hold them
         # Run the simulator first: the program must be one isasim validated, and a
         # fault it predicts must not land in the child's own memory.
         machine = Machine(isa, config)
