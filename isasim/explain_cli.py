@@ -2,10 +2,12 @@
 
     isasim explain INSTRUCTION [--isa ISA] [--seed S] [--init FILE] [--svg FILE] [--html FILE] [--force]
                                [--width W] [--no-color] [the ISA explainer's own options]
+    isasim explain FILE.o --function NAME --at LOC [the same options]
     isasim docs [--out DIR] [--check] [--force]
 
 INSTRUCTION is assembly text (quoted) or the bytes of one instruction in hex, with
-spaces or not.  The options only one ISA understands (x86_amx: ``--m``, ``--n``,
+spaces or not; or an object file, whose function NAME's instruction LOC (an index, a label
+or an address, as the stepper's ``break`` takes it) is explained from its bytes.  The options only one ISA understands (x86_amx: ``--m``, ``--n``,
 ``--shape``, ``--start-row``, ``--cpu``) are declared by that ISA's explainer
 (``OPTIONS``, see :class:`isasim.core.explain.Explainer`); this module adds them to the
 parser and hands their values to the explainer by name.  The ISAs' configuration options
@@ -48,8 +50,12 @@ def cmd_explain(args) -> int:
             check_output_path(output, force=args.force)
     if args.svg is not None and args.svg == args.html:
         raise ExplainError(f"--svg and --html name the same file {args.svg!r}")
-    text, code = split_instruction_argument(args.instruction, force_hex=args.hex)
     isa = getattr(args, "isa", None) or DEFAULT_ISA
+    compiled = _compiled_instruction(args, isa)
+    if compiled is not None:
+        heading, text, code = compiled
+    else:
+        heading, (text, code) = None, split_instruction_argument(args.instruction, force_hex=args.hex)
     module = explainer(isa)
     own = {option.dest for option in module.OPTIONS}
     for option in _isa_options():
@@ -66,6 +72,8 @@ def cmd_explain(args) -> int:
     )
     expl = module.explain(text, code, options)
     out = console(color=not args.no_color, width=args.width)
+    if heading is not None:
+        out.print(heading, markup=False, highlight=False, soft_wrap=True)  # one line, however long the path
     print_explanation(expl, out, plain=args.no_color)
     if args.svg:
         if expl.figure is None:
@@ -76,6 +84,45 @@ def cmd_explain(args) -> int:
         write_output(args.html, render_html(expl), force=args.force)
         out.print(f"wrote {args.html}")
     return 0
+
+
+def _compiled_instruction(args, isa_name: str) -> tuple[str, None, bytes] | None:
+    """For ``explain FILE.o --function NAME --at LOC``: a heading naming the instruction, and its bytes
+    as the object file holds them (the ISA's ``load_object`` reads the function, as ``run`` does; LOC is
+    an index, a label or an address, as the stepper's ``break`` takes it).  None for an instruction given
+    as text or hex."""
+    from .cli import is_object_file
+    from .core.isa import get_isa, has_hook
+    from .core.stepper import locate_instruction
+    from .core.trace import Init
+
+    words = args.instruction
+    obj = len(words) == 1 and is_object_file(words[0])
+    if not obj:
+        if args.function is not None or args.at is not None:
+            raise ExplainError("--function and --at name an instruction of an object file: isasim explain FILE.o "
+                               "--function NAME --at LOC")
+        return None
+    isa = get_isa(isa_name)
+    if not has_hook(isa, "load_object"):
+        raise ExplainError(f"{words[0]} is an ELF object file, and isasim cannot load one for {isa_name}")
+    if args.function is None:
+        raise ExplainError(f"{words[0]} is an ELF object file: name the function with --function NAME and the "
+                           "instruction with --at LOC")
+    program, _init = isa.load_object(words[0], args.function, Init())
+    count = len(program.instructions)
+    if args.at is None:
+        last = program.instructions[-1].address
+        raise ExplainError(f"name the instruction of {args.function} to explain with --at: an index (0 to "
+                           f"{count - 1}) or an address ({program.instructions[0].address:#x} to {last:#x})")
+    try:
+        ins = locate_instruction(program, args.at)
+    except ValueError as error:
+        raise ExplainError(f"--at {args.at}: {error}") from None
+    if ins.encoding is None:
+        raise ExplainError(f"--at {args.at}: the instruction has no bytes to explain")
+    heading = f"{words[0]}: {args.function} #{ins.index} at {ins.address:#x}: {ins.text}"
+    return heading, None, bytes(ins.encoding)
 
 
 def cmd_docs(args) -> int:
@@ -132,6 +179,9 @@ def register(subparsers, common) -> None:
                    help="assembly text (quote it) or the instruction's bytes in hex")
     common(p, program=False)
     p.add_argument("--hex", action="store_true", help="read INSTRUCTION as hex bytes")
+    p.add_argument("--function", metavar="NAME",
+                   help="INSTRUCTION is an object file (ELF .o): explain an instruction of this function (with --at)")
+    p.add_argument("--at", metavar="LOC", help="with --function: the instruction, by index (3), label or address (0x...)")
     for option in _isa_options():
         try:
             p.add_argument(option.flag, dest=option.dest, type=value_types[option.value], metavar=option.metavar,

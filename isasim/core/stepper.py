@@ -81,6 +81,27 @@ PRINT_OPTIONS = ("hex", "all")
 WATCH_ELEMENTS_SHOWN = 8  # a watched range of more elements shows its first ones and a count
 
 
+def locate_instruction(program, spec: str):
+    """The instruction of ``program`` that ``spec`` names: an index (3 or #3), a label, or the address it
+    starts at (0x...), as ``break`` and ``explain --at`` take them; a ValueError says what is wrong."""
+    text = spec.lstrip("#")
+    if re.fullmatch(r"\d+", text):
+        index = int(text)
+        if index >= len(program.instructions):
+            raise ValueError(f"there is no instruction #{index} (the program has {len(program.instructions)})")
+        return program.instructions[index]
+    if spec in program.labels:
+        address = program.labels[spec]
+    elif re.fullmatch(r"0[xX][0-9a-fA-F]+", spec):
+        address = int(spec, 16)
+    else:
+        raise ValueError(f"'{spec}' is not an instruction index, label or address")
+    ins = program.at(address)
+    if ins is None:
+        raise ValueError(f"no instruction starts at {address:#x}")
+    return ins
+
+
 class CommandError(IsasimError):
     """A stepper command that cannot be carried out; an interactive session goes on."""
 
@@ -399,22 +420,10 @@ class Stepper:
         self.show_position()
 
     def resolve(self, spec: str) -> int:
-        text = spec.lstrip("#")
-        if re.fullmatch(r"\d+", text):
-            index = int(text)
-            if index >= len(self.program.instructions):
-                raise CommandError(f"there is no instruction #{index} (the program has {len(self.program.instructions)})")
-            return index
-        if spec in self.program.labels:
-            address = self.program.labels[spec]
-        elif re.fullmatch(r"0[xX][0-9a-fA-F]+", spec):
-            address = int(spec, 16)
-        else:
-            raise CommandError(f"'{spec}' is not an instruction index, label or address")
-        ins = self.program.at(address)
-        if ins is None:
-            raise CommandError(f"no instruction starts at {address:#x}")
-        return ins.index
+        try:
+            return locate_instruction(self.program, spec).index
+        except ValueError as error:
+            raise CommandError(str(error)) from None
 
     def cmd_break(self, args):
         if not args:

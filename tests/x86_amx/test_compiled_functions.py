@@ -474,3 +474,32 @@ def test_configured_block_on_silicon(objects, build, tmp_path, capsys):
     code, out, err = isasim(capsys, "diff", str(obj), "--function", "amx_block_configured", "--init", str(init_path),
                             "--lockstep")
     assert code == 0 and "identical" in out, out + err
+
+
+# ---- explain an instruction of a compiled function ------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="GNU objdump (binutils) is not installed")
+def test_explain_an_instruction_of_a_compiled_function(objects, capsys):
+    """`explain FILE.o --function NAME --at LOC` explains the bytes at LOC, an index or an address: the
+    heading's mnemonic and the bytes shown are GNU objdump's for that place of the object file."""
+    obj = objects["O2"]
+    for at, index in (("1", 1), ("#5", 5), (hex(CODE_BASE), 0)):
+        code, out, err = isasim(capsys, "explain", str(obj), "--function", "amx_block", "--at", at, "--no-color")
+        assert code == 0, err
+        heading = out.splitlines()[0]
+        m = re.fullmatch(rf"{re.escape(str(obj))}: amx_block #{index} at (0x[0-9a-f]+): (\S+).*", heading)
+        assert m, heading
+        mnemonic, length = objdump_mnemonic(obj, "amx_block", int(m[1], 16) - CODE_BASE)
+        assert m[2] == mnemonic, (heading, mnemonic)
+        shown = re.search(r"^ bytes\s+((?:[0-9a-f]{2} ?)+)", out, re.M)
+        assert shown and len(shown[1].split()) == length, out
+    for argv, words in ((["--at", "99"], "there is no instruction #99"),
+                        (["--at", hex(CODE_BASE + 1)], "no instruction starts"),
+                        ([], "name the instruction of amx_block to explain with --at")):
+        code, _out, err = isasim(capsys, "explain", str(obj), "--function", "amx_block", *argv)
+        assert words in one_line_error(code, err)
+    code, _out, err = isasim(capsys, "explain", str(obj))
+    assert "name the function with --function" in one_line_error(code, err)
+    code, _out, err = isasim(capsys, "explain", "tilezero tmm0", "--at", "3")
+    assert "name an instruction of an object file" in one_line_error(code, err)

@@ -40,7 +40,7 @@ def _scalar_values(ins, rng, regs_given: dict) -> tuple[dict, list]:
     memory = []
     for o in ins.operands:
         if isinstance(o, Mem):
-            if o.base and o.base not in regs_given:
+            if o.base and o.base != "rip" and o.base not in regs_given:  # RIP is where the instruction is
                 regs[o.base] = DATA_ADDR
             if o.index and o.index not in regs_given:
                 regs[o.index] = int(rng.integers(0, 4))
@@ -58,7 +58,8 @@ def _scalar_values(ins, rng, regs_given: dict) -> tuple[dict, list]:
     regs.update(regs_given)
     for o in ins.operands:
         if isinstance(o, Mem) and ins.form.mnemonic != "lea":
-            ea = o.disp + (regs.get(o.base, 0) if o.base else 0) + (regs.get(o.index, 0) * o.scale if o.index else 0)
+            base = ins.address + ins.size if o.base == "rip" else regs.get(o.base, 0) if o.base else 0
+            ea = o.disp + base + (regs.get(o.index, 0) * o.scale if o.index else 0)
             ea %= 1 << 64
             low = ea & ~63
             memory.append((low, rng.integers(0, 256, 128, dtype=np.uint8).tobytes(), True))

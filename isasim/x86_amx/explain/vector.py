@@ -45,9 +45,10 @@ def explain_vector(ins: Instruction, form, settings: Settings) -> Explanation:
             regs[GPR64[GPR_VIEWS[o.name].number]] = int(rng.integers(0, 1 << 62))
         elif isinstance(o, Mem):
             for r in (o.base, o.index):
-                if r:
+                if r and r != "rip":  # RIP is where the instruction is: the data goes where it points
                     regs[r] = DATA_ADDR + 0x100 if r == o.base else 0
-            memory.append((DATA_ADDR, rng.integers(0, 256, 0x400, dtype=np.uint8).tobytes(), True))
+            data = DATA_ADDR if o.base != "rip" else (ins.address + ins.size + o.disp - 0x100) & ~63
+            memory.append((data, rng.integers(0, 256, 0x400, dtype=np.uint8).tobytes(), True))
     if form.mnemonic == "vzeroupper":
         regs.update({f"zmm{n}": int.from_bytes(rng.bytes(64), "little") for n in (0, 1, 15, 16)})
     run = run_after_setup(ins, [], cpu=cpu, regs=regs, memory=memory[:1], max_steps=settings.max_steps)
