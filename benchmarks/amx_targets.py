@@ -9,10 +9,17 @@
 * bf16 microkernel, 8 blocks x K=256 (``kernels.bf16_microkernel(8, 256)``): within 20x of numpy;
 * the seed block (examples/x86_amx/int8_block.s with its trace's init): a new Machine, assembling the text
   and running it, within 50 us (printed beside numpy's time for the block's own 16x64 by 64x16 product,
-  and split into build, assemble and load + run, since the assembler is a large part);
-* the AMX fuzzer's simulator side: drawing cases (the hypothesis strategy ``amx_cases``), turning each into
-  its program text and initial state, assembling and running it on the simulator: at least 2,000 programs
-  per second on one core (silicon is not involved).
+  and split into build, assemble and load + run, since the assembler is a large part).  Assembling is
+  timed twice: warm, the same text every time (what the target times: a memo of statements helps it),
+  and cold, the block with a new label and a new displacement or immediate in each of its five
+  statements that have one, every time, so that no memo of texts helps and one of statements helps
+  only the four without (tilezero, tdpbusd, tilerelease, ret);
+* the AMX fuzzer's simulator side: drawing cases (``fuzz_amx.AmxCaseDrawer``, numpy; the hypothesis
+  strategy ``amx_cases`` that ``isasim fuzz`` draws from costs far more per case and is timed on a few
+  cases beside it), turning each into its program text and initial state, assembling and running it on
+  the simulator: at least 2,000 programs per second on one core (silicon is not involved), split into
+  those four parts (running: a new Machine, load_init, run) with the instructions a program runs (most
+  programs fault before their end, as the fuzzer means them to).
 
 For the two kernels each round times the simulator and then numpy back to back and the ratio is the
 median of the rounds' ratios: this machine's speed drifts (a shared virtual machine), and a slow spell
@@ -28,6 +35,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # o
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import itertools  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
@@ -45,12 +53,15 @@ from isasim.core.isa import get_isa  # noqa: E402
 from isasim.core.machine import Machine  # noqa: E402
 from isasim.core.trace import read_trace  # noqa: E402
 from isasim.x86_amx import kernels  # noqa: E402
-from isasim.x86_amx.fuzz_amx import amx_cases  # noqa: E402
+from isasim.x86_amx.fuzz_amx import AmxCaseDrawer, amx_cases  # noqa: E402
 
 KERNEL_TARGETS = {"int8_microkernel": 5.0, "bf16_microkernel": 20.0}  # at most this many times numpy's time
 BLOCK_TARGET_US = 50.0
 FUZZ_TARGET_PER_S = 2000.0
 BLOCK = ROOT / "examples" / "x86_amx" / "int8_block"
+COLD_TEXTS = 3000  # fresh block texts made per round of the cold assemble (what 20 ms holds at 7 us each)
+_COLD_NUMBERS = itertools.count()  # never the same text twice in a run
+FUZZ_PARTS = ("draw", "text_init", "assemble", "run")
 
 
 def machine_info() -> dict:
@@ -115,6 +126,17 @@ def kernel_rows(quick: bool, rounds: int) -> list[dict]:
     return rows
 
 
+def cold_block_text(number: int) -> str:
+    """The seed block as a new text: a new label, and a new displacement or immediate in each of the five
+    statements that have one (disp32 throughout, so that each encodes alike); tilezero, tdpbusd, tilerelease
+    and ret have none and are the same every time."""
+    disp = 0x1000 + number
+    return "\n".join((f"amx_block_{number}:", f"ldtilecfg [rcx+{disp:#x}]", f"mov r8, {disp:#x}",
+                      "tilezero tmm0", f"tileloadd tmm1, [rdi+r8*1+{disp:#x}]",
+                      f"tileloadd tmm2, [rsi+r8*1+{disp:#x}]", "tdpbusd tmm0, tmm1, tmm2",
+                      f"tilestored [rdx+r8*1+{disp:#x}], tmm0", "tilerelease", "ret"))
+
+
 def block_row(rounds: int) -> dict:
     """The seed block: Machine build + assemble + run, median of many, and its parts."""
     text = BLOCK.with_suffix(".s").read_text()
@@ -133,6 +155,11 @@ def block_row(rounds: int) -> dict:
     def assemble():
         Machine("x86_amx").assemble(text)
 
+    fresh_texts: list[str] = []
+
+    def assemble_cold():  # a text made while timing only if the ones made before run out
+        Machine("x86_amx").assemble(fresh_texts.pop() if fresh_texts else cold_block_text(next(_COLD_NUMBERS)))
+
     def load_run():
         machine = Machine("x86_amx")
         machine.load_init(program, init)
@@ -140,10 +167,11 @@ def block_row(rounds: int) -> dict:
 
     rng = np.random.default_rng(0)
     a, b = rng.integers(0, 256, (16, 64)).astype(np.float64), rng.integers(-128, 128, (64, 16)).astype(np.float64)
-    parts = {name: [] for name in ("whole", "build", "assemble", "load_run", "numpy")}
+    parts = {name: [] for name in ("whole", "build", "assemble", "assemble_cold", "load_run", "numpy")}
     for _ in range(max(rounds, 3)):  # interleaved, so that drift touches every part alike
-        for name, fn in (("whole", whole), ("build", build), ("assemble", assemble), ("load_run", load_run),
-                         ("numpy", lambda: a @ b)):
+        fresh_texts[:] = [cold_block_text(next(_COLD_NUMBERS)) for _ in range(COLD_TEXTS)]  # made before timing
+        for name, fn in (("whole", whole), ("build", build), ("assemble", assemble),
+                         ("assemble_cold", assemble_cold), ("load_run", load_run), ("numpy", lambda: a @ b)):
             parts[name].append(_seconds(fn, at_least=0.02))
     us = {name: statistics.median(times) * 1e6 for name, times in parts.items()}
     return {"target": "int8_block (build + assemble + run)", "us": us["whole"], "parts_us": us,
@@ -152,24 +180,41 @@ def block_row(rounds: int) -> dict:
 
 
 def fuzz_row(quick: bool, rounds: int) -> dict:
-    """AMX programs per second on the simulator: draw, program text + init, assemble, run."""
+    """AMX programs per second on the simulator: draw (numpy), program text + init, assemble, run; each
+    round a new seed, so that no buffer or case of an earlier round is remembered."""
     isa = get_isa("x86_amx")
-    n = 20 if quick else 300
-    rates, shares = [], []
+    n = 20 if quick else 1000  # enough that a round's pool of data buffers is a small share (see fuzz_amx)
+    rates, shares, steps = [], [], 0
     for r in range(max(1, rounds // 2)):
+        spent = dict.fromkeys(FUZZ_PARTS, 0.0)
         start = time.perf_counter()
-        cases = draw_cases(amx_cases(), n, seed=r)
-        drawn = time.perf_counter()
+        cases = AmxCaseDrawer(seed=1000 + r).draw(n)
+        spent["draw"] = time.perf_counter() - start
         for case in cases:
+            t0 = time.perf_counter()
             text, init = case.standalone()
+            t1 = time.perf_counter()
+            program = isa.assemble(text)
+            t2 = time.perf_counter()
             machine = Machine("x86_amx")
-            machine.load_init(isa.assemble(text), init)
-            machine.run(100_000)
-        done = time.perf_counter()
-        rates.append(len(cases) / (done - start))
-        shares.append((drawn - start) / (done - start))
+            machine.load_init(program, init)
+            steps += machine.run(100_000).steps
+            t3 = time.perf_counter()
+            spent["text_init"] += t1 - t0
+            spent["assemble"] += t2 - t1
+            spent["run"] += t3 - t2
+        total = time.perf_counter() - start
+        rates.append(n / total)
+        shares.append({part: seconds / total for part, seconds in spent.items()})
+    hypothesis_cases = 3 if quick else 30
+    start = time.perf_counter()
+    draw_cases(amx_cases(), hypothesis_cases, seed=0)
+    hypothesis_ms = (time.perf_counter() - start) / hypothesis_cases * 1e3
+    middle = sorted(range(len(rates)), key=rates.__getitem__)[len(rates) // 2]  # the median round's split
     return {"target": "amx fuzz (simulator side)", "programs_per_s": statistics.median(rates),
-            "draw_share": statistics.median(shares), "limit_per_s": FUZZ_TARGET_PER_S}
+            "shares": shares[middle], "draw_share": shares[middle]["draw"],
+            "instructions_per_program": steps / (n * len(rates)),
+            "hypothesis_draw_ms": hypothesis_ms, "limit_per_s": FUZZ_TARGET_PER_S}
 
 
 def measure(quick: bool, rounds: int) -> dict:
@@ -191,12 +236,17 @@ def report(results: dict) -> list[str]:
     lines.append(f"  {block['target']:<40}{block['us']:>9.1f} us{parts['numpy']:>9.2f} us"
                  f"{block['ratio_to_numpy']:>8.0f}x  <= {block['limit_us']:g} us: {met} "
                  f"({block['us'] / block['limit_us']:.1f}x the target; build {parts['build']:.1f} us, "
-                 f"assemble {parts['assemble']:.1f} us, load + run {parts['load_run']:.1f} us)")
+                 f"assemble {parts['assemble']:.1f} us warm (the same text each time), "
+                 f"{parts['assemble_cold']:.1f} us cold (a new text each time), load + run {parts['load_run']:.1f} us)")
     fuzz = results["fuzz"]
+    shares = fuzz["shares"]
     met = "met" if fuzz["programs_per_s"] >= fuzz["limit_per_s"] else "NOT met"
     lines.append(f"  {fuzz['target']:<40}{fuzz['programs_per_s']:>7.0f} prog/s{'':>12}"
                  f"{fuzz['limit_per_s'] / fuzz['programs_per_s']:>8.1f}x  >= {fuzz['limit_per_s']:g} /s: {met} "
-                 f"(drawing the cases is {fuzz['draw_share']:.0%} of it)")
+                 f"({fuzz['instructions_per_program']:.1f} instructions run a program; of the time: drawing "
+                 f"{shares['draw']:.0%}, text + init {shares['text_init']:.0%}, assembling {shares['assemble']:.0%}, "
+                 f"running {shares['run']:.0%}; hypothesis's amx_cases takes {fuzz['hypothesis_draw_ms']:.1f} ms "
+                 f"to draw one)")
     return lines
 
 
