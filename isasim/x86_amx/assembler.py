@@ -37,7 +37,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..core.errors import AssemblyError, DecodeError, IsasimError
 from ..core.program import Instruction, Program
@@ -341,10 +341,14 @@ class ExpressionParser:
 
 
 class _BoundedMemo(dict):
-    """A dict that forgets its oldest entry beyond _MEMO_LIMIT, so a long fuzzing run cannot grow it forever."""
+    """A dict that forgets its oldest entry beyond its limit, so a long fuzzing run cannot grow it forever."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit = limit
 
     def put(self, key, value) -> None:
-        if len(self) >= _MEMO_LIMIT:
+        if len(self) >= self.limit:
             self.pop(next(iter(self), None), None)  # pop, not del: another thread may have taken it
         self[key] = value
 
@@ -355,10 +359,10 @@ class _BoundedMemo(dict):
 # them would let a few huge expressions hold megabytes.
 _MEMO_LIMIT = 4096
 _MEMO_TEXT_LIMIT = 512
-_LINE_MEMO = _BoundedMemo()  # raw line -> its statements, as _read_line gives them
+_LINE_MEMO = _BoundedMemo(_MEMO_LIMIT)  # raw line -> its statements, as _read_line gives them
 
 
-@dataclass
+@dataclass(slots=True)  # slotted: a kernel has thousands
 class Statement:
     line: int
     labels: list[str]
@@ -367,9 +371,10 @@ class Statement:
     operands: tuple = ()
     encoding: bytes = b""
     long_branch: bool = False
-    extra: dict = field(default_factory=dict)
     branch: bool = False  # a jmp/jcc whose size relaxation decides
+    long_size: int = 0  # a branch's size in its rel32 form
     size: int = 0  # bytes in the current layout
+    address: int = 0  # where the final layout puts it
     prepared: "_Prepared | None" = None  # this statement's entry in _STATEMENT_MEMO, if it may have one
 
 
@@ -385,7 +390,13 @@ class _Prepared:
         self.instruction: tuple | None = None  # (form, operands, text, invalid, extra) of the decoding
 
 
-_STATEMENT_MEMO = _BoundedMemo()  # (mnemonic, operand text) -> _Prepared
+_STATEMENT_MEMO = _BoundedMemo(_MEMO_LIMIT)
+# A whole program assembled before (its text, base and relaxation_rounds, all it depends on) is
+# built again from what its instructions were: a test or a benchmark assembles one text many times.
+# Fewer and shorter texts than for statements, as each entry holds a whole program.
+_PROGRAM_MEMO_LIMIT = 256
+_PROGRAM_TEXT_LIMIT = 16384
+_PROGRAM_MEMO = _BoundedMemo(_PROGRAM_MEMO_LIMIT)  # (text, base, relaxation_rounds) -> (instructions, labels)  # (mnemonic, operand text) -> _Prepared
 
 
 def _read_line(raw: str) -> tuple[tuple[tuple[str, ...], str | None, str], ...]:
@@ -510,6 +521,22 @@ def _has_operator_outside_parentheses(tokens: list[_Token], operators: set[str])
     return False
 
 
+_SIZE_PTR = re.compile(rf"^(byte|word|dword|qword|xmmword|ymmword|zmmword)[{_BLANKS}]+ptr[{_BLANKS}]+(.*)$",
+                       re.DOTALL)
+# An operand that is a general-purpose or tile register's name (lower case; vector registers are
+# operands of vector mnemonics only, so they take the general path).
+_PLAIN_REGISTERS = {name: Reg(name) for name in (*GPR_VIEWS, *TILE_REGISTERS)}
+# A number without a symbol or an operator but a leading minus, short enough that no 64-bit
+# wrapping can happen (lower case, octal left out: the general reading takes 017 as octal).
+_PLAIN_IMMEDIATE = re.compile(r"-?(?:0x[0-9a-f]{1,15}|[1-9][0-9]{0,17}|0)")
+# [base], [base+index], [base+index*scale], each optionally +/- a short number (lower case).
+_PLAIN_ADDRESS = re.compile(
+    rf"\[[{_BLANKS}]*([a-z][a-z0-9]*)[{_BLANKS}]*"
+    rf"(?:\+[{_BLANKS}]*([a-z][a-z0-9]*)[{_BLANKS}]*(?:\*[{_BLANKS}]*([1248])[{_BLANKS}]*)?)?"
+    rf"(?:([-+])[{_BLANKS}]*(0x[0-9a-f]{{1,8}}|[1-9][0-9]{{0,9}}|0)[{_BLANKS}]*)?\]")
+_GPR64_NAMES = frozenset(name for name, view in GPR_VIEWS.items() if view.bits == 64)
+
+
 class Assembler:
     relaxation_rounds: int | None = None  # None: enough for any program (tests lower it to see the refusal)
 
@@ -524,6 +551,7 @@ class Assembler:
         # Set when parsing an operand consults self.constants or self.label_names: the statement's
         # result then depends on the program around it and must not go into _STATEMENT_MEMO.
         self.uses_symbols = False
+        self.data_bytes = False  # whether a directive put bytes in the code (.byte)
 
     # ---- operand parsing ------------------------------------------------------
     def value(self, text: str) -> int:
@@ -594,14 +622,27 @@ class Assembler:
     def parse_operand(self, text: str, mnemonic: str):
         text = _strip_blanks(text)
         low = ascii_lower(text)
+        # The shapes nearly every operand has, read without the expression machinery: exactly
+        # what the general reading below gives them, which anything else goes on to.
+        register = _PLAIN_REGISTERS.get(low)
+        if register is not None:
+            return register
+        if _PLAIN_IMMEDIATE.fullmatch(low):
+            return Imm(int(low, 0))
         size = None
-        m = re.match(rf"^(byte|word|dword|qword|xmmword|ymmword|zmmword)[{_BLANKS}]+ptr[{_BLANKS}]+(.*)$", low,
-                     re.DOTALL)
+        m = _SIZE_PTR.match(low)
         if m:
             size = _SIZE_WORDS[m.group(1)]
             low = m.group(2)
             text = text[len(text) - len(low):]
-        if "[" in _QUOTED_CHARACTER.sub("", low):  # '[ is a number, not an address
+        m = _PLAIN_ADDRESS.fullmatch(low)
+        if m:
+            base, index, scale, sign, disp = m.groups()
+            if base in _GPR64_NAMES and (index is None or index in _GPR64_NAMES):
+                disp_value = 0 if disp is None else int(disp, 0)
+                return Mem(base=base, index=index, scale=int(scale or 1), size=size,
+                           disp=-disp_value if sign == "-" else disp_value)
+        if "[" in (_QUOTED_CHARACTER.sub("", low) if "'" in low else low):  # '[ is a number, not an address
             return self.parse_memory(text, size)
         if low.startswith("ds:"):  # an absolute address, as objdump prints one
             return Mem(disp=self.value(text[3:]), size=size)
@@ -700,6 +741,7 @@ class Assembler:
         if st.mnemonic.startswith("."):
             st.encoding = self.directive(st)
             st.size = len(st.encoding)
+            self.data_bytes = self.data_bytes or bool(st.encoding)
             return
         # A statement's operands and bytes depend on its text alone unless an operand names a symbol
         # (a .set constant or a label) or it is a branch (whose bytes depend on the layout); such
@@ -720,7 +762,7 @@ class Assembler:
             # The rel32 form's length, found by encoding it once (5 for jmp, 6 for jcc).
             _f, _o, long_code = scalar.encode(st.mnemonic, probe, self.base, long_branch=True)
             st.branch = True
-            st.extra["long_size"] = len(long_code)
+            st.long_size = len(long_code)
             st.size = 2  # every branch starts short, as GNU as starts its frags
             return
         key = (st.mnemonic, st.operands)
@@ -753,22 +795,34 @@ class Assembler:
                     continue
                 target = self._branch_target(st, labels)
                 if not -128 <= target.address - (addresses[i] + 2) <= 127:
-                    st.long_branch, st.size, grew = True, st.extra["long_size"], True
+                    st.long_branch, st.size, grew = True, st.long_size, True
                     sizes[i] = st.size
             if not grew:
                 for st, address in zip(statements, addresses):
-                    st.extra["address"] = address
+                    st.address = address
                 return labels
         raise AssemblyError(f"branch relaxation did not reach a fixed point in {rounds} rounds")
 
     def assemble(self) -> Program:
+        key = (self.text, self.base, self.relaxation_rounds)
+        known = _PROGRAM_MEMO.get(key)
+        if known is not None:
+            instructions, labels = known
+            return Program("x86_amx", self.base, [
+                Instruction(form, operands, address, encoding, text, line, 0, invalid, dict(extra))
+                for form, operands, address, encoding, text, line, invalid, extra in instructions],
+                dict(labels), self.source)
         try:
-            return self._assemble()
+            program = self._assemble()
         except IsasimError as error:
             # A NUL or escape byte from the source must not vanish from (or act in) the message.
             error.message = printable(error.message)
             error.args = (error.message,)
             raise
+        if len(self.text) <= _PROGRAM_TEXT_LIMIT:
+            _PROGRAM_MEMO.put(key, (tuple((i.form, i.operands, i.address, i.encoding, i.text, i.line, i.invalid,
+                                           dict(i.extra)) for i in program.instructions), dict(program.labels)))
+        return program
 
     def _assemble(self) -> Program:
         statements = self.statements()
@@ -791,7 +845,7 @@ class Assembler:
         for st in statements:
             if not st.branch:
                 continue
-            address = st.extra["address"]
+            address = st.address
             try:
                 _f, _o, code = scalar.encode(st.mnemonic, (self._branch_target(st, self.labels),), address,
                                              long_branch=st.long_branch)
@@ -812,13 +866,14 @@ class Assembler:
         run of bytes, as is one whose statement does not decode to exactly its own bytes (then the
         error message shows the bytes that follow, as decoding the whole code does).  A statement
         from _STATEMENT_MEMO whose decoding does not depend on its address is decoded once."""
-        if any(st.encoding and st.mnemonic.startswith(".") for st in statements):
+        if self.data_bytes:
             return self.decode_code(statements)
         instructions = []
+        decoded = []  # those decoded here, not from _STATEMENT_MEMO: the only ones that can name a label
         for st in statements:
             if not st.encoding:
                 continue
-            address = st.extra["address"]
+            address = st.address
             prepared = st.prepared
             known = prepared.instruction if prepared is not None else None
             if known is not None:
@@ -836,14 +891,15 @@ class Assembler:
             if prepared is not None and _address_independent(ins):
                 prepared.instruction = (ins.form, ins.operands, ins.text, ins.invalid, dict(ins.extra))
             instructions.append(ins)
+            decoded.append(ins)
         program = Program("x86_amx", self.base, instructions, dict(self.labels), self.source)
-        attach_labels(program)
+        attach_labels(program, decoded)
         return program
 
     def decode_code(self, statements: list[Statement]) -> Program:
         """Decode the assembled bytes as one run of code: the program is exactly what the bytes say."""
         code = b"".join(st.encoding for st in statements)
-        starts = [(st.extra["address"], st.line) for st in statements if st.encoding]
+        starts = [(st.address, st.line) for st in statements if st.encoding]
         instructions = []
         pos = 0
         while pos < len(code):
@@ -868,12 +924,13 @@ def _address_independent(instruction: Instruction) -> bool:
     return not any(isinstance(o, Target) or (isinstance(o, Mem) and o.base == "rip") for o in instruction.operands)
 
 
-def attach_labels(program: Program) -> None:
-    """Name branch targets by their labels, and re-render the text."""
+def attach_labels(program: Program, instructions: list[Instruction] | None = None) -> None:
+    """Name branch targets by their labels, and re-render the text (of ``instructions`` of the program's
+    only, if given: those that may have a branch target)."""
     names = {}
     for name, address in program.labels.items():
         names.setdefault(address, name)
-    for ins in program.instructions:
+    for ins in program.instructions if instructions is None else instructions:
         if any(isinstance(o, Target) for o in ins.operands):
             ins.operands = tuple(Target(o.address, names.get(o.address)) if isinstance(o, Target) else o
                                  for o in ins.operands)

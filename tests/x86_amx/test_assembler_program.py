@@ -29,6 +29,8 @@ from isasim.core.program import Program
 from isasim.x86_amx import amx, assembler, kernels
 from isasim.x86_amx.assembler import Assembler, assemble, attach_labels
 from isasim.x86_amx.decoder import disassemble
+from isasim.x86_amx.operands import Imm
+from isasim.x86_amx.registers import GPR64
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "x86_amx").glob("*.s"))
 BASE = 0x1000
@@ -37,6 +39,7 @@ BASE = 0x1000
 def forget() -> None:
     assembler._LINE_MEMO.clear()
     assembler._STATEMENT_MEMO.clear()
+    assembler._PROGRAM_MEMO.clear()
 
 
 def operand_fields(operand) -> tuple:
@@ -51,9 +54,12 @@ def instruction_fields(ins, line: bool = True) -> tuple:
 
 def whole_code_program(text: str) -> Program:
     """The program as the assembler used to build it: its whole code decoded as one run of bytes."""
+    forget()
     machine = Assembler(text, "<test>", BASE)
     machine.decode = machine.decode_code
-    return machine.assemble()
+    program = machine.assemble()
+    forget()
+    return program
 
 
 def disassembled(program: Program) -> Program:
@@ -65,20 +71,23 @@ def disassembled(program: Program) -> Program:
 
 
 def check(text: str) -> None:
-    forget()
-    cold = assemble(text, "<test>", BASE)
-    warm = assemble(text, "<test>", BASE)
     reference = whole_code_program(text)
+    cold = assemble(text, "<test>", BASE)  # nothing remembered
+    assembler._PROGRAM_MEMO.clear()
+    warm = assemble(text, "<test>", BASE)  # every line and statement remembered
+    again = assemble(text, "<test>", BASE)  # the whole program remembered
     decoded = disassembled(cold)
-    assert len(cold.instructions) == len(reference.instructions) == len(decoded.instructions)
-    for ins, again, ref, dec in zip(cold.instructions, warm.instructions, reference.instructions,
-                                    decoded.instructions):
-        assert instruction_fields(ins) == instruction_fields(ref), ref.text
-        assert instruction_fields(again) == instruction_fields(ref), ref.text
-        assert instruction_fields(ins, line=False) == instruction_fields(dec, line=False), dec.text
-        assert ins is not again and ins.extra is not again.extra  # a program's instructions are its own
-    assert cold.labels == warm.labels == reference.labels
-    assert cold.code == warm.code == reference.code
+    programs = (cold, warm, again)
+    assert len(decoded.instructions) == len(reference.instructions)
+    for program in programs:
+        assert len(program.instructions) == len(reference.instructions)
+        assert program.labels == reference.labels and program.code == reference.code
+        for ins, ref, dec in zip(program.instructions, reference.instructions, decoded.instructions):
+            assert instruction_fields(ins) == instruction_fields(ref), ref.text
+            assert instruction_fields(ins, line=False) == instruction_fields(dec, line=False), dec.text
+    for ins, ins_warm, ins_again in zip(*(p.instructions for p in programs)):  # each program's are its own
+        assert len({id(ins), id(ins_warm), id(ins_again)}) == len({id(ins.extra), id(ins_warm.extra),
+                                                                   id(ins_again.extra)}) == 3
 
 
 AMX_LINES = [line for form in amx.FORMS for line in lines_for(form)]
@@ -160,4 +169,55 @@ def test_the_memos_stay_bounded():
         assemble(f"mov rax, {n}")
     assert len(assembler._LINE_MEMO) <= assembler._MEMO_LIMIT
     assert len(assembler._STATEMENT_MEMO) <= assembler._MEMO_LIMIT
+    assert len(assembler._PROGRAM_MEMO) <= assembler._PROGRAM_MEMO_LIMIT
     assert assemble("mov rax, 1").code == assemble("mov rax, 1\n").code  # the oldest went, still right
+
+
+def _general_reading(text: str):
+    """An operand as the expression machinery reads it (the reading the GNU as differential tests check)."""
+    reader = Assembler("", "<test>", BASE)
+    low = text.lower()
+    for word, size in (("qword ptr ", 8), ("dword ptr ", 4), ("byte ptr ", 1), ("zmmword ptr ", 64)):
+        if low.startswith(word):
+            return reader.parse_memory(text[len(word):], size)
+    if "[" in text:
+        return reader.parse_memory(text, None)
+    return Imm(reader.value(text))
+
+
+def plain_operands(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        roll = rng.random()
+        number = rng.choice([0, 1, 7, 0x7F, 0x80, 0xFFFFFFFF, 2**31, 99999999, 2**60, rng.randrange(2**32)])
+        spelled = rng.choice([str(number), hex(number), hex(number).upper().replace("0X", "0x")])
+        if roll < 0.3:
+            out.append(rng.choice(["", "-"]) + spelled)
+            continue
+        blank = rng.choice(["", " ", "\t"])
+        parts = [rng.choice(GPR64 + ("RDI", "R8"))]
+        if rng.random() < 0.7:
+            index = rng.choice(GPR64)
+            parts.append(f"{blank}+{blank}{index}" + (f"{blank}*{blank}{rng.choice('1248')}" if rng.random() < 0.7
+                                                          else ""))
+        if rng.random() < 0.6:
+            parts.append(f"{blank}{rng.choice('+-')}{blank}{spelled}")
+        address = f"[{blank}{''.join(parts)}{blank}]"
+        out.append(rng.choice(["", "QWORD PTR ", "dword ptr ", "ZMMWORD PTR "]) + address)
+    return out
+
+
+@pytest.mark.parametrize("text", ["5", "-5", "0", "0x10", "-0x80000000", "0xffffffffffffffff", "017", "1f",
+                                  "[rdi]", "[rdi+r8*1]", "[rdi+r8]", "[RSI+R8*4-0x10]", "[ rbp + 8 ]",
+                                  "[r13+rsp*2]", "[rdi+0x7fffffff]", "[rdi-0x80000000]", "[rdi+0x80000000]",
+                                  "QWORD PTR [rsp+rax*8+0x100]", *plain_operands(15, 400)])
+def test_plain_operands_read_as_the_general_reading_does(text):
+    def outcome(read):
+        try:
+            return operand_fields(read())
+        except AssemblyError as error:
+            return error.message
+
+    assert outcome(lambda: Assembler("", "<test>", BASE).parse_operand(text, "mov")) == \
+        outcome(lambda: _general_reading(text))
