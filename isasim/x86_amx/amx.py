@@ -154,7 +154,8 @@ class AmxForm:
             semantics(cpu, *args)
             return next_address
 
-        return execute
+        fast = _PLAIN_RUN_PATHS.get(semantics)
+        return execute if fast is None else (fast(cpu, execute, next_address, *args) or execute)
 
 
 FORMS = FormTable()  # every AMX form, by id (see core.program.FormTable)
@@ -320,6 +321,9 @@ def ldtilecfg(cpu: X86Context, m512: Mem) -> None:
     cpu.state.zero_all_tiles()
 
 
+_RESERVED_BITS = sum(0xFF << (8 * offset) for offset in TILECFG_RESERVED)  # of the image read as one number
+
+
 def checked_tilecfg(image: bytes, model) -> TileConfig:
     """The configuration LDTILECFG loads from ``image``, or the #GP it raises (also used to seed a
     trace's ``init.arrays.tilecfg``, which must be a configuration LDTILECFG would accept)."""
@@ -328,7 +332,7 @@ def checked_tilecfg(image: bytes, model) -> TileConfig:
         return TileConfig()
     if palette > model.max_palette:
         raise GP(f"ldtilecfg: palette {palette} is not supported (max_palette is {model.max_palette})")
-    for offset in TILECFG_RESERVED:
+    for offset in TILECFG_RESERVED if int.from_bytes(image, "little") & _RESERVED_BITS else ():
         if image[offset]:
             raise GP(f"ldtilecfg: reserved byte {offset} of the configuration is {image[offset]:#04x}, not 0")
     config = TileConfig.from_bytes(image)
@@ -575,6 +579,11 @@ class WaitingProducts:
     def apply(self, C: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    @classmethod
+    def apply_all(cls, batches: list["WaitingProducts"], Cs: list[np.ndarray]) -> list[np.ndarray]:
+        """``apply`` of each batch (all of this type and one shape) to its C; a subclass may do them together."""
+        return [batch.apply(C) for batch, C in zip(batches, Cs)]
+
 
 class DwordDotProducts(WaitingProducts):
     """Integer TMUL products: P[m][n] = sum over k < K, i < 4 of A[m].byte[4k+i] * B[k].byte[4n+i],
@@ -703,53 +712,81 @@ class PairDotProducts(WaitingProducts):
             C = tmul_numerics.tmul_add32(C, T)
         return C
 
+    @classmethod
+    def apply_all(cls, batches: list["PairDotProducts"], Cs: list[np.ndarray]) -> list[np.ndarray]:
+        """``apply`` of each batch to its C: when the batches' proof of exactness holds for all of them
+        together (one proof and one stacked matrix product instead of one per accumulator), at once."""
+        if len(batches) > 1:
+            totals = exact_totals(batches, Cs)
+            if totals is not None:
+                return totals
+        return [batch.apply(C) for batch, C in zip(batches, Cs)]
+
     def exact_total(self, C: np.ndarray) -> np.ndarray | None:
         """What ``apply`` returns, by one exact float64 matrix product, when no step of any product can
-        round; None when that is not certain (the lane-by-lane fold then runs).
+        round; None when that is not certain (the lane-by-lane fold then runs).  See exact_totals."""
+        totals = exact_totals([self], [C])
+        return None if totals is None else totals[0]
 
-        Why it is exact.  Every value here is finite and normal or zero (checked: no inf, NaN or denormal
-        among C and the widened inputs, so DAZ changes nothing).  Let q be the exponent of the lowest set
-        bit over the non-zero C and the products a*b (the lowest bits of a and of b added).  Every lane
-        value E, O, T and every partial C is then a sum of such terms: a multiple of 2**q, and in
-        magnitude at most S = max|C| + count * 2K * max|a| * max|b|.  With S < 2**(q+24) each of them
-        has at most 24 significant bits, so every FMA32 and ADD32 is exact (no rounding), and with
-        q >= -126 and q + 24 <= 127 none is tiny or overflows: the final C is the exact real sum
-        C + sum of all a*b, in any order.  float64 holds every partial sum of the matrix product exactly
-        (multiples of 2**q below 2**(q+24)), so BLAS's order does not matter either.  Zeros: E and O
-        start as +0 and ADD32/FMA32 give -0 only from two -0 addends, so a zero E, O or T is +0, and a
-        zero C after an addition of T is +0 too: every zero result is +0."""
-        kinds = set(self.kinds)
-        if len(kinds) != 1:
+
+def exact_totals(batches: list[PairDotProducts], Cs: list[np.ndarray]) -> list[np.ndarray] | None:
+    """What ``apply`` returns for each batch (all of one shape) and its C, by one exact float64 matrix
+    product per batch (stacked: one numpy call for all), when no step of any product of any batch can
+    round; None when that is not certain for all of them.
+
+    Why it is exact.  Every value here is finite and normal or zero (checked: no inf, NaN or denormal
+    among the Cs and the widened inputs, so DAZ changes nothing).  Let q be the exponent of the lowest set
+    bit over the non-zero Cs and the products a*b (the lowest bits of a and of b added), over every batch.
+    Every lane value E, O, T and every partial C of any batch is then a sum of such terms: a multiple of
+    2**q, and in magnitude at most S = max|C| + count * 2K * max|a| * max|b| (maxima over every batch).
+    With S < 2**(q+24) each of them has at most 24 significant bits, so every FMA32 and ADD32 is exact (no
+    rounding), and with q >= -126 and q + 24 <= 127 none is tiny or overflows: each final C is the exact
+    real sum C + sum of its batch's a*b, in any order.  float64 holds every partial sum of the matrix
+    product exactly (multiples of 2**q below 2**(q+24)), so BLAS's order does not matter either.  (A
+    bound over several batches is at least each one's own: what holds for all holds for each.)  Zeros: E
+    and O start as +0 and ADD32/FMA32 give -0 only from two -0 addends, so a zero E, O or T is +0, and a
+    zero C after an addition of T is +0 too: every zero result is +0 -- also in a batch whose own
+    products are all zero, which adds +0 to each C."""
+    kinds = {kind for batch in batches for kind in batch.kinds}
+    counts = {len(batch.kinds) for batch in batches}
+    if len(kinds) != 1 or len(counts) != 1:
+        return None
+    ((K, widen),) = kinds
+    (count,) = counts
+    M, N = batches[0].shape
+    if len(batches) == 1:  # (a view, not a copy, for the one batch a lone settle has)
+        A, B, C = batches[0].A[None, :count, :M, : 4 * K], batches[0].B[None, :count, :K, : 4 * N], Cs[0][None]
+    else:
+        A = np.stack([batch.A[:count, :M, : 4 * K] for batch in batches])
+        B = np.stack([batch.B[:count, :K, : 4 * N] for batch in batches])
+        C = np.stack(Cs)
+    A, B = A.view(np.uint16), B.view(np.uint16)  # (tiles, count, M, 2K), (tiles, count, K, 2N)
+    if widen is numerics.bf16_to_fp32:  # fp32 = bf16 << 16: the bounds straight from the 16-bit halves
+        bounds = ((A, 16), (B, 16), (C, 0))
+        A, B = (x.astype(np.uint32) << np.uint32(16) for x in (A, B))
+    else:
+        A, B = widen(A), widen(B)  # fp32 bits
+        bounds = ((A, 0), (B, 0), (C, 0))
+    lows = []
+    for x, shift in bounds:
+        low = _lowest_bit_exponent(x, shift)
+        if low is None:
             return None
-        ((K, widen),) = kinds
-        M, N = self.shape
-        count = len(self.kinds)
-        A = self.A[:count, :M, : 4 * K].view(np.uint16)  # (count, M, 2K)
-        B = self.B[:count, :K, : 4 * N].view(np.uint16)  # (count, K, 2N)
-        if widen is numerics.bf16_to_fp32:  # fp32 = bf16 << 16: the bounds straight from the 16-bit halves
-            bounds = ((A, 16), (B, 16), (C, 0))
-            A, B = (x.astype(np.uint32) << np.uint32(16) for x in (A, B))
-        else:
-            A, B = widen(A), widen(B)  # fp32 bits
-            bounds = ((A, 0), (B, 0), (C, 0))
-        lows = []
-        for x, shift in bounds:
-            low = _lowest_bit_exponent(x, shift)
-            if low is None:
-                return None
-            lows.append(low)
-        (low_a, max_a), (low_b, max_b), (low_c, max_c) = lows
-        if low_a >= _NO_BITS or low_b >= _NO_BITS:
-            return None  # every product is zero: too rare to be worth a proof of its zero signs
-        q = min(low_a + low_b, low_c)
-        bound = max_c + count * 2 * K * max_a * max_b  # exact in float64 up to rounding upwards (ample margin below)
-        if q < -126 or q + 24 > 127 or not bound < 2.0 ** (q + 24) * (1 - 2.0 ** -20):
-            return None
-        a = A.view(np.float32).reshape(count, M, 2 * K).transpose(1, 0, 2).astype(np.float64).reshape(M, -1)
-        b = (B.view(np.float32).reshape(count, K, N, 2).transpose(0, 1, 3, 2).astype(np.float64)
-             .reshape(count * 2 * K, N))
-        total = C.view(np.float32).astype(np.float64) + a @ b
-        return np.where(total == 0, np.uint32(0), total.astype(np.float32).view(np.uint32))
+        lows.append(low)
+    (low_a, max_a), (low_b, max_b), (low_c, max_c) = lows
+    if low_a >= _NO_BITS or low_b >= _NO_BITS:
+        return None  # every product is zero: too rare to be worth a proof of its zero signs
+    q = min(low_a + low_b, low_c)
+    bound = max_c + count * 2 * K * max_a * max_b  # exact in float64 up to rounding upwards (ample margin below)
+    if q < -126 or q + 24 > 127 or not bound < 2.0 ** (q + 24) * (1 - 2.0 ** -20):
+        return None
+    tiles = len(batches)
+    a = (A.view(np.float32).reshape(tiles, count, M, 2 * K).transpose(0, 2, 1, 3).astype(np.float64)
+         .reshape(tiles, M, count * 2 * K))
+    b = (B.view(np.float32).reshape(tiles, count, K, N, 2).transpose(0, 1, 2, 4, 3).astype(np.float64)
+         .reshape(tiles, count * 2 * K, N))
+    total = C.view(np.float32).astype(np.float64) + a @ b
+    return list(np.where(total == 0, np.uint32(0), total.astype(np.float32).view(np.uint32)))
 
 
 _NO_BITS = 1 << 20  # the lowest-bit exponent of an all-zero array: above any real one
@@ -828,6 +865,121 @@ def tdpfp16ps(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None:
     on Sapphire and Emerald Rapids it is #UD.
     """
     float_pair_dot_product(cpu, "tdpfp16ps", tsrcdest, tsrc1, tsrc2, numerics.fp16_to_fp32)
+
+
+# ---------------------------------------------------------------------------
+# Plain-run paths: the hot instructions of a kernel loop, bound at translation
+# ---------------------------------------------------------------------------
+#
+# While a plain run() goes (the journal off, no access noted), a kernel's tile loads and TMULs take
+# the same steps as their semantics above, with what the operands name found once at translation
+# and the Python calls between them gone: in a kernel loop the calls, not the bytes, are the cost.
+# Each path does exactly what the semantics would in its case and hands every other case (stepping,
+# a fault, a first use under a TILECFG, start_row != 0, a strided or unmapped load ...) to the
+# semantics themselves, so ``run()`` and ``step()`` still agree bit for bit.
+
+_TILE_BYTES = MAX_ROWS * BYTES_PER_ROW
+
+
+class _TileBytes:
+    """The state's tile data as one flat memoryview, made again if the state's array was replaced
+    (replace_tiles): a byte copy through a memoryview costs a third of a numpy row-block assignment."""
+
+    __slots__ = ("array", "bytes")
+
+    def __init__(self):
+        self.array = self.bytes = None
+
+    def of(self, state) -> memoryview:
+        if state._tiles is not self.array:
+            self.array, self.bytes = state._tiles, memoryview(state._tiles).cast("B")
+        return self.bytes
+
+
+def _plain_tile_load(cpu: X86Context, general: Callable[[], int], next_address: int, tdest: int, sibmem):
+    """TILELOADD / TILELOADDT1 of whole 64-byte rows back to back (tile_load's first case)."""
+    if type(sibmem) is not BoundSib or sibmem.index is None:
+        return None
+    state, memory, journal = cpu.state, cpu.memory, cpu.state.journal
+    key, tiles = ("E3", tdest), _TileBytes()
+    base, index, scale, disp = sibmem.base, sibmem.index, sibmem.scale, sibmem.disp
+    first = tdest * _TILE_BYTES
+    last = [memory._last]  # the region this instruction read last (regions are never unmapped)
+
+    def execute() -> int:
+        config = state.tilecfg
+        if journal.enabled or memory.accesses is not None or config.start_row or key not in state.checks_passed:
+            return general()
+        gpr = state.gpr
+        if ((gpr[index.number] & index.mask) >> index.shift) * scale != BYTES_PER_ROW or config.colsb[tdest] != BYTES_PER_ROW:
+            return general()
+        address = disp if base is None else disp + ((gpr[base.number] & base.mask) >> base.shift)
+        address &= _ADDRESS_MASK
+        size = config.rows[tdest] * BYTES_PER_ROW
+        region = last[0]
+        if not region.start <= address < region.end:
+            region = memory._region_at(address)
+            if region is None:
+                return general()  # (which faults)
+            last[0] = region
+        if address + size > region.end or tdest in state._deferred:
+            return general()
+        offset = address - region.start
+        flat = tiles.of(state)
+        flat[first:first + size] = region.data[offset:offset + size]
+        if size < _TILE_BYTES:
+            flat[first + size:first + _TILE_BYTES] = _ZERO_TILE[size:]
+        return next_address  # start_row is 0 already
+
+    return execute
+
+
+def _plain_tmul(batch_type: type, kind_of: Callable[[int], tuple]):
+    """A TMUL's product joining the batch waiting on its accumulator (X86AmxState.accumulate), when the
+    shapes passed under this TILECFG before, start_row is 0, and neither source has products waiting."""
+
+    def bind(cpu: X86Context, general: Callable[[], int], next_address: int, tsrcdest: int, tsrc1: int, tsrc2: int):
+        state, journal = cpu.state, cpu.state.journal
+        key, tiles, capacity = ("TMUL", tsrcdest, tsrc1, tsrc2), _TileBytes(), batch_type.CAPACITY
+        a_first, b_first = tsrc1 * _TILE_BYTES, tsrc2 * _TILE_BYTES
+        bound = [None, None, None]  # the batch last added to, and its A and B as flat memoryviews
+
+        def execute() -> int:
+            passed = state.checks_passed.get(key)
+            if passed is None or journal.enabled or state.tilecfg.start_row:
+                return general()
+            deferred = state._deferred
+            batch = deferred.get(tsrcdest)
+            if (batch is None or type(batch) is not batch_type or tsrc1 in deferred or tsrc2 in deferred
+                    or batch.shape != (passed[0], passed[2])):
+                return general()  # (a new batch, or one of another kind or shape, is accumulate's to make)
+            if batch is not bound[0]:
+                bound[:] = batch, memoryview(batch.A).cast("B"), memoryview(batch.B).cast("B")
+            kinds = batch.kinds
+            n = len(kinds)
+            flat, at = tiles.of(state), n * _TILE_BYTES
+            bound[1][at:at + _TILE_BYTES] = flat[a_first:a_first + _TILE_BYTES]
+            bound[2][at:at + _TILE_BYTES] = flat[b_first:b_first + _TILE_BYTES]
+            kinds.append(kind_of(passed[1]))
+            if n + 1 == capacity:
+                state._settle(tsrcdest)
+            return next_address
+
+        return execute
+
+    return bind
+
+
+_PLAIN_RUN_PATHS = {
+    tileloadd: _plain_tile_load,
+    tileloaddt1: _plain_tile_load,
+    tdpbssd: _plain_tmul(DwordDotProducts, lambda K: (K, True, True)),
+    tdpbsud: _plain_tmul(DwordDotProducts, lambda K: (K, True, False)),
+    tdpbusd: _plain_tmul(DwordDotProducts, lambda K: (K, False, True)),
+    tdpbuud: _plain_tmul(DwordDotProducts, lambda K: (K, False, False)),
+    tdpbf16ps: _plain_tmul(PairDotProducts, lambda K: (K, numerics.bf16_to_fp32)),
+    tdpfp16ps: _plain_tmul(PairDotProducts, lambda K: (K, numerics.fp16_to_fp32)),
+}
 
 
 # ---------------------------------------------------------------------------

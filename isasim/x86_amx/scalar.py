@@ -67,7 +67,7 @@ from ..core.errors import AssemblyError
 from ..core.program import FormTable, Instruction, syntax_id
 from .context import X86Context
 from .operands import SIZE_NAMES, Imm, Mem, Reg, Target
-from .registers import GPR64, GPR_VIEWS
+from .registers import GPR64, GPR_VIEWS, GprView
 from .state import AF, CF, OF, PF, SF, STATUS_FLAGS, ZF
 
 HALT = object()  # returned by RET's semantics: the kernel is over
@@ -133,7 +133,8 @@ class ScalarForm:
                 return next_address
             return None if target is HALT else target
 
-        return execute
+        fast = _PLAIN_RUN_PATHS.get(semantics)
+        return execute if fast is None else (fast(cpu, execute, next_address, *operands) or execute)
 
 
 FORMS = FormTable()  # every scalar form, by id (see core.program.FormTable)
@@ -200,16 +201,20 @@ _EVEN_PARITY = [bin(byte).count("1") % 2 == 0 for byte in range(256)]
 
 def result_flags(result: int, bits: int) -> int:
     """SF, ZF and PF of a ``bits``-wide result, as RFLAGS bits."""
-    return (SF if result >> (bits - 1) & 1 else 0) | (ZF if result == 0 else 0) | (PF if parity(result) else 0)
+    return (SF if result >> (bits - 1) & 1 else 0) | (ZF if result == 0 else 0) | _PF_BIT[result & 0xFF]
+
+
+_PF_BIT = [PF if even else 0 for even in _EVEN_PARITY]  # the low byte -> PF as an RFLAGS bit
 
 
 def add_flags(a: int, b: int, bits: int) -> int:
-    """The status flags of a + b: CF carry out of the top bit, OF signed overflow, AF carry out of bit 3."""
+    """The status flags of a + b: CF carry out of the top bit, OF signed overflow, AF carry out of bit 3.
+    (result_flags written out: a kernel's loop counter runs through here on every iteration.)"""
     r = (a + b) % (1 << bits)
     return ((CF if (a + b) >> bits else 0)
             | (OF if ((a ^ r) & (b ^ r)) >> (bits - 1) & 1 else 0)
             | (AF if (a ^ b ^ r) & 0x10 else 0)
-            | result_flags(r, bits))
+            | (SF if r >> (bits - 1) & 1 else 0) | (0 if r else ZF) | _PF_BIT[r & 0xFF])
 
 
 def sub_flags(a: int, b: int, bits: int) -> int:
@@ -218,7 +223,7 @@ def sub_flags(a: int, b: int, bits: int) -> int:
     return ((CF if a < b else 0)
             | (OF if ((a ^ b) & (a ^ r)) >> (bits - 1) & 1 else 0)
             | (AF if (a ^ b ^ r) & 0x10 else 0)
-            | result_flags(r, bits))
+            | (SF if r >> (bits - 1) & 1 else 0) | (0 if r else ZF) | _PF_BIT[r & 0xFF])
 
 
 def logic_flags(r: int, bits: int) -> int:
@@ -640,10 +645,14 @@ def jcc(cpu: X86Context, target: Target, *, condition: Callable[..., bool]) -> i
     return None
 
 
+_JCC_CONDITIONS: dict[Callable, Callable[..., bool]] = {}  # each Jcc's semantics -> its condition
+
+
 def _declare_jcc(cc: str, meaning: str, test: Callable[..., bool], aliases: tuple[str, ...]) -> None:
     def semantics(cpu: X86Context, target: Target) -> int | None:
         return jcc(cpu, target, condition=test)
 
+    _JCC_CONDITIONS[semantics] = test
     semantics.__name__ = f"j{cc}"
     semantics.__doc__ = (
         f"Jump to target if {meaning}, else fall through (rel8 or rel32, relative to the next instruction).\n\n"
@@ -669,6 +678,123 @@ def ret(cpu: X86Context):
     The stack is not modelled; RET stops the run (the kernel returns to its caller).
     """
     return HALT
+
+
+# ---------------------------------------------------------------------------
+# Plain-run paths: a kernel loop's scalar instructions, bound at translation
+# ---------------------------------------------------------------------------
+#
+# A kernel's loop bookkeeping (add rdi, 2048; dec r11; jnz) costs as much per instruction as a tile
+# load when every operand is looked up by name on each execution.  These paths find the register
+# views once, at translation, and do what the semantics above do for whole 64- and 32-bit registers
+# (a 32-bit write zero-extends: the register is simply replaced) while the journal is off; every
+# other case, and every recorded step, runs the semantics themselves.
+
+
+def _whole_register(operand) -> GprView | None:
+    """The view of a 64- or 32-bit GPR operand (a write replaces the whole register), else None."""
+    if isinstance(operand, Reg):
+        view = GPR_VIEWS.get(operand.name)
+        if view is not None and view.bits in (32, 64):
+            return view
+    return None
+
+
+def _source_reader(src, bits: int):
+    """(register view, None) or (None, constant) for a register or immediate source of ``bits`` bits;
+    None for any other source."""
+    if isinstance(src, Imm):
+        return None, src.value % (1 << bits)
+    if isinstance(src, Reg) and src.name in GPR_VIEWS:
+        return GPR_VIEWS[src.name], None
+    return None
+
+
+def _plain_arithmetic(flags_of: Callable[[int, int, int], int], result_of: Callable[[int, int], int] | None,
+                      written: int = STATUS_FLAGS, constant: int | None = None):
+    """ADD / SUB / CMP (``result_of`` None: flags only) of a whole register and a register or immediate;
+    with ``constant``, INC / DEC (the source is that constant, and CF is not written)."""
+
+    def bind(cpu: X86Context, general, next_address: int, dest, src=None):
+        view = _whole_register(dest)
+        if view is None:
+            return None
+        bits = view.bits
+        source = (None, constant) if constant is not None else _source_reader(src, bits)
+        if source is None:
+            return None
+        src_view, value = source
+        state, journal = cpu.state, cpu.state.journal
+        number, mask, keep = view.number, (1 << bits) - 1, ~written
+
+        def execute() -> int:
+            if journal.enabled:
+                return general()
+            gpr = state.gpr
+            a = gpr[number] & mask
+            b = value if src_view is None else (gpr[src_view.number] & src_view.mask) >> src_view.shift
+            if result_of is not None:
+                gpr[number] = result_of(a, b) & mask
+            state.rflags = state.rflags & keep | flags_of(a, b, bits) & written | 0x2  # as set_rflags: bit 1 is 1
+            return next_address
+
+        return execute
+
+    return bind
+
+
+def _plain_mov(cpu: X86Context, general, next_address: int, dest, src):
+    """MOV of a register or immediate into a whole register."""
+    view = _whole_register(dest)
+    source = _source_reader(src, view.bits) if view is not None else None
+    if source is None:
+        return None
+    src_view, value = source
+    state, journal = cpu.state, cpu.state.journal
+    number, mask = view.number, (1 << view.bits) - 1
+
+    def execute() -> int:
+        if journal.enabled:
+            return general()
+        gpr = state.gpr
+        gpr[number] = value if src_view is None else ((gpr[src_view.number] & src_view.mask) >> src_view.shift) & mask
+        return next_address
+
+    return execute
+
+
+def _plain_jcc(condition: Callable[..., bool]):
+    """Jcc: the condition of each combination of the five status flags it may test, worked out once by
+    the declared condition itself (a branch writes nothing, so this path serves stepping too)."""
+
+    def bind(cpu: X86Context, general, next_address: int, target: Target):
+        state, taken_address = cpu.state, target.address
+        taken: dict[int, bool] = {}
+        tested = CF | ZF | SF | OF | PF
+
+        def execute() -> int:
+            flags = state.rflags & tested
+            outcome = taken.get(flags)
+            if outcome is None:
+                outcome = taken[flags] = bool(condition(CF=bool(flags & CF), ZF=bool(flags & ZF), SF=bool(flags & SF),
+                                                        OF=bool(flags & OF), PF=bool(flags & PF)))
+            return taken_address if outcome else next_address
+
+        return execute
+
+    return bind
+
+
+# semantics -> the builder of its plain-run path
+_PLAIN_RUN_PATHS: dict[Callable, Callable] = {semantics: _plain_jcc(test) for semantics, test in _JCC_CONDITIONS.items()}
+_PLAIN_RUN_PATHS.update({
+    add: _plain_arithmetic(add_flags, lambda a, b: a + b),
+    sub: _plain_arithmetic(sub_flags, lambda a, b: a - b),
+    cmp: _plain_arithmetic(sub_flags, None),
+    inc: _plain_arithmetic(add_flags, lambda a, b: a + b, STATUS_FLAGS & ~CF, constant=1),
+    dec: _plain_arithmetic(sub_flags, lambda a, b: a - b, STATUS_FLAGS & ~CF, constant=1),
+    mov: _plain_mov,
+})
 
 
 # ---------------------------------------------------------------------------

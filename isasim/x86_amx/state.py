@@ -10,6 +10,7 @@ TMUL products may wait to be added into their accumulator during a plain run
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -83,6 +84,9 @@ ROWS_LOCATIONS = tuple(Location(f"tmm{t}", field="rows") for t in range(MAX_TILE
 TILE_ROW_LOCATIONS = tuple(tuple(Location(f"tmm{t}", r) for r in range(MAX_ROWS)) for t in range(MAX_TILES))
 
 
+_COLSB_FIELDS = struct.Struct(f"<{MAX_TILES}H")  # colsb[0..7]: consecutive 16-bit little-endian fields
+
+
 @dataclass
 class TileConfig:
     """The TILECFG register (palette 1 layout, 64 bytes).
@@ -112,8 +116,8 @@ class TileConfig:
         return cls(
             palette=image[TILECFG_PALETTE],
             start_row=image[TILECFG_START_ROW],
-            colsb=[int.from_bytes(image[colsb_bytes(t)], "little") for t in range(MAX_TILES)],
-            rows=[image[rows_byte(t)] for t in range(MAX_TILES)],
+            colsb=list(_COLSB_FIELDS.unpack_from(image, colsb_bytes(0).start)),
+            rows=list(image[rows_byte(0):rows_byte(MAX_TILES)]),
         )
 
     def copy(self) -> "TileConfig":
@@ -125,7 +129,7 @@ class X86AmxState:
         self.journal = journal if journal is not None else Journal()
         self.model = model  # the CpuModel whose features and limits apply
         self.gpr = [0] * 16
-        self.rip = 0
+        self.pc = 0  # RIP (``rip``): a plain attribute, since the machine's run loop sets it after every instruction
         self.rflags = RFLAGS_RESET
         # zmm0-31 as 512-bit numbers; xmm/ymm are their low bits (registers.VECTOR_REGISTERS)
         self.vectors = [0] * VECTOR_REGISTER_COUNT
@@ -142,12 +146,12 @@ class X86AmxState:
 
     # ---- the core's State protocol -------------------------------------------
     @property
-    def pc(self) -> int:
-        return self.rip
+    def rip(self) -> int:
+        return self.pc
 
-    @pc.setter
-    def pc(self, value: int) -> None:
-        self.rip = value
+    @rip.setter
+    def rip(self, value: int) -> None:
+        self.pc = value
 
     def register_names(self) -> list[str]:
         # zmm0-31 are not here: a trace's registers are 64-bit numbers; they are arrays (observed_vectors)
@@ -242,8 +246,8 @@ class X86AmxState:
     def settled_tiles(self) -> np.ndarray:
         """tmm0-7 as one 8 x 16 x 64 uint8 array, XTILEDATA's layout, after making every
         deferred TMUL addition (which records its writes, so calling this can change state)."""
-        for t in list(self._deferred):
-            self._settle(t)
+        while self._deferred:  # (one settle may make several tiles' products)
+            self._settle(next(iter(self._deferred)))
         return self._tiles
 
     def replace_tiles(self, value: np.ndarray) -> None:
@@ -314,14 +318,31 @@ class X86AmxState:
     def _settle(self, t: int) -> None:
         batch = self._deferred.pop(t)
         rows, dwords = batch.shape
-        image = self._tile_views[t].copy()
-        accumulators = image.view(np.uint32)[:rows, :dwords]
-        accumulators[...] = batch.apply(accumulators)
-        image[rows:] = 0
-        image[:rows, 4 * dwords:] = 0
-        self.write_tile(t, image)
+        if self.journal.enabled:  # each tile's rows are recorded as they change
+            image = self._tile_views[t].copy()
+            accumulators = image.view(np.uint32)[:rows, :dwords]
+            accumulators[...] = batch.apply(accumulators)
+            image[rows:] = 0
+            image[:rows, 4 * dwords:] = 0
+            self.write_tile(t, image)
+            return
+        # Nothing recorded: the other tiles' products of this type and shape are made now too, in one go
+        # (a kernel's accumulators are stored one after the other; products wait on copies of their
+        # sources, so making them early changes nothing), and the tiles are written in place.
+        group = [t] + [u for u, other in self._deferred.items() if type(other) is type(batch) and other.shape == batch.shape]
+        batches = [batch] + [self._deferred.pop(u) for u in group[1:]]
+        accumulators = [self._tile_views[u].view(np.uint32)[:rows, :dwords] for u in group]
+        for u, C, result in zip(group, accumulators, type(batch).apply_all(batches, accumulators)):
+            C[...] = result
+            tile = self._tile_views[u]
+            tile[rows:] = 0
+            tile[:rows, 4 * dwords:] = 0
 
     def zero_all_tiles(self) -> None:
+        if not self.journal.enabled:  # nothing to record: products still waiting would only be zeroed
+            self._deferred.clear()
+            self._tiles.fill(0)
+            return
         for t in np.flatnonzero(self.settled_tiles().reshape(MAX_TILES, -1).any(axis=1)):  # the tiles with data
             self.write_tile(int(t), np.zeros((MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8))
 
