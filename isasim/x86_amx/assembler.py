@@ -35,6 +35,7 @@ to, is kept across assemblies (bounded): kernels and fuzzers repeat them.
 from __future__ import annotations
 
 import bisect
+import collections
 import itertools
 import re
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 from ..core.errors import AssemblyError, DecodeError, IsasimError
 from ..core.program import Instruction, Program
 from . import amx, scalar, vector
-from .decoder import decode_one
+from .decoder import decode_assembled, decode_one
 from .operands import Imm, Mem, Reg, Target
 from .registers import GPR_VIEWS, TILE_REGISTERS, vector_register
 
@@ -340,8 +341,10 @@ class ExpressionParser:
         return evaluate_tokens(self.tokens, self.symbols, self.text)
 
 
-class _BoundedMemo(dict):
-    """A dict that forgets its oldest entry beyond its limit, so a long fuzzing run cannot grow it forever."""
+class _BoundedMemo(collections.OrderedDict):
+    """A dict that forgets its oldest entry beyond its limit, so a long fuzzing run cannot grow it forever.
+
+    (An OrderedDict: a plain dict's first entry is slow to find after many deletions at its front.)"""
 
     def __init__(self, limit: int):
         super().__init__()
@@ -349,7 +352,10 @@ class _BoundedMemo(dict):
 
     def put(self, key, value) -> None:
         if len(self) >= self.limit:
-            self.pop(next(iter(self), None), None)  # pop, not del: another thread may have taken it
+            try:
+                self.popitem(last=False)
+            except KeyError:  # another thread emptied it meanwhile
+                pass
         self[key] = value
 
 
@@ -357,7 +363,7 @@ class _BoundedMemo(dict):
 # give depends only on the text (see Assembler._prepare for what a statement's result depends on),
 # so both are kept across assemblies.  Longer texts are not kept: they are rare, and keeping
 # them would let a few huge expressions hold megabytes.
-_MEMO_LIMIT = 4096
+_MEMO_LIMIT = 16384  # the AMX fuzzer's programs have some 9,000 different lines in 10,000 programs
 _MEMO_TEXT_LIMIT = 512
 _LINE_MEMO = _BoundedMemo(_MEMO_LIMIT)  # raw line -> its statements, as _read_line gives them
 
@@ -858,46 +864,58 @@ class Assembler:
         return self.decode(statements)
 
     def decode(self, statements: list[Statement]) -> Program:
-        """The program the assembled bytes are: each instruction statement's bytes decoded on their own.
+        """The program the assembled bytes are, decoded from the start on as decode_code does, but with
+        what each instruction statement's own bytes decode to where an instruction starts at one.
 
-        Every instruction statement assembles to exactly one instruction, so decoding each one's
-        bytes at its address is decoding the whole code; bytes from .byte need not be whole
-        instructions (nor end where a statement does), so a program with any is decoded as one
-        run of bytes, as is one whose statement does not decode to exactly its own bytes (then the
-        error message shows the bytes that follow, as decoding the whole code does).  A statement
-        from _STATEMENT_MEMO whose decoding does not depend on its address is decoded once."""
-        if self.data_bytes:
-            return self.decode_code(statements)
+        An instruction statement assembles to exactly one instruction, and bytes that follow an
+        instruction cannot change how it decodes, so where decoding reaches the start of one, its
+        bytes read on their own (decode_assembled; from _STATEMENT_MEMO if that does not depend on
+        the address) are the instruction there.  Elsewhere (bytes from .byte, which need not be whole
+        instructions nor end where a statement does) and where decode_assembled leaves them to it,
+        decode_one reads the code from there on, so its errors still show the bytes that follow."""
+        code = b"".join(st.encoding for st in statements)
+        at = {st.address: st for st in statements if st.encoding and not st.mnemonic.startswith(".")}
+        starts = [(st.address, st.line) for st in statements if st.encoding] if self.data_bytes else None
         instructions = []
-        decoded = []  # those decoded here, not from _STATEMENT_MEMO: the only ones that can name a label
-        for st in statements:
-            if not st.encoding:
-                continue
-            address = st.address
-            prepared = st.prepared
-            known = prepared.instruction if prepared is not None else None
-            if known is not None:
-                form, operands, text, invalid, extra = known
-                instructions.append(Instruction(form, operands, address, st.encoding, text, st.line, 0, invalid,
-                                                dict(extra)))
-                continue
-            try:
-                ins = decode_one(st.encoding, 0, address)
-            except DecodeError:
-                return self.decode_code(statements)
-            if ins.size != len(st.encoding):
-                return self.decode_code(statements)
-            ins.line = st.line
-            if prepared is not None and _address_independent(ins):
-                prepared.instruction = (ins.form, ins.operands, ins.text, ins.invalid, dict(ins.extra))
+        decoded = []  # those not from _STATEMENT_MEMO: the only ones that can name a label
+        pos, base = 0, self.base
+        while pos < len(code):
+            address = base + pos
+            st = at.get(address)
+            ins = None
+            if st is not None:
+                prepared = st.prepared
+                known = prepared.instruction if prepared is not None else None
+                if known is not None:
+                    form, operands, text, invalid, extra = known
+                    ins = Instruction(form, operands, address, st.encoding, text, st.line, 0, invalid, dict(extra))
+                    instructions.append(ins)
+                    pos += ins.size
+                    continue
+                ins = decode_assembled(st.encoding, address)
+                if ins is not None:
+                    ins.line = st.line
+                    if prepared is not None and _address_independent(ins):
+                        prepared.instruction = (ins.form, ins.operands, ins.text, ins.invalid, dict(ins.extra))
+            if ins is None:
+                # the statement whose bytes this instruction starts in
+                line = st.line if st is not None else \
+                    starts[bisect.bisect_right(starts, (address, float("inf"))) - 1][1]
+                try:
+                    ins = decode_one(code, pos, address)
+                except DecodeError as error:
+                    raise error.located(self.source, line)
+                ins.line = line
             instructions.append(ins)
             decoded.append(ins)
+            pos += ins.size
         program = Program("x86_amx", self.base, instructions, dict(self.labels), self.source)
         attach_labels(program, decoded)
         return program
 
     def decode_code(self, statements: list[Statement]) -> Program:
-        """Decode the assembled bytes as one run of code: the program is exactly what the bytes say."""
+        """Decode the assembled bytes as one run of code with decode_one alone: what decode gives, the
+        slow way (tests/x86_amx/test_assembler_program.py holds the two equal)."""
         code = b"".join(st.encoding for st in statements)
         starts = [(st.address, st.line) for st in statements if st.encoding]
         instructions = []

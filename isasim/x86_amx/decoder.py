@@ -35,8 +35,11 @@ def _undefined(form, operands, address, encoding, reason) -> Instruction:
     return Instruction(form, operands, address, encoding, "(bad)", invalid=reason)
 
 
-def decode_amx(code: bytes, pos: int, address: int) -> Instruction | None:
-    """Decode an AMX instruction at code[pos:], or None if the bytes are not one."""
+def decode_amx(code: bytes, pos: int, address: int, *, assembled: bool = False) -> Instruction | None:
+    """Decode an AMX instruction at code[pos:], or None if the bytes are not one.
+
+    ``assembled``: the bytes are the ones isasim's assembler just wrote, so the check that the
+    text assembles back to them is left out (see decode_assembled)."""
     start = pos
     prefixes = []
     while pos < len(code) and (code[pos] in _UD_PREFIXES or 0x40 <= code[pos] <= 0x4F):
@@ -58,7 +61,7 @@ def decode_amx(code: bytes, pos: int, address: int) -> Instruction | None:
             return _undefined(form, (), address, encoding,
                               f"no AMX instruction has opcode {MAP_NAMES.get(vex.map, '?')} {opcode:02X} with prefix {PP_NAMES[vex.pp]}")
         return None
-    modrm = decode_modrm(code, pos + 4, vex.X, vex.B)
+    modrm = decode_modrm(code, pos + 4, vex.X, vex.B, show_size=False)
     if modrm is None:
         raise DecodeError(f"truncated instruction at {address:#x}: {code[start:].hex()}")
     register_form = modrm.mod == 0b11
@@ -96,16 +99,19 @@ def decode_amx(code: bytes, pos: int, address: int) -> Instruction | None:
         problems.append(f"VEX.vvvv={~vex.vvvv & 0xF:04b} (must be 1111)")
     for kind, where in zip(form.operand_kinds, form.operand_fields):
         if kind == "tmm":
-            number = {"ModRM:reg": modrm.reg | (vex.R << 3), "ModRM:r/m": modrm.rm | (vex.B << 3),
-                      "VEX.vvvv": vex.vvvv}[where]
+            if where == "ModRM:reg":
+                number = modrm.reg | (vex.R << 3)
+            elif where == "ModRM:r/m":
+                number = modrm.rm | (vex.B << 3)
+            else:  # VEX.vvvv
+                number = vex.vvvv
             if number >= 8:
                 problems.append(f"tmm{number} does not exist ({where})")
             operands.append(Reg(f"tmm{number}"))
         else:
-            mem = modrm.mem
             if kind == "sibmem" and not modrm.has_sib:
                 problems.append("the memory operand needs a SIB byte")
-            operands.append(Mem(mem.base, mem.index, mem.scale, mem.disp, show_size=False, disp_size=mem.disp_size))
+            operands.append(modrm.mem)  # as decoded, without a size (AMX memory operands show none)
     operands = tuple(operands)
     tiles = [o.name for o in operands if isinstance(o, Reg)]
     if form.is_tmul and len(set(tiles)) != len(tiles):
@@ -115,7 +121,8 @@ def decode_amx(code: bytes, pos: int, address: int) -> Instruction | None:
     if problems:
         return _undefined(form, operands, address, encoding, "; ".join(problems))
     instruction = Instruction(form, operands, address, encoding, form.format(operands))
-    _note_if_noncanonical(instruction, form.encode(operands))
+    if not assembled:
+        _note_if_noncanonical(instruction, form.encode(operands))
     return instruction
 
 
@@ -227,10 +234,17 @@ def _note_if_noncanonical(instruction: Instruction, canonical: bytes) -> None:
     instruction.extra["noncanonical"] = f"{why}; GNU as writes {canonical.hex(' ')} for this text"
 
 
-def _decode_scalar(code: bytes, pos: int, address: int) -> Instruction | None:
+def _decode_scalar(code: bytes, pos: int, address: int, *, assembled: bool = False) -> Instruction | None:
     instruction = scalar.decode(code, pos, address)
     if instruction is None:
         return None
+    if assembled:
+        # the text assembled to these very bytes: the prefix and SIB checks below, made against the
+        # bytes themselves as the canonical ones, are all that is left to say about them
+        problem = _prefix_problem(instruction.encoding, instruction.encoding)
+        if problem is None and any(isinstance(operand, Mem) for operand in instruction.operands):
+            problem = _hidden_sib_problem(instruction.encoding)
+        return None if problem else instruction
     try:
         spelled = " ".join(instruction.extra.get("prefixes", ()) + (instruction.form.mnemonic,))
         _form, _operands, canonical = scalar.encode(spelled, instruction.operands, address)
@@ -248,10 +262,10 @@ def _decode_scalar(code: bytes, pos: int, address: int) -> Instruction | None:
     return instruction
 
 
-def _decode_vector(code: bytes, pos: int, address: int) -> Instruction | None:
+def _decode_vector(code: bytes, pos: int, address: int, *, assembled: bool = False) -> Instruction | None:
     instruction = vector.decode(code, pos, address)
-    if instruction is None:
-        return None
+    if instruction is None or assembled:
+        return instruction
     try:
         _form, _operands, canonical = vector.encode(instruction.form.mnemonic, instruction.operands, address)
     except IsasimError as error:
@@ -277,6 +291,31 @@ def decode_one(code: bytes, pos: int, address: int) -> Instruction:
             f"cannot decode the bytes at {address:#x} ({code[pos:pos + 15].hex(' ')}): "
             "not an AMX instruction nor one of the scalar subset isasim simulates"
         )
+    return instruction
+
+
+def decode_assembled(encoding: bytes, address: int) -> Instruction | None:
+    """The instruction that ``encoding`` is at ``address``: bytes isasim's assembler has just written
+    for one statement, as GNU as writes its text.  None where decode_one must be asked (for its
+    error message, or for a reason to refuse the bytes): bytes that are not exactly one instruction,
+    or not one isasim decodes.
+
+    This is decode_one without its check that the decoded text assembles back to the same bytes
+    (and, for AMX, without the redundant-encoding note that check gives): the assembler wrote these
+    bytes from that text.  What is left out is held true by tests/x86_amx/test_assembler_program.py,
+    which compares the assembler's programs over its corpora with decode_one's reading of their
+    bytes, rather than paid for on every assembly.
+    """
+    try:
+        instruction = decode_amx(encoding, 0, address, assembled=True)
+        if instruction is None:
+            instruction = _decode_scalar(encoding, 0, address, assembled=True)
+        if instruction is None:
+            instruction = _decode_vector(encoding, 0, address, assembled=True)
+    except DecodeError:
+        return None
+    if instruction is None or instruction.size != len(encoding):
+        return None
     return instruction
 
 

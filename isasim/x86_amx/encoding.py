@@ -20,6 +20,7 @@ R̄, X̄, B̄ and v̄v̄v̄v̄ are stored inverted.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -147,7 +148,7 @@ def encode_memory(mem: Mem, reg_field: int, *, require_sib: bool = False) -> tup
     return out, x, b
 
 
-@dataclass
+@dataclass(slots=True)
 class DecodedModRM:
     mod: int
     reg: int  # 0..7, before VEX.R
@@ -157,8 +158,13 @@ class DecodedModRM:
     length: int  # bytes consumed from the ModRM byte on
 
 
-def decode_modrm(code: bytes, pos: int, rex_x: int, rex_b: int) -> DecodedModRM | None:
-    """Decode a ModRM byte (and SIB/displacement) at ``pos``; None if the bytes run out."""
+_DISP_SIZES = (0, 1, 4)  # displacement bytes for ModRM.mod 00, 01, 10
+
+
+def decode_modrm(code: bytes, pos: int, rex_x: int, rex_b: int, *, show_size: bool = True) -> DecodedModRM | None:
+    """Decode a ModRM byte (and SIB/displacement) at ``pos``; None if the bytes run out.
+
+    ``show_size`` goes to the memory operand (False for AMX operands, whose text has no size)."""
     if pos >= len(code):
         return None
     modrm = code[pos]
@@ -193,17 +199,17 @@ def decode_modrm(code: bytes, pos: int, rex_x: int, rex_b: int) -> DecodedModRM 
             disp_size = 4
         else:
             base = GPR64[base_low | (rex_b << 3)]
-            disp_size = {0: 0, 1: 1, 2: 4}[mod]
+            disp_size = _DISP_SIZES[mod]
     else:
         if rm == 0b101 and mod == 0b00:
             return DecodedModRM(mod, reg, rm, False, Mem(base="rip", disp=0), -1)  # RIP-relative: not simulated
         base = GPR64[rm | (rex_b << 3)]
-        disp_size = {0: 0, 1: 1, 2: 4}[mod]
+        disp_size = _DISP_SIZES[mod]
     if cursor + disp_size > len(code):
         return None
     disp = int.from_bytes(code[cursor : cursor + disp_size], "little", signed=True) if disp_size else 0
     cursor += disp_size
-    mem = Mem(base=base, index=index, scale=scale, disp=disp, disp_size=disp_size)
+    mem = Mem(base=base, index=index, scale=scale, disp=disp, show_size=show_size, disp_size=disp_size)
     return DecodedModRM(mod, reg, rm, has_sib, mem, cursor - pos)
 
 
@@ -229,6 +235,10 @@ class VexFields:
 
     @classmethod
     def parse(cls, byte1: int, byte2: int) -> "VexFields":
+        return _vex_fields(byte1, byte2)
+
+    @classmethod
+    def read(cls, byte1: int, byte2: int) -> "VexFields":
         return cls(
             R=(~byte1 >> 7) & 1,
             X=(~byte1 >> 6) & 1,
@@ -239,3 +249,8 @@ class VexFields:
             L=(byte2 >> 2) & 1,
             pp=byte2 & 3,
         )
+
+
+@functools.lru_cache(maxsize=4096)  # frozen, so one per byte pair can be shared; decoding a kernel repeats a few
+def _vex_fields(byte1: int, byte2: int) -> VexFields:
+    return VexFields.read(byte1, byte2)
