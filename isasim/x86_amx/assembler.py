@@ -563,6 +563,11 @@ class Assembler:
     def value(self, text: str) -> int:
         return self.evaluate(tokenize_expression(text), text)
 
+    def byte_value(self, text: str) -> int:
+        """A .byte value: most are plain numbers (0xc4), read as the general reading would."""
+        low = ascii_lower(text)
+        return int(low, 0) if _PLAIN_IMMEDIATE.fullmatch(low) else self.value(text)
+
     def evaluate(self, tokens: list[_Token], text: str) -> int:
         if not self.uses_symbols:
             self.uses_symbols = any(token.kind == "name" for token in tokens)
@@ -705,7 +710,7 @@ class Assembler:
             self.constants[parts[0]] = self.value(parts[1])
             return b""
         if name == ".byte":
-            values = [self.value(v) for v in _split_operands(args)]
+            values = [self.byte_value(v) for v in _split_operands(args)]
             for v in values:
                 # GNU as takes -255..255 silently (-129 is 0x7f) and warns, truncating, outside it
                 if not -255 <= v <= 255:

@@ -274,3 +274,16 @@ def test_plain_operands_read_as_the_general_reading_does(text):
 
     assert outcome(lambda: Assembler("", "<test>", BASE).parse_operand(text, "mov")) == \
         outcome(lambda: _general_reading(text))
+
+
+@pytest.mark.parametrize("text", ["0xc4", "0XC4", "255", "-1", "0", "017", "0b11", "'a", "1+2", "-0x80", "0x1ff",
+                                  "1f", *[t for t in plain_operands(16, 200) if "[" not in t]])
+def test_plain_byte_values_read_as_the_general_reading_does(text):
+    def outcome(read):
+        try:
+            return read(text)
+        except AssemblyError as error:
+            return error.message
+
+    reader = Assembler("", "<test>", BASE)
+    assert outcome(reader.byte_value) == outcome(reader.value)
