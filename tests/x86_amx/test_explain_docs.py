@@ -5,12 +5,12 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from isasim.docs import generate
-from isasim.x86_amx import amx, scalar
+from isasim.x86_amx import amx, scalar, vector
 
 
 def test_one_page_per_form_with_every_section():
     files = generate()
-    for form in amx.FORMS + scalar.FORMS:
+    for form in amx.FORMS + scalar.FORMS + list(vector.FORMS):
         page = files[f"x86_amx/{form.mnemonic}.md"]
         for heading in ("## Encoding", "## Operands", "## Faults", "## Worked example"):
             assert heading in page, (form.mnemonic, heading)

@@ -15,8 +15,9 @@ Every section comes from the one definition the simulator runs:
 * the worked example: a small program (LDTILECFG, TILELOADDs, ...) runs on a real
   machine up to the instruction, which is then stepped; every number shown is read
   from that machine before and after the step.  One module per topic:
-  :mod:`.tilecfg`, :mod:`.tile_memory`, :mod:`.tile_zero`, :mod:`.tmul` and
-  :mod:`.scalar`; :mod:`.amx_forms` puts an AMX page together.
+  :mod:`.tilecfg`, :mod:`.tile_memory`, :mod:`.tile_zero`, :mod:`.tmul`, :mod:`.scalar` and
+  :mod:`.vector` (the SSE/AVX/AVX-512 moves, whose encodings :mod:`.encoding_view` splits
+  into legacy, VEX and EVEX fields); :mod:`.amx_forms` puts an AMX page together.
 
 The command-line options only x86 has are declared in :mod:`.settings`.
 """
@@ -53,6 +54,14 @@ _SCALAR_EXAMPLES = {
     "cdqe": "cdqe", "xchg": "xchg ax, ax", "push": "push rbp", "pop": "pop rbp", "leave": "leave",
     "shl": "shl rcx, 0xa", "shr": "shr eax, cl", "sar": "sar rax, 1",
 }
+# The vector moves as g++ emits them around AMX kernels (building the 64-byte tile configuration on the
+# stack), one per encoding family: legacy SSE, two- and three-byte VEX, EVEX with a compressed disp8.
+_VECTOR_EXAMPLES = {
+    "pxor": "pxor xmm0, xmm0", "vpxor": "vpxor ymm1, ymm2, ymm3", "movaps": "movaps xmm3, XMMWORD PTR [rdi+0x10]",
+    "movups": "movups XMMWORD PTR [rsp-0x47], xmm0", "movdqa": "movdqa xmm0, XMMWORD PTR [rsi+0x10]",
+    "vmovdqa": "vmovdqa ymm5, YMMWORD PTR [rdi+0x40]", "vmovdqu8": "vmovdqu8 ZMMWORD PTR [rsp-0x40], zmm0",
+    "vpbroadcastw": "vpbroadcastw ymm1, xmm2", "vzeroupper": "vzeroupper",
+}
 
 
 
@@ -75,7 +84,7 @@ def explain(instruction: str | None, code: bytes | None, options: ExplainOptions
 
 
 def reference_pages() -> list[ReferencePage]:
-    from .. import amx, scalar
+    from .. import amx, scalar, vector
 
     pages = []
     for form in amx.FORMS:
@@ -86,6 +95,7 @@ def reference_pages() -> list[ReferencePage]:
         if example is None and form.mnemonic.startswith("j"):
             example = f"{form.mnemonic} 0x400010"
         pages.append(ReferencePage(form.mnemonic, "scalar x86-64 subset", example, form.syntax, form.summary))
-    # The vector forms (vector.py) have no reference page yet: their explanation has no encoding figure,
-    # which every page shows.  `isasim explain` takes them (explain/vector.py).
+    for form in vector.FORMS:
+        pages.append(ReferencePage(form.mnemonic, "vector moves (SSE, AVX, AVX-512)", _VECTOR_EXAMPLES[form.mnemonic],
+                                   form.syntax, form.summary))
     return pages

@@ -252,3 +252,151 @@ def legacy_encoding(ins: Instruction) -> tuple[Encoding, str, str]:
             name = f"imm{8 * size}"
         units.append(_number(code, offsets.immediate_offset, size, name, meaning))
     return Encoding(units, "Encoding"), info.op_code_string, info.instruction_string
+
+
+# ---------------------------------------------------------------------------
+# The vector moves: a legacy SSE opcode with its mandatory prefix, or a VEX or EVEX prefix
+# ---------------------------------------------------------------------------
+
+_MANDATORY_PREFIXES = {0x66: "66", 0xF2: "F2", 0xF3: "F3"}
+_EVEX_LENGTHS = {0: 128, 1: 256, 2: 512}
+
+
+def _operand_roles(ins: Instruction, info) -> dict[str, str]:
+    """Which operand each encoding field holds ("reg", "vvvv", "rm"), from the opcode row's operand kinds
+    (iced-x86's XMM_REG, YMM_VVVV, ZMM_OR_MEM, R32_RM ...), as the operand's text."""
+    names = {value: name for name, value in vars(iced_x86.OpCodeOperandKind).items() if isinstance(value, int)}
+    roles = {}
+    for i in range(info.op_count):
+        kind = names.get(info.op_kind(i), "")
+        field = "reg" if kind.endswith("_REG") else "vvvv" if kind.endswith("_VVVV") else "rm"
+        roles[field] = str(ins.operands[i]) if i < len(ins.operands) else "?"
+    return roles
+
+
+def vector_encoding(ins: Instruction) -> tuple[Encoding, str, str]:
+    """The encoding of a vector move (legacy SSE, VEX or EVEX), and the opcode row and its syntax it matched."""
+    code = ins.encoding
+    decoder = iced_x86.Decoder(64, code, ip=ins.address)
+    instr = decoder.decode()
+    offsets = decoder.get_constant_offsets(instr)
+    info = iced_x86.OpCodeInfo(instr.code)
+    roles = _operand_roles(ins, info)
+    units: list[EncodingUnit] = []
+    pos = 0
+    R = X = B = R_high = X_high = V_high = 0  # the register-number bits the prefix adds (un-inverted)
+    vvvv = None
+    if code[pos] in _MANDATORY_PREFIXES:
+        units.append(_byte(code, pos, "prefix", [_whole_byte(
+            "prefix", code[pos], f"mandatory prefix: part of the opcode "
+                                 f"{' '.join(t for t in info.op_code_string.split() if re.fullmatch('[0-9A-F]{2}', t))}")]))
+        pos += 1
+    if code[pos] == 0xC5:  # two-byte VEX: R, vvvv, L, pp; map 0F, W0, X = B = 0 implied
+        byte = code[pos + 1]
+        R, vvvv = 1 - (byte >> 7), ~byte >> 3 & 0xF
+        units.append(_byte(code, pos, "VEX", [_whole_byte("C5", 0xC5, "two-byte VEX escape (map 0F, W0)")]))
+        units.append(_byte(code, pos + 1, "VEX byte 1", [
+            BitField(7, 1, "R̄", byte >> 7, f"R = {R}: bit 3 of ModRM.reg"),
+            BitField(3, 4, "v̄v̄v̄v̄", byte >> 3 & 0xF, _vvvv_meaning(vvvv, roles)),
+            BitField(2, 1, "L", byte >> 2 & 1, f"vector length {256 if byte & 4 else 128}"),
+            BitField(0, 2, "pp", byte & 3, f"implied prefix {PP_NAMES[byte & 3]}")]))
+        pos += 2
+    elif code[pos] == 0xC4:  # three-byte VEX
+        vex = VexFields.parse(code[pos + 1], code[pos + 2])
+        R, X, B, vvvv = vex.R, vex.X, vex.B, vex.vvvv
+        units.append(_byte(code, pos, "VEX", [_whole_byte("C4", 0xC4, "three-byte VEX escape")]))
+        units.append(_byte(code, pos + 1, "VEX byte 1", [
+            BitField(7, 1, "R̄", 1 - R, f"R = {R}: bit 3 of ModRM.reg"),
+            BitField(6, 1, "X̄", 1 - X, f"X = {X}: bit 3 of the SIB index"),
+            BitField(5, 1, "B̄", 1 - B, f"B = {B}: bit 3 of ModRM.r/m or the base register"),
+            BitField(0, 5, "m-mmmm", vex.map, f"opcode map {MAP_NAMES.get(vex.map, '?')}")]))
+        units.append(_byte(code, pos + 2, "VEX byte 2", [
+            BitField(7, 1, "W", vex.W, f"W{vex.W}" + (" (ignored: WIG)" if ".WIG" in info.op_code_string else "")),
+            BitField(3, 4, "v̄v̄v̄v̄", ~vvvv & 0xF, _vvvv_meaning(vvvv, roles)),
+            BitField(2, 1, "L", vex.L, f"vector length {256 if vex.L else 128}"),
+            BitField(0, 2, "pp", vex.pp, f"implied prefix {PP_NAMES[vex.pp]}")]))
+        pos += 3
+    elif code[pos] == 0x62:  # EVEX: four bytes
+        p0, p1, p2 = code[pos + 1:pos + 4]
+        R, X, B, R_high = 1 - (p0 >> 7), 1 - (p0 >> 6 & 1), 1 - (p0 >> 5 & 1), 1 - (p0 >> 4 & 1)
+        vvvv, V_high = ~p1 >> 3 & 0xF, 1 - (p2 >> 3 & 1)
+        X_high = X  # with a register r/m operand, EVEX.X is bit 4 of its number (xmm16-31)
+        length = _EVEX_LENGTHS.get(p2 >> 5 & 3, "reserved")
+        units.append(_byte(code, pos, "EVEX", [_whole_byte("62", 0x62, "EVEX escape")]))
+        units.append(_byte(code, pos + 1, "EVEX P0", [
+            BitField(7, 1, "R̄", p0 >> 7, f"R = {R}: bit 3 of ModRM.reg"),
+            BitField(6, 1, "X̄", p0 >> 6 & 1, f"X = {X}: bit 3 of the SIB index, or bit 4 of a register r/m"),
+            BitField(5, 1, "B̄", p0 >> 5 & 1, f"B = {B}: bit 3 of ModRM.r/m or the base register"),
+            BitField(4, 1, "R̄'", p0 >> 4 & 1, f"R' = {R_high}: bit 4 of ModRM.reg (xmm16-31)"),
+            BitField(3, 1, "0", p0 >> 3 & 1, "reserved, 0"),
+            BitField(0, 3, "mmm", p0 & 7, f"opcode map {MAP_NAMES.get(p0 & 7, '?')}")]))
+        units.append(_byte(code, pos + 2, "EVEX P1", [
+            BitField(7, 1, "W", p1 >> 7, f"W{p1 >> 7}"),
+            BitField(3, 4, "v̄v̄v̄v̄", p1 >> 3 & 0xF, _vvvv_meaning(vvvv | V_high << 4, roles)),
+            BitField(2, 1, "1", p1 >> 2 & 1, "fixed, 1"),
+            BitField(0, 2, "pp", p1 & 3, f"implied prefix {PP_NAMES[p1 & 3]}")]))
+        units.append(_byte(code, pos + 3, "EVEX P2", [
+            BitField(7, 1, "z", p2 >> 7, "zeroing-masking" if p2 >> 7 else "merging (no mask: k0)"),
+            BitField(5, 2, "L'L", p2 >> 5 & 3, f"vector length {length}"),
+            BitField(4, 1, "b", p2 >> 4 & 1, "broadcast / rounding control: unused here"),
+            BitField(3, 1, "V̄'", p2 >> 3 & 1, f"V' = {V_high}: bit 4 of vvvv"),
+            BitField(0, 3, "aaa", p2 & 7, "opmask k0: no masking" if p2 & 7 == 0 else f"opmask k{p2 & 7}")]))
+        pos += 4
+    else:  # a legacy SSE opcode: an optional REX, then the 0F escape
+        if 0x40 <= code[pos] <= 0x4F:
+            rex = code[pos]
+            R, X, B = rex >> 2 & 1, rex >> 1 & 1, rex & 1
+            units.append(_byte(code, pos, "REX", [
+                BitField(4, 4, "0100", 0b0100, "REX"), BitField(3, 1, "W", rex >> 3 & 1, "unused here"),
+                BitField(2, 1, "R", R, "bit 3 of ModRM.reg"), BitField(1, 1, "X", X, "bit 3 of the SIB index"),
+                BitField(0, 1, "B", B, "bit 3 of ModRM.r/m or the base register")]))
+            pos += 1
+        units.append(_byte(code, pos, "opcode", [_whole_byte("escape", code[pos], "0F: two-byte opcode map")]))
+        pos += 1
+    opcode = code[pos]
+    units.append(_byte(code, pos, "opcode", [_whole_byte("opcode", opcode, f"{opcode:02X}")]))
+    pos += 1
+    if pos < len(code) and "/r" in info.op_code_string:
+        decoded = decode_modrm(code, pos, X, B)
+        mod, reg, rm = decoded.mod, decoded.reg, decoded.rm
+        reg_number = reg | R << 3 | R_high << 4
+        reg_meaning = f"register {reg_number}: {roles.get('reg', '?')}"
+        if mod == 3:
+            rm_meaning = f"register {rm | B << 3 | X_high << 4}: {roles.get('rm', '?')}"
+        elif rm == 4:
+            rm_meaning = "100: a SIB byte follows"
+        elif mod == 0 and rm == 5:
+            rm_meaning = "RIP-relative: disp32 from the next instruction"
+        else:
+            rm_meaning = f"base {decoded.mem.base}"
+        mod_meaning = {0: "memory", 1: "memory + disp8", 2: "memory + disp32", 3: "register operand"}[mod]
+        units.append(_byte(code, pos, "ModRM", [
+            BitField(6, 2, "mod", mod, mod_meaning), BitField(3, 3, "reg", reg, reg_meaning),
+            BitField(0, 3, "r/m", rm, rm_meaning)]))
+        pos += 1
+        if decoded.has_sib:
+            scale, index, base = _sib_bits(decoded)
+            mem = decoded.mem
+            units.append(_byte(code, pos, "SIB", [
+                BitField(6, 2, "scale", scale, f"× {1 << scale}"),
+                BitField(3, 3, "index", index, "no index" if mem.index in (None, "riz") else f"index {mem.index}"),
+                BitField(0, 3, "base", base, "no base (disp32)" if mem.base is None else f"base {mem.base}")]))
+    if offsets.has_displacement:
+        size = offsets.displacement_size
+        at = offsets.displacement_offset
+        raw = int.from_bytes(code[at:at + size], "little", signed=True)
+        disp = next((o.disp for o in ins.operands if hasattr(o, "disp")), raw)
+        if code[0] == 0x62 and size == 1 and raw:
+            scale = disp // raw  # EVEX's compressed disp8: the stored byte counts units of the access's size
+            meaning = f"{raw:#x} × {scale} (disp8×N: N = the {scale}-byte access) = {disp:#x} ({disp})"
+        else:
+            meaning = f"{raw:#x} ({raw}), sign-extended"
+        units.append(_number(code, at, size, f"disp{8 * size}", meaning))
+    return Encoding(units, "Encoding"), info.op_code_string, info.instruction_string
+
+
+def _vvvv_meaning(number: int, roles: dict[str, str]) -> str:
+    """What the un-inverted vvvv (with EVEX's V', up to 31) names: an operand, or nothing (all ones stored)."""
+    if "vvvv" in roles:
+        return f"register {number}: {roles['vvvv']} (stored inverted)"
+    return "no operand here: stored 1111" + ("" if number == 0 else f" (holds {number}: the CPU raises #UD)")

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.explain import Cell, Code, Explanation, Paragraph, Section, Table, fault_blocks
+from ...core.explain import Cell, Code, Explanation, Grid, Paragraph, Section, Table, fault_blocks
 from ...core.program import Instruction
 from .. import vector
 from ..operands import Mem, Reg
 from ..registers import GPR64, GPR_VIEWS, vector_register
-from .common import DATA_ADDR, command, default_cpu, facts, run_after_setup
+from .common import DATA_ADDR, command, default_cpu, example_figure, facts, run_after_setup
+from .encoding_view import vector_encoding
 from .settings import Settings
 
 
@@ -20,14 +21,35 @@ def _hex512(value: int) -> str:
     return " ".join(f"{value >> (128 * lane) & ((1 << 128) - 1):032x}" for lane in (3, 2, 1, 0))
 
 
+def _dwords(value: int, count: int = 16) -> list[str]:
+    """A register's or a store's dwords as hex, the highest first (as _hex512 orders its lanes)."""
+    return [f"{value >> (32 * i) & 0xFFFFFFFF:08x}" for i in reversed(range(count))]
+
+
+def _change_grid(title: str, old: int, new: int, count: int, caption: str) -> Grid:
+    before, after = _dwords(old, count), _dwords(new, count)
+    cells = [[Cell(b) for b in before], [Cell(a, "changed" if a != b else None) for a, b in zip(after, before)]]
+    labels = [f"{32 * i + 31}:{32 * i}" if i in (count - 1, 0) else "" for i in reversed(range(count))]
+    return Grid(title, cells, ["before", "after"], labels, group=4, caption=caption)
+
+
 def explain_vector(ins: Instruction, form, settings: Settings) -> Explanation:
     cpu = default_cpu(form.feature, settings.cpu)
+    encoding, row, row_syntax = vector_encoding(ins)
     expl = Explanation("x86_amx", form.syntax, ins.text, ins.encoding, form.summary, facts(ins, cpu))
     expl.command = command(ins, settings)
     features = vector.required_features(form, ins.operands)
     expl.facts.insert(2, ("CPUID features", ", ".join(features)))
+    expl.facts.insert(3, ("opcode row", f"{row}  {row_syntax}"))
+    expl.sections.append(Section("Encoding", [Paragraph(f"The SDM opcode row these bytes match: {row}  "
+                                                        f"({row_syntax})"), encoding]))
     expl.sections.append(Section("Opcode rows of this form", [Table(["opcode", "instruction"], [
-        r.split("  ", 1) for r in form.rows])]))
+        [Cell(r.split("  ")[0], "changed" if r.split("  ")[0] == row else None), r.split("  ", 1)[1]]
+        for r in form.rows])]))
+    expl.sections.append(Section("Operands", [Table(["operand", "kind", "bits"], [
+        [str(o), "memory" if isinstance(o, Mem) else "vector register" if vector_register(o.name) else "register",
+         str(8 * o.size if isinstance(o, Mem) else vector_register(o.name).bits if vector_register(o.name)
+             else GPR_VIEWS[o.name].bits)] for o in ins.operands]) if ins.operands else Paragraph("none")]))
     expl.sections.append(Section("Operation (the semantics the simulator executes)", [Code(form.doc)]))
     faults = [["#UD", f"the CPU model lacks {', '.join(features)}"]]
     if form.aligned and any(isinstance(o, Mem) for o in ins.operands):
@@ -56,16 +78,23 @@ def explain_vector(ins: Instruction, form, settings: Settings) -> Explanation:
                         "vector registers as four 128-bit lanes, bits 511:384 first:")]
     if run.fault:
         expl.sections.append(Section("Worked example", blocks + fault_blocks(run)))
+        expl.figure = example_figure(ins, encoding, [], [])
         return expl
     state = run.machine.state
-    rows = []
+    rows, panels = [], []
     for name in sorted((r for r in regs if r.startswith("zmm")), key=lambda r: int(r[3:])):
         old, new = regs[name], state.read_register(name)  # as seeded: a trace's registers hold no zmm
         rows.append([name, _hex512(old), Cell(_hex512(new), "changed" if old != new else None)])
+        if old != new and len(panels) < 2:
+            panels.append([_change_grid(f"{name}, 16 dwords", old, new, 16, "bits 511:480 on the left")])
     if rows:
         blocks.append(Table(["register", "before", "after"], rows))
     for w in run.record.writes:
         if w.kind == "mem":
             blocks.append(Paragraph(f"memory {w.where:#x}: {w.old.hex(' ')} → {w.new.hex(' ')}"))
+            count = len(w.new) // 4
+            panels.append([_change_grid(f"memory {w.where:#x}, {count} dwords", int.from_bytes(w.old, "little"),
+                                        int.from_bytes(w.new, "little"), count, "the highest address on the left")])
     expl.sections.append(Section("Worked example", blocks))
+    expl.figure = example_figure(ins, encoding, panels, [], legend=[("changed", "changed by the instruction")])
     return expl
