@@ -287,3 +287,11 @@ def test_plain_byte_values_read_as_the_general_reading_does(text):
 
     reader = Assembler("", "<test>", BASE)
     assert outcome(reader.byte_value) == outcome(reader.value)
+
+
+@pytest.mark.parametrize("text", ["", " ", "rax", "rax, rbx", " rax ,rbx ", "a,", ",", ",,", "tmm1, [rdi+r8*1]",
+                                  "[rdx+rsi*1-0x800], tmm0", "[a,b], c", "[a,[b,c]],d", "a],b,[c", "]],a,[[b,c",
+                                  "QWORD PTR [rdi+8], 5", "\tzmm1 , ZMMWORD PTR [rsp+0x40]\t", "1,2,3,4,5",
+                                  "x\u0085, y"])
+def test_operand_splitting_splits_as_the_scan_does(text):
+    assert assembler._split_operands(text) == assembler._split_grouped(text)
