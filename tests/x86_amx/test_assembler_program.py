@@ -216,14 +216,19 @@ def test_errors_name_their_line_every_time():
         assert "other.s:4" in str(error.value)
 
 
-def test_the_memos_stay_bounded():
+def test_the_memos_stay_bounded(monkeypatch):
     forget()
-    for n in range(assembler._MEMO_LIMIT + 100):
+    memos = (assembler._LINE_MEMO, assembler._STATEMENT_MEMO, assembler._PROGRAM_MEMO)
+    for memo in memos:  # small limits, so that the test need not assemble 16,384 programs
+        monkeypatch.setattr(memo, "limit", 40)
+    for n in range(100):
         assemble(f"mov rax, {n}")
-    assert len(assembler._LINE_MEMO) <= assembler._MEMO_LIMIT
-    assert len(assembler._STATEMENT_MEMO) <= assembler._MEMO_LIMIT
-    assert len(assembler._PROGRAM_MEMO) <= assembler._PROGRAM_MEMO_LIMIT
-    assert assemble("mov rax, 1").code == assemble("mov rax, 1\n").code  # the oldest went, still right
+    assert all(len(memo) == 40 for memo in memos)
+    assert ("mov", "rax, 99") in assembler._STATEMENT_MEMO and ("mov", "rax, 0") not in assembler._STATEMENT_MEMO
+    remembered = {n: assemble(f"mov rax, {n}").code for n in (0, 99)}  # one forgotten, one remembered
+    forget()
+    assert remembered == {n: assemble(f"mov rax, {n}").code for n in (0, 99)}
+    forget()
 
 
 def _general_reading(text: str):
