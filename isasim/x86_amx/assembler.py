@@ -396,13 +396,13 @@ class _Prepared:
         self.instruction: tuple | None = None  # (form, operands, text, invalid, extra) of the decoding
 
 
-_STATEMENT_MEMO = _BoundedMemo(_MEMO_LIMIT)
+_STATEMENT_MEMO = _BoundedMemo(_MEMO_LIMIT)  # (mnemonic, operand text) -> _Prepared
 # A whole program assembled before (its text, base and relaxation_rounds, all it depends on) is
 # built again from what its instructions were: a test or a benchmark assembles one text many times.
 # Fewer and shorter texts than for statements, as each entry holds a whole program.
 _PROGRAM_MEMO_LIMIT = 256
 _PROGRAM_TEXT_LIMIT = 16384
-_PROGRAM_MEMO = _BoundedMemo(_PROGRAM_MEMO_LIMIT)  # (text, base, relaxation_rounds) -> (instructions, labels)  # (mnemonic, operand text) -> _Prepared
+_PROGRAM_MEMO = _BoundedMemo(_PROGRAM_MEMO_LIMIT)  # (text, base, relaxation_rounds) -> (instructions, labels)
 
 
 def _read_line(raw: str) -> tuple[tuple[tuple[str, ...], str | None, str], ...]:
