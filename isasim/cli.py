@@ -387,11 +387,15 @@ def cmd_fuzz(args) -> int:
                              f"{', '.join(subsets)}) (see 'isasim fuzz --help')")
         summary = isa.run_fuzz(args.cases, args.seed, against=args.against, isa_subset=args.only,
                                config=config_from_options(args, isa),
-                               lockstep=args.lockstep, out_dir=args.out, shrink_seconds=args.shrink_seconds)
+                               lockstep=args.lockstep, out_dir=args.out, shrink_seconds=args.shrink_seconds,
+                               draw=args.draw)
     except ImportError as error:
         raise IsasimError(f"isasim fuzz needs hypothesis ({error}); install it with: pip install hypothesis") from None
     out = console(color=not args.no_color)
-    ran = ", ".join(f"{subset} {count}" for subset, count in summary.cases.items())
+    # a subset drawn otherwise than with hypothesis is named so: its --seed means other programs
+    drawn = {subset for subset, way in summary.draws.items() if way != "hypothesis"}
+    ran = ", ".join(f"{subset} {count}" + (f" drawn with {summary.draws[subset]}" if subset in drawn else "")
+                    for subset, count in summary.cases.items())
     head = (f"fuzz {summary.isa}: {summary.total_cases} programs ({ran}) on sim and {summary.b}, {summary.mode}, "
             f"seed {summary.seed}")
     if summary.divergences:
@@ -718,6 +722,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=".", help="directory for the reproducing traces (default: here)")
     p.add_argument("--shrink-seconds", type=seconds, default=60.0,
                    help="time to spend shrinking each divergence (default %(default)s)")
+    p.add_argument("--draw", choices=("hypothesis", "numpy"),
+                   help="how to draw the programs.  numpy: the default for the subsets that have a numpy drawer "
+                        "(x86_amx: amx), about 0.1 ms a program against hypothesis's 15-30 ms, so that the time "
+                        "goes to comparing programs; a divergence is shrunk greedily (shorter cuts, then one "
+                        "statement fewer).  hypothesis: the default for the others (x86_amx: scalar); its "
+                        "programs lean to small values and boundaries, and its shrinker also simplifies "
+                        "operands.  The same --seed draws other programs with each")
     p.add_argument("--no-color", action="store_true", help="plain text output")
     p.set_defaults(func=cmd_fuzz)
 

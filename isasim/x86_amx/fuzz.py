@@ -5,12 +5,20 @@
 x86-64 host and batches many cases into one program; ``amx`` (:mod:`.fuzz_amx`) draws tile
 programs, run one by one and only where the CPU offers AMX when the other backend is silicon.
 With both, a quarter of the cases are AMX.  ``run_fuzz`` is what ``isasim fuzz`` runs.
+
+AMX cases are drawn by default with numpy (fuzz_amx.AmxCaseDrawer, about 0.1 ms a case), not
+with the hypothesis strategy (15-30 ms a case, as long as running one on the simulator and on
+silicon): the time of a campaign then goes to comparing programs.  A divergent drawn case is shrunk
+greedily over ``AmxGenerator.reductions``; ``draw="hypothesis"`` (``isasim fuzz --draw hypothesis``)
+draws them from the strategy and shrinks them with hypothesis, as before.  Scalar cases have no
+drawer: hypothesis draws them (cheaply, next to a batch's run) and shrinks them.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from ..core.fuzz import FuzzSummary, run_campaign
@@ -18,7 +26,7 @@ from ..core.machine import Machine
 from ..core.program import Program
 from ..core.trace import Init
 from .cpu import needs_amx
-from .fuzz_amx import AmxCase, amx_cases
+from .fuzz_amx import AmxCase, AmxCaseDrawer, amx_cases
 from .fuzz_scalar import ScalarCase, build_batch, scalar_cases
 
 ISA_NAME = "x86_amx"
@@ -68,8 +76,29 @@ class AmxGenerator(_Generator):
     probe = "tilerelease"
     weight = 1
 
+    # Cases drawn a chunk at a time (the drawer's cases do not depend on the chunks), so that the first ones
+    # run while the others are drawn
+    DRAW_CHUNK = 256
+
     def cases(self):
         return amx_cases()
+
+    def draw(self, n: int, seed: int):
+        """The first n cases AmxCaseDrawer(seed) draws (the campaign's default for AMX: see the module docstring)."""
+        drawer = AmxCaseDrawer(seed)
+        for start in range(0, n, self.DRAW_CHUNK):
+            yield from drawer.draw(min(self.DRAW_CHUNK, n - start))
+
+    def reductions(self, case: AmxCase):
+        """For the greedy shrinker: the case cut after each of its statements, shortest first (a divergence is
+        often the effect of one instruction: the shortest diverging cut ends with it), then the case less one
+        statement, first to last (the setup the culprit does not need).  The closing RET stays, as in every case
+        either generator draws (and in every truncation): a shrunk case is one of theirs, only smaller."""
+        body = len(case.lines) - 1 if case.lines and case.lines[-1] == "ret" else len(case.lines)
+        for index in range(body - 1):
+            yield case.truncated(index)
+        for index in range(body):
+            yield replace(case, lines=case.lines[:index] + case.lines[index + 1 :])
 
 
 GENERATORS = (ScalarGenerator(), AmxGenerator())  # the order fixes each subset's seed (seed + position)
