@@ -275,9 +275,9 @@ def _draw_ways(generators: Sequence[CaseGenerator], subsets: list[str], draw: st
     running = [g for g in generators if g.subset in subsets]
     if draw == DRAWER and (missing := [g.subset for g in running if not draws_itself(g)]):
         have = [g.subset for g in generators if draws_itself(g)]
-        raise ConfigError(f"{' and '.join(missing)} cases have no {DRAWER} drawer"
-                          f" ({'only ' + ', '.join(have) + ' has one' if have else 'no subset has one'}):"
-                          f" draw them with {HYPOTHESIS}")
+        which = f"only {', '.join(have)} {'has' if len(have) == 1 else 'have'} one" if have else "no subset has one"
+        raise ConfigError(f"{' and '.join(missing)} cases have no {DRAWER} drawer ({which}): "
+                          f"draw them with {HYPOTHESIS}")
     return {g.subset: DRAWER if draws_itself(g) and draw != HYPOTHESIS else HYPOTHESIS for g in running}
 
 

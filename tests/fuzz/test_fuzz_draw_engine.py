@@ -3,8 +3,9 @@ runs them by default, hypothesis stays available for it (``draw="hypothesis"``),
 shrunk greedily over its ``reductions`` (or its truncations) to a trace that reproduces the divergence.
 
 Nothing here is x86: the cases are toy programs that add a few numbers into r0 and store it (as in
-tests/core/test_fuzz_engine.py), drawn with numpy, and the other backend is a "shaky" simulator that gets r0 wrong when a program adds 200 or more, so
-the divergences are planted and their smallest reproduction is known: one such addition.
+tests/core/test_fuzz_engine.py), drawn with numpy, and the other backend is a "shaky" simulator that gets
+r0 wrong when a program adds 200 or more, so the divergences are planted and their smallest reproduction
+is known: one such addition.
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ def count_executed(program, init, ranges, config):
     machine = Machine("toy", config)
     machine.load(program, regs=init.regs, memory=init.memory)
     records = machine.run(keep_records=True).records
-    return Counter(r.instruction.form.mnemonic for r in records if r.fault is None
-                   and (ranges is None or any(start <= r.instruction.address < end for start, end in ranges))), Counter()
+    counts = Counter(r.instruction.form.mnemonic for r in records if r.fault is None
+                     and (ranges is None or any(start <= r.instruction.address < end for start, end in ranges)))
+    return counts, Counter()
 
 
 class Sums:
@@ -198,7 +200,7 @@ def test_a_shard_says_how_its_cases_are_drawn():
 
 
 def test_asking_for_a_drawer_a_subset_lacks_or_an_unknown_way_is_a_config_error(tmp_path):
-    with pytest.raises(ConfigError, match=r"^sums cases have no numpy drawer \(only drawn, cut, drawnbatched has "
+    with pytest.raises(ConfigError, match=r"^sums cases have no numpy drawer \(only drawn, cut, drawnbatched have "
                                           r"one\): draw them with hypothesis$"):
         campaign(tmp_path, "sums", draw=fuzz.DRAWER)
     with pytest.raises(ConfigError, match=r"unknown way to draw cases 'dice' \(hypothesis or numpy\)"):
