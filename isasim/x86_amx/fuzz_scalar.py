@@ -53,8 +53,12 @@ BASE_LOW, BASE_HIGH = 0x90, 0x2F0  # where in its slot a base register may point
 DISP_LIMIT = 0x90  # |displacement| of a memory operand through a base register
 INDEX_LIMIT = 15  # the index register holds 0..15 (times a scale of at most 8)
 BOOK_BASE = 0x18000000  # bookkeeping of a batch: case i's block at BOOK_BASE + i * BOOK
-BOOK = 0x140
-BOOK_IN, BOOK_OUT, BOOK_FLAGS, BOOK_ONE = 0x00, 0x80, 0x100, 0x108
+BOOK_IN, BOOK_OUT, BOOK_FLAGS, BOOK_ONE, BOOK_VECTORS = 0x00, 0x80, 0x100, 0x108, 0x140
+# The vector registers a case may use (issue 15: the moves g++ emits around AMX kernels): four of
+# xmm/ymm/zmm0-15 and, where the CPU has AVX-512, two of 16-31 (EVEX only).  A case's writes to
+# them are stored in its bookkeeping block, 64 bytes each (aligned: BOOK is a multiple of 64).
+VECTOR_POOL = (0, 1, 2, 3, 16, 17)
+BOOK = BOOK_VECTORS + 64 * len(VECTOR_POOL)
 
 # ---------------------------------------------------------------------------
 # Values worth generating
@@ -79,7 +83,7 @@ CAPTURE_OFFSET = {CF: 0, PF: 1, ZF: 2, SF: 3, OF: 4}
 
 _HIGH_BYTES = {"ah": "rax", "ch": "rcx", "dh": "rdx", "bh": "rbx"}
 _LOW_OF_HIGH = {"ah": "al", "ch": "cl", "dh": "dl", "bh": "bl"}
-_SIZE = {8: "BYTE", 16: "WORD", 32: "DWORD", 64: "QWORD"}
+_SIZE = {8: "BYTE", 16: "WORD", 32: "DWORD", 64: "QWORD", 128: "XMMWORD", 256: "YMMWORD", 512: "ZMMWORD"}
 _NEEDS_REX = {gpr_name(n, 8) for n in range(4, 16)} | {gpr_name(n, b) for n in range(8, 16) for b in (16, 32, 64)}
 
 
@@ -106,6 +110,7 @@ class ScalarCase:
     bases: the base registers (they hold SLOT address + offset).
     scratch: the slot's initial bytes.
     written: the GPRs the body may write.  defined: status flags defined at every RET.
+    vectors: the vector registers (numbers, of VECTOR_POOL) the body may write; they start zero.
     """
 
     body: tuple[str, ...]
@@ -115,9 +120,11 @@ class ScalarCase:
     written: tuple[str, ...]
     defined: int
     slot: int = 0
+    vectors: tuple[int, ...] = ()
 
     def at_slot(self, slot: int) -> "ScalarCase":
-        return ScalarCase(self.body, self.regs, self.bases, self.scratch, self.written, self.defined, slot)
+        return ScalarCase(self.body, self.regs, self.bases, self.scratch, self.written, self.defined, slot,
+                          self.vectors)
 
     @property
     def slot_address(self) -> int:
@@ -139,7 +146,8 @@ class ScalarCase:
         kept, cut = list(self.body[: index + 1]), self.body[index + 1 :]
         labels = [line.split(":")[0] for line in cut if re.match(r"^L\d+: ", line)]
         kept.append(" ".join(f"{label}:" for label in labels) + (" ret" if labels else "ret"))
-        return ScalarCase(tuple(kept), self.regs, self.bases, self.scratch, self.written, self.defined, self.slot)
+        return ScalarCase(tuple(kept), self.regs, self.bases, self.scratch, self.written, self.defined, self.slot,
+                          self.vectors)
 
 
 @dataclass
@@ -165,6 +173,7 @@ class _ScalarBuilder:
             h for h, p in _HIGH_BYTES.items() if p not in reserved]
         self.src_pool = {bits: [gpr_name(n, bits) for n in range(16)] for bits in (16, 32, 64)}
         self.src_pool[8] = [gpr_name(n, 8) for n in range(16)] + list(_HIGH_BYTES)
+        self.vectors_written: set[int] = set()
 
     def dest(self, bits: int, choice: int) -> str:
         pool = self.dest_pool[bits]
@@ -218,7 +227,8 @@ _KINDS = (("mov",) * 8 + ("add",) * 5 + ("sub",) * 4 + ("cmp",) * 5 + ("xor",) *
           + ("inc",) * 3 + ("dec",) * 3 + ("lea",) * 4 + ("imul1",) * 3 + ("imul2",) * 3 + ("imul3",) * 3
           + ("jcc",) * 6 + ("jmp",) * 2 + ("nop",) * 2 + ("longjump", "ret")
           # what g++ emits around AMX kernels (issue 15)
-          + ("shift",) * 4 + ("extend",) * 3 + ("cdqe",) + ("xchg",) * 2 + ("pushpop",) * 3)
+          + ("shift",) * 4 + ("extend",) * 3 + ("cdqe",) + ("xchg",) * 2 + ("pushpop",) * 3
+          + ("vector",) * 6)
 _SHIFTS = ("shl", "sal", "shr", "sar")
 _EXTENDS = ("movzx", "movsx", "movsxd")
 _SHAPES = ("rr", "ri", "rm", "mr", "mi")
@@ -353,6 +363,8 @@ def _render(b: _ScalarBuilder, spec: dict, position: int) -> _Block:
         return _Block(["ret"], falls_through=False, mnemonic="ret")
     if kind in ("shift", "extend", "cdqe", "xchg", "pushpop"):
         return _render_compiled(b, spec)
+    if kind == "vector":
+        return _render_vector(b, spec)
     # branches: the target is filled in by the caller
     target = position + 1 + spec["dist"]
     if spec["conditional"]:
@@ -436,6 +448,84 @@ def _render_compiled(b: _ScalarBuilder, spec: dict) -> _Block:
     if target in GPR_VIEWS:
         b.note(writes=[target])
     return _Block([f"push {source}", f"pop {target}"], mnemonic="pop")
+
+
+def vector_shape() -> tuple[int, int]:
+    """(registers, bits) of the vector registers the fuzzer may use: what this host's CPU has (a case must
+    run on the silicon it is compared with), or (0, 0) on a host without AVX, where no case uses them."""
+    from .silicon import host_cpu, platform_problem
+
+    if platform_problem() is not None or "avx" not in host_cpu().flags:
+        return 0, 0
+    return host_cpu().vector_shape
+
+
+# The vector moves a case draws: (mnemonic, the widths it takes, what its operands may be).  Forms
+# that need alignment (MOVAPS, MOVDQA, VMOVDQA, PXOR's m128) stay register to register: the slot's
+# addresses are not aligned, and a #GP would end the whole batch.
+_VECTOR_OPS = (("pxor", (128,), "rr"), ("vpxor", (128, 256), "rrm"), ("movaps", (128,), "rr"),
+               ("movups", (128,), "rml"), ("movdqa", (128,), "rr"), ("vmovdqa", (128, 256), "rr"),
+               ("vmovdqu8", (128, 256, 512), "rml"), ("vpbroadcastw", (128, 256, 512), "rmg"),
+               ("vzeroupper", (), ""))
+_VECTOR_PREFIX = {128: "xmm", 256: "ymm", 512: "zmm"}
+
+
+def _render_vector(b: _ScalarBuilder, spec: dict) -> _Block:
+    """A vector move on the case's vector registers (VECTOR_POOL), its memory in the case's slot: a load
+    from the slot first, now and then, so that the move has data to work on."""
+    count, bits = vector_shape()
+    if not count:
+        return _Block(["nop"], mnemonic="nop")
+    evex = bits == 512  # AVX-512: vmovdqu8, zmm, xmm16-31 and the GPR broadcast
+    ops = [op for op in _VECTOR_OPS if op[0] != "vmovdqu8" or evex]
+    mnemonic, widths, shapes = ops[spec["cond"] % len(ops)]
+    if mnemonic == "vzeroupper":
+        b.vectors_written.update(n for n in VECTOR_POOL if n < 16)
+        return _Block(["vzeroupper"], mnemonic="vzeroupper")
+    widths = [w for w in widths if w <= bits and (w < 512 or mnemonic in ("vmovdqu8", "vpbroadcastw"))]
+    width = widths[spec["alias"] % len(widths)]
+    high = evex and mnemonic in ("vmovdqu8", "vpbroadcastw")  # EVEX forms reach xmm16-31
+    pool = [n for n in VECTOR_POOL if n < 16 or high]
+
+    def register(choice: int, w: int = width) -> str:
+        return f"{_VECTOR_PREFIX[w]}{pool[choice % len(pool)]}"
+
+    def memory(bits: int) -> str:
+        # no index, and a displacement that keeps all 64 bytes in the slot (a base points at most
+        # BASE_HIGH into it): the scalar kinds' operands are at most 8 bytes
+        base_choice, _use_index, scale, disp = spec["mem"]
+        return b.memory(bits, (base_choice, False, scale, min(disp, DISP_LIMIT - 64)))
+
+    dest, src = register(spec["r1"]), register(spec["r2"])
+    shape = shapes[spec["dist"] % len(shapes)]
+    lines = []
+    if spec["imm"] & 1 and shape != "l":  # load the source from the slot first (an unaligned load)
+        load_bits = 512 if evex and mnemonic != "vpbroadcastw" else 128
+        load = register(spec["r2"], load_bits)
+        lines.append(f"{'vmovdqu8' if evex else 'movups'} {load}, {memory(load_bits)}")
+        b.vectors_written.add(int(load[3:]))
+    if spec["imm"] & 2 and shape != "l":
+        # fill all of the destination first, so that what the move does to the bits above its width
+        # (a legacy SSE write keeps them, VEX and EVEX zero them) shows
+        full = register(spec["r1"], bits)
+        lines.append(f"vmovdqu8 {full}, {memory(512)}" if evex else f"vpxor {full}, {full}, {memory(256)}")
+        b.vectors_written.add(int(full[3:]))
+    if mnemonic == "vpbroadcastw":
+        source = {"r": register(spec["r2"], 128), "m": memory(16),
+                  "g": b.src(32, spec["r2"]) if evex else register(spec["r2"], 128)}[shape]
+        if source in GPR_VIEWS:
+            b.note(reads=[source])
+        lines.append(f"vpbroadcastw {dest}, {source}")
+    elif mnemonic in ("pxor", "vpxor"):
+        second = memory(width) if shape == "m" else register(spec["r2"] // 3)
+        lines.append(f"pxor {dest}, {src}" if mnemonic == "pxor" else f"vpxor {dest}, {src}, {second}")
+    elif shape == "l":  # a store to the slot
+        lines.append(f"{mnemonic} {memory(width)}, {src}")
+        return _Block(lines, mnemonic=mnemonic)
+    else:
+        lines.append(f"{mnemonic} {dest}, {memory(width) if shape == 'm' else src}")
+    b.vectors_written.add(int(dest[3:]))
+    return _Block(lines, mnemonic=mnemonic)
 
 
 _BASE_CANDIDATES = [r for r in GPR64 if r not in ("rax", "rdx")]  # IMUL writes rax and rdx
@@ -523,7 +613,8 @@ def scalar_cases(draw):
         regs[index] = index_value
     written = tuple(r for r in GPR64 if r in builder.written)
     return ScalarCase(tuple(out), tuple(sorted(regs.items(), key=lambda kv: GPR64.index(kv[0]))), tuple(bases),
-                      _fill(fill, fill_seed, SLOT), written, STATUS_TESTED & ~at_ret)
+                      _fill(fill, fill_seed, SLOT), written, STATUS_TESTED & ~at_ret,
+                      vectors=tuple(sorted(builder.vectors_written)))
 
 
 def _fill(kind: str, fill_seed: int, size: int) -> bytes:
@@ -657,6 +748,15 @@ def body_code(case: ScalarCase) -> bytes:
     return bytes(code)
 
 
+def zero_vectors() -> bytes:
+    """Code that zeroes every register of VECTOR_POOL the CPU has (a VEX VPXOR zeroes all of zmm0-15;
+    zmm16-31 take zmm0's zeros with VMOVDQU8)."""
+    count, bits = vector_shape()
+    lines = [f"vpxor xmm{n}, xmm{n}, xmm{n}" for n in VECTOR_POOL if n < 16]
+    lines += [f"vmovdqu8 zmm{n}, zmm0" for n in VECTOR_POOL if 16 <= n < count and bits == 512]
+    return b"".join(line_code(line) for line in lines)
+
+
 def build_batch(cases: list[ScalarCase], *, capture: bool = True) -> Batch:
     """One program running every case in turn (case i in slot i), and its Init.  capture=False leaves
     out the stores of the final registers and flags (lockstep compares every step anyway)."""
@@ -673,17 +773,27 @@ def build_batch(cases: list[ScalarCase], *, capture: bool = True) -> Batch:
             code += line_code(f"mov {name}, QWORD PTR [{block + at:#x}]")
             book[i * BOOK + at : i * BOOK + at + 8] = value.to_bytes(8, "little")
         book[i * BOOK + BOOK_ONE] = 1
+        if case.vectors:  # as the case starts on its own: its vector registers zero
+            code += zero_vectors()
         code += line_code(f"cmp BYTE PTR [{block + BOOK_ONE:#x}], 0x0")  # 1 - 0: every status flag clear
         body = body_code(case)
         bodies.append((CODE_BASE + len(code), CODE_BASE + len(code) + len(body)))
         code += body
         for name in case.written if capture else ():
             code += line_code(f"mov QWORD PTR [{block + BOOK_OUT + 8 * GPR64.index(name):#x}], {name}")
+        for n in case.vectors if capture else ():
+            at = block + BOOK_VECTORS + 64 * VECTOR_POOL.index(n)
+            bits = vector_shape()[1]
+            store = (f"vmovdqu8 ZMMWORD PTR [{at:#x}], zmm{n}" if bits == 512 else
+                     f"vmovdqa YMMWORD PTR [{at:#x}], ymm{n}")  # the block is aligned: VMOVDQA may store it
+            code += line_code(store)
         for flag, jump in CAPTURE_JUMPS:
             if capture and case.defined & flag:  # the flag's byte becomes 1 when the flag is set
                 store = line_code(f"mov BYTE PTR [{block + BOOK_FLAGS + CAPTURE_OFFSET[flag]:#x}], 0x1")
                 code += scalar.encode(jump, (Target(len(store) + 2),), 0)[2] + store
         slots[i * SLOT : (i + 1) * SLOT] = case.scratch
+    if any(case.vectors for case in cases):  # what the cases left is in their blocks: the end compares memory
+        code += zero_vectors()
     code += line_code("ret")
     program = get_isa(ISA_NAME).disassemble(bytes(code), base=CODE_BASE)
     init = Init({}, [(SLOT_BASE, bytes(slots), True), (BOOK_BASE, bytes(book), True)])

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from isasim.core.explain import Code, Encoding, Table, render_html, render_markdown, render_svg, to_text
-from isasim.x86_amx import amx, scalar
+from isasim.x86_amx import amx, scalar, vector
 from isasim.x86_amx.explain import reference_pages
 
 from explain_helpers import blocks, ex, fields
@@ -25,7 +25,7 @@ def test_every_form_explains_from_its_definition(page):
     titles = [s.title for s in expl.sections]
     for wanted in ("Encoding", "Operands", "Faults", "Worked example"):
         assert wanted in titles
-    form = next(f for f in amx.FORMS + scalar.FORMS if f.mnemonic == page.slug)
+    form = next(f for f in amx.FORMS + scalar.FORMS + list(vector.FORMS) if f.mnemonic == page.slug)
     # the operation is the docstring of the semantics function the simulator runs
     (code,) = blocks(expl, "Operation (the semantics the simulator executes)", Code)
     assert code.text == form.doc

@@ -22,7 +22,8 @@ from isasim.core.diff import diff
 from isasim.core.fuzz import FuzzSummary, draw_cases, write_fresh
 from isasim.core.machine import Machine
 from isasim.core.trace import Init, read_trace
-from isasim.x86_amx import fuzz, fuzz_amx, fuzz_scalar, scalar
+from isasim.x86_amx import fuzz, fuzz_amx, fuzz_scalar, scalar, vector
+from isasim.x86_amx.operands import Reg
 from isasim.x86_amx.silicon import SiliconBackend, host_cpu, platform_problem
 from test_amx_faults import AFTER_RELEASE, FULL, SHAPE_MISMATCHES, cfg_with
 
@@ -57,6 +58,18 @@ def test_scalar_programs_agree_with_silicon(tmp_path):
     assert summary.total_instructions >= 100_000, summary.instructions
     assert SCALAR_FORMS <= set(summary.instructions), SCALAR_FORMS - set(summary.instructions)
     assert min(summary.instructions[form] for form in SCALAR_FORMS) >= 100, summary.instructions
+    vectors = vector_forms_this_host_runs()
+    assert vectors <= set(summary.instructions), vectors - set(summary.instructions)
+    assert min((summary.instructions[form] for form in vectors), default=100) >= 100, summary.instructions
+
+
+def vector_forms_this_host_runs() -> set[str]:
+    """The vector moves the scalar cases draw on this host (fuzz_scalar.vector_shape: what its CPU has)."""
+    _count, bits = fuzz_scalar.vector_shape()
+    if not bits:
+        return set()
+    forms = {"pxor", "vpxor", "movaps", "movups", "movdqa", "vmovdqa", "vpbroadcastw", "vzeroupper"}
+    return forms | ({"vmovdqu8"} if bits == 512 else set())
 
 
 @needs_silicon
@@ -96,6 +109,31 @@ def test_a_planted_bug_is_found_shrunk_and_written_as_a_trace(tmp_path, monkeypa
     assert main(["replay", "--no-color", found.trace]) == 1
     monkeypatch.undo()
     assert main(["replay", "--no-color", found.trace]) == 0
+    assert main(["replay", "--no-color", "--backend", "silicon", found.trace]) == 0
+
+
+def movups_that_zeroes_the_upper_bits(cpu, dest, src):
+    """MOVUPS with the classic bug: a load zeroes bits 511:128 of its register as a VEX write would
+    (legacy SSE keeps them)."""
+    value = vector.read(cpu, src, 128)
+    if isinstance(dest, Reg):
+        vector.write_vex(cpu, dest, value, 128)
+    else:
+        vector.write_legacy(cpu, dest, value)
+
+
+@needs_silicon
+@pytest.mark.skipif(not fuzz_scalar.vector_shape()[0], reason="this host's CPU has no AVX: no case draws vector moves")
+def test_a_planted_vector_bug_is_found_in_a_batch_and_written_as_a_trace(tmp_path, monkeypatch):
+    monkeypatch.setattr(vector.FORMS["MOVUPS_dest_src"], "semantics", movups_that_zeroes_the_upper_bits)
+    summary = fuzz.run_fuzz(300, 4, against="silicon", isa_subset="scalar", out_dir=tmp_path, max_divergences=1,
+                            shrink_candidates=20, shrink_seconds=120)
+    assert len(summary.divergences) == 1, summary
+    found = summary.divergences[0]
+    assert any(line.startswith("movups ") for line in found.program), found.program
+    assert main(["replay", "--no-color", found.trace]) == 1  # the trace convicts the buggy simulator ...
+    monkeypatch.undo()
+    assert main(["replay", "--no-color", found.trace]) == 0  # ... and acquits the real one and silicon
     assert main(["replay", "--no-color", "--backend", "silicon", found.trace]) == 0
 
 
@@ -149,6 +187,14 @@ def test_a_batch_runs_each_case_as_it_runs_alone():
                 assert stored == bool(alone.state.rflags & flag), (i, flag, text)
         slot = (case.slot_address, fuzz_scalar.SLOT)
         assert machine.memory.read(*slot) == alone.memory.read(*slot)
+        width = fuzz_scalar.vector_shape()[1] // 8
+        for n in case.vectors:
+            at = block + fuzz_scalar.BOOK_VECTORS + 64 * fuzz_scalar.VECTOR_POOL.index(n)
+            stored = int.from_bytes(machine.memory.read(at, width), "little")
+            assert stored == alone.state.read_vector(n) % (1 << 8 * width), (i, n, text)
+    assert any(case.vectors for case in cases) == bool(fuzz_scalar.vector_shape()[0])
+    # the batch ends with the cases' vector registers zero: what they held is in their blocks
+    assert all(not machine.state.read_vector(n) for n in fuzz_scalar.VECTOR_POOL)
 
 
 # ---- AMX programs -------------------------------------------------------------------------
