@@ -10,7 +10,12 @@ Cases (``scalar_cases()``, a hypothesis strategy)
     a small value, so every access stays inside mapped memory; nothing writes the
     reserved registers.  A conditional branch only tests flags that are defined on
     every path to it (IMUL leaves SF/ZF/AF/PF undefined, XOR and TEST leave AF
-    undefined), so the two backends never legitimately part ways.
+    undefined), so the two backends never legitimately part ways.  What g++ emits
+    around AMX kernels is drawn too: shifts, MOVZX/MOVSX/MOVSXD, CDQE, XCHG,
+    PUSH/POP pairs, and the vector moves on a pool of six vector registers
+    (VECTOR_POOL, zero at a case's start), as far as this host's CPU has them
+    (``vector_shape``: EVEX forms only with AVX-512), with the destination filled
+    first now and then so that the rule for its upper bits shows.
 
 Batches (``build_batch``)
     Starting a silicon run costs a child process (about 0.2 s), so scalar cases
@@ -18,7 +23,9 @@ Batches (``build_batch``)
     a bookkeeping block, normalising the flags (all clear, as a program starts),
     running its body (a RET becomes a jump to the end of the body) and storing the
     registers it may have written and the flags that are defined at its end
-    (through Jcc) into that block.  A batch divergence is pinned to its case by
+    (through Jcc) into that block, and the vector registers it wrote (zeroed
+    before each such case and at the end of the batch, so that the end state
+    holds no vector the batch's cases share).  A batch divergence is pinned to its case by
     ``Batch.case_of``.  AF has no Jcc: a final-state batch compares it for its
     last case only, a lockstep run after every instruction of every case.
 """
