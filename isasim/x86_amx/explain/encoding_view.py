@@ -160,6 +160,35 @@ _PREFIX_NAMES = {0x66: "operand size 16 bits", 0x67: "address size 32 bits", 0xF
                  0xF0: "LOCK"}
 
 
+def _modrm_and_sib(units: list[EncodingUnit], code: bytes, pos: int, decoded: DecodedModRM, reg_meaning: str,
+                   rm_register: str) -> int:
+    """The ModRM byte at ``pos`` (and its SIB byte) as units; where the next byte is.  ``rm_register``: what
+    r/m means when it names a register (mod 11), with the prefix's extension bits."""
+    mod, rm = decoded.mod, decoded.rm
+    if mod == 3:
+        rm_meaning = rm_register
+    elif rm == 4:
+        rm_meaning = "100: a SIB byte follows"
+    elif mod == 0 and rm == 5:
+        rm_meaning = "RIP-relative: disp32 from the next instruction"
+    else:
+        rm_meaning = f"base {decoded.mem.base}"
+    mod_meaning = {0: "memory", 1: "memory + disp8", 2: "memory + disp32", 3: "register operand"}[mod]
+    units.append(_byte(code, pos, "ModRM", [
+        BitField(6, 2, "mod", mod, mod_meaning), BitField(3, 3, "reg", decoded.reg, reg_meaning),
+        BitField(0, 3, "r/m", rm, rm_meaning)]))
+    pos += 1
+    if decoded.has_sib:
+        scale, index, base = _sib_bits(decoded)
+        mem = decoded.mem
+        units.append(_byte(code, pos, "SIB", [
+            BitField(6, 2, "scale", scale, f"× {1 << scale}"),
+            BitField(3, 3, "index", index, "no index" if mem.index in (None, "riz") else f"index {mem.index}"),
+            BitField(0, 3, "base", base, "no base (disp32)" if mem.base is None else f"base {mem.base}")]))
+        pos += 1
+    return pos
+
+
 def legacy_encoding(ins: Instruction) -> tuple[Encoding, str, str]:
     """The encoding of a scalar instruction, and the opcode row (``o64 83 /0 ib``) and its syntax it matched."""
     code = ins.encoding
@@ -204,34 +233,15 @@ def legacy_encoding(ins: Instruction) -> tuple[Encoding, str, str]:
     slash = next((t for t in tokens if t.startswith("/")), None)
     if slash is not None:
         decoded = decode_modrm(code, pos, rex >> 1 & 1, rex & 1)
-        mod, reg, rm = decoded.mod, decoded.reg, decoded.rm
+        reg, rm = decoded.reg, decoded.rm
         reg_index = next((i for i, k in enumerate(kinds) if k in scalar._REG_KINDS), None)
         rm_index = next((i for i, k in enumerate(kinds) if k in scalar._RM_KINDS or k == scalar._OK.MEM), None)
         if slash == "/r" and reg_index is not None:
             reg_meaning = f"register {reg | (rex >> 2 & 1) << 3}: {operand_register(reg_index)}"
         else:
             reg_meaning = f"opcode extension {slash}"
-        if mod == 3:
-            rm_meaning = f"register {rm | (rex & 1) << 3}: {operand_register(rm_index) if rm_index is not None else '?'}"
-        elif rm == 4:
-            rm_meaning = "100: a SIB byte follows"
-        elif mod == 0 and rm == 5:
-            rm_meaning = "RIP-relative"
-        else:
-            rm_meaning = f"base {decoded.mem.base}"
-        mod_meaning = {0: "memory", 1: "memory + disp8", 2: "memory + disp32", 3: "register operand"}[mod]
-        units.append(_byte(code, pos, "ModRM", [
-            BitField(6, 2, "mod", mod, mod_meaning), BitField(3, 3, "reg", reg, reg_meaning),
-            BitField(0, 3, "r/m", rm, rm_meaning)]))
-        pos += 1
-        if decoded.has_sib:
-            scale, index, base = _sib_bits(decoded)
-            mem = decoded.mem
-            units.append(_byte(code, pos, "SIB", [
-                BitField(6, 2, "scale", scale, f"× {1 << scale}"),
-                BitField(3, 3, "index", index, "no index" if mem.index in (None, "riz") else f"index {mem.index}"),
-                BitField(0, 3, "base", base, "no base (disp32)" if mem.base is None else f"base {mem.base}")]))
-            pos += 1
+        register = f"register {rm | (rex & 1) << 3}: {operand_register(rm_index) if rm_index is not None else '?'}"
+        pos = _modrm_and_sib(units, code, pos, decoded, reg_meaning, register)
     if offsets.has_displacement:
         size = offsets.displacement_size
         value = int.from_bytes(code[offsets.displacement_offset:offsets.displacement_offset + size], "little",
@@ -358,29 +368,10 @@ def vector_encoding(ins: Instruction) -> tuple[Encoding, str, str]:
     pos += 1
     if pos < len(code) and "/r" in info.op_code_string:
         decoded = decode_modrm(code, pos, X, B)
-        mod, reg, rm = decoded.mod, decoded.reg, decoded.rm
-        reg_number = reg | R << 3 | R_high << 4
-        reg_meaning = f"register {reg_number}: {roles.get('reg', '?')}"
-        if mod == 3:
-            rm_meaning = f"register {rm | B << 3 | X_high << 4}: {roles.get('rm', '?')}"
-        elif rm == 4:
-            rm_meaning = "100: a SIB byte follows"
-        elif mod == 0 and rm == 5:
-            rm_meaning = "RIP-relative: disp32 from the next instruction"
-        else:
-            rm_meaning = f"base {decoded.mem.base}"
-        mod_meaning = {0: "memory", 1: "memory + disp8", 2: "memory + disp32", 3: "register operand"}[mod]
-        units.append(_byte(code, pos, "ModRM", [
-            BitField(6, 2, "mod", mod, mod_meaning), BitField(3, 3, "reg", reg, reg_meaning),
-            BitField(0, 3, "r/m", rm, rm_meaning)]))
-        pos += 1
-        if decoded.has_sib:
-            scale, index, base = _sib_bits(decoded)
-            mem = decoded.mem
-            units.append(_byte(code, pos, "SIB", [
-                BitField(6, 2, "scale", scale, f"× {1 << scale}"),
-                BitField(3, 3, "index", index, "no index" if mem.index in (None, "riz") else f"index {mem.index}"),
-                BitField(0, 3, "base", base, "no base (disp32)" if mem.base is None else f"base {mem.base}")]))
+        reg, rm = decoded.reg, decoded.rm
+        reg_meaning = f"register {reg | R << 3 | R_high << 4}: {roles.get('reg', '?')}"
+        register = f"register {rm | B << 3 | X_high << 4}: {roles.get('rm', '?')}"
+        _modrm_and_sib(units, code, pos, decoded, reg_meaning, register)
     if offsets.has_displacement:
         size = offsets.displacement_size
         at = offsets.displacement_offset
