@@ -9,6 +9,7 @@ which ISA it runs.
 from __future__ import annotations
 
 import copy
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -22,6 +23,26 @@ from .memory import Memory
 from .program import Instruction, Program
 
 DEFAULT_STEP_LIMIT = 1_000_000
+
+# The first step of translation, shared by every machine that runs one Program object (the fuzzer and
+# the benchmarks make a new Machine for each run of a program, which would otherwise translate every
+# instruction again): an ISA that offers ``prepare(instruction) -> bind(context)`` does the part that
+# depends on the instruction alone once, and each machine only binds it to its own context.  By the
+# program's id, while the program lives; each entry keeps the instruction it was made from.
+_PREPARED: dict[int, tuple[weakref.ref, dict[int, tuple[Instruction, Callable]]]] = {}
+
+
+def _prepared_for(program: Program) -> dict[int, tuple[Instruction, Callable]]:
+    key = id(program)
+    entry = _PREPARED.get(key)
+    if entry is None or entry[0]() is not program:
+
+        def forget(ref: weakref.ref, key: int = key) -> None:
+            if _PREPARED.get(key, (None,))[0] is ref:
+                del _PREPARED[key]
+
+        entry = _PREPARED[key] = (weakref.ref(program, forget), {})
+    return entry[1]
 
 
 @dataclass
@@ -62,6 +83,7 @@ class Machine:
         self.context = self.isa.new_context(self.state, self.memory)
         self.program: Program | None = None
         self._translations: dict[int, Callable[[], int | None]] = {}
+        self._prepared: dict[int, tuple[Instruction, Callable]] | None = None  # (see _PREPARED)
         self.steps = 0
         self.halted = False
         self.fault: Fault | None = None
@@ -84,7 +106,8 @@ class Machine:
         if program.isa != self.isa.name:
             raise IsasimError(f"program is for {program.isa}, machine is {self.isa.name}")
         self.program = program
-        self._translations = {}  # a new program: nothing translated yet
+        self._translations = {}  # a new program: nothing translated yet (by this machine)
+        self._prepared = _prepared_for(program) if hasattr(self.isa, "prepare") else None
         self.state.pc = program.base
         for address, data, writable in memory or []:
             self.memory.map(address, data, writable=writable)
@@ -129,7 +152,15 @@ class Machine:
             instruction = self.program.at(pc)
             if instruction is None:
                 raise ProgramError(f"pc {pc:#x} is not the start of an instruction of the program")
-            run = self._translations[pc] = self.isa.translate(self.context, instruction)
+            if self._prepared is None:
+                run = self.isa.translate(self.context, instruction)
+            else:
+                made, bind = self._prepared.get(pc, (None, None))
+                if made is not instruction:
+                    bind = self.isa.prepare(instruction)
+                    self._prepared[pc] = instruction, bind
+                run = bind(self.context)
+            self._translations[pc] = run
         return run
 
     def _faulted(self, pc: int, fault: Fault) -> None:

@@ -285,14 +285,19 @@ class X86Amx:
 
     def translate(self, context, instruction: Instruction):
         """The instruction bound to ``context``: a function that executes it and returns the next rip."""
+        return self.prepare(instruction)(context)
+
+    def prepare(self, instruction: Instruction):
+        """Translation in two steps (core.machine shares the first among the machines that run one
+        program): the part that depends on the instruction alone, as ``bind(context)``."""
         if instruction.invalid is not None:
             reason = instruction.invalid
 
             def undefined_encoding():
                 raise UD(f"invalid encoding: {reason}")
 
-            return undefined_encoding
-        return instruction.form.translate(context, instruction.operands, instruction.next_address)
+            return lambda context: undefined_encoding
+        return instruction.form.prepare(instruction.operands, instruction.next_address)
 
 
 ISA = X86Amx()

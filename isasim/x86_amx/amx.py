@@ -136,26 +136,35 @@ class AmxForm:
 
     # ---- execute ----------------------------------------------------------------
     def translate(self, cpu: X86Context, operands: tuple, next_address: int):
-        """Bind to ``cpu``: tile registers become their numbers once, here, not on every execution."""
-        semantics = self.semantics
+        """Bind to ``cpu``: a function that executes the instruction and returns the next rip."""
+        return self.prepare(operands, next_address)(cpu)
+
+    def prepare(self, operands: tuple, next_address: int) -> Callable[[X86Context], Callable[[], int]]:
+        """What translation does before it knows the machine, once per instruction of a program (the
+        machines that run one program share it): ``bind(cpu)`` makes the executable function."""
+        semantics, feature, mnemonic = self.semantics, self.feature, self.mnemonic
         # Tile registers become their numbers, and a sibmem operand its registers' views (BoundSib):
         # looking them up by name on every execution costs a tile load about a microsecond.
         args = tuple(tile_number(o.name) if isinstance(o, Reg) else
                      BoundSib.of(o) if kind == "sibmem" else o for kind, o in zip(self.operand_kinds, operands))
-        if self.feature not in cpu.model.features:  # the CPU model is fixed for the machine's life
+        fast = _PLAIN_RUN_PATHS.get(semantics)
 
-            def unsupported() -> int:
-                cpu.require_feature(self.feature, self.mnemonic)  # raises #UD
+        def bind(cpu: X86Context) -> Callable[[], int]:
+            if feature not in cpu.model.features:  # the CPU model is fixed for the machine's life
+
+                def unsupported() -> int:
+                    cpu.require_feature(feature, mnemonic)  # raises #UD
+                    return next_address
+
+                return unsupported
+
+            def execute() -> int:
+                semantics(cpu, *args)
                 return next_address
 
-            return unsupported
+            return execute if fast is None else (fast(cpu, execute, next_address, *args) or execute)
 
-        def execute() -> int:
-            semantics(cpu, *args)
-            return next_address
-
-        fast = _PLAIN_RUN_PATHS.get(semantics)
-        return execute if fast is None else (fast(cpu, execute, next_address, *args) or execute)
+        return bind
 
 
 FORMS = FormTable()  # every AMX form, by id (see core.program.FormTable)
@@ -386,6 +395,7 @@ def tilezero(cpu: X86Context, tdest: int) -> None:
     """
     check_tiles_configured(cpu, "tilezero")
     check_tile_valid(cpu, tdest, "tilezero")
+    cpu.state.checks_passed["TILEZERO", tdest] = ()  # (for the plain-run path: they depend on TILECFG alone)
     cpu.state.write_tile(tdest, np.zeros((MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8))
     zero_tilecfg_start(cpu)
 
@@ -572,7 +582,10 @@ class WaitingProducts:
 
     def by_kind(self):
         """(kind, which) for each kind present, ``which`` indexing its products in A, B and the order they came."""
-        for kind in dict.fromkeys(self.kinds):  # (almost always a single kind)
+        if self.kinds and self.kinds.count(self.kinds[0]) == len(self.kinds):  # (almost always a single kind)
+            yield self.kinds[0], slice(len(self.kinds))
+            return
+        for kind in dict.fromkeys(self.kinds):
             which = [j for j, other in enumerate(self.kinds) if other == kind]
             yield kind, slice(len(which)) if len(which) == len(self.kinds) else which
 
@@ -595,22 +608,45 @@ class DwordDotProducts(WaitingProducts):
         return C + self.total()
 
     def total(self) -> np.ndarray:
-        """The sum of the products modulo 2^32, as (M, N) uint32: one float64 matrix product
-        per kind.  Every term is at most 255 * 255 in magnitude and a batch holds at most
-        CAPACITY products of at most 64 terms, so every partial sum stays far below 2^53 and
-        the float64 arithmetic is exact."""
+        """The sum of the products modulo 2^32, as (M, N) uint32: one float64 matrix product per kind
+        (see dword_totals)."""
         (M, N), total = self.shape, 0
         for (K, a_signed, b_signed), which in self.by_kind():
-            A = self.A[which, :M, : 4 * K].view(np.int8 if a_signed else np.uint8)
-            B = self.B[which, :K, : 4 * N].view(np.int8 if b_signed else np.uint8)
-            n = len(A)
-            # One matrix product over the contraction index (j, k, i), j counting the
-            # products: row m of the A side is A_0[m] A_1[m] ..., and row (j, k, i) of the
-            # B side is B_j[k].byte[4n+i] over n.
-            A = A.transpose(1, 0, 2).astype(np.float64, order="C").reshape(M, n * 4 * K)
-            B = B.reshape(n * K, N, 4).transpose(0, 2, 1).astype(np.float64, order="C").reshape(n * 4 * K, N)
-            total = total + (A @ B).astype(np.int64)
+            A, B = self.A[which, :M, : 4 * K][None], self.B[which, :K, : 4 * N][None]
+            total = total + dword_totals(A, B, K, a_signed, b_signed)[0]
         return (total % (1 << 32)).astype(np.uint32)
+
+    @classmethod
+    def apply_all(cls, batches: list["DwordDotProducts"], Cs: list[np.ndarray]) -> list[np.ndarray]:
+        """``apply`` of each batch to its C; batches of one kind and count (a kernel's accumulators) with
+        one stacked matrix product for all, instead of one each: numpy's cost per call dominates here."""
+        kinds = {kind for batch in batches for kind in batch.kinds}
+        counts = {len(batch.kinds) for batch in batches}
+        if len(batches) == 1 or len(kinds) != 1 or len(counts) != 1:
+            return [batch.apply(C) for batch, C in zip(batches, Cs)]
+        ((K, a_signed, b_signed),), ((M, N), (n,)) = kinds, (batches[0].shape, counts)
+        A = np.stack([batch.A[:n, :M, : 4 * K] for batch in batches])
+        B = np.stack([batch.B[:n, :K, : 4 * N] for batch in batches])
+        totals = (dword_totals(A, B, K, a_signed, b_signed) % (1 << 32)).astype(np.uint32)
+        return [C + total for C, total in zip(Cs, totals)]
+
+
+def dword_totals(A: np.ndarray, B: np.ndarray, K: int, a_signed: bool, b_signed: bool) -> np.ndarray:
+    """For each tile t: the exact sum over products j of A[t, j] . B[t, j] (the bytes signed as said),
+    as a (tiles, M, N) int64 array; A (tiles, n, M, 4K) and B (tiles, n, K, 4N) uint8.
+
+    One float64 matrix product per tile (stacked: one numpy call) over the contraction index (j, k, i),
+    j counting the products: row m of the A side is A_0[m] A_1[m] ..., and row (j, k, i) of the B side
+    is B_j[k].byte[4n+i] over n.  Every term is at most 255 * 255 in magnitude and a batch holds at most
+    CAPACITY products of at most 64 terms, so every partial sum stays far below 2^53 and the float64
+    arithmetic is exact."""
+    tiles, n, M = A.shape[:3]
+    N = B.shape[3] // 4
+    A = A.view(np.int8 if a_signed else np.uint8)
+    B = B.view(np.int8 if b_signed else np.uint8)
+    a = A.transpose(0, 2, 1, 3).astype(np.float64, order="C").reshape(tiles, M, n * 4 * K)
+    b = B.reshape(tiles, n * K, N, 4).transpose(0, 1, 3, 2).astype(np.float64, order="C").reshape(tiles, n * 4 * K, N)
+    return (a @ b).astype(np.int64)
 
 
 def integer_dot_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: int, tsrc2: int,
@@ -925,11 +961,62 @@ def _plain_tile_load(cpu: X86Context, general: Callable[[], int], next_address: 
         if address + size > region.end or tdest in state._deferred:
             return general()
         offset = address - region.start
-        flat = tiles.of(state)
+        flat = tiles.bytes if state._tiles is tiles.array else tiles.of(state)
         flat[first:first + size] = region.data[offset:offset + size]
         if size < _TILE_BYTES:
             flat[first + size:first + _TILE_BYTES] = _ZERO_TILE[size:]
         return next_address  # start_row is 0 already
+
+    return execute
+
+
+def _plain_tile_store(cpu: X86Context, general: Callable[[], int], next_address: int, sibmem, tsrc: int):
+    """TILESTORED of whole 64-byte rows back to back (tilestored's first case), with no products
+    waiting on the tile."""
+    if type(sibmem) is not BoundSib or sibmem.index is None:
+        return None
+    state, memory, journal, memory_journal = cpu.state, cpu.memory, cpu.state.journal, cpu.memory.journal
+    key, tiles = ("E3", tsrc), _TileBytes()
+    base, index, scale, disp = sibmem.base, sibmem.index, sibmem.scale, sibmem.disp
+    first = tsrc * _TILE_BYTES
+    last = [memory._last]  # the region this instruction wrote last (regions are never unmapped)
+
+    def execute() -> int:
+        config = state.tilecfg
+        if (journal.enabled or memory_journal.enabled or memory.accesses is not None or config.start_row
+                or key not in state.checks_passed or tsrc in state._deferred):
+            return general()
+        gpr = state.gpr
+        if ((gpr[index.number] & index.mask) >> index.shift) * scale != BYTES_PER_ROW or config.colsb[tsrc] != BYTES_PER_ROW:
+            return general()
+        address = disp if base is None else disp + ((gpr[base.number] & base.mask) >> base.shift)
+        address &= _ADDRESS_MASK
+        size = config.rows[tsrc] * BYTES_PER_ROW
+        region = last[0]
+        if not region.start <= address < region.end:
+            region = memory._region_at(address)
+            if region is None:
+                return general()  # (which faults)
+            last[0] = region
+        if address + size > region.end or not region.writable:
+            return general()
+        offset = address - region.start
+        flat = tiles.bytes if state._tiles is tiles.array else tiles.of(state)
+        region.data[offset:offset + size] = flat[first:first + size]
+        return next_address  # start_row is 0 already
+
+    return execute
+
+
+def _plain_tilezero(cpu: X86Context, general: Callable[[], int], next_address: int, tdest: int):
+    """TILEZERO once its checks passed under this TILECFG, with start_row 0 and no products waiting."""
+    state, journal, key = cpu.state, cpu.state.journal, ("TILEZERO", tdest)
+
+    def execute() -> int:
+        if journal.enabled or state.tilecfg.start_row or key not in state.checks_passed or tdest in state._deferred:
+            return general()
+        state._tile_views[tdest].fill(0)
+        return next_address
 
     return execute
 
@@ -942,7 +1029,10 @@ def _plain_tmul(batch_type: type, kind_of: Callable[[int], tuple]):
         state, journal = cpu.state, cpu.state.journal
         key, tiles, capacity = ("TMUL", tsrcdest, tsrc1, tsrc2), _TileBytes(), batch_type.CAPACITY
         a_first, b_first = tsrc1 * _TILE_BYTES, tsrc2 * _TILE_BYTES
-        bound = [None, None, None]  # the batch last added to, and its A and B as flat memoryviews
+        # The batch last added to, its A and B as flat memoryviews, the shapes (M, K, N) it was found
+        # under and the kind of this instruction's products then: while both are the same objects, the
+        # batch is known to be of this type and shape.
+        bound = [None, None, None, None, None]
 
         def execute() -> int:
             passed = state.checks_passed.get(key)
@@ -950,17 +1040,20 @@ def _plain_tmul(batch_type: type, kind_of: Callable[[int], tuple]):
                 return general()
             deferred = state._deferred
             batch = deferred.get(tsrcdest)
-            if (batch is None or type(batch) is not batch_type or tsrc1 in deferred or tsrc2 in deferred
-                    or batch.shape != (passed[0], passed[2])):
-                return general()  # (a new batch, or one of another kind or shape, is accumulate's to make)
-            if batch is not bound[0]:
-                bound[:] = batch, memoryview(batch.A).cast("B"), memoryview(batch.B).cast("B")
-            kinds = batch.kinds
+            if batch is not bound[0] or passed is not bound[3]:
+                if batch is None or type(batch) is not batch_type or batch.shape != (passed[0], passed[2]):
+                    return general()  # (a new batch, or one of another kind or shape, is accumulate's to make)
+                bound[:] = batch, memoryview(batch.A).cast("B"), memoryview(batch.B).cast("B"), passed, kind_of(passed[1])
+            if tsrc1 in deferred or tsrc2 in deferred:
+                return general()
+            if state._tiles is not tiles.array:
+                tiles.of(state)
+            flat, kinds = tiles.bytes, batch.kinds
             n = len(kinds)
-            flat, at = tiles.of(state), n * _TILE_BYTES
+            at = n * _TILE_BYTES
             bound[1][at:at + _TILE_BYTES] = flat[a_first:a_first + _TILE_BYTES]
             bound[2][at:at + _TILE_BYTES] = flat[b_first:b_first + _TILE_BYTES]
-            kinds.append(kind_of(passed[1]))
+            kinds.append(bound[4])
             if n + 1 == capacity:
                 state._settle(tsrcdest)
             return next_address
@@ -971,6 +1064,8 @@ def _plain_tmul(batch_type: type, kind_of: Callable[[int], tuple]):
 
 
 _PLAIN_RUN_PATHS = {
+    tilezero: _plain_tilezero,
+    tilestored: _plain_tile_store,
     tileloadd: _plain_tile_load,
     tileloaddt1: _plain_tile_load,
     tdpbssd: _plain_tmul(DwordDotProducts, lambda K: (K, True, True)),

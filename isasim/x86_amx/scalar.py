@@ -21,7 +21,9 @@ CONTRACT (used by the assembler, disassembler and ISA object; do not change name
     ScalarForm: a core Form (.id, .mnemonic, .syntax, .summary), .feature ("BASE"), .doc (explain text),
         .execute(cpu: X86Context, operands) -> None (fall through) | int (jump target) | HALT
         .translate(cpu, operands, next_address) -> a function that executes it and returns
-            the next rip (None: the program ends), as the machine's decode cache keeps it
+            the next rip (None: the program ends), as the machine's decode cache keeps it;
+        .prepare(operands, next_address) -> bind(cpu), the same function made in two steps (the
+            first shared by every machine that runs the program)
         .format(operands) -> canonical text as `objdump -M intel` prints it (without
         objdump's column padding), e.g. "mov rax,QWORD PTR [rdi+0x8]".
 
@@ -125,16 +127,22 @@ class ScalarForm:
 
     def translate(self, cpu: X86Context, operands: tuple, next_address: int):
         """Bind to ``cpu``: a function that executes the instruction and returns the next rip (None: HALT)."""
-        semantics = self.semantics
+        return self.prepare(operands, next_address)(cpu)
 
-        def execute() -> int | None:
-            target = semantics(cpu, *operands)
-            if target is None:
-                return next_address
-            return None if target is HALT else target
+    def prepare(self, operands: tuple, next_address: int):
+        """What translation does before it knows the machine (see AmxForm.prepare): ``bind(cpu)``."""
+        semantics, fast = self.semantics, _PLAIN_RUN_PATHS.get(self.semantics)
 
-        fast = _PLAIN_RUN_PATHS.get(semantics)
-        return execute if fast is None else (fast(cpu, execute, next_address, *operands) or execute)
+        def bind(cpu: X86Context):
+            def execute() -> int | None:
+                target = semantics(cpu, *operands)
+                if target is None:
+                    return next_address
+                return None if target is HALT else target
+
+            return execute if fast is None else (fast(cpu, execute, next_address, *operands) or execute)
+
+        return bind
 
 
 FORMS = FormTable()  # every scalar form, by id (see core.program.FormTable)

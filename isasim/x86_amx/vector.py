@@ -85,13 +85,20 @@ class VectorForm:
         return self.semantics(cpu, *operands)
 
     def translate(self, cpu: X86Context, operands: tuple, next_address: int):
+        return self.prepare(operands, next_address)(cpu)
+
+    def prepare(self, operands: tuple, next_address: int):
+        """Translation before the machine is known (see AmxForm.prepare): ``bind(cpu)``."""
         execute = self.execute
 
-        def run() -> int | None:
-            execute(cpu, operands)
-            return next_address
+        def bind(cpu: X86Context):
+            def run() -> int | None:
+                execute(cpu, operands)
+                return next_address
 
-        return run
+            return run
+
+        return bind
 
 
 FORMS = FormTable()

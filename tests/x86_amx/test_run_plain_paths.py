@@ -22,7 +22,7 @@ from isasim.core import numerics
 from isasim.core.machine import Machine
 from isasim.x86_amx import ISA
 from isasim.x86_amx import numerics as tmul_numerics
-from isasim.x86_amx.amx import PairDotProducts, exact_totals
+from isasim.x86_amx.amx import DwordDotProducts, PairDotProducts, exact_totals
 from isasim.x86_amx.kernels import tile_config
 from isasim.x86_amx.scalar import CONDITIONS
 from isasim.x86_amx.registers import GPR64
@@ -126,9 +126,27 @@ def test_tile_loads_run_as_they_step(seed):
         lines.append(f"    tileloadd{rng.choice(('', 't1'))} tmm{t}, [{base}+{stride}*1+{64 * rng.randrange(8)}]")
         if rng.random() < 0.3:
             lines.append(f"    tilestored [rdx+r8*1+{1024 * rng.randrange(8)}], tmm{rng.randrange(8)}")
+        if rng.random() < 0.2:
+            lines.append(f"    tilezero tmm{rng.randrange(8)}")
     lines += [f"    tilestored [rdx+r8*1+{1024 * t}], tmm{t}" for t in range(8)] + ["    ret"]
     _run_both_ways("\n".join(lines) + "\n", {"rcx": CFG, "rdi": DATA, "rsi": OTHER, "rdx": OUT, "r8": 64, "r9": 128},
                    shapes, data)
+
+
+@pytest.mark.parametrize("target", ["rdi", "rdx+0xfe00", "rbx"])
+def test_a_store_that_faults_runs_as_it_steps(target):
+    """A store into read-only memory, past the end of its region, and into no region at all: the
+    plain path leaves each to the semantics, which fault (#PF) where the hardware does."""
+    text = f""".intel_syntax noprefix
+    ldtilecfg [rcx]
+    tileloadd tmm0, [rsi+r8*1]
+    tilestored [rdx+r8*1], tmm0
+    tilestored [{target}+r8*1], tmm0
+    ret
+"""
+    ran = _run_both_ways(text, {"rcx": CFG, "rsi": OTHER, "rdi": DATA, "rdx": OUT, "rbx": 0x7000000, "r8": 64},
+                         {t: (16, 64) for t in range(8)})
+    assert ran.fault is not None and ran.fault.kind == "#PF"
 
 
 def _quarters(rng, shape) -> np.ndarray:
@@ -187,3 +205,32 @@ def test_exact_totals_of_several_batches_are_the_fold_bit_for_bit(seed):
                 folded = tmul_numerics.tmul_add32(folded, T)
             assert total.dtype == np.uint32 and np.array_equal(total, folded)
     assert taken > 20
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dword_batches_settled_together_are_the_int64_sums(seed):
+    """DwordDotProducts.apply_all over several accumulators against an int64 sum made here from the bytes."""
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        M, N, K = (int(x) for x in rng.integers(1, 17, 3))
+        count, tiles = int(rng.integers(1, 33)), int(rng.integers(2, 5))
+        kind = (K, bool(rng.integers(0, 2)), bool(rng.integers(0, 2)))
+        extreme = rng.random() < 0.3  # every byte at the end of its range: the largest sums
+        batches, Cs, expected = [], [], []
+        for _ in range(tiles):
+            batch, total = DwordDotProducts(M, N), np.zeros((M, N), np.int64)
+            for _ in range(count):
+                a = np.full((16, 64), 0x80 if kind[1] else 0xFF, np.uint8) if extreme else \
+                    rng.integers(0, 256, (16, 64), dtype=np.uint8)
+                b = np.full((16, 64), 0x80 if kind[2] else 0xFF, np.uint8) if extreme else \
+                    rng.integers(0, 256, (16, 64), dtype=np.uint8)
+                batch.add(a, b, *kind)
+                A = a[:M, :4 * K].view(np.int8 if kind[1] else np.uint8).astype(np.int64).reshape(M, K, 4)
+                B = b[:K, :4 * N].view(np.int8 if kind[2] else np.uint8).astype(np.int64).reshape(K, N, 4)
+                total += np.einsum("mki,kni->mn", A, B)
+            C = rng.integers(0, 1 << 32, (M, N), dtype=np.uint32)
+            batches.append(batch)
+            Cs.append(C)
+            expected.append(((C.astype(np.int64) + total) % (1 << 32)).astype(np.uint32))
+        for got, want in zip(DwordDotProducts.apply_all(batches, Cs), expected):
+            assert got.dtype == np.uint32 and np.array_equal(got, want)
