@@ -161,9 +161,10 @@ def other_backends() -> str:
 
     for name in registered_isas():
         get_isa(name)  # importing an ISA registers its backends
-    by_isa = [f"{name}: {', '.join(b.name for b in BACKENDS.values() if b.name != 'sim' and serves(b, name))}"
-              for name in registered_isas()]
-    return "; ".join(by_isa)
+    by_isa = {name: ", ".join(b.name for b in BACKENDS.values() if b.name != "sim" and serves(b, name))
+              for name in registered_isas()}
+    return "; ".join(f"{name}: {names or 'none yet (no independent executable reference)'}"
+                     for name, names in by_isa.items())
 
 
 def serves(backend, isa_name: str) -> bool:
