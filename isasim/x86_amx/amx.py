@@ -817,9 +817,10 @@ def exact_totals(batches: list[PairDotProducts], Cs: list[np.ndarray]) -> list[n
     if q < -126 or q + 24 > 127 or not bound < 2.0 ** (q + 24) * (1 - 2.0 ** -20):
         return None
     tiles = len(batches)
-    a = (A.view(np.float32).reshape(tiles, count, M, 2 * K).transpose(0, 2, 1, 3).astype(np.float64)
+    # (order="C": the reshape that follows is then a view, not a second copy)
+    a = (A.view(np.float32).reshape(tiles, count, M, 2 * K).transpose(0, 2, 1, 3).astype(np.float64, order="C")
          .reshape(tiles, M, count * 2 * K))
-    b = (B.view(np.float32).reshape(tiles, count, K, N, 2).transpose(0, 1, 2, 4, 3).astype(np.float64)
+    b = (B.view(np.float32).reshape(tiles, count, K, N, 2).transpose(0, 1, 2, 4, 3).astype(np.float64, order="C")
          .reshape(tiles, count * 2 * K, N))
     total = C.view(np.float32).astype(np.float64) + a @ b
     return list(np.where(total == 0, np.uint32(0), total.astype(np.float32).view(np.uint32)))
