@@ -61,13 +61,14 @@ low half for the one-operand form) and clear ZF and AF.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Callable, ClassVar
 
 import iced_x86
 
 from ..core.errors import AssemblyError
-from ..core.program import FormTable, Instruction, syntax_id
+from ..core.program import FormTable, Instruction
 from .context import X86Context
+from .iced_forms import IcedRowsForm
 from .operands import SIZE_NAMES, Imm, Mem, Reg, Target
 from .registers import GPR64, GPR_VIEWS, GprView
 from .state import AF, CF, OF, PF, SF, STATUS_FLAGS, ZF
@@ -83,7 +84,7 @@ _MASK64 = (1 << 64) - 1
 
 
 @dataclass
-class ScalarForm:
+class ScalarForm(IcedRowsForm):
     syntax: str  # the SDM's instruction column, generic over widths, e.g. "ADD dest, src"
     mnemonic: str  # as objdump prints it: "add", "je", "movabs"
     iced_mnemonic: str  # iced-x86's Mnemonic name of the rows this form owns
@@ -98,29 +99,7 @@ class ScalarForm:
     # shl rax, cl): the operand size is the first operand's, and each row says what the others must be.
     mixed_widths: bool = False
 
-    @property
-    def id(self) -> str:
-        """Unique per form: its syntax line as an identifier, e.g. ``ADD_dest_src``, ``JE_rel``."""
-        return syntax_id(self.syntax)
-
-    @property
-    def doc(self) -> str:
-        return (self.semantics.__doc__ or "").strip()
-
-    @property
-    def summary(self) -> str:
-        return self.doc.split("\n")[0]
-
-    @property
-    def rows(self) -> list[str]:
-        """The SDM opcode-table rows this form covers, e.g. ``o64 01 /r  ADD r/m64, r64``."""
-        return [f"{_INFO[c].op_code_string}  {_INFO[c].instruction_string}" for c in self.codes]
-
-    def format(self, operands: tuple) -> str:
-        """Canonical text, as ``objdump -M intel`` prints it (no column padding)."""
-        if not operands:
-            return self.mnemonic
-        return f"{self.mnemonic} " + ",".join(operand_text(o) for o in operands)
+    row_table: ClassVar[dict] = {}  # iced Code -> its _Row (this module's _INFO)
 
     def execute(self, cpu: X86Context, operands: tuple):
         return self.semantics(cpu, *operands)
@@ -878,7 +857,7 @@ def _operand_bits(kind: int, bits: int | None) -> int | None:
     return bits
 
 
-_INFO: dict[int, _Row] = {}
+_INFO: dict[int, _Row] = ScalarForm.row_table
 CODE_FORMS: dict[int, ScalarForm] = {}  # iced Code -> the form that owns it
 _CANDIDATES: dict[str, list[int]] = {}  # mnemonic as written -> rows to try
 

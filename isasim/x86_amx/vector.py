@@ -25,13 +25,14 @@ aligned to the operand size, else #GP(0); MOVUPS and VMOVDQU8 do not.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, ClassVar
 
 import iced_x86
 
 from ..core.errors import AssemblyError
-from ..core.program import FormTable, Instruction, syntax_id
+from ..core.program import FormTable, Instruction
 from .context import GP, X86Context
+from .iced_forms import IcedRowsForm
 from .operands import Mem, Reg
 from .registers import GPR64, GPR_VIEWS, vector_register
 
@@ -40,7 +41,7 @@ _MASK64 = (1 << 64) - 1
 
 
 @dataclass
-class VectorForm:
+class VectorForm(IcedRowsForm):
     syntax: str  # the SDM's instruction column, generic over widths
     mnemonic: str  # as objdump prints it
     semantics: Callable = field(repr=False)
@@ -51,28 +52,7 @@ class VectorForm:
     element_types: tuple[str, ...] = ()
     undefined_flags: int = 0
 
-    @property
-    def id(self) -> str:
-        return syntax_id(self.syntax)
-
-    @property
-    def doc(self) -> str:
-        return (self.semantics.__doc__ or "").strip()
-
-    @property
-    def summary(self) -> str:
-        return self.doc.split("\n")[0]
-
-    @property
-    def rows(self) -> list[str]:
-        return [f"{_INFO[c].op_code_string}  {_INFO[c].instruction_string}" for c in self.codes]
-
-    def format(self, operands: tuple) -> str:
-        from .scalar import operand_text
-
-        if not operands:
-            return self.mnemonic
-        return f"{self.mnemonic} " + ",".join(operand_text(o) for o in operands)
+    row_table: ClassVar[dict] = {}  # iced Code -> its _Row (this module's _INFO)
 
     def execute(self, cpu: X86Context, operands: tuple):
         for feature in required_features(self, operands):
@@ -323,7 +303,7 @@ class _Row:
     memory_bytes: int  # the size of the row's memory operand (m16 for vpbroadcastw), 0 if none
 
 
-_INFO: dict[int, _Row] = {}
+_INFO: dict[int, _Row] = VectorForm.row_table
 CODE_FORMS: dict[int, VectorForm] = {}
 
 
