@@ -428,6 +428,8 @@ def cmd_fuzz(args) -> int:
     out.print(table)
     for subset, reason in summary.skipped.items():
         out.print(f"{subset} programs not fuzzed: {summary.b} cannot run them here ({reason})", markup=False)
+    for note in summary.notes:
+        out.print(note, markup=False)
     return EXIT_OK
 
 

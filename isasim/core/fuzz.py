@@ -201,6 +201,7 @@ class FuzzSummary:
     draws: dict[str, str] = field(default_factory=dict)  # subset -> how its cases were drawn (HYPOTHESIS, DRAWER)
     runs: int = 0  # differential runs (one per batch or single case)
     seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)  # what the report should say about the campaign as a whole
 
     @property
     def total_cases(self) -> int:
