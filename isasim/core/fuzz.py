@@ -13,27 +13,29 @@ What an ISA brings
     (``draw``: "numpy", the name the command line gives these drawers) and are shrunk greedily.
     Nothing here knows an ISA's registers or faults.
 
-A campaign (``run_campaign``)
-    The cases are shared out over the subsets the other backend can run here, one :class:`Shard`
-    per subset: a plain description (ISA, subset, seed, number of cases, backend, mode,
-    configuration) that can be handed to another process or machine.  Batches, or single cases, run
-    in worker processes while hypothesis draws the next cases.  ``diff`` compares the two backends
-    at the end or (lockstep) after every instruction.  A divergence is pinned to its case, confirmed
-    by diffing that case alone, shrunk with hypothesis's shrinker (the cases are drawn again from
-    the same seed, and when the failing one comes up hypothesis shrinks it, every candidate diffed
-    alone), or, for a case the generator drew itself, which hypothesis cannot draw again, by a greedy
-    shrinker over the generator's ``reductions`` (:class:`_GreedyShrinker`), and written as a trace
-    whose ``expect`` is what the other backend did with the shrunk case.
+A shard (``run_shard``)
+    A plain description (ISA, subset, seed, number of cases, backend, mode, configuration) that can
+    be handed to another process or machine, which draws its cases and diffs them, in batches where
+    the generator batches.  ``diff`` compares the two backends at the end or (lockstep) after every
+    instruction.  A divergence is pinned to its case, confirmed by diffing that case alone, shrunk
+    with hypothesis's shrinker (the cases are drawn again from the same seed, and when the failing
+    one comes up hypothesis shrinks it, every candidate diffed alone), or, for a case the generator
+    drew itself, which hypothesis cannot draw again, by a greedy shrinker over the generator's
+    ``reductions`` (:class:`_GreedyShrinker`), and made a trace whose ``expect`` is what the other
+    backend did with the shrunk case.  All of it runs where the shard runs: the other backend may be
+    that worker's silicon.
+
+A campaign (``run_campaign``, in :mod:`.campaign`)
+    The cases cut into shards, the shards run on a pool (this process, local processes, a Dask
+    cluster), the results merged in shard order, the traces written, and a campaign directory that
+    lets a killed campaign resume.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing
-import os
 import time
 from collections import Counter
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Protocol, Sequence
@@ -153,7 +155,10 @@ def _placed(generator: CaseGenerator, case: Any, slot: int) -> Any:
 class Shard:
     """The first ``cases`` cases that ``seed`` draws from ``subset`` of ``isa``, compared with ``against``.
 
-    Plain values only, so that a shard pickles: it is what a worker elsewhere needs to run its part."""
+    Plain values only, so that a shard pickles: it is what a worker elsewhere needs to run its part.
+    A campaign cuts each subset's cases into shards (see :mod:`.campaign`): shard ``number`` holds the
+    subset's cases ``first`` .. ``first + cases - 1``, drawn from its own ``seed``; ``campaign_seed`` is
+    the seed the campaign was given (None: the shard is the whole campaign)."""
 
     isa: str
     subset: str
@@ -163,6 +168,31 @@ class Shard:
     mode: str  # "final" or "lockstep"
     config: dict = field(default_factory=dict)
     draw: str = HYPOTHESIS  # how its cases are drawn: HYPOTHESIS or DRAWER (the generator's own draw hook)
+    number: int = 0
+    first: int = 0
+    campaign_seed: int | None = None
+
+    @property
+    def key(self) -> str:
+        """Its name in a campaign directory."""
+        return f"{self.subset}-{self.number:06d}"
+
+    def describe_case(self, index: int) -> str:
+        """How a trace names the shard's case ``index`` (its index in the subset) and where it came from."""
+        text = f"seed {self.seed}, {self.subset} case {index}"
+        if self.number:
+            text += f" (shard {self.number} of the campaign of seed {self.campaign_seed})"
+        return text
+
+
+@dataclass(frozen=True)
+class ShardSettings:
+    """What every shard of a campaign shares: how it runs its cases and when it stops shrinking."""
+
+    batch_size: int | None = None  # None: the generator's
+    shrink_seconds: float = 60.0
+    shrink_candidates: int = 1 << 30
+    max_divergences: int = 3  # a shard stops after this many divergent cases
 
 
 # ---------------------------------------------------------------------------
@@ -182,6 +212,28 @@ class FoundDivergence:
     shrunk: bool = False
     notes: list[str] = field(default_factory=list)
     shrunk_case: object = field(default=None, repr=False)  # the case the trace holds (in slot 0 if batched)
+    trace_data: dict | None = field(default=None, repr=False)  # the trace (its JSON), until the client writes it
+    stem: str = ""  # the trace file's name, less the suffix a name already taken gets
+    worker: str = ""  # where it was found: host, CPU (and Dask worker)
+    shard: str = ""  # the shard that found it
+
+    @property
+    def same_case_key(self) -> str:
+        """What two divergences that shrank to the same case share: the trace's program and initial state."""
+        data = self.trace_data or {}
+        return json.dumps([self.subset, self.program, data.get("init")], sort_keys=True)
+
+    def as_json(self) -> dict:
+        return {"subset": self.subset, "case": self.case, "description": self.description, "program": self.program,
+                "trace": self.trace, "mode": self.mode, "original_size": self.original_size, "shrunk": self.shrunk,
+                "notes": self.notes, "trace_data": self.trace_data, "stem": self.stem, "worker": self.worker,
+                "shard": self.shard}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "FoundDivergence":
+        return cls(data["subset"], int(data["case"]), data["description"], list(data["program"]), data.get("trace"),
+                   data["mode"], int(data.get("original_size", 0)), bool(data.get("shrunk")), list(data.get("notes", [])),
+                   None, data.get("trace_data"), data.get("stem", ""), data.get("worker", ""), data.get("shard", ""))
 
 
 @dataclass
@@ -202,6 +254,9 @@ class FuzzSummary:
     runs: int = 0  # differential runs (one per batch or single case)
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)  # what the report should say about the campaign as a whole
+    shards: int = 0  # shards merged into it
+    hosts: Counter = field(default_factory=Counter)  # where they ran (WorkerInfo.describe()) -> shards
+    where: str = "this process"  # the pool's description
 
     @property
     def total_cases(self) -> int:
@@ -282,95 +337,6 @@ def _draw_ways(generators: Sequence[CaseGenerator], subsets: list[str], draw: st
     return {g.subset: DRAWER if draws_itself(g) and draw != HYPOTHESIS else HYPOTHESIS for g in running}
 
 
-# ---------------------------------------------------------------------------
-# A campaign
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class _Job:
-    """What every shard of a campaign shares: where traces go and when to stop."""
-
-    out: Path
-    shrink_seconds: float
-    shrink_candidates: int
-    max_divergences: int
-    progress: object = None
-
-
-def run_campaign(isa_name: str, generators: Sequence[CaseGenerator], cases: int, seed: int, against: str,
-                 isa_subset: str | None = None, lockstep: bool = False,
-                 out_dir: str | Path = ".", *, config: dict | None = None, batch_size: int | None = None,
-                 workers: int | None = None, shrink_seconds: float = 60.0, shrink_candidates: int | None = None,
-                 max_divergences: int = 3, progress=None, draw: str | None = None) -> FuzzSummary:
-    """Run ``cases`` random programs of ``isa_name`` on the simulator and on ``against`` and compare them.
-
-    isa_subset: one generator's subset, or None (every subset ``against`` can run here, the cases
-    shared out by the generators' weights).  lockstep: compare after every instruction instead of at
-    the end.  config: the ISA configuration both backends run.  Raises FuzzUnavailable (a
-    ConfigError) when the subset asked for cannot run on ``against`` here.
-
-    The same seed draws the same cases.  Each divergent case is shrunk and gets a reproducing trace
-    in ``out_dir`` (cases that shrink to the same case share one); the run stops after
-    ``max_divergences`` divergent cases.  Shrinking one diffs at most ``shrink_candidates`` smaller
-    cases (then the result depends on the seed only) and takes at most ``shrink_seconds``.
-    ``workers`` processes (default: one per CPU, at most 2) run the batches while the next cases
-    are drawn; ``progress(summary)`` is called after each batch or single case.
-
-    draw: how the cases are drawn (see :func:`_draw_ways`): None, each generator's own drawer where it
-    has one (x86_amx: amx, about 0.1 ms a case against hypothesis's 15-30 ms) and hypothesis for the
-    others; HYPOTHESIS ("hypothesis") for all; DRAWER ("numpy") for all, a ConfigError if a subset to
-    run has no drawer.  A drawn case that diverges is shrunk greedily over the generator's reductions
-    (hypothesis cannot draw it again to shrink it); its trace is written just as for the others.
-    """
-    if cases < 0:
-        raise ConfigError("the number of cases cannot be negative")
-    started = time.monotonic()
-    mode = "lockstep" if lockstep else "final"
-    subsets, skipped = _subsets(isa_name, generators, against, isa_subset)
-    ways = _draw_ways(generators, subsets, draw)
-    summary = FuzzSummary(isa_name, "sim", against, seed, mode, subsets, skipped, draws=ways)
-    shards = plan_shards(isa_name, generators, subsets, cases, seed, against, mode, config or {}, ways)
-    job = _Job(Path(out_dir), shrink_seconds, shrink_candidates if shrink_candidates is not None else 1 << 30,
-               max_divergences, progress)
-    by_subset = {g.subset: g for g in generators}
-    workers = max(1, min(2, os.cpu_count() or 1)) if workers is None else workers
-    pool = None
-    if workers > 1 and cases > 0:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
-    try:
-        for number, shard in enumerate(shards):
-            if number and summary.divergent_cases >= max_divergences:
-                break  # enough found: the later subsets do not start
-            generator = by_subset[shard.subset]
-            if batches(generator):
-                _run_in_batches(summary, job, shard, generator, batch_size or generator.batch_size(mode), pool)
-            else:
-                _run_one_by_one(summary, job, shard, generator, pool)
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-    summary.seconds = time.monotonic() - started
-    return summary
-
-
-def plan_shards(isa_name: str, generators: Sequence[CaseGenerator], subsets: list[str], cases: int, seed: int,
-                against: str, mode: str, config: dict, draws: dict[str, str] | None = None) -> list[Shard]:
-    """``cases`` shared out over ``subsets`` by weight, the first subset taking what rounding leaves.
-
-    The i-th generator of the ISA draws from seed + i whichever subsets run, so that ``--only`` draws
-    the very cases a full run does.  Subsets left with no cases get no shard.  ``draws``: how each
-    subset's cases are drawn (default: hypothesis)."""
-    weights = {g.subset: g.weight for g in generators if g.subset in subsets}
-    total = sum(weights.values())
-    share = {subset: cases * weight // total for subset, weight in weights.items()}
-    share[subsets[0]] = cases - sum(n for subset, n in share.items() if subset != subsets[0])
-    draws = draws or {}
-    return [Shard(isa_name, g.subset, seed + i, share[g.subset], against, mode, config,
-                  draws.get(g.subset, HYPOTHESIS))
-            for i, g in enumerate(generators) if share.get(g.subset)]
-
-
 def _subsets(isa_name: str, generators: Sequence[CaseGenerator], against: str,
              isa_subset: str | None) -> tuple[list[str], dict[str, str]]:
     """The subsets to fuzz, and why the others cannot run against ``against`` here."""
@@ -426,43 +392,50 @@ def _diff_alone(shard: Shard, generator: CaseGenerator, case, mode: str) -> tupl
     return diff(shard.isa, shard.config, program, init, a="sim", b=shard.against, mode=mode), program, init
 
 
-def _submit(pool, fn, *args) -> Future:
-    """``fn(*args)`` on a worker, or here and now without a pool; either way a Future of its result."""
-    if pool is None:
-        future: Future = Future()
-        try:
-            future.set_result(fn(*args))
-        except BaseException as error:  # noqa: BLE001 - handed to the caller by future.result()
-            future.set_exception(error)
-        return future
-    return pool.submit(fn, *args)
+def run_shard(shard: Shard, generator: CaseGenerator, settings: ShardSettings = ShardSettings()) -> dict:
+    """Run one shard from start to end, here: draw its cases, diff them (in batches where the generator
+    batches), shrink each divergent case and build its trace.  What a worker process or a cluster
+    worker runs; returns plain values (the trace files are written by the campaign, on the client):
+    ``cases``, ``instructions``, ``elements``, ``runs``, ``divergent_cases``, ``divergences``
+    (FoundDivergence, each with its trace as JSON), ``worker`` (WorkerInfo) and ``seconds``."""
+    from .parallel import worker_info
+
+    started = time.monotonic()
+    summary = FuzzSummary(shard.isa, "sim", shard.against, shard.seed, shard.mode, [shard.subset])
+    job = settings
+    if batches(generator):
+        _run_in_batches(summary, job, shard, generator, settings.batch_size or generator.batch_size(shard.mode))
+    else:
+        _run_one_by_one(summary, job, shard, generator)
+    worker = worker_info()
+    for found in summary.divergences:
+        found.worker, found.shard = worker.describe(), shard.key
+    return {"key": shard.key, "subset": shard.subset, "cases": summary.cases[shard.subset],
+            "instructions": summary.instructions, "elements": summary.elements, "runs": summary.runs,
+            "divergent_cases": summary.divergent_cases, "divergences": summary.divergences, "worker": worker,
+            "seconds": time.monotonic() - started}
 
 
-def _run_in_batches(summary: FuzzSummary, job: _Job, shard: Shard, generator: BatchingGenerator, size: int,
-                    pool) -> None:
+def _draw_all(generator: CaseGenerator, shard: Shard) -> list:
     drawn: list = []
-    futures: list[Future] = []
+    _draw_shard(generator, shard, drawn.append)
+    return drawn
+
+
+def _run_in_batches(summary: FuzzSummary, job: ShardSettings, shard: Shard, generator: BatchingGenerator, size: int) -> None:
+    drawn = _draw_all(generator, shard)
 
     def placed(chunk: list) -> list:
         return [generator.place(case, slot) for slot, case in enumerate(chunk)]
 
-    def take(case) -> None:  # runs while the cases are drawn: batches go to the workers as they fill
-        drawn.append(case)
-        if len(drawn) % size == 0:
-            futures.append(_submit(pool, _diff_batch, shard, generator, placed(drawn[-size:])))
-
-    _draw_shard(generator, shard, take)
-    if len(drawn) % size:
-        futures.append(_submit(pool, _diff_batch, shard, generator, placed(drawn[len(drawn) // size * size :])))
-    for number, future in enumerate(futures):
-        result = future.result()
+    for start in range(0, len(drawn), size):
+        chunk = placed(drawn[start : start + size])
+        first = shard.first + start  # the index of the chunk's first case in the subset
+        result = _diff_batch(shard, generator, chunk)
         summary.runs += 1
-        chunk = placed(drawn[number * size : (number + 1) * size])
-        first = number * size
         while not result["identical"]:
             if summary.divergent_cases >= job.max_divergences:
-                result = None
-                break
+                return  # enough divergences: the batches not yet run are not run
             done = _settle_batch(summary, job, shard, generator, chunk, first, result)
             batch = generator.batch(chunk[:done], shard.mode)
             counts, elements = generator.count_executed(batch.program, batch.init, batch.bodies, shard.config)
@@ -476,18 +449,14 @@ def _run_in_batches(summary: FuzzSummary, job: _Job, shard: Shard, generator: Ba
                 summary.runs += 1
             else:
                 result = {"identical": True, "counts": counts, "elements": elements}
-        if result is None:
-            break  # enough divergences: the batches not yet run are cancelled
         summary.instructions.update(result["counts"])
         summary.elements.update(result["elements"])
         summary.cases[shard.subset] += len(chunk)
-        if job.progress:
-            job.progress(summary)
         if summary.divergent_cases >= job.max_divergences:
-            break
+            return
 
 
-def _settle_batch(summary: FuzzSummary, job: _Job, shard: Shard, generator: BatchingGenerator,
+def _settle_batch(summary: FuzzSummary, job: ShardSettings, shard: Shard, generator: BatchingGenerator,
                   chunk: list, first: int, result: dict) -> int:
     """A batch diverged: find the case (diffing cases alone), shrink it, write its trace.
     Returns how many cases of the chunk are settled (up to and including the divergent one)."""
@@ -505,34 +474,26 @@ def _settle_batch(summary: FuzzSummary, job: _Job, shard: Shard, generator: Batc
     lines = batch.text()
     description = result["description"]
     trace = Trace(shard.isa, lines, get_isa(shard.isa).configure(shard.config),
-                  f"isasim fuzz: seed {shard.seed}, {shard.subset} cases {first}..{first + len(chunk) - 1} as one "
-                  f"program, {shard.mode}: {description}", batch.init, {})
-    path = write_fresh(trace, job.out, f"fuzz-{shard.isa}-{shard.subset}-seed{shard.seed}-batch{first}")
+                  f"isasim fuzz: {shard.describe_case(first).replace(' case ', ' cases ', 1)}..{first + len(chunk) - 1} "
+                  f"as one program, {shard.mode}: {description}", batch.init, {})
     summary.divergent_cases += 1
-    summary.divergences.append(FoundDivergence(shard.subset, first, description, lines, str(path), shard.mode,
-                                               notes=["the batch diverges but none of its cases does on its own"]))
+    summary.divergences.append(FoundDivergence(shard.subset, first, description, lines, None, shard.mode,
+                                               notes=["the batch diverges but none of its cases does on its own"],
+                                               trace_data=trace_json(trace), stem=_stem(shard, f"batch{first}")))
     return len(chunk)
 
 
-def _run_one_by_one(summary: FuzzSummary, job: _Job, shard: Shard, generator: CaseGenerator, pool) -> None:
-    drawn: list = []
-    futures: list[Future] = []
-
-    def take(case) -> None:
-        drawn.append(case)
-        futures.append(_submit(pool, _diff_case, shard, generator, case))
-
-    _draw_shard(generator, shard, take)
-    for index, future in enumerate(futures):
-        result = future.result()
+def _run_one_by_one(summary: FuzzSummary, job: ShardSettings, shard: Shard, generator: CaseGenerator) -> None:
+    for index, case in enumerate(_draw_all(generator, shard)):
+        result = _diff_case(shard, generator, case)
         summary.runs += 1
         summary.cases[shard.subset] += 1
         summary.instructions.update(result["counts"])
         summary.elements.update(result["elements"])
-        if not result["identical"] and summary.divergent_cases < job.max_divergences:
-            _record(summary, job, shard, generator, index, drawn[index])
-        if job.progress:
-            job.progress(summary)
+        if not result["identical"]:
+            _record(summary, job, shard, generator, shard.first + index, case)
+            if summary.divergent_cases >= job.max_divergences:
+                return
 
 
 # ---------------------------------------------------------------------------
@@ -540,7 +501,7 @@ def _run_one_by_one(summary: FuzzSummary, job: _Job, shard: Shard, generator: Ca
 # ---------------------------------------------------------------------------
 
 
-def _record(summary: FuzzSummary, job: _Job, shard: Shard, generator: CaseGenerator, index: int, case,
+def _record(summary: FuzzSummary, job: ShardSettings, shard: Shard, generator: CaseGenerator, index: int, case,
             place=lambda case: case) -> None:
     """Shrink a confirmed divergent case, write its trace, add it to the summary.
 
@@ -581,12 +542,11 @@ def _record(summary: FuzzSummary, job: _Job, shard: Shard, generator: CaseGenera
         if earlier.shrunk_case == key:
             earlier.notes.append(f"case {index} shrinks to the same case")
             return
-    path = _write_case_trace(shard, generator, small, job.out,
-                             f"fuzz-{shard.isa}-{shard.subset}-seed{shard.seed}-case{index}",
-                             f"seed {shard.seed}, {shard.subset} case {index}"
-                             f"{' drawn with ' + DRAWER if shard.draw == DRAWER else ''}, {mode}: {description}")
-    summary.divergences.append(FoundDivergence(shard.subset, index, description, text.split("\n"), str(path), mode,
-                                               generator.size(case), small != case, notes, key))
+    trace = _case_trace(shard, generator, small, f"{shard.describe_case(index)}"
+                        f"{' drawn with ' + DRAWER if shard.draw == DRAWER else ''}, {mode}: {description}")
+    summary.divergences.append(FoundDivergence(shard.subset, index, description, text.split("\n"), None, mode,
+                                               generator.size(case), small != case, notes, key,
+                                               trace_json(trace), _stem(shard, f"case{index}")))
 
 
 class _Shrinker:
@@ -597,7 +557,7 @@ class _Shrinker:
 
     unshrunk = "not shrunk: hypothesis did not draw the case again"
 
-    def __init__(self, strategy, shard: Shard, generator: CaseGenerator, target, job: _Job, mode: str,
+    def __init__(self, strategy, shard: Shard, generator: CaseGenerator, target, job: ShardSettings, mode: str,
                  place=lambda case: case):
         self.strategy, self.shard, self.generator, self.target, self.job = strategy, shard, generator, target, job
         self.mode = mode
@@ -663,7 +623,7 @@ class _GreedyShrinker:
 
     unshrunk = "not shrunk: the case did not diverge again on its own"
 
-    def __init__(self, shard: Shard, generator: CaseGenerator, target, job: _Job, mode: str,
+    def __init__(self, shard: Shard, generator: CaseGenerator, target, job: ShardSettings, mode: str,
                  place=lambda case: case):
         self.shard, self.generator, self.target, self.job, self.mode = shard, generator, target, job, mode
         self.place = place
@@ -749,7 +709,10 @@ def expectation(shard: Shard, generator: CaseGenerator, case) -> tuple[dict, str
 def write_fresh(trace: Trace, directory: Path, stem: str) -> Path:
     """Write the trace under a name no file has yet (never overwriting one)."""
     directory.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(trace_json(trace), indent=1) + "\n"
+    return _write_new_file(directory, stem, json.dumps(trace_json(trace), indent=1) + "\n")
+
+
+def _write_new_file(directory: Path, stem: str, text: str) -> Path:
     for n in range(1, 100000):
         path = directory / (f"{stem}.trace.json" if n == 1 else f"{stem}-{n}.trace.json")
         try:
@@ -761,9 +724,40 @@ def write_fresh(trace: Trace, directory: Path, stem: str) -> Path:
     raise IsasimError(f"no free trace file name for {stem} in {directory}")
 
 
-def _write_case_trace(shard: Shard, generator: CaseGenerator, case, directory: Path, stem: str, note: str) -> Path:
+def _stem(shard: Shard, what: str) -> str:
+    """A trace's file name: the ISA, the subset, the campaign's seed and the case (its index in the subset)."""
+    seed = shard.seed if shard.campaign_seed is None else shard.campaign_seed
+    return f"fuzz-{shard.isa}-{shard.subset}-seed{seed}-{what}"
+
+
+def _case_trace(shard: Shard, generator: CaseGenerator, case, note: str) -> Trace:
+    """The case alone as a trace whose expectation is what the other backend does with it."""
     text, init = generator.program_and_init(case)
     expect, producer = expectation(shard, generator, case)
-    trace = Trace(shard.isa, text.split("\n"), get_isa(shard.isa).configure(shard.config),
-                  f"{producer}; isasim fuzz: {note}", init, expect)
-    return write_fresh(trace, directory, stem)
+    return Trace(shard.isa, text.split("\n"), get_isa(shard.isa).configure(shard.config),
+                 f"{producer}; isasim fuzz: {note}", init, expect)
+
+
+def write_found(found: FoundDivergence, directory: Path) -> Path:
+    """Write a divergence's trace (built where it was found) into ``directory`` under a fresh name."""
+    directory.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(found.trace_data, indent=1) + "\n"
+    return _write_new_file(directory, found.stem, text)
+
+
+# The campaign (shards, pools, merging, resuming) is in .campaign, which builds on this module; the ISAs'
+# fuzzers and the tests reach it from here too, where it always was.
+
+
+def run_campaign(*args, **options) -> FuzzSummary:
+    """:func:`.campaign.run_campaign`."""
+    from .campaign import run_campaign as run
+
+    return run(*args, **options)
+
+
+def plan_shards(*args, **options) -> list[Shard]:
+    """:func:`.campaign.plan_shards`."""
+    from .campaign import plan_shards as plan
+
+    return plan(*args, **options)

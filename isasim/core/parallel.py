@@ -292,6 +292,21 @@ def scheduler_target(text: str) -> dict:
     raise ParallelError(f"--cluster {text}: no such scheduler file, and not an address (tcp://HOST:PORT)")
 
 
+def _refused(address: str | None) -> None:
+    """A tcp:// address where nothing listens: said at once, rather than after Dask's connect timeout."""
+    found = _ADDRESS.fullmatch(address or "")
+    if found is None or found["scheme"] != "tcp":
+        return
+    host, port = found["host"].strip("[]"), int(found["port"])
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_SECONDS).close()
+    except ConnectionRefusedError:
+        raise ParallelError(f"--cluster {address}: nothing listens there (connection refused): is the Dask "
+                            "scheduler running (dask scheduler --port PORT)?") from None
+    except OSError:
+        pass  # unreachable, or a name that does not resolve: Dask's own connect says which
+
+
 def _isasim_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -309,6 +324,7 @@ class DaskPool(Pool):
 
     def __init__(self, cluster: str):
         target = scheduler_target(cluster)  # a malformed address: one line, before importing dask
+        _refused(target.get("address"))
         try:
             from distributed import Client
         except ImportError:

@@ -265,7 +265,7 @@ def test_the_command_passes_draw_through(tmp_path, monkeypatch, capsys):
     toy_isa = get_isa("toy")
     monkeypatch.setattr(toy_isa, "fuzz_subsets", tuple(g.subset for g in GENERATORS), raising=False)
     monkeypatch.setattr(toy_isa, "run_fuzz", lambda cases, seed, **options: fuzz.run_campaign(
-        "toy", GENERATORS, cases, seed, workers=1, **options), raising=False)
+        "toy", GENERATORS, cases, seed, **{**options, "workers": 1}), raising=False)
     common = ["fuzz", "--isa", "toy", "--against", "sim", "--cases", "5", "--no-color", "--out", str(tmp_path)]
     assert main(common + ["--only", "drawn"]) == 0
     assert "5 programs (drawn 5 drawn with numpy) on sim and sim" in " ".join(capsys.readouterr().out.split())
