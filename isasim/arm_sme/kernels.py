@@ -44,6 +44,7 @@ Registers x0-x29 only: the QEMU harness holds its return address in x30.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -72,10 +73,29 @@ class Kernel:
     macs: int
     svl: int
     reference: np.ndarray | None = field(default=None, repr=False)
+    blocks: int = 1  # independent row blocks of C: the unit the kernel splits into parts by
+    # row blocks range -> (the registers that start the same program on that range, the C bytes it writes)
+    split: Callable[[range], tuple[dict[str, int], tuple]] | None = field(default=None, repr=False)
 
     @property
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
+
+    def parts(self, pieces: int) -> list:
+        """The kernel as at most ``pieces`` independent parts (isasim.core.kernel_parallel), by row block:
+        the program is the same, its A and C pointers and its row count set to a contiguous range of row
+        blocks (the loops count rows from the pointers, so a range runs as a smaller GEMM would)."""
+        from ..core.kernel_parallel import Part, block_ranges, contiguous
+
+        c_address, c_bytes = self.expected[0]
+        if self.split is None or self.blocks == 1:
+            return [Part(self.name, tuple(self.lines), (contiguous(c_address, len(c_bytes)),))]
+        result = []
+        for group in block_ranges(self.blocks, pieces):
+            regs, owns = self.split(group)
+            result.append(Part(f"{self.name} row blocks {group.start}..{group.stop - 1}", tuple(self.lines), owns,
+                               regs))
+        return result
 
     def trace(self, producer: str | None = None) -> Trace:
         return Trace("arm_sme", list(self.lines), {"svl": self.svl},
@@ -164,6 +184,12 @@ def _check_memory(name: str, needed: int) -> None:
                               f"limit of {MAX_KERNEL_MEMORY_BYTES:,} ({MAX_KERNEL_MEMORY_BYTES // 2**20} MiB)")
 
 
+def _contiguous(address: int, size: int):
+    from ..core.kernel_parallel import contiguous
+
+    return contiguous(address, size)
+
+
 def _after(address: int, size: int) -> int:
     return -(-(address + size) // REGION_ALIGN) * REGION_ALIGN
 
@@ -248,8 +274,16 @@ def umopa_gemm(M: int = 20, N: int = 18, K: int = 12, svl: int = DEFAULT_SVL) ->
     asm("smstop")
     asm("ret")
     regs = {"x0": a_addr, "x1": b_addr, "x2": c_addr, "x3": M, "x4": N, "x5": groups, "x6": N * 4}
+
+    def split(group: range):
+        # row block rb's panels are groups vectors; its C rows start rb * dim rows down; x3 counts its rows
+        first, rows = group.start * dim, min(M, group.stop * dim) - group.start * dim
+        return ({"x0": a_addr + group.start * groups * vl, "x2": c_addr + first * N * 4, "x3": rows},
+                (_contiguous(c_addr + first * N * 4, rows * N * 4),))
+
     return Kernel(f"{name}_{M}x{N}x{K}_svl{svl}", f"UMOPA uint8 GEMM M={M} N={N} K={K} at SVL {svl}", asm.lines,
-                  Init(regs, memory, views), [(c_addr, expected.tobytes())], M * N * K, svl, expected)
+                  Init(regs, memory, views), [(c_addr, expected.tobytes())], M * N * K, svl, expected,
+                  row_blocks, split)
 
 
 def _slice_loop(asm: Assembly, label: str, instruction: str, comment: str) -> None:
@@ -335,8 +369,16 @@ def _udot_gemm(name: str, element_bits: int, M: int, N: int, K: int, svl: int) -
     asm("smstop")
     asm("ret")
     regs = {"x0": a_addr, "x1": b_addr, "x2": c_addr, "x3": quads, "x4": col_blocks, "x5": groups, "x6": Np * 4}
+
+    def split(group: range):
+        # a row block is a quad of rows: its broadcast A is groups x 4 vectors, its C 4 whole padded rows
+        return ({"x0": a_addr + group.start * groups * 4 * vl, "x2": c_addr + group.start * 4 * Np * 4,
+                 "x3": len(group)},
+                (_contiguous(c_addr + group.start * 4 * Np * 4, len(group) * 4 * Np * 4),))
+
     return Kernel(f"{name}_{M}x{N}x{K}_svl{svl}", f"UDOT VGx4 uint{element_bits} GEMM M={M} N={N} K={K} at SVL {svl}",
-                  asm.lines, Init(regs, memory, views), [(c_addr, expected.tobytes())], M * N * K, svl, expected)
+                  asm.lines, Init(regs, memory, views), [(c_addr, expected.tobytes())], M * N * K, svl, expected,
+                  quads, split)
 
 
 def _za_rows(asm: Assembly, op: str, comment: str) -> None:
@@ -427,8 +469,19 @@ def udot_indexed_gemm(M: int = 40, N: int = 10, K: int = 9, svl: int = DEFAULT_S
     asm("smstop")
     asm("ret")
     regs = {"x0": a_addr, "x1": b_addr, "x2": c_addr, "x3": supers, "x4": quads, "x5": groups, "x6": Mp * 4}
+
+    def split(group: range):
+        # a row block is a superblock of 4 dim rows of C: 4 panels per k group of A, and 4 dim columns of
+        # every row of C^T (a strided span, since C is kept transposed)
+        from ..core.kernel_parallel import Span
+
+        first = group.start * 4 * dim
+        return ({"x0": a_addr + group.start * groups * 4 * vl, "x2": c_addr + first * 4, "x3": len(group)},
+                (Span(c_addr + first * 4, Np, len(group) * 4 * dim * 4, Mp * 4),))
+
     return Kernel(f"{name}_{M}x{N}x{K}_svl{svl}", f"indexed UDOT VGx4 uint8 GEMM M={M} N={N} K={K} at SVL {svl}",
-                  asm.lines, Init(regs, memory, views), [(c_addr, expected.tobytes())], M * N * K, svl, expected)
+                  asm.lines, Init(regs, memory, views), [(c_addr, expected.tobytes())], M * N * K, svl, expected,
+                  supers, split)
 
 
 def _za_columns(asm: Assembly, op: str, comment: str) -> None:

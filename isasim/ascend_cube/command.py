@@ -5,6 +5,9 @@
     isasim qbmm CASE.json --step [--block I] [--commands "s 5; p l0c.nd[16x16]"]
                                                       step through block I's instructions
     isasim qbmm CASE.json --blocks                    list the blocks and the tiling
+    isasim qbmm CASE.json --workers N | --cluster ADDR
+                                                      run the blocks in groups on N local processes or
+                                                      a Dask cluster, and assemble C (the same bits)
 
 The command belongs to ascend_cube: the ISA registers it (``register_commands``), so the core
 command line knows no kernel.  Exit status: 0 done (PASS), 1 C differs from the case's
@@ -34,6 +37,9 @@ def register(sub, common) -> None:
                         "overrides the case's options")
     p.add_argument("--force", action="store_true", help="overwrite the output files")
     p.add_argument("--no-color", action="store_true", help="plain text output")
+    from isasim.core import parallel
+
+    parallel.add_options(p, "the kernel's blocks (in groups, one per worker)")
     p.set_defaults(func=cmd_qbmm)
 
 
@@ -53,6 +59,9 @@ def cmd_qbmm(args) -> int:
         raise UsageError("--block chooses the block --step opens: give --step too")
     if args.commands is not None and not args.step:
         raise UsageError("--commands drives the stepper: give --step too")
+    in_parallel = getattr(args, "workers", None) is not None or getattr(args, "cluster", None) is not None
+    if in_parallel and (args.step or args.blocks):
+        raise UsageError("--workers and --cluster run the whole kernel; --step and --blocks do not run it")
     if (args.step or args.blocks) and (args.output or args.trace):
         raise UsageError("-o and --trace record a whole run; --step and --blocks do not run it")
     for path in (args.output, args.trace):  # refused before anything runs, so nothing is half written
@@ -87,8 +96,17 @@ def cmd_qbmm(args) -> int:
         return EXIT_OK
     if args.step:
         return _step(args, kernel, config, out)
-    out.print(summary)
-    c, _machine = run(kernel)
+    if in_parallel:
+        from isasim.core.parallel import pool_from_options
+
+        from .kernels.qbmm_run import run_parallel
+
+        with pool_from_options(args) as pool:  # a malformed --cluster: one line, before anything runs
+            out.print(summary + f"; blocks in groups on {markup_safe(pool.where)}")
+            c = run_parallel(kernel, pool)
+    else:
+        out.print(summary)
+        c, _machine = run(kernel)
     status = EXIT_OK
     if args.output:
         from isasim.core.output import write_output

@@ -22,6 +22,7 @@ packed_b[k/2][2n + k%2] = b[k][n] for BF16; the microkernel's A is packed as
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -92,10 +93,30 @@ class Kernel:
     expected: list[tuple[int, bytes]]  # (address, bytes) the run must leave in memory
     macs: int  # multiply-accumulates the kernel performs (for throughput figures)
     reference: np.ndarray | None = field(default=None, repr=False)  # the expected result matrix
+    blocks: int = 1  # independent output blocks: the unit the kernel splits into parts by
+    # blocks range -> (the program for that range, the registers it starts with); None: one part
+    split: Callable[[range], tuple[list[str], dict[str, int]]] | None = field(default=None, repr=False)
 
     @property
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
+
+    def parts(self, pieces: int) -> list:
+        """The kernel as at most ``pieces`` independent parts (isasim.core.kernel_parallel): the same loop
+        over a contiguous range of output blocks, its count and its A and C pointers set to that range;
+        each part owns its blocks' rows of C, which the kernel writes contiguously."""
+        from ..core.kernel_parallel import Part, block_ranges, contiguous
+
+        c_address, c_bytes = self.expected[0]
+        if self.split is None or self.blocks == 1:
+            return [Part(self.name, tuple(self.lines), (contiguous(c_address, len(c_bytes)),))]
+        per_block = len(c_bytes) // self.blocks
+        result = []
+        for group in block_ranges(self.blocks, pieces):
+            lines, regs = self.split(group)
+            result.append(Part(f"{self.name} blocks {group.start}..{group.stop - 1}", tuple(lines),
+                               (contiguous(c_address + group.start * per_block, len(group) * per_block),), regs))
+        return result
 
     def trace(self, producer: str | None = None) -> Trace:
         return Trace("x86_amx", list(self.lines), {"cpu": "emerald-rapids"},
@@ -204,6 +225,11 @@ def _block_regions(count: int, K: int = 64):
 def int8_batch(count: int = 4) -> Kernel:
     """The reuse kernel: configuration and B stay in tiles while count A blocks stream through."""
     a, b, blocks = _block_regions(count)
+    return _batch_kernel(f"int8_batch_{count}", f"{count} 16x16 blocks reusing the configuration and B",
+                         _batch_program, a, b, blocks, count)
+
+
+def _batch_program(count: int) -> Assembly:
     asm = Assembly(f"The seed article's batch kernel: {count} 16x64 A blocks share one packed B.\n"
                    "The configuration and B are loaded once; each block zeroes C, loads A, multiplies, stores.")
     asm("ldtilecfg [rcx]", "tmm0 = C, tmm1 = A, tmm2 = packed B: 16 x 64 bytes")
@@ -221,13 +247,17 @@ def int8_batch(count: int = 4) -> Kernel:
     asm("jnz next_block")
     asm("tilerelease")
     asm("ret")
-    return _batch_kernel(f"int8_batch_{count}", f"{count} 16x16 blocks reusing the configuration and B",
-                         asm, a, b, blocks, count)
+    return asm
 
 
 def int8_per_block(count: int = 4) -> Kernel:
     """The original kernel called count times: configure, load B, compute and release for every block."""
     a, b, blocks = _block_regions(count)
+    return _batch_kernel(f"int8_per_block_{count}", f"{count} calls of the single-block kernel", _per_block_program,
+                         a, b, blocks, count)
+
+
+def _per_block_program(count: int) -> Assembly:
     asm = Assembly(f"The seed article's original kernel, called for {count} blocks:\n"
                    "every call loads the configuration and B again and releases the tiles.")
     asm("mov r8, 64", "row stride of A, B and C")
@@ -245,11 +275,21 @@ def int8_per_block(count: int = 4) -> Kernel:
     asm("dec r10")
     asm("jnz next_block")
     asm("ret")
-    return _batch_kernel(f"int8_per_block_{count}", f"{count} calls of the single-block kernel", asm, a, b, blocks,
-                         count)
+    return asm
 
 
-def _batch_kernel(name, description, asm, a, b, blocks, count) -> Kernel:
+def _block_split(program: Callable[[int], Assembly], regs: dict[str, int], a_step: int, c_step: int):
+    """The split of a loop over blocks that reads its A at rdi and writes its C at rdx, a_step and c_step
+    bytes further per block: the same program with the range's count, the pointers at the range's start."""
+    def split(group: range) -> tuple[list[str], dict[str, int]]:
+        return program(len(group)).lines, {"rdi": regs["rdi"] + group.start * a_step,
+                                           "rdx": regs["rdx"] + group.start * c_step}
+
+    return split
+
+
+def _batch_kernel(name, description, program, a, b, blocks, count) -> Kernel:
+    asm = program(count)
     reference = a.astype(np.int64) @ b.astype(np.int64)
     a_base, b_base, c_base = _layout(16 * count * 64, 16 * 64)
     regions = [_config_region(THREE_FULL_TILES),
@@ -258,7 +298,7 @@ def _batch_kernel(name, description, asm, a, b, blocks, count) -> Kernel:
                _region("C", c_base, np.zeros((16 * count, 16), np.int32), "int32", (16 * count, 16), show=True)]
     init = _init({"rdi": a_base, "rsi": b_base, "rdx": c_base, "rcx": CFG}, regions)
     return Kernel(name, description, asm.lines, init, [(c_base, _int32_bytes(reference))], count * 16 * 16 * 64,
-                  reference)
+                  reference, count, _block_split(program, init.regs, 1024, 1024))
 
 
 def _microkernel(name: str, description: str, count: int, K: int, element: str) -> Kernel:
@@ -269,6 +309,46 @@ def _microkernel(name: str, description: str, count: int, K: int, element: str) 
         raise KernelSizeError(f"count must be at least 1, not {count}")
     if K % per_step or K <= 0:
         raise ValueError(f"K must be a positive multiple of {per_step} for the {element} microkernel")
+    steps, M = K // per_step, 32 * count
+    asm = _microkernel_program(count, K, element)
+
+    if element == "int8":
+        a = article_a(M, K)
+        b = article_b(K, 32, modulus=255, offset=128)
+        a_packed = a.reshape(count, 2, 16, steps, 64).transpose(0, 3, 1, 2, 4)  # [count][steps][2][16][64]
+        b_packed = pack_b_int8(b).reshape(steps, 16, 2, 64).transpose(0, 2, 1, 3)  # [steps][2][16][64]
+        reference = a.astype(np.int64) @ b.astype(np.int64)
+        c_bytes = _int32_bytes(reference)
+        a_data, b_data, a_type, b_type, c_type = a_packed, b_packed, "uint8", "int8", "int32"
+        macs = M * 32 * K
+    else:
+        m, k = np.meshgrid(np.arange(M), np.arange(K), indexing="ij")
+        a_values = ((17 * m + 13 * k) % 16 - 8) / 4.0  # multiples of 0.25: every sum is exact
+        k, n = np.meshgrid(np.arange(K), np.arange(32), indexing="ij")
+        b_values = ((11 * k + 7 * n) % 15 - 7) / 4.0
+        a_bits, b_bits = to_bf16(a_values), to_bf16(b_values)
+        a_data = a_bits.reshape(count, 2, 16, steps, 32).transpose(0, 3, 1, 2, 4)
+        b_data = pack_b_bf16(b_bits).reshape(steps, 16, 2, 32).transpose(0, 2, 1, 3)
+        reference = a_values @ b_values  # exact in float64 and in fp32
+        c_bytes = reference.astype(np.float32).tobytes()
+        a_type, b_type, c_type = "bf16", "bf16", "fp32"
+        macs = M * 32 * K
+    c_blocks = np.frombuffer(c_bytes, dtype=np.uint32).reshape(count, 32, 32)  # C laid out [count][32][32]
+    a_base, b_base, c_base = _layout(count * steps * 32 * 64, steps * 32 * 64)
+    regions = [_config_region({t: (16, 64) for t in range(8)}),
+               _region("packed A", a_base, np.ascontiguousarray(a_data), a_type,
+                       (count * steps * 32, 64 // (1 if a_type == "uint8" else 2))),
+               _region("packed B", b_base, np.ascontiguousarray(b_data), b_type,
+                       (steps * 32, 64 // (1 if b_type == "int8" else 2))),
+               _region("C", c_base, np.zeros((M, 32), np.uint32), c_type, (M, 32), show=True)]
+    init = _init({"rdi": a_base, "rsi": b_base, "rdx": c_base, "rcx": CFG}, regions)
+    # each 32x32 block reads steps x 2048 bytes of packed A and writes 4096 bytes of C
+    split = _block_split(lambda blocks: _microkernel_program(blocks, K, element), init.regs, steps * 2048, 4096)
+    return Kernel(name, description, asm.lines, init, [(c_base, c_blocks.tobytes())], macs, reference, count, split)
+
+
+def _microkernel_program(count: int, K: int, element: str) -> Assembly:
+    per_step = 64 if element == "int8" else 32
     steps, M = K // per_step, 32 * count
     tdp = "tdpbusd" if element == "int8" else "tdpbf16ps"
     asm = Assembly(f"The seed article's 32x32 microkernel ({element}): M={M}, N=32, K={K}.\n"
@@ -315,38 +395,7 @@ def _microkernel(name: str, description: str, count: int, K: int, element: str) 
     asm("jnz next_block")
     asm("tilerelease")
     asm("ret")
-
-    if element == "int8":
-        a = article_a(M, K)
-        b = article_b(K, 32, modulus=255, offset=128)
-        a_packed = a.reshape(count, 2, 16, steps, 64).transpose(0, 3, 1, 2, 4)  # [count][steps][2][16][64]
-        b_packed = pack_b_int8(b).reshape(steps, 16, 2, 64).transpose(0, 2, 1, 3)  # [steps][2][16][64]
-        reference = a.astype(np.int64) @ b.astype(np.int64)
-        c_bytes = _int32_bytes(reference)
-        a_data, b_data, a_type, b_type, c_type = a_packed, b_packed, "uint8", "int8", "int32"
-        macs = M * 32 * K
-    else:
-        m, k = np.meshgrid(np.arange(M), np.arange(K), indexing="ij")
-        a_values = ((17 * m + 13 * k) % 16 - 8) / 4.0  # multiples of 0.25: every sum is exact
-        k, n = np.meshgrid(np.arange(K), np.arange(32), indexing="ij")
-        b_values = ((11 * k + 7 * n) % 15 - 7) / 4.0
-        a_bits, b_bits = to_bf16(a_values), to_bf16(b_values)
-        a_data = a_bits.reshape(count, 2, 16, steps, 32).transpose(0, 3, 1, 2, 4)
-        b_data = pack_b_bf16(b_bits).reshape(steps, 16, 2, 32).transpose(0, 2, 1, 3)
-        reference = a_values @ b_values  # exact in float64 and in fp32
-        c_bytes = reference.astype(np.float32).tobytes()
-        a_type, b_type, c_type = "bf16", "bf16", "fp32"
-        macs = M * 32 * K
-    c_blocks = np.frombuffer(c_bytes, dtype=np.uint32).reshape(count, 32, 32)  # C laid out [count][32][32]
-    a_base, b_base, c_base = _layout(count * steps * 32 * 64, steps * 32 * 64)
-    regions = [_config_region({t: (16, 64) for t in range(8)}),
-               _region("packed A", a_base, np.ascontiguousarray(a_data), a_type,
-                       (count * steps * 32, 64 // (1 if a_type == "uint8" else 2))),
-               _region("packed B", b_base, np.ascontiguousarray(b_data), b_type,
-                       (steps * 32, 64 // (1 if b_type == "int8" else 2))),
-               _region("C", c_base, np.zeros((M, 32), np.uint32), c_type, (M, 32), show=True)]
-    init = _init({"rdi": a_base, "rsi": b_base, "rdx": c_base, "rcx": CFG}, regions)
-    return Kernel(name, description, asm.lines, init, [(c_base, c_blocks.tobytes())], macs, reference)
+    return asm
 
 
 def int8_microkernel(count: int = 32, K: int = 1280) -> Kernel:

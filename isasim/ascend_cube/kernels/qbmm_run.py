@@ -32,6 +32,49 @@ def run(kernel: QbmmKernel, lines: list[str] | None = None):
     return read_c(kernel, machine.memory), machine
 
 
+def parts(kernel: QbmmKernel, pieces: int):
+    """The kernel as at most ``pieces`` independent parts (isasim.core.kernel_parallel): contiguous groups of
+    its blocks, each group's program the set-up, the group's blocks and the tear-down, and each part owning
+    its blocks' tiles of C.  A block loads everything it reads (words, bias, A and B windows) into L1 itself
+    and writes only its tile, so a group gives its tiles the bits the whole program gives them."""
+    from isasim.core.kernel_parallel import Part, Span, block_ranges
+
+    case = kernel.case
+    item = np.dtype(STORAGE[case.c_type]).itemsize
+    code = kernel._code_indices()
+    result = []
+    for group in block_ranges(len(kernel.blocks), pieces):
+        blocks = [kernel.blocks[i] for i in group]
+        picked = [*kernel.setup, *(i for b in blocks for i in range(b.first, b.end)), *kernel.teardown]
+        owns = tuple(Span(kernel.c_address + (t.batch * case.m * case.n + t.m_offset * case.n + t.n_offset) * item,
+                          t.m, t.n * item, case.n * item) for t in (b.tile for b in blocks))
+        label = f"{case.source} blocks {group.start}..{group.stop - 1}"
+        result.append(Part(label, tuple(kernel.lines[code[i]] for i in picked), owns))
+    return result
+
+
+def c_span(kernel: QbmmKernel):
+    from isasim.core.kernel_parallel import contiguous
+
+    case = kernel.case
+    return contiguous(kernel.c_address, int(np.prod(case.shape_of("c"))) * np.dtype(STORAGE[case.c_type]).itemsize)
+
+
+def run_parallel(kernel: QbmmKernel, pool, pieces: int | None = None) -> np.ndarray:
+    """C as :func:`run` gives it, the blocks run in groups on ``pool`` (one group per worker unless
+    ``pieces`` says otherwise: a group costs a copy of the inputs and an assembly)."""
+    from isasim.core.kernel_parallel import PartFault, run_parts
+
+    case = kernel.case
+    config = {"chip": case.chip, "options": dict(case.options)}
+    try:
+        data = run_parts(pool, "ascend_cube", config, kernel.init(), parts(kernel, pieces or pool.workers),
+                         c_span(kernel))
+    except PartFault as fault:
+        raise KernelFault(str(fault), source=case.source) from None
+    return np.frombuffer(data, dtype=np.dtype(STORAGE[case.c_type])).reshape(case.shape_of("c")).copy()
+
+
 def read_c(kernel: QbmmKernel, memory) -> np.ndarray:
     case = kernel.case
     dtype = np.dtype(STORAGE[case.c_type])
