@@ -235,3 +235,18 @@ def test_a_campaign_directory_isasim_did_not_write_is_left_alone(tmp_path):
     with pytest.raises(IsasimError, match="not an isasim campaign file"):
         run(tmp_path, workers=1, journal=True)
     assert (tmp_path / "campaign.json").read_text() == "[1, 2]"
+
+
+def test_the_fuzz_command_sends_its_shards_to_a_cluster_by_address_or_scheduler_file(tmp_path, cluster, capsys):
+    scheduler_file = tmp_path / "scheduler.json"
+    scheduler_file.write_text(json.dumps({"address": cluster.scheduler_address}))
+    reports = []
+    for where in (cluster.scheduler_address, str(scheduler_file)):
+        argv = ["fuzz", "--against", "sim", "--cases", "80", "--seed", str(SEED), "--no-color",
+                "--out", str(tmp_path / "out"), "--fresh", "--cluster", where]
+        assert main(argv) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert f"on the Dask cluster at {cluster.scheduler_address} (2 workers)" in out
+        assert "ran on " in out and "Dask worker tcp://127.0.0.1:" in out
+        reports.append(out.split(" (")[0] + out[out.index("form "):out.index("ran on")])
+    assert reports[0] == reports[1]
