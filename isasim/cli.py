@@ -393,7 +393,7 @@ def cmd_fuzz(args) -> int:
         if args.only is not None and args.only not in subsets:
             raise UsageError(f"argument --only: invalid choice for {args.isa}: '{args.only}' (choose from "
                              f"{', '.join(subsets)}) (see 'isasim fuzz --help')")
-        with _campaign_progress(cases) as progress:
+        with _campaign_progress(cases, color=not args.no_color) as progress:
             summary = isa.run_fuzz(cases, args.seed, against=args.against, isa_subset=args.only,
                                    config=config_from_options(args, isa),
                                    lockstep=args.lockstep, out_dir=args.out or ".", shrink_seconds=args.shrink_seconds,
@@ -458,8 +458,8 @@ class _campaign_progress:
     when stderr is not a terminal.  Used as ``with _campaign_progress(cases) as progress``: progress is the
     campaign's callback, or None."""
 
-    def __init__(self, cases: int | None):
-        self.cases, self.bar = cases, None
+    def __init__(self, cases: int | None, *, color: bool = True):
+        self.cases, self.color, self.bar = cases, color, None
 
     def __enter__(self):
         if not sys.stderr.isatty():
@@ -469,7 +469,7 @@ class _campaign_progress:
 
         self.bar = Progress(TextColumn("fuzz"), BarColumn(), MofNCompleteColumn(), TextColumn("programs"),
                             TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[found]}"), TimeElapsedColumn(),
-                            console=Console(stderr=True), transient=True)
+                            console=Console(stderr=True, no_color=not self.color), transient=True)
         self.bar.start()
         self.task = self.bar.add_task("fuzz", total=self.cases, rate="", found="")
         return self.update
