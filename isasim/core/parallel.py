@@ -324,11 +324,11 @@ class DaskPool(Pool):
 
     def __init__(self, cluster: str):
         target = scheduler_target(cluster)  # a malformed address: one line, before importing dask
-        _refused(target.get("address"))
         try:
             from distributed import Client
         except ImportError:
             raise ParallelError(f"--cluster needs dask.distributed, which is not installed: {CLUSTER_EXTRA}") from None
+        _refused(target.get("address"))
         try:
             self.client = Client(**target, timeout=f"{CONNECT_SECONDS:g}s", set_as_default=False)
         except (OSError, TimeoutError) as error:

@@ -250,3 +250,15 @@ def test_the_fuzz_command_sends_its_shards_to_a_cluster_by_address_or_scheduler_
         assert "ran on " in out and "Dask worker tcp://127.0.0.1:" in out
         reports.append(out.split(" (")[0] + out[out.index("form "):out.index("ran on")])
     assert reports[0] == reports[1]
+
+
+def test_without_dask_the_local_pools_still_work_and_cluster_says_what_to_install(tmp_path, monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # what an install without isasim[cluster] has
+    assert main(["fuzz", "--against", "sim", "--only", "amx", "--cases", "20", "--workers", "2", "--no-color"]) == 0
+    capsys.readouterr()
+    assert main(["fuzz", "--against", "sim", "--cases", "5", "--cluster", "tcp://127.0.0.1:8786"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--cluster needs dask.distributed, which is not installed: " \
+                                   "pip install 'isasim[cluster]'" in err
