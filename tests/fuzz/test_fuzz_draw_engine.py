@@ -2,8 +2,7 @@
 runs them by default, hypothesis stays available for it (``draw="hypothesis"``), and a divergent drawn case is
 shrunk greedily over its ``reductions`` (or its truncations) to a trace that reproduces the divergence.
 
-Nothing here is x86: the cases are toy programs that add a few numbers into r0 and store it (as in
-tests/core/test_fuzz_engine.py), drawn with numpy, and the other backend is a "shaky" simulator that gets
+Nothing here is x86: the cases are toy programs that add a few numbers into r0 and store it (the toy ISA's, tests/toy_isa/fuzz.py), drawn with numpy, and the other backend is a "shaky" simulator that gets
 r0 wrong when a program adds 200 or more, so the divergences are planted and their smallest reproduction
 is known: one such addition.
 """
@@ -16,90 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dataclasses import dataclass
-
-from hypothesis import strategies as st
-
 from isasim.cli import main
 from isasim.core import fuzz
-from isasim.core.backends import BACKENDS, SimulatorBackend
+from isasim.core.backends import BACKENDS
 from isasim.core.errors import ConfigError
 from isasim.core.isa import KNOWN_ISAS, get_isa
-from isasim.core.machine import Machine
-from isasim.core.trace import Init, read_trace
-
-OUT = 0x1000  # case i of a batch stores its r0 at OUT + 4 * i
-
-
-@dataclass(frozen=True)
-class Sum:
-    """li r0, 0; addi r0, r0, v for each v; store r0 into the case's slot."""
-
-    values: tuple[int, ...]
-    slot: int = 0
-
-    def body(self) -> list[str]:
-        return ["li r0, 0", *(f"addi r0, r0, {v}" for v in self.values), f"li r1, {OUT + 4 * self.slot:#x}",
-                "st r0, [r1]"]
-
-
-def count_executed(program, init, ranges, config):
-    machine = Machine("toy", config)
-    machine.load(program, regs=init.regs, memory=init.memory)
-    records = machine.run(keep_records=True).records
-    counts = Counter(r.instruction.form.mnemonic for r in records if r.fault is None
-                     and (ranges is None or any(start <= r.instruction.address < end for start, end in ranges)))
-    return counts, Counter()
-
-
-class Sums:
-    """Sums one by one, from hypothesis only."""
-
-    subset = "sums"
-    probe = "halt"
-    weight = 1
-
-    def cases(self):
-        return st.lists(st.integers(0, 255), min_size=1, max_size=6).map(lambda vs: Sum(tuple(vs)))
-
-    def program_and_init(self, case: Sum) -> tuple[str, Init]:
-        return "\n".join(case.body() + ["halt"]), Init({}, [(OUT, bytes(4 * (case.slot + 1)), True)])
-
-    def size(self, case: Sum) -> int:
-        return len(case.values)
-
-    def truncated(self, case: Sum, index: int) -> Sum:
-        return Sum(case.values[: max(0, index)], case.slot)
-
-    def count_executed(self, program, init, ranges, config):
-        return count_executed(program, init, ranges, config)
-
-
-@dataclass
-class SumBatch:
-    program: object
-    init: Init
-    bodies: list[tuple[int, int]]
-    lines: list[str]
-
-    def text(self) -> list[str]:
-        return self.lines
-
-    def case_of(self, report) -> int | None:
-        where = report.divergence.where
-        return (int(where.split()[1], 16) - OUT) // 4 if where.startswith("memory ") else None
-
-
-class Shaky(SimulatorBackend):
-    """The simulator, but r0 ends one too high when a program adds 200 or more."""
-
-    name = "shaky"
-
-    def run(self, isa, config, program, init, **options):
-        final = super().run(isa, config, program, init, **options)
-        if any(ins.form.mnemonic == "addi" and ins.operands[-1] >= 200 for ins in program.instructions):
-            final.observed["regs"]["r0"] = (final.observed["regs"]["r0"] + 1) & 0xFFFFFFFF
-        return final
+from isasim.core.trace import read_trace
+from toy_isa.fuzz import BatchedSums, Shaky, Sum, Sums, count_executed
 
 
 def drawn_sums(n: int, seed: int) -> list[Sum]:
@@ -128,27 +50,11 @@ class CutSums(DrawnSums):
     reductions = None
 
 
-class DrawnBatchedSums(DrawnSums):
+class DrawnBatchedSums(DrawnSums, BatchedSums):
     """Drawn sums, four to a program."""
 
     subset = "drawnbatched"
-
-    def batch_size(self, mode: str) -> int:
-        return 4
-
-    def place(self, case: Sum, slot: int) -> Sum:
-        return Sum(case.values, slot)
-
-    def batch(self, cases: list[Sum], mode: str) -> SumBatch:
-        lines, spans = [], []
-        for case in cases:
-            spans.append((len(lines), len(lines) + len(case.body())))
-            lines += case.body()
-        lines.append("halt")
-        program = get_isa("toy").assemble("\n".join(lines))
-        at = [ins.address for ins in program.instructions] + [program.end]
-        return SumBatch(program, Init({}, [(OUT, bytes(4 * len(cases)), True)]), [(at[a], at[b]) for a, b in spans],
-                        lines)
+    weight = 1
 
 
 @pytest.fixture(autouse=True)
