@@ -19,6 +19,8 @@ x86 AMX targets: the microkernels against numpy, the seed block's build + assemb
 programs per second on the simulator (benchmarks/amx_targets.py, which says how).
 ascend_cube part: the QBMM Cube kernel at m = n = k = 1024, batch 4, int8 -> bfloat16 per channel, without
 and with bias, against numpy's integer matmul of the same operator (benchmarks/qbmm.py, which says how).
+ascend_cube split by block: the QBMM kernel at m = n = k = 2048 single-process, on 1 and 2 workers and a
+2-worker Dask LocalCluster, with what limits the scaling (benchmarks/kernel_scale.py; --quick: 512, no cluster).
 Performance is measured here, never in unit tests.
 """
 
@@ -50,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sme_kernels  # noqa: E402  (the arm_sme kernels' table, also runnable on its own)
 import qbmm as qbmm_bench  # noqa: E402  (the ascend_cube QBMM kernel's table, also runnable on its own)
 import amx_targets  # noqa: E402  (the x86 AMX speed targets' table, also runnable on its own)
+import kernel_scale  # noqa: E402  (the block-parallel QBMM's table, also runnable on its own)
 
 # The article's measurements (Xeon Platinum 8458P, GCC 14.1, one core).
 ARTICLE_BLOCKS = {1: (104.21, 104.69), 3: (104.13, 38.66), 4: (104.04, 30.28), 7: (103.98, 23.43),
@@ -212,6 +215,9 @@ def main(argv=None) -> int:
                "arm_sme": {"rows": sme_rows, "qemu_not_timed": qemu_reason},
                "ascend_qbmm": {"machine": qbmm_bench.cpu_model(),
                                "rows": qbmm_bench.kernel_rows(args.quick, 1 if args.quick else max(1, rounds // 2))}}
+    # the quick run (what the test suite runs) leaves out the cluster and its worker processes
+    results["kernel_scale"] = kernel_scale.measure(kernel_scale.QUICK_SIZE if args.quick else kernel_scale.SIZE,
+                                                   1 if args.quick else max(1, rounds // 2), not args.quick)
     print(f"machine: {machine['cpu']}, {machine['cores']} cores, Python {machine['python']}, numpy {machine['numpy']}")
     print()
     print(f"{'kernel':<28}{'instr':>8}{'sim ms':>10}{'Minstr/s':>10}{'MMAC/s':>10}{'numpy ms':>10}{'sim/numpy':>11}")
@@ -237,6 +243,8 @@ def main(argv=None) -> int:
     print("\n".join(sme_kernels.report(sme_rows, qemu_reason)))
     print()
     print("\n".join(qbmm_bench.report(results["ascend_qbmm"]["rows"])))
+    print()
+    print("\n".join(kernel_scale.report(results["kernel_scale"])))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1, default=str) + "\n")
         print(f"\nwrote {args.json}")
