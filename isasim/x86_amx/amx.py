@@ -933,35 +933,46 @@ class _TileBytes:
         return self.bytes
 
 
+def _whole_rows_at(state, memory, sibmem: BoundSib, tile: int, last: list):
+    """Where a plain tile load or store of ``tile`` through ``sibmem`` goes: (region, offset, size) when its
+    configured rows are 64 bytes each, back to back (the index register times the scale is 64), inside one
+    mapped region; else None, and the general path decides (and faults where it must).  ``last`` holds the
+    region the instruction reached last time (regions are never unmapped)."""
+    config, gpr, index, base = state.tilecfg, state.gpr, sibmem.index, sibmem.base
+    if ((gpr[index.number] & index.mask) >> index.shift) * sibmem.scale != BYTES_PER_ROW \
+            or config.colsb[tile] != BYTES_PER_ROW:
+        return None
+    address = sibmem.disp if base is None else sibmem.disp + ((gpr[base.number] & base.mask) >> base.shift)
+    address &= _ADDRESS_MASK
+    size = config.rows[tile] * BYTES_PER_ROW
+    region = last[0]
+    if not region.start <= address < region.end:
+        region = memory._region_at(address)
+        if region is None:
+            return None
+        last[0] = region
+    if address + size > region.end:
+        return None
+    return region, address - region.start, size
+
+
 def _plain_tile_load(cpu: X86Context, general: Callable[[], int], next_address: int, tdest: int, sibmem):
     """TILELOADD / TILELOADDT1 of whole 64-byte rows back to back (tile_load's first case)."""
     if type(sibmem) is not BoundSib or sibmem.index is None:
         return None
     state, memory, journal = cpu.state, cpu.memory, cpu.state.journal
     key, tiles = ("E3", tdest), _TileBytes()
-    base, index, scale, disp = sibmem.base, sibmem.index, sibmem.scale, sibmem.disp
     first = tdest * _TILE_BYTES
-    last = [memory._last]  # the region this instruction read last (regions are never unmapped)
+    last = [memory._last]
 
     def execute() -> int:
-        config = state.tilecfg
-        if journal.enabled or memory.accesses is not None or config.start_row or key not in state.checks_passed:
+        if (journal.enabled or memory.accesses is not None or state.tilecfg.start_row
+                or key not in state.checks_passed or tdest in state._deferred):
             return general()
-        gpr = state.gpr
-        if ((gpr[index.number] & index.mask) >> index.shift) * scale != BYTES_PER_ROW or config.colsb[tdest] != BYTES_PER_ROW:
+        span = _whole_rows_at(state, memory, sibmem, tdest, last)
+        if span is None:
             return general()
-        address = disp if base is None else disp + ((gpr[base.number] & base.mask) >> base.shift)
-        address &= _ADDRESS_MASK
-        size = config.rows[tdest] * BYTES_PER_ROW
-        region = last[0]
-        if not region.start <= address < region.end:
-            region = memory._region_at(address)
-            if region is None:
-                return general()  # (which faults)
-            last[0] = region
-        if address + size > region.end or tdest in state._deferred:
-            return general()
-        offset = address - region.start
+        region, offset, size = span
         flat = tiles.bytes if state._tiles is tiles.array else tiles.of(state)
         flat[first:first + size] = region.data[offset:offset + size]
         if size < _TILE_BYTES:
@@ -978,30 +989,17 @@ def _plain_tile_store(cpu: X86Context, general: Callable[[], int], next_address:
         return None
     state, memory, journal, memory_journal = cpu.state, cpu.memory, cpu.state.journal, cpu.memory.journal
     key, tiles = ("E3", tsrc), _TileBytes()
-    base, index, scale, disp = sibmem.base, sibmem.index, sibmem.scale, sibmem.disp
     first = tsrc * _TILE_BYTES
-    last = [memory._last]  # the region this instruction wrote last (regions are never unmapped)
+    last = [memory._last]
 
     def execute() -> int:
-        config = state.tilecfg
-        if (journal.enabled or memory_journal.enabled or memory.accesses is not None or config.start_row
+        if (journal.enabled or memory_journal.enabled or memory.accesses is not None or state.tilecfg.start_row
                 or key not in state.checks_passed or tsrc in state._deferred):
             return general()
-        gpr = state.gpr
-        if ((gpr[index.number] & index.mask) >> index.shift) * scale != BYTES_PER_ROW or config.colsb[tsrc] != BYTES_PER_ROW:
+        span = _whole_rows_at(state, memory, sibmem, tsrc, last)
+        if span is None or not span[0].writable:
             return general()
-        address = disp if base is None else disp + ((gpr[base.number] & base.mask) >> base.shift)
-        address &= _ADDRESS_MASK
-        size = config.rows[tsrc] * BYTES_PER_ROW
-        region = last[0]
-        if not region.start <= address < region.end:
-            region = memory._region_at(address)
-            if region is None:
-                return general()  # (which faults)
-            last[0] = region
-        if address + size > region.end or not region.writable:
-            return general()
-        offset = address - region.start
+        region, offset, size = span
         flat = tiles.bytes if state._tiles is tiles.array else tiles.of(state)
         region.data[offset:offset + size] = flat[first:first + size]
         return next_address  # start_row is 0 already
