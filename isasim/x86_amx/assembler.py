@@ -889,7 +889,8 @@ class Assembler:
         return self.decode(statements)
 
     def decode(self, statements: list[Statement]) -> Program:
-        """The program the assembled bytes are, decoded from the start on as decode_code does, but with
+        """The program the assembled bytes are, decoded from the start on (as decode_one alone would: the tests
+        hold the two equal), but with
         what each instruction statement's own bytes decode to where an instruction starts at one.
 
         An instruction statement assembles to exactly one instruction, and bytes that follow an
@@ -936,28 +937,6 @@ class Assembler:
             pos += ins.size
         program = Program("x86_amx", self.base, instructions, dict(self.labels), self.source)
         attach_labels(program, decoded)
-        return program
-
-    def decode_code(self, statements: list[Statement]) -> Program:
-        """Decode the assembled bytes as one run of code with decode_one alone: what decode gives, the
-        slow way (tests/x86_amx/test_assembler_program.py holds the two equal)."""
-        code = b"".join(st.encoding for st in statements)
-        starts = [(st.address, st.line) for st in statements if st.encoding]
-        instructions = []
-        pos = 0
-        while pos < len(code):
-            address = self.base + pos
-            # the statement whose bytes this instruction starts in
-            line = starts[bisect.bisect_right(starts, (address, float("inf"))) - 1][1]
-            try:
-                ins = decode_one(code, pos, address)
-            except DecodeError as error:
-                raise error.located(self.source, line)
-            ins.line = line
-            instructions.append(ins)
-            pos += len(ins.encoding)
-        program = Program("x86_amx", self.base, instructions, dict(self.labels), self.source)
-        attach_labels(program)
         return program
 
 

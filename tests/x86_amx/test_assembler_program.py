@@ -13,6 +13,7 @@ GNU binutils tests hold to objdump) and with the former whole-code decoding, ass
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import random
 from pathlib import Path
@@ -28,7 +29,7 @@ from isasim.core.errors import AssemblyError, IsasimError
 from isasim.core.program import Program
 from isasim.x86_amx import amx, assembler, kernels, scalar
 from isasim.x86_amx.assembler import Assembler, assemble, attach_labels
-from isasim.x86_amx.decoder import disassemble
+from isasim.x86_amx.decoder import decode_one, disassemble
 from isasim.x86_amx.fuzz_amx import AmxCaseDrawer
 from isasim.x86_amx.operands import Imm
 from isasim.x86_amx.registers import GPR64
@@ -53,11 +54,29 @@ def instruction_fields(ins, line: bool = True) -> tuple:
             ins.text, ins.line if line else None, ins.index, ins.invalid, ins.extra, ins.size)
 
 
+def decoded_as_one_run(machine: Assembler, statements) -> Program:
+    """The assembled bytes decoded as one run of code with decode_one alone: what Assembler.decode gives, the
+    slow way, each instruction's line the statement its bytes start in."""
+    code = b"".join(st.encoding for st in statements)
+    starts = [(st.address, st.line) for st in statements if st.encoding]
+    instructions = []
+    pos = 0
+    while pos < len(code):
+        address = machine.base + pos
+        ins = decode_one(code, pos, address)
+        ins.line = starts[bisect.bisect_right(starts, (address, float("inf"))) - 1][1]
+        instructions.append(ins)
+        pos += len(ins.encoding)
+    program = Program("x86_amx", machine.base, instructions, dict(machine.labels), machine.source)
+    attach_labels(program)
+    return program
+
+
 def whole_code_program(text: str) -> Program:
     """The program as the assembler used to build it: its whole code decoded as one run of bytes."""
     forget()
     machine = Assembler(text, "<test>", BASE)
-    machine.decode = machine.decode_code
+    machine.decode = lambda statements: decoded_as_one_run(machine, statements)
     program = machine.assemble()
     forget()
     return program
