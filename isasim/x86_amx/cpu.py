@@ -62,3 +62,12 @@ def cpu_model(name: str) -> CpuModel:
     if model is None:
         raise ConfigError(f"unknown CPU model {brief(name)} (known: {', '.join(CPU_MODELS)})")
     return model
+
+
+def model_with_features(amx: set[str] | frozenset[str]) -> str | None:
+    """The CPU model whose AMX features are exactly ``amx``, for a host whose family and model isasim does
+    not know (a hypervisor may report a made-up one).  Models with the same features (Sapphire and Emerald
+    Rapids) differ in nothing isasim simulates, so the newest of them is named; None when no model has
+    exactly these features (a host without AMX, or with some AMX feature no model has)."""
+    matches = [m.name for m in CPU_MODELS.values() if m.features & AMX_FEATURES == amx]
+    return matches[-1] if matches else None

@@ -48,7 +48,7 @@ from ..core.faults import Fault
 from ..core.machine import DEFAULT_STEP_LIMIT, Machine
 from ..core.program import Program
 from ..core.trace import Init
-from .cpu import uses_amx
+from .cpu import CPU_MODELS, model_with_features, uses_amx
 from .state import observed_arrays
 from .registers import GPR64
 
@@ -183,6 +183,104 @@ def host_cpu() -> HostCpu:
         _host = HostCpu(family, model, CPU_NAMES.get(model, "unknown") if family == 6 else "unknown", flags,
                         supported.value)
     return _host
+
+
+# What the host executes, which need not be what CPUID says: a hypervisor can clear a feature's CPUID bit
+# but cannot stop the core executing the instruction (measured: a KVM guest reporting family 6 model 167
+# without amx_fp16 runs TDPFP16PS).  One instruction per feature isasim can only learn so; the probe
+# program configures tmm0-2 as 16 x 64 bytes, so the instruction itself is the only thing that can #UD.
+AMX_PROBES = {"AMX-FP16": "tdpfp16ps tmm0, tmm1, tmm2"}
+PROBE_CONFIG = 0x20000000  # the probe's one page: its 64-byte TILECFG
+EXECUTES_HIDDEN = "executes though CPUID hides it"
+
+
+@dataclass(frozen=True)
+class MeasuredAmx:
+    """The AMX features this host executes, as measured, and how each probed one is known."""
+
+    features: frozenset[str]  # what the host runs (CPUID's AMX features, corrected by the probes)
+    sources: tuple[tuple[str, str], ...] = ()  # (feature, how it was found) for every feature in features
+    absent: tuple[tuple[str, str], ...] = ()  # (feature, why not) for the probed features it does not run
+
+    @property
+    def hidden(self) -> list[str]:
+        """Features the host executes while CPUID says it has none of them."""
+        return [f for f, how in self.sources if how == EXECUTES_HIDDEN]
+
+    def describe(self) -> str:
+        """How the features were found, as a producer or a note says it: the probes' findings when they
+        differ from CPUID, otherwise the features and "from CPUID"."""
+        unusual = [f"{f} {how}" for f, how in self.sources if how != "CPUID"] + \
+                  [f"{f} {why}" for f, why in self.absent if why != "raises #UD (as CPUID says)"]
+        if unusual:
+            return ", ".join(unusual)
+        have = ", ".join(sorted(self.features)) or "none"
+        return f"AMX features from CPUID: {have}" + "".join(f"; {f} raises #UD" for f, _ in self.absent)
+
+
+def _probe_executes(line: str) -> Fault | None:
+    """Run ``line`` once in the backend's child after a LDTILECFG of tmm0-2; the fault it raised, if any.
+    The child is the one every program runs in (same AMX permission, same mappings), so what the probe
+    sees is what a program would see."""
+    from .kernels import tile_config
+
+    full = {t: (16, 64) for t in range(3)}
+    program = Machine("x86_amx", {"cpu": "granite-rapids"}).assemble(f"ldtilecfg [rcx]\n{line}\nret")
+    init = Init({"rcx": PROBE_CONFIG}, [(PROBE_CONFIG, tile_config(full).ljust(PAGE, b"\0"), False)])
+    child = ChildProcess(program, init, True, 10.0)
+    try:
+        outcome, fault = child.resume(PTRACE_CONT)
+        if outcome == "timeout":
+            raise IsasimError(f"silicon backend: probing {line!r} did not finish")
+        if fault is not None and child.get_regs().rip != program.instructions[1].address:
+            raise IsasimError(f"silicon backend: the probe's LDTILECFG faulted ({fault.kind}: {fault.message})")
+        return fault
+    finally:
+        child.kill()
+
+
+_measured: MeasuredAmx | None = None
+
+
+def host_amx() -> MeasuredAmx:
+    """The host's AMX features as measured (once per process: a probe starts a child process).  With no
+    usable AMX at all (no AMX-TILE in CPUID, or no XTILEDATA from the kernel) nothing is probed: the
+    child could not configure tiles."""
+    global _measured
+    if _measured is None:
+        cpuid = host_cpu().amx_features
+        if not cpuid or platform_problem():
+            _measured = MeasuredAmx(frozenset(cpuid))
+        else:
+            have, sources, absent = set(cpuid), {f: "CPUID" for f in cpuid}, []
+            for feature, line in AMX_PROBES.items():
+                fault = _probe_executes(line)
+                if fault is None:
+                    have.add(feature)
+                    sources[feature] = "CPUID, and it executes" if feature in cpuid else EXECUTES_HIDDEN
+                elif fault.kind == "#UD":
+                    have.discard(feature)
+                    sources.pop(feature, None)
+                    absent.append((feature, "raises #UD though CPUID reports it" if feature in cpuid
+                                   else "raises #UD (as CPUID says)"))
+                else:
+                    raise IsasimError(f"silicon backend: probing {feature} with {line!r} gave {fault.kind} "
+                                      f"({fault.message}), neither a result nor #UD")
+            _measured = MeasuredAmx(frozenset(have), tuple(sorted(sources.items())), tuple(absent))
+    return _measured
+
+
+def host_model() -> tuple[str | None, str]:
+    """The isasim CPU model of this host and how it was chosen: by family and model when isasim knows
+    them, otherwise by the AMX features the host executes (host_amx); None when neither names one."""
+    host = host_cpu()
+    if host.name in CPU_MODELS:
+        return host.name, f"(family {host.family} model {host.model})"
+    measured = host_amx()
+    name = model_with_features(measured.features)
+    if name is None:
+        return None, f"(family {host.family} model {host.model})"
+    return name, f"by its features (family {host.family} model {host.model}, {measured.describe()})"
 
 
 def platform_problem() -> str | None:
@@ -574,12 +672,19 @@ class SiliconBackend:
         return None
 
     def producer(self) -> str:
-        host = host_cpu()
-        return f"silicon: {host.name} (family {host.family} model {host.model})"
+        """Which CPU ran the program: "silicon: emerald-rapids (family 6 model 207)" for a family and model
+        isasim knows, "silicon: granite-rapids by its features (family 6 model 167, AMX-FP16 executes
+        though CPUID hides it)" for one it names by what it measured (host_model), "silicon: unknown (...)"
+        otherwise."""
+        name, how = host_model()
+        return f"silicon: {name or 'unknown'} {how}"
 
     def cpu_of_producer(self, producer: str) -> str | None:
         """The CPU model a silicon producer names by family and model (this backend's producer(), or
-        the "family 6 model 207 (0xcf)" of the traces measured on Emerald Rapids), None if unknown."""
+        the "family 6 model 207 (0xcf)" of the traces measured on Emerald Rapids), None if unknown.
+        A producer that names its model only "by its features" names none here: features tell which
+        instructions exist, not how the core sets the flags the SDM leaves undefined, and its family
+        and model are a hypervisor's (so its undefined flags are not held against the model)."""
         found = re.search(r"\bfamily ([0-9]{1,9}) model ([0-9]{1,9})\b", producer) if producer.startswith("silicon: ") else None
         if found is None or int(found.group(1)) != 6:
             return None
