@@ -95,3 +95,15 @@ def test_the_sme_timing_loop_runs_the_kernel_again_each_time():
             c1 = np.frombuffer(expected, np.int32)
             three = (c0.astype(np.int64) + 3 * (c1.astype(np.int64) - c0)).astype(np.int32)  # wraps as int32 does
             assert machine.memory.read(address, len(expected)) == three.tobytes(), name
+
+
+def test_the_fuzz_scaling_benchmark_runs_quick(tmp_path):
+    """benchmarks/fuzz_scale.py on a tiny campaign: every row ran the same campaign (it checks that itself and
+    exits 1 otherwise) and reports programs per second."""
+    out = tmp_path / "scale.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fuzz_scale.py"), "--quick", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(out.read_text())["rows"]
+    assert [row["where"] for row in rows][:2] == ["this process", "2 local processes"]
+    assert all(row["programs_per_second"] > 0 for row in rows) and "ceiling" in done.stdout
