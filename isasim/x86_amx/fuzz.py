@@ -25,7 +25,7 @@ from ..core.fuzz import FuzzSummary, run_campaign
 from ..core.machine import Machine
 from ..core.program import Program
 from ..core.trace import Init
-from .cpu import needs_amx
+from .cpu import AMX_FEATURES, DEFAULT_MODEL_NAME, cpu_model, needs_amx
 from .fuzz_amx import AmxCase, AmxCaseDrawer, amx_cases
 from .fuzz_scalar import ScalarCase, build_batch, scalar_cases
 
@@ -80,12 +80,15 @@ class AmxGenerator(_Generator):
     # run while the others are drawn
     DRAW_CHUNK = 256
 
+    def __init__(self, fp16: bool = False):
+        self.fp16 = fp16  # draw fp16 cases too (AmxCaseDrawer's option): the model has AMX-FP16
+
     def cases(self):
         return amx_cases()
 
     def draw(self, n: int, seed: int):
         """The first n cases AmxCaseDrawer(seed) draws (the campaign's default for AMX: see the module docstring)."""
-        drawer = AmxCaseDrawer(seed)
+        drawer = AmxCaseDrawer(seed, fp16=self.fp16)
         for start in range(0, n, self.DRAW_CHUNK):
             yield from drawer.draw(min(self.DRAW_CHUNK, n - start))
 
@@ -105,24 +108,72 @@ GENERATORS = (ScalarGenerator(), AmxGenerator())  # the order fixes each subset'
 SUBSETS = tuple(g.subset for g in GENERATORS)
 
 
-def fuzz_config(against: str) -> dict:
-    """The CPU model to simulate: this host's, when the other backend is its silicon."""
-    if against == "silicon":
-        from .cpu import CPU_MODELS
-        from .silicon import host_cpu
+def chosen_config(against: str) -> tuple[dict, str | None]:
+    """The CPU model to simulate when the user named none, and a note saying which and why: this host's
+    when the other backend is its silicon (by family and model, or by the AMX features it executes:
+    silicon.host_model), the default model otherwise (no note)."""
+    if against != "silicon":
+        return {}, None
+    from .silicon import host_model, platform_problem
 
-        if host_cpu().name in CPU_MODELS:
-            return {"cpu": host_cpu().name}
-    return {}
+    if platform_problem():
+        return {}, None
+    name, how = host_model()
+    if name is None:
+        return {}, f"simulating {DEFAULT_MODEL_NAME}, the default: no isasim CPU model matches this host {how}"
+    return {"cpu": name}, f"simulating {name}, this host's model {how}"
+
+
+def fuzz_config(against: str) -> dict:
+    """The CPU model to simulate: this host's, when the other backend is its silicon (chosen_config)."""
+    return chosen_config(against)[0]
+
+
+def config_notes(against: str, config: dict, isa_subset: str | None) -> list[str]:
+    """What the report must say when the modelled CPU's AMX features are not the ones the host executes:
+    an instruction one side has and the other has not diverges as #UD on one side only, and that is the
+    configuration's doing, not the simulator's."""
+    if against != "silicon" or isa_subset not in (None, "amx"):
+        return []
+    from .silicon import host_amx, host_cpu, platform_problem
+
+    if platform_problem() or not host_cpu().amx_features:
+        return []  # no AMX program runs on this silicon: the campaign says so itself
+    name = config.get("cpu", DEFAULT_MODEL_NAME)
+    modelled = cpu_model(name).features & AMX_FEATURES
+    measured = host_amx()
+    how = dict(measured.sources)
+    notes = []
+    for feature in sorted(measured.features - modelled):
+        notes.append(f"this host executes {feature} ({how.get(feature, 'CPUID')}), which the {name} model has not: "
+                     f"a divergence where the simulator raises #UD for an {feature} instruction is the --cpu "
+                     "option's, not the simulator's")
+    for feature in sorted(modelled - measured.features):
+        notes.append(f"the {name} model has {feature}, which this host does not execute: a divergence where "
+                     f"silicon raises #UD for an {feature} instruction is the --cpu option's, not the simulator's")
+    return notes
 
 
 def run_fuzz(cases: int, seed: int, against: str = "silicon", isa_subset: str | None = None, lockstep: bool = False,
              out_dir: str | Path = ".", config: dict | None = None, **options) -> FuzzSummary:
     """Run ``cases`` random x86_amx programs on the simulator and on ``against`` and compare them
     (isa_subset "scalar", "amx" or None for both; ``config`` the CPU model, by default this host's
-    when ``against`` is its silicon; the options are run_campaign's)."""
-    return run_campaign(ISA_NAME, GENERATORS, cases, seed, against, isa_subset, lockstep, out_dir,
-                        config=config or fuzz_config(against), **options)
+    when ``against`` is its silicon; the options are run_campaign's).  The summary's notes say which
+    model was simulated when the caller named none, and where its AMX features and the host's differ.
+    A model with AMX-FP16 has the drawer draw fp16 cases too."""
+    notes = []
+    if not config or "cpu" not in config:  # the CLI's config lacks "cpu" when --cpu was not given
+        chosen, why = chosen_config(against)
+        config = {**(config or {}), **chosen}
+        if why:
+            notes.append(why)
+    notes += config_notes(against, config, isa_subset)
+    fp16 = "AMX-FP16" in cpu_model(config.get("cpu", DEFAULT_MODEL_NAME)).features
+    generators = (GENERATORS[0], AmxGenerator(fp16=fp16)) if fp16 else GENERATORS
+    summary = run_campaign(ISA_NAME, generators, cases, seed, against, isa_subset, lockstep, out_dir,
+                           config=config, **options)
+    summary.notes.extend(notes)
+    return summary
 
 
 # ---------------------------------------------------------------------------

@@ -11,6 +11,12 @@ infinities, denormals and products next to the FTZ boundary 2^-126, fp32
 accumulators next to it.  AMX cases run one by one: a fault ends a program, so
 they cannot share one as the scalar cases do.
 
+For a model with AMX-FP16, ``AmxCaseDrawer(seed, fp16=True)`` also draws fp16 cases
+(three in eight): their buffer holds fp16 data where the others hold bf16 (denormals,
+infinities and NaNs, magnitudes up to 2^15, pairs of elements that cancel, see _zones),
+and their heavy part is mostly TDPFP16PS.  Without the option the cases are exactly
+those drawn before it existed.
+
 The two generators
     ``amx_cases`` is what ``isasim fuzz`` draws: hypothesis can shrink its cases (drop
     instructions, simplify configurations and strides), which a divergence needs.  Drawing
@@ -83,6 +89,16 @@ INT32_SPECIAL = (0x7FFFFFFF, 0x80000000, 0x7FFFFFF0, 0x8000000F, 0xFFFFFFFF, 0, 
 INT8_SPECIAL = (0x80, 0xFF, 0x7F, 0x00, 0x01, 0x81, 0xFE)
 STRIDES = (64, 0, -64, 128, 4, 1, -1, 65, 256, -256, 1024, -1024, 32, 60, -4)
 ZONE_KINDS = ("int8", "int32", "bf16", "fp32", "bf16-tiny", "fp32-tiny", "bf16-special", "random")
+# The buffer of an fp16 case (AmxCase.fp16): fp16 data where the others have bf16, so zone z is of the same
+# role in both and the drawer's zone choices need not change
+FP16_ZONE_KINDS = tuple(kind.replace("bf16", "fp16") for kind in ZONE_KINDS)
+# fp16 values (bit patterns) worth generating: the denormals at both ends, the smallest normal, the largest
+# finite values, powers of two, one and next to it; and, apart, infinities and quiet and signalling NaNs with
+# payloads.  Those are drawn far more rarely: one NaN among the 32 inputs of an output makes it NaN, and a
+# chain of TDPs keeps it, so at the finite values' rate most outputs would be NaN and compare nothing else.
+FP16_SPECIAL = (0x0001, 0x8001, 0x03FF, 0x83FF, 0x0200, 0x0400, 0x8400, 0x0401, 0x7BFF, 0xFBFF, 0x7800, 0xF800,
+                0x0000, 0x8000, 0x3C00, 0xBC00, 0x3C01, 0x3BFF, 0x1400, 0x6000, 0x5BFF, 0x0010)
+FP16_NONFINITE = (0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7C01, 0x7D55, 0xFE01, 0x7FFF)
 
 # The choices both generators draw from
 _OPS = ("tilezero", "tileloadd", "tileloaddt1", "tilestored", "tdp", "tdp", "tdp", "tilerelease", "sttilecfg",
@@ -94,8 +110,16 @@ _ZONES_PER_KIND = AMX_SPAN // AMX_ZONE // len(ZONE_KINDS)
 _M_K_N_VALUES = (16, 16, 16, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 _INT_ZONES = ("int8", "random")
 _BF16_ZONES = ("bf16", "bf16-tiny", "bf16-special")
+_FP16_ZONES = ("fp16", "fp16-tiny", "fp16-special")
 _FLAVOUR_ZONES = {"bf16": {"A": _BF16_ZONES, "B": _BF16_ZONES, "C": ("fp32", "fp32-tiny")},
-                  "int": {"A": _INT_ZONES, "B": _INT_ZONES, "C": ("int32",)}}
+                  "int": {"A": _INT_ZONES, "B": _INT_ZONES, "C": ("int32",)},
+                  "fp16": {"A": _FP16_ZONES, "B": _FP16_ZONES, "C": ("fp32", "fp32-tiny")}}
+_FLAVOURS = ("bf16", "bf16", "bf16", "int", "int")
+# A drawer for a model with AMX-FP16 draws fp16 cases besides (AmxCaseDrawer(fp16=True)): TDPFP16PS is
+# otherwise one TDP in six of the light cases only, some 500 elements in 400 cases
+_FLAVOURS_FP16 = _FLAVOURS + ("fp16",) * 3
+_HEAVY_FORMS = {"bf16": ("tdpbf16ps",) * 8 + INT_TDP_FORMS, "int": INT_TDP_FORMS + ("tdpbf16ps",),
+                "fp16": ("tdpfp16ps",) * 8 + INT_TDP_FORMS + ("tdpbf16ps",)}
 
 
 def _zones(kind: str, rng: np.random.Generator, count: int) -> np.ndarray:
@@ -122,6 +146,27 @@ def _zones(kind: str, rng: np.random.Generator, count: int) -> np.ndarray:
         special = rng.choice(np.array(BF16_SPECIAL, dtype=np.uint16), n16)
         share = 0.6 if kind == "bf16-special" else 0.08
         out = np.where(rng.random(n16) < share, special, normal).astype("<u2")
+    elif kind.startswith("fp16"):
+        sign = rng.integers(0, 2, n16).astype(np.uint16) << 15
+        if kind == "fp16-tiny":  # denormals (exponent field 0) and the smallest normals
+            exponent = rng.integers(0, 3, n16).astype(np.uint16)
+        else:  # around one, and a share of large magnitudes (2^10 to 2^15: products up to 2^31)
+            exponent = np.where(rng.random(n16) < 0.85, rng.integers(15 - 6, 15 + 7, n16),
+                                rng.integers(25, 31, n16)).astype(np.uint16)
+        normal = sign | (exponent << 10) | rng.integers(0, 1024, n16).astype(np.uint16)
+        special = rng.choice(np.array(FP16_SPECIAL, dtype=np.uint16), n16)
+        nonfinite = rng.choice(np.array(FP16_NONFINITE, dtype=np.uint16), n16)
+        share, rare = (0.4, 0.01) if kind == "fp16-special" else (0.05, 0.001)
+        pick = rng.random(n16)
+        out = np.where(pick < rare, nonfinite, np.where(pick < rare + share, special, normal)).astype("<u2")
+        # Cancellation: TDPFP16PS adds the products of a pair of elements, so a pair whose second element is
+        # the first negated (exactly or one ulp off) meets, in a B pair of equal elements, products that
+        # cancel to zero or to a few ulps
+        pairs = out.reshape(-1, 2)
+        pick = rng.random(len(pairs))
+        negated = pairs[:, 0] ^ np.uint16(0x8000)
+        pairs[:, 1] = np.where(pick < 0.15, negated, np.where(pick < 0.22, negated ^ np.uint16(1),
+                               np.where(pick < 0.37, pairs[:, 0], pairs[:, 1])))
     elif kind.startswith("fp32"):
         sign = rng.integers(0, 2, n32).astype(np.uint32) << 31
         if kind == "fp32-tiny":
@@ -139,12 +184,14 @@ def _zones(kind: str, rng: np.random.Generator, count: int) -> np.ndarray:
 DATA_POOL = 64  # data seeds per AmxCaseDrawer, and the buffers amx_buffer remembers (64 KiB each)
 
 
-@lru_cache(maxsize=DATA_POOL)
-def amx_buffer(data_seed: int) -> bytes:
-    """The 64 KiB tile-data buffer: zone z holds ZONE_KINDS[z % 8] data (bytes: a remembered buffer is shared)."""
+@lru_cache(maxsize=2 * DATA_POOL)  # a pool's buffers of both kinds
+def amx_buffer(data_seed: int, fp16: bool = False) -> bytes:
+    """The 64 KiB tile-data buffer: zone z holds ZONE_KINDS[z % 8] data, or FP16_ZONE_KINDS[z % 8] for an
+    fp16 case (bytes: a remembered buffer is shared)."""
     rng = np.random.default_rng(data_seed)
-    per_kind = AMX_SPAN // AMX_ZONE // len(ZONE_KINDS)
-    zones = np.stack([_zones(kind, rng, per_kind) for kind in ZONE_KINDS], axis=1)  # [z // 8][z % 8]
+    kinds = FP16_ZONE_KINDS if fp16 else ZONE_KINDS
+    per_kind = AMX_SPAN // AMX_ZONE // len(kinds)
+    zones = np.stack([_zones(kind, rng, per_kind) for kind in kinds], axis=1)  # [z // 8][z % 8]
     return zones.tobytes()
 
 
@@ -160,9 +207,10 @@ class AmxCase:
     configs: bytes  # the configuration page
     data_seed: int
     dest_fill: int  # the byte the destination region starts as
+    fp16: bool = False  # its buffer holds fp16 data where others hold bf16 (FP16_ZONE_KINDS)
 
     def standalone(self) -> tuple[str, Init]:
-        memory = [(AMX_CFG, self.configs, True), (AMX_BUF, amx_buffer(self.data_seed), True),
+        memory = [(AMX_CFG, self.configs, True), (AMX_BUF, amx_buffer(self.data_seed, self.fp16), True),
                   (AMX_DST, bytes([self.dest_fill]) * AMX_SPAN, True)]
         return "\n".join(self.lines), Init(dict(self.regs), memory)
 
@@ -172,7 +220,8 @@ class AmxCase:
 
     def truncated(self, index: int) -> "AmxCase":
         """The case ending (RET) right after instruction ``index``."""
-        return AmxCase(self.lines[: index + 1] + ("ret",), self.regs, self.configs, self.data_seed, self.dest_fill)
+        return AmxCase(self.lines[: index + 1] + ("ret",), self.regs, self.configs, self.data_seed, self.dest_fill,
+                       self.fp16)
 
 
 _M_K_N = st.sampled_from(_M_K_N_VALUES)
@@ -380,11 +429,14 @@ def _config_image(shapes, start_row: int, palette: int = 1) -> bytes:
 
 class AmxCaseDrawer:
     """AMX cases drawn with numpy rather than hypothesis (see the module docstring): ``draw(n)`` gives
-    the next n cases of ``seed``; two drawers of one seed draw the same cases."""
+    the next n cases of ``seed``; two drawers of one seed draw the same cases.  ``fp16``: draw fp16 cases
+    too (three flavours in eight: fp16 data, mostly TDPFP16PS), for a model with AMX-FP16; the strategy
+    has no such option."""
 
-    def __init__(self, seed: int, max_ops: int = 24):
+    def __init__(self, seed: int, max_ops: int = 24, fp16: bool = False):
         self.u = _Uniforms(seed)
         self.max_ops = max_ops
+        self.flavours = _FLAVOURS_FP16 if fp16 else _FLAVOURS  # one uniform either way: the same cases follow
         base = int(self.u.rng.integers(0, (1 << 32) - DATA_POOL + 1))  # the pool: DATA_POOL consecutive seeds
         self.data_seeds = range(base, base + DATA_POOL)
 
@@ -437,8 +489,9 @@ class AmxCaseDrawer:
         strides = {"rsi": 64}
         for reg in STRIDE_REGS[1:]:
             strides[reg] = u.pick(STRIDES) if u.coin() else u.between(-1024, 1024)
-        flavour = u.pick(("bf16", "bf16", "bf16", "int", "int"))
+        flavour = u.pick(self.flavours)
         data_seed = u.pick(self.data_seeds)
+        zone_kinds = FP16_ZONE_KINDS if flavour == "fp16" else ZONE_KINDS
         by_role = {r: [t for t in range(8) if roles[t] == r] for r in "CAB"}
         lines = ["ldtilecfg [rcx]"]
         if heavy:
@@ -446,9 +499,9 @@ class AmxCaseDrawer:
             for t in range(8):
                 role_kinds = kinds[roles[t]]
                 kind = role_kinds[u.below(len(role_kinds))]
-                zone = ZONE_KINDS.index(kind) + len(ZONE_KINDS) * (u.between(0, 7) % _ZONES_PER_KIND)
+                zone = zone_kinds.index(kind) + len(ZONE_KINDS) * (u.between(0, 7) % _ZONES_PER_KIND)
                 lines.append(f"tileloadd tmm{t}, {_sib('rdi', 'rsi', 1, zone_disp(zone))}")
-            forms = ("tdpbf16ps",) * 8 + INT_TDP_FORMS if flavour == "bf16" else INT_TDP_FORMS + ("tdpbf16ps",)
+            forms = _HEAVY_FORMS[flavour]
             nxt, cs, as_, bs = u._next, by_role["C"], by_role["A"], by_role["B"]
             for _ in range(u.between(1, 32)):  # u.pick inlined: this loop is a good part of the drawing
                 form = forms[int(nxt() * len(forms))]
@@ -491,9 +544,9 @@ class AmxCaseDrawer:
         regs = {"rcx": AMX_CFG, "rdi": AMX_BUF + AMX_SPAN // 2, "rdx": AMX_DST + AMX_SPAN // 2}
         regs.update({r: s & MASK64 for r, s in strides.items()})
         page = b"".join(configs).ljust(0x1000, b"\0")
-        return AmxCase(tuple(lines), tuple(regs.items()), page, data_seed, u.pick((0, 0xCC)))
+        return AmxCase(tuple(lines), tuple(regs.items()), page, data_seed, u.pick((0, 0xCC)), flavour == "fp16")
 
 
-def draw_amx_cases(n: int, seed: int, max_ops: int = 24) -> list[AmxCase]:
+def draw_amx_cases(n: int, seed: int, max_ops: int = 24, fp16: bool = False) -> list[AmxCase]:
     """The first n cases AmxCaseDrawer(seed) draws."""
-    return AmxCaseDrawer(seed, max_ops).draw(n)
+    return AmxCaseDrawer(seed, max_ops, fp16).draw(n)
