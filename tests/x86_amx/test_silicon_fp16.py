@@ -42,6 +42,17 @@ def test_the_model_is_the_one_with_the_hosts_amx_features():
     assert model_with_features(frozenset({"AMX-TILE", "AMX-INT8"})) is None
 
 
+def test_a_producer_named_by_its_features_is_still_measured_elsewhere():
+    """Features say which instructions a core has, not how it sets the flags the SDM leaves undefined, and
+    such a host's family and model are a hypervisor's: its undefined flags are not held against the model."""
+    backend = silicon.SiliconBackend()
+    named = "silicon: granite-rapids by its features (family 6 model 167, AMX-FP16 executes though CPUID hides it)"
+    assert backend.cpu_of_producer(named) is None
+    assert backend.measured_elsewhere(named, {"cpu": "granite-rapids"}) is True
+    assert backend.measured_elsewhere(f"{named}; isasim fuzz: seed 1, amx case 5", {"cpu": "granite-rapids"}) is True
+    assert backend.measured_elsewhere("silicon: emerald-rapids (family 6 model 207)", {"cpu": "emerald-rapids"}) is False
+
+
 # ---- the probe ----------------------------------------------------------------------------------
 
 
