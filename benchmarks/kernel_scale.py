@@ -17,9 +17,10 @@ batch 1, at m = n = k = 2048 (``--quick``: 256), the host's default tiling.  Eac
 * cluster, no trim: the same without the MALLOC_TRIM_THRESHOLD_=65536 that Dask's nanny puts in every
   worker's environment (distributed.nanny.pre-spawn-environ).  Setting that variable at all fixes glibc's
   mmap threshold at 128 KiB, so each of the simulator's large numpy temporaries is fresh mmapped memory,
-  page-faulted in and given back: the same part measured about 2.2x slower under it.
+  page-faulted in and given back: the same part ran 2 to 3x slower under it (1.3 s -> 3.8 s at 2048).
 
-Every C is compared with numpy's product of the same operator (benchmarks/qbmm.py's float64-BLAS numpy, exact
+Each parallel run follows a single-process run of its own round (the clusters, one at a time, after the
+local pools).  Every C is compared with numpy's product of the same operator (benchmarks/qbmm.py's float64-BLAS numpy, exact
 for this case), not with another isasim run.  The ratios are the median of the rounds' (run / single) ratios,
 so a slow spell of a shared machine slows both sides of one round.  What limits the scaling is measured too:
 the bytes a task ships and the time to pickle them, a fresh pool's start-up, and the slowest part run alone
@@ -79,12 +80,18 @@ def _start_cluster(trim: bool):
 
     logging.getLogger("distributed").setLevel(logging.ERROR)  # its INFO lines at start and close are not results
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
+    # a nanny also leaves the variable in this process's environment, which later workers inherit
+    inherited = os.environ.pop("MALLOC_TRIM_THRESHOLD_", None) if not trim else None
     if not trim:
         environ.pop("MALLOC_TRIM_THRESHOLD_", None)
     started = time.perf_counter()
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None, silence_logs=40)
+    try:
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=None, silence_logs=40)
+    finally:
+        if inherited is not None:
+            os.environ["MALLOC_TRIM_THRESHOLD_"] = inherited
     return (cluster, time.perf_counter() - started), ""
 
 
@@ -114,45 +121,49 @@ def measure(size: int, rounds: int, use_cluster: bool) -> dict:
     case = qbmm_bench.make_case(size, 1, False)
     build_s, kernel = _timed(lambda: qbmm_kernel.build(case))
     expect = qbmm_bench.numpy_operator(case, blas=True)().reshape(case.shape_of("c"))
-    clusters, cluster_pools, cluster_start_s, cluster_note = [], {}, None, "not run (--no-cluster)"
+    # each row's ratio is to the single-process run of the same round, so every row keeps its own singles
+    singles: dict[str, list[float]] = {}
+    runs: dict[str, list[float]] = {}
+    mismatch = ""
+
+    def round_of(label: str, fn) -> None:
+        nonlocal mismatch
+        seconds, (c, _machine) = _timed(lambda: run(kernel))
+        singles.setdefault(label, []).append(seconds)
+        mismatch = mismatch or _differs("single", c, expect)
+        seconds, c = _timed(fn)
+        runs.setdefault(label, []).append(seconds)
+        mismatch = mismatch or _differs(label, c, expect)
+
+    run(kernel)  # warm-up: imports and the assembler's first use, outside the timings
+    for _ in range(rounds):
+        runs.setdefault("single", []).append(_timed(lambda: run(kernel))[0])
+        singles.setdefault("single", []).append(runs["single"][-1])
+        for label, workers in (("workers 1", 1), ("workers 2", 2)):
+            round_of(label, lambda workers=workers: _pool_run(kernel, Pool.open(workers=workers)))
+    bounds = limits(kernel)
+    cluster_start_s, cluster_note = None, "not run (--no-cluster)"
+    # one cluster at a time: the idle one's processes and heartbeats would share the two cores otherwise
     for label, trim in (("cluster 2", True), ("no trim", False)) if use_cluster else ():
         started, cluster_note = _start_cluster(trim)
         if started is None:
             break
         cluster, cluster_start_s = started
-        clusters.append(cluster)
-        cluster_pools[label] = Pool.open(cluster=cluster.scheduler_address)
-    runs: dict[str, list[float]] = {"single": [], "workers 1": [], "workers 2": [], **{k: [] for k in cluster_pools}}
-    mismatch = ""
-    try:
-        run(kernel)  # warm-up: imports and the assembler's first use, outside the timings
-        for _ in range(rounds):
-            seconds, (c, _machine) = _timed(lambda: run(kernel))
-            runs["single"].append(seconds)
-            mismatch = mismatch or _differs("single", c, expect)
-            for label, workers in (("workers 1", 1), ("workers 2", 2)):
-                seconds, c = _timed(lambda workers=workers: _pool_run(kernel, Pool.open(workers=workers)))
-                runs[label].append(seconds)
-                mismatch = mismatch or _differs(label, c, expect)
-            for label, pool in cluster_pools.items():
-                seconds, c = _timed(lambda pool=pool: run_parallel(kernel, pool))
-                runs[label].append(seconds)
-                mismatch = mismatch or _differs(label, c, expect)
-        bounds = limits(kernel)
-        if cluster_pools:
-            bounds["scatter_s"] = _timed(lambda: cluster_pools["cluster 2"].share(kernel.init()))[0]
-    finally:
-        for pool in cluster_pools.values():
-            pool.close()
-        for cluster in clusters:
+        try:
+            with Pool.open(cluster=cluster.scheduler_address) as pool:
+                for _ in range(rounds):
+                    round_of(label, lambda pool=pool: run_parallel(kernel, pool))
+                if trim:
+                    bounds["scatter_s"] = _timed(lambda: pool.share(kernel.init()))[0]
+        finally:
             cluster.close()
-    single = runs["single"]
     rows = [{"run": label, "seconds": statistics.median(times),
-             "over_single": statistics.median(t / s for t, s in zip(times, single))} for label, times in runs.items()]
+             "over_single": statistics.median(t / s for t, s in zip(times, singles[label]))}
+            for label, times in runs.items()]
     return {"m": size, "n": size, "k": size, "batch": 1, "blocks": len(kernel.blocks),
             "instructions": len(kernel.program_lines), "build_s": build_s, "rounds": rounds, "rows": rows,
-            "limits": bounds, "cluster_start_s": cluster_start_s if cluster_pools else None,
-            "cluster_note": cluster_note, "bit_exact": not mismatch, "mismatch": mismatch,
+            "limits": bounds, "cluster_start_s": cluster_start_s, "cluster_note": cluster_note,
+            "bit_exact": not mismatch, "mismatch": mismatch,
             # two workers can only scale on two idle cores: the load says how idle they were
             "load_average": (load_before, os.getloadavg()[0]), "cores": os.cpu_count()}
 
