@@ -80,18 +80,19 @@ def _start_cluster(trim: bool):
 
     logging.getLogger("distributed").setLevel(logging.ERROR)  # its INFO lines at start and close are not results
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
-    # a nanny also leaves the variable in this process's environment, which later workers inherit
-    inherited = os.environ.pop("MALLOC_TRIM_THRESHOLD_", None) if not trim else None
     if not trim:
         environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    saved = dict(os.environ)
     started = time.perf_counter()
     try:
         with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
             cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                    dashboard_address=None, silence_logs=40)
     finally:
-        if inherited is not None:
-            os.environ["MALLOC_TRIM_THRESHOLD_"] = inherited
+        # a nanny leaves its workers' variables (MALLOC_TRIM_THRESHOLD_, ...) in this process's environment,
+        # which the next cluster's workers would inherit
+        os.environ.clear()
+        os.environ.update(saved)
     return (cluster, time.perf_counter() - started), ""
 
 

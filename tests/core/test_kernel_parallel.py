@@ -6,6 +6,7 @@ in two local processes and on a two-worker Dask LocalCluster; then the command l
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -48,8 +49,13 @@ QBMM = [
 @pytest.fixture(scope="module")
 def cluster_address():
     distributed = pytest.importorskip("distributed", reason="dask[distributed] is not installed: no cluster runs")
+    saved = dict(os.environ)
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                        dashboard_address=None)
+    # a nanny leaves its workers' variables in this process (MALLOC_TRIM_THRESHOLD_, PYTHONHASHSEED, ...),
+    # where every later subprocess of the test session would inherit them
+    os.environ.clear()
+    os.environ.update(saved)
     try:
         yield cluster.scheduler_address
     finally:
