@@ -11,8 +11,9 @@ drawn by hypothesis, AMX programs by numpy) in their default shards.  Rows:
 
 * this process (``--workers 1``): the baseline;
 * 2 local processes (``--workers 2``): forked workers, each running whole shards;
-* a 2-worker Dask LocalCluster on loopback (``--cluster``), its start-up timed apart from the campaign
-  (a real cluster is started once and serves many campaigns).
+* a 2-worker Dask LocalCluster on loopback (``--cluster``; ``parallel.local_cluster``: its workers without
+  Dask's MALLOC_TRIM_THRESHOLD_), its start-up timed apart from the campaign (a real cluster is started
+  once and serves many campaigns).
 
 Each row prints programs per second and its ratio to the baseline.  What limits the scaling is printed
 too: this machine's own ceiling (two processes of pure Python against one), the campaign's shards (a campaign of fewer shards than workers leaves workers idle), the largest
@@ -34,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from isasim.core.parallel import Pool, default_workers  # noqa: E402
+from isasim.core.parallel import Pool, default_workers, local_cluster  # noqa: E402
 from isasim.x86_amx import fuzz  # noqa: E402
 
 
@@ -87,13 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     rows.append({"where": "2 local processes", "seconds": seconds, "shards": two.shards})
     start_up = None
     try:
-        from distributed import LocalCluster
+        import distributed  # noqa: F401
     except ImportError:
-        LocalCluster = None
-    if LocalCluster is not None:
+        distributed = None
+    if distributed is not None:
         started = time.perf_counter()
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                          dashboard_address=None) as cluster, Pool.open(cluster=cluster.scheduler_address) as pool:
+        with local_cluster(2) as cluster, Pool.open(cluster=cluster.scheduler_address) as pool:
             start_up = time.perf_counter() - started
             on_cluster, seconds = campaign(cases, pool=pool)
         if fingerprint(on_cluster) != fingerprint(baseline):

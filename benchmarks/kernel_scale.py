@@ -35,6 +35,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # b
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import importlib.util  # noqa: E402
 import json  # noqa: E402
 import pickle  # noqa: E402
 import platform  # noqa: E402
@@ -53,7 +54,7 @@ import qbmm as qbmm_bench  # noqa: E402  (the case and the numpy operator)
 from isasim.ascend_cube.kernels import qbmm as qbmm_kernel  # noqa: E402
 from isasim.ascend_cube.kernels.qbmm_run import c_span, parts, run, run_parallel  # noqa: E402
 from isasim.core.kernel_parallel import block_ranges, check_coverage, run_part  # noqa: E402
-from isasim.core.parallel import Pool  # noqa: E402
+from isasim.core.parallel import Pool, local_cluster  # noqa: E402
 
 SIZE, QUICK_SIZE = 2048, 512  # 512: four blocks of the default 256 x 256 tiling, so that two parts exist
 
@@ -66,34 +67,6 @@ def _timed(fn):
     started = time.perf_counter()
     result = fn()
     return time.perf_counter() - started, result
-
-
-def _start_cluster(trim: bool):
-    """A two-worker LocalCluster and the seconds it took to start, or (None, why not).  ``trim``: with the
-    environment Dask's nanny gives its workers by default; otherwise without its MALLOC_TRIM_THRESHOLD_."""
-    try:
-        import dask
-        from distributed import LocalCluster
-    except ImportError:
-        return None, "dask.distributed is not installed (pip install 'isasim[cluster]')"
-    import logging
-
-    logging.getLogger("distributed").setLevel(logging.ERROR)  # its INFO lines at start and close are not results
-    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
-    if not trim:
-        environ.pop("MALLOC_TRIM_THRESHOLD_", None)
-    saved = dict(os.environ)
-    started = time.perf_counter()
-    try:
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   dashboard_address=None, silence_logs=40)
-    finally:
-        # a nanny leaves its workers' variables (MALLOC_TRIM_THRESHOLD_, ...) in this process's environment,
-        # which the next cluster's workers would inherit
-        os.environ.clear()
-        os.environ.update(saved)
-    return (cluster, time.perf_counter() - started), ""
 
 
 def limits(kernel) -> dict:
@@ -145,19 +118,17 @@ def measure(size: int, rounds: int, use_cluster: bool) -> dict:
     bounds = limits(kernel)
     cluster_start_s, cluster_note = None, "not run (--no-cluster)"
     # one cluster at a time: the idle one's processes and heartbeats would share the two cores otherwise
+    if importlib.util.find_spec("distributed") is None:
+        use_cluster, cluster_note = False, "dask.distributed is not installed (pip install 'isasim[cluster]')"
     for label, trim in (("cluster 2", True), ("no trim", False)) if use_cluster else ():
-        started, cluster_note = _start_cluster(trim)
-        if started is None:
-            break
-        cluster, cluster_start_s = started
-        try:
+        started = time.perf_counter()
+        with local_cluster(2, trim=trim) as cluster:
+            cluster_start_s, cluster_note = time.perf_counter() - started, ""
             with Pool.open(cluster=cluster.scheduler_address) as pool:
                 for _ in range(rounds):
                     round_of(label, lambda pool=pool: run_parallel(kernel, pool))
                 if trim:
                     bounds["scatter_s"] = _timed(lambda: pool.share(kernel.init()))[0]
-        finally:
-            cluster.close()
     rows = [{"run": label, "seconds": statistics.median(times),
              "over_single": statistics.median(t / s for t, s in zip(times, singles[label]))}
             for label, times in runs.items()]

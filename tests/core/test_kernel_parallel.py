@@ -6,7 +6,6 @@ in two local processes and on a two-worker Dask LocalCluster; then the command l
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -18,7 +17,7 @@ from isasim.cli import main
 from isasim.core.errors import IsasimError
 from isasim.core.isa import get_isa
 from isasim.core.kernel_parallel import PartFault, Span, block_ranges, contiguous, run_parts, run_whole
-from isasim.core.parallel import Pool
+from isasim.core.parallel import Pool, local_cluster
 
 from cli_harness import error_line
 
@@ -48,18 +47,9 @@ QBMM = [
 
 @pytest.fixture(scope="module")
 def cluster_address():
-    distributed = pytest.importorskip("distributed", reason="dask[distributed] is not installed: no cluster runs")
-    saved = dict(os.environ)
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                       dashboard_address=None)
-    # a nanny leaves its workers' variables in this process (MALLOC_TRIM_THRESHOLD_, PYTHONHASHSEED, ...),
-    # where every later subprocess of the test session would inherit them
-    os.environ.clear()
-    os.environ.update(saved)
-    try:
+    pytest.importorskip("distributed", reason="dask[distributed] is not installed: no cluster runs")
+    with local_cluster(2) as cluster:
         yield cluster.scheduler_address
-    finally:
-        cluster.close()
 
 
 @pytest.fixture(scope="module", params=["workers=1", "workers=2", "cluster"])

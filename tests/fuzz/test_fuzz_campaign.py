@@ -22,7 +22,7 @@ from isasim.cli import main
 from isasim.core import campaign, fuzz as core_fuzz
 from isasim.core.backends import BACKENDS, SimulatorBackend
 from isasim.core.errors import ConfigError, IsasimError
-from isasim.core.parallel import Pool
+from isasim.core.parallel import Pool, local_cluster
 from isasim.x86_amx import fuzz
 
 PLANTED = "planted-tdpbuud-tmm6"
@@ -76,10 +76,8 @@ def planted():
 
 @pytest.fixture(scope="module")
 def cluster():
-    distributed = pytest.importorskip("distributed", reason="the cluster tests need dask.distributed "
-                                                            "(pip install 'isasim[cluster]')")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as local:
+    pytest.importorskip("distributed", reason="the cluster tests need dask.distributed (pip install 'isasim[cluster]')")
+    with local_cluster(2) as local:
         yield local
 
 
