@@ -270,6 +270,20 @@ def _sib(base: str, stride_reg: str | None, scale: int, disp: int) -> str:
 
 
 @lru_cache(maxsize=None)  # at most 6 forms x 512 tile triples
+def _fixed_statement(op: str, t: int, configs: int) -> str:
+    """The statements whose operands follow from the tile number ``t`` alone, as the hypothesis strategy and
+    the numpy drawer both write them: TILERELEASE, STTILECFG to a slot of the destination buffer, LDTILECFG of
+    one of the ``configs`` configurations, and (any other op) the faulting load."""
+    if op == "tilerelease":
+        return "tilerelease"
+    if op == "sttilecfg":
+        return f"sttilecfg [rdx{'+' if t % 2 else '-'}{0x40 * (t + 1):#x}]"
+    if op == "ldtilecfg":
+        return f"ldtilecfg [rcx+{0x40 * (t % configs):#x}]"
+    # rows 8..15 of a 64-byte stride land past the end of the buffer: #PF on row 8
+    return f"tileloadd tmm{t}, {_sib('rdi', 'rsi', 1, AMX_SPAN // 2 - 512)}"
+
+
 def _tdp_text(form: str, c: int, a: int, b: int) -> str:
     if len({c, a, b}) == 3:
         return f"{form} tmm{c}, tmm{a}, tmm{b}"
@@ -342,14 +356,8 @@ def amx_cases(draw, max_ops: int = 24):
             else:
                 c, a, b = draw(st.integers(0, 7)), draw(st.integers(0, 7)), draw(st.integers(0, 7))
             lines.append(_tdp_text(form, c, a, b))
-        elif op == "tilerelease":
-            lines.append("tilerelease")
-        elif op == "sttilecfg":
-            lines.append(f"sttilecfg [rdx{'+' if t % 2 else '-'}{0x40 * (t + 1):#x}]")
-        elif op == "ldtilecfg":
-            lines.append(f"ldtilecfg [rcx+{0x40 * (t % len(configs)):#x}]")
-        else:  # rows 8..15 of a 64-byte stride land past the end of the buffer: #PF on row 8
-            lines.append(f"tileloadd tmm{t}, {_sib('rdi', 'rsi', 1, AMX_SPAN // 2 - 512)}")
+        else:
+            lines.append(_fixed_statement(op, t, len(configs)))
     lines.append("ret")
     regs = {"rcx": AMX_CFG, "rdi": AMX_BUF + AMX_SPAN // 2, "rdx": AMX_DST + AMX_SPAN // 2}
     regs.update({r: s & MASK64 for r, s in strides.items()})
@@ -532,14 +540,8 @@ class AmxCaseDrawer:
                 else:
                     c, a, b = u.below(8), u.below(8), u.below(8)
                 lines.append(_tdp_text(form, c, a, b))
-            elif op == "tilerelease":
-                lines.append("tilerelease")
-            elif op == "sttilecfg":
-                lines.append(f"sttilecfg [rdx{'+' if t % 2 else '-'}{0x40 * (t + 1):#x}]")
-            elif op == "ldtilecfg":
-                lines.append(f"ldtilecfg [rcx+{0x40 * (t % len(configs)):#x}]")
             else:
-                lines.append(f"tileloadd tmm{t}, {_sib('rdi', 'rsi', 1, AMX_SPAN // 2 - 512)}")
+                lines.append(_fixed_statement(op, t, len(configs)))
         lines.append("ret")
         regs = {"rcx": AMX_CFG, "rdi": AMX_BUF + AMX_SPAN // 2, "rdx": AMX_DST + AMX_SPAN // 2}
         regs.update({r: s & MASK64 for r, s in strides.items()})
