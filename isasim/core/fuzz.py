@@ -33,6 +33,7 @@ A campaign (``run_campaign``, in :mod:`.campaign`)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections import Counter
@@ -293,7 +294,7 @@ class _StopShrinking(BaseException):
 
 def _explore(strategy, n: int, seed: int, body, *, shrink: bool) -> None:
     """Run ``body`` on the first n cases hypothesis draws for ``seed`` (the same cases every time for the
-    same seed, n and body outcomes); with shrink=True a _Divergent raised by body is shrunk."""
+    same seed, n and body outcomes, in any process); with shrink=True a _Divergent raised by body is shrunk."""
     phases = (Phase.generate, Phase.shrink) if shrink else (Phase.generate,)
 
     @settings(max_examples=n, phases=phases, **_SETTINGS)
@@ -302,7 +303,33 @@ def _explore(strategy, n: int, seed: int, body, *, shrink: bool) -> None:
     def explore(case):
         body(case)
 
-    explore()
+    with _without_local_constants():
+        explore()
+
+
+@contextlib.contextmanager
+def _without_local_constants():
+    """Hypothesis (6.131 on) also draws, now and then, constants it finds in the source of the "local" modules
+    loaded in the process (those outside site-packages and the standard library).  Which those are depends on
+    what the process imported before (isasim.cli, another ISA) and on whether isasim is installed editable, so
+    that the same seed drew other programs in a shell, a test and a cluster's worker (seen: an arm_sme shard
+    differed between this process and a Dask worker).  A campaign's draws go without them: no local
+    constants, and a cache of the allowed constants of its own, put back afterwards for everyone else.
+
+    This reaches into hypothesis's internals (hypothesis.internal.conjecture.providers); where they are not
+    as expected, nothing is changed, and tests/fuzz/test_fuzz_campaign.py's import-order test says so."""
+    try:
+        from hypothesis.internal.conjecture import providers
+
+        getter, cache, empty = providers._get_local_constants, providers.CONSTANTS_CACHE, providers.Constants()
+    except (ImportError, AttributeError, TypeError):
+        yield
+        return
+    providers._get_local_constants, providers.CONSTANTS_CACHE = (lambda: empty), {}
+    try:
+        yield
+    finally:
+        providers._get_local_constants, providers.CONSTANTS_CACHE = getter, cache
 
 
 def draw_cases(strategy, n: int, seed: int) -> list:

@@ -260,3 +260,60 @@ def test_without_dask_the_local_pools_still_work_and_cluster_says_what_to_instal
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--cluster needs dask.distributed, which is not installed: " \
                                    "pip install 'isasim[cluster]'" in err
+
+
+@pytest.mark.needs_qemu
+@pytest.mark.needs_clang
+def test_an_arm_sme_campaign_against_qemu_is_the_same_on_one_process_two_processes_and_a_cluster(tmp_path, cluster):
+    """The engine is ISA-neutral: SME2 programs against QEMU, every subset, each worker starting its own
+    QEMU, give one campaign wherever they run."""
+    from isasim.arm_sme import fuzz as sme_fuzz
+
+    def campaign(**where):
+        summary = sme_fuzz.run_fuzz(150, 5, against="qemu", out_dir=tmp_path, **where)
+        assert summary.shards > 2 and not summary.divergences, summary
+        return dict(summary.cases), dict(summary.instructions), dict(summary.elements), summary.runs
+
+    alone = campaign(workers=1)
+    assert campaign(workers=2) == alone
+    with Pool.open(cluster=cluster.scheduler_address) as pool:
+        assert campaign(pool=pool) == alone
+
+
+DRAW_PROGRAMS = """
+import hashlib, sys
+for name in sys.argv[1:]:
+    __import__(name)  # what the process imported before the campaign drew
+from isasim.arm_sme import ISA, fuzz as sme_fuzz
+from isasim.core.fuzz import draw_cases
+from isasim.x86_amx.fuzz_scalar import scalar_cases
+digest = hashlib.sha256()
+for generator in sme_fuzz.generators(ISA.configure({})["svl"])[:3]:
+    for case in draw_cases(generator.cases(), 12, 5):
+        digest.update(generator.program_and_init(case)[0].encode())
+for case in draw_cases(scalar_cases(), 12, 5):
+    digest.update(repr(case).encode())
+print(digest.hexdigest())
+"""
+
+
+def test_the_same_seed_draws_the_same_programs_whatever_the_process_imported_before():
+    """Hypothesis also draws constants from the source of the modules a process has loaded; a campaign's draws
+    go without them, or an arm_sme shard drew other programs in a Dask worker than here (seen)."""
+    import subprocess
+    import sys
+
+    from hypothesis.internal.conjecture import providers
+
+    assert hasattr(providers, "_get_local_constants") and hasattr(providers, "CONSTANTS_CACHE"), \
+        "hypothesis no longer has the internals core.fuzz._without_local_constants replaces: look again"
+
+    def drawn(*imports: str) -> str:
+        done = subprocess.run([sys.executable, "-c", DRAW_PROGRAMS, *imports], capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    plain = drawn()
+    assert drawn("isasim.cli", "isasim.x86_amx.fuzz") == plain
+    assert drawn("isasim.ascend_cube", "isasim.arm_sme.explain") == plain
