@@ -309,7 +309,7 @@ SUBSETS = subsets()
 def run_fuzz(cases: int, seed: int, against: str = "qemu", isa_subset: str | None = None, lockstep: bool = False,
              out_dir: str | Path = ".", config: dict | None = None, **options):
     """Run ``cases`` random arm_sme programs on the simulator and on ``against`` and compare them."""
-    from ..core.fuzz import run_campaign
+    from ..core.campaign import run_campaign
     from . import ISA
 
     config = ISA.configure(config or {})

@@ -44,7 +44,7 @@ from typing import Callable, Iterator, Sequence
 
 from .errors import ConfigError, IsasimError
 from .fuzz import (CaseGenerator, FoundDivergence, FuzzSummary, Shard, ShardSettings, _draw_ways, _subsets,
-                   batches, run_shard, write_found)
+                   batches, run_shard, write_fresh)
 from .isa import has_hook
 from .parallel import Pool, WorkerInfo, default_workers
 
@@ -261,7 +261,7 @@ class _Merger:
                 earlier.notes.append(f"case {found.case} shrinks to the same case")
                 continue
             if found.trace is None or not Path(found.trace).is_file():
-                found.trace = str(write_found(found, self.out))
+                found.trace = str(write_fresh(found.trace_data, self.out, found.stem))
                 changed = True
             summary.divergences.append(found)
         if changed and self.directory is not None:
@@ -328,6 +328,8 @@ def run_campaign(isa_name: str, generators: Sequence[CaseGenerator], cases: int 
                     "shrink_candidates": shrink_candidates}
         directory = CampaignDirectory(out, json.loads(json.dumps(identity)), fresh=fresh)
     plan = shard_stream(isa_name, generators, subsets, cases, seed, against, mode, config, ways, sizes)
+    if cases is not None:
+        plan = list(plan)  # a bounded campaign: its shards, counted to size the pool
     by_subset = {g.subset: g for g in generators}
     merger = _Merger(summary, out, directory, max_divergences, progress)
     deadline = None if duration is None else started + duration
@@ -352,9 +354,7 @@ def run_campaign(isa_name: str, generators: Sequence[CaseGenerator], cases: int 
     own_pool = pool is None
     if own_pool:
         if cluster is None and workers is None and cases is not None:
-            workers = max(1, min(default_workers(), len(plan_shards(isa_name, generators, subsets, cases, seed,
-                                                                     against, mode, config, ways, shard_size=shard_size,
-                                                                     batch_size=batch_size))))
+            workers = max(1, min(default_workers(), len(plan)))  # no more processes than shards
         pool = Pool.open(workers=workers, cluster=cluster)
     summary.where = pool.where
     try:

@@ -429,11 +429,10 @@ def run_shard(shard: Shard, generator: CaseGenerator, settings: ShardSettings = 
 
     started = time.monotonic()
     summary = FuzzSummary(shard.isa, "sim", shard.against, shard.seed, shard.mode, [shard.subset])
-    job = settings
     if batches(generator):
-        _run_in_batches(summary, job, shard, generator, settings.batch_size or generator.batch_size(shard.mode))
+        _run_in_batches(summary, settings, shard, generator, settings.batch_size or generator.batch_size(shard.mode))
     else:
-        _run_one_by_one(summary, job, shard, generator)
+        _run_one_by_one(summary, settings, shard, generator)
     worker = worker_info()
     for found in summary.divergences:
         found.worker, found.shard = worker.describe(), shard.key
@@ -449,7 +448,8 @@ def _draw_all(generator: CaseGenerator, shard: Shard) -> list:
     return drawn
 
 
-def _run_in_batches(summary: FuzzSummary, job: ShardSettings, shard: Shard, generator: BatchingGenerator, size: int) -> None:
+def _run_in_batches(summary: FuzzSummary, settings: ShardSettings, shard: Shard, generator: BatchingGenerator,
+                    size: int) -> None:
     drawn = _draw_all(generator, shard)
 
     def placed(chunk: list) -> list:
@@ -461,9 +461,9 @@ def _run_in_batches(summary: FuzzSummary, job: ShardSettings, shard: Shard, gene
         result = _diff_batch(shard, generator, chunk)
         summary.runs += 1
         while not result["identical"]:
-            if summary.divergent_cases >= job.max_divergences:
+            if summary.divergent_cases >= settings.max_divergences:
                 return  # enough divergences: the batches not yet run are not run
-            done = _settle_batch(summary, job, shard, generator, chunk, first, result)
+            done = _settle_batch(summary, settings, shard, generator, chunk, first, result)
             batch = generator.batch(chunk[:done], shard.mode)
             counts, elements = generator.count_executed(batch.program, batch.init, batch.bodies, shard.config)
             if done < len(chunk):  # go on with the cases after the divergent one
@@ -479,11 +479,11 @@ def _run_in_batches(summary: FuzzSummary, job: ShardSettings, shard: Shard, gene
         summary.instructions.update(result["counts"])
         summary.elements.update(result["elements"])
         summary.cases[shard.subset] += len(chunk)
-        if summary.divergent_cases >= job.max_divergences:
+        if summary.divergent_cases >= settings.max_divergences:
             return
 
 
-def _settle_batch(summary: FuzzSummary, job: ShardSettings, shard: Shard, generator: BatchingGenerator,
+def _settle_batch(summary: FuzzSummary, settings: ShardSettings, shard: Shard, generator: BatchingGenerator,
                   chunk: list, first: int, result: dict) -> int:
     """A batch diverged: find the case (diffing cases alone), shrink it, write its trace.
     Returns how many cases of the chunk are settled (up to and including the divergent one)."""
@@ -493,7 +493,7 @@ def _settle_batch(summary: FuzzSummary, job: ShardSettings, shard: Shard, genera
         alone, _program, _init = _diff_alone(shard, generator, chunk[i], shard.mode)
         summary.runs += 1
         if not alone.identical:
-            _record(summary, job, shard, generator, first + i, chunk[i],
+            _record(summary, settings, shard, generator, first + i, chunk[i],
                     place=lambda case, slot=i: generator.place(case, slot))
             return i + 1
     # Only the batch diverges: keep the batch itself as the reproduction.
@@ -510,7 +510,7 @@ def _settle_batch(summary: FuzzSummary, job: ShardSettings, shard: Shard, genera
     return len(chunk)
 
 
-def _run_one_by_one(summary: FuzzSummary, job: ShardSettings, shard: Shard, generator: CaseGenerator) -> None:
+def _run_one_by_one(summary: FuzzSummary, settings: ShardSettings, shard: Shard, generator: CaseGenerator) -> None:
     for index, case in enumerate(_draw_all(generator, shard)):
         result = _diff_case(shard, generator, case)
         summary.runs += 1
@@ -518,8 +518,8 @@ def _run_one_by_one(summary: FuzzSummary, job: ShardSettings, shard: Shard, gene
         summary.instructions.update(result["counts"])
         summary.elements.update(result["elements"])
         if not result["identical"]:
-            _record(summary, job, shard, generator, shard.first + index, case)
-            if summary.divergent_cases >= job.max_divergences:
+            _record(summary, settings, shard, generator, shard.first + index, case)
+            if summary.divergent_cases >= settings.max_divergences:
                 return
 
 
@@ -528,7 +528,7 @@ def _run_one_by_one(summary: FuzzSummary, job: ShardSettings, shard: Shard, gene
 # ---------------------------------------------------------------------------
 
 
-def _record(summary: FuzzSummary, job: ShardSettings, shard: Shard, generator: CaseGenerator, index: int, case,
+def _record(summary: FuzzSummary, settings: ShardSettings, shard: Shard, generator: CaseGenerator, index: int, case,
             place=lambda case: case) -> None:
     """Shrink a confirmed divergent case, write its trace, add it to the summary.
 
@@ -545,9 +545,9 @@ def _record(summary: FuzzSummary, job: ShardSettings, shard: Shard, generator: C
     if mode == "lockstep" and diverges_at_end(case):
         mode = "final"
     if shard.draw == DRAWER:  # hypothesis never drew the case: it cannot draw it again to shrink it
-        shrinker: _Shrinker | _GreedyShrinker = _GreedyShrinker(shard, generator, case, job, mode, place)
+        shrinker: _Shrinker | _GreedyShrinker = _GreedyShrinker(shard, generator, case, settings, mode, place)
     else:
-        shrinker = _Shrinker(generator.cases(), shard, generator, case, job, mode, place)
+        shrinker = _Shrinker(generator.cases(), shard, generator, case, settings, mode, place)
     found = shrinker.run()
     notes = [f"shrinking diffed {shrinker.calls} candidates"]
     if found is None:  # the re-draw did not meet the case (it should): keep it as it is
@@ -584,11 +584,11 @@ class _Shrinker:
 
     unshrunk = "not shrunk: hypothesis did not draw the case again"
 
-    def __init__(self, strategy, shard: Shard, generator: CaseGenerator, target, job: ShardSettings, mode: str,
+    def __init__(self, strategy, shard: Shard, generator: CaseGenerator, target, settings: ShardSettings, mode: str,
                  place=lambda case: case):
-        self.strategy, self.shard, self.generator, self.target, self.job = strategy, shard, generator, target, job
+        self.strategy, self.shard, self.generator, self.target, self.settings = strategy, shard, generator, target, settings
         self.mode = mode
-        self.deadline = time.monotonic() + job.shrink_seconds
+        self.deadline = time.monotonic() + settings.shrink_seconds
         self.place = place
         self.armed = False
         self.verdicts: dict = {}
@@ -603,7 +603,7 @@ class _Shrinker:
             self.armed = True
         if case in self.verdicts:
             verdict = self.verdicts[case]
-        elif time.monotonic() > self.deadline or self.calls >= self.job.shrink_candidates:
+        elif time.monotonic() > self.deadline or self.calls >= self.settings.shrink_candidates:
             raise _StopShrinking
         else:
             self.calls += 1
@@ -650,11 +650,11 @@ class _GreedyShrinker:
 
     unshrunk = "not shrunk: the case did not diverge again on its own"
 
-    def __init__(self, shard: Shard, generator: CaseGenerator, target, job: ShardSettings, mode: str,
+    def __init__(self, shard: Shard, generator: CaseGenerator, target, settings: ShardSettings, mode: str,
                  place=lambda case: case):
-        self.shard, self.generator, self.target, self.job, self.mode = shard, generator, target, job, mode
+        self.shard, self.generator, self.target, self.settings, self.mode = shard, generator, target, settings, mode
         self.place = place
-        self.deadline = time.monotonic() + job.shrink_seconds
+        self.deadline = time.monotonic() + settings.shrink_seconds
         self.verdicts: dict = {}
         self.calls = 0
 
@@ -662,7 +662,7 @@ class _GreedyShrinker:
         """The divergence of the case alone (a DiffReport), or None; _StopShrinking when out of budget."""
         if case in self.verdicts:
             return self.verdicts[case]
-        if budgeted and (time.monotonic() > self.deadline or self.calls >= self.job.shrink_candidates):
+        if budgeted and (time.monotonic() > self.deadline or self.calls >= self.settings.shrink_candidates):
             raise _StopShrinking
         self.calls += 1
         try:
@@ -733,13 +733,10 @@ def expectation(shard: Shard, generator: CaseGenerator, case) -> tuple[dict, str
     return expect, producer
 
 
-def write_fresh(trace: Trace, directory: Path, stem: str) -> Path:
-    """Write the trace under a name no file has yet (never overwriting one)."""
+def write_fresh(trace_data: dict, directory: Path, stem: str) -> Path:
+    """Write a trace (its JSON) under a name no file in ``directory`` has yet, never overwriting one."""
     directory.mkdir(parents=True, exist_ok=True)
-    return _write_new_file(directory, stem, json.dumps(trace_json(trace), indent=1) + "\n")
-
-
-def _write_new_file(directory: Path, stem: str, text: str) -> Path:
+    text = json.dumps(trace_data, indent=1) + "\n"
     for n in range(1, 100000):
         path = directory / (f"{stem}.trace.json" if n == 1 else f"{stem}-{n}.trace.json")
         try:
@@ -763,28 +760,3 @@ def _case_trace(shard: Shard, generator: CaseGenerator, case, note: str) -> Trac
     expect, producer = expectation(shard, generator, case)
     return Trace(shard.isa, text.split("\n"), get_isa(shard.isa).configure(shard.config),
                  f"{producer}; isasim fuzz: {note}", init, expect)
-
-
-def write_found(found: FoundDivergence, directory: Path) -> Path:
-    """Write a divergence's trace (built where it was found) into ``directory`` under a fresh name."""
-    directory.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(found.trace_data, indent=1) + "\n"
-    return _write_new_file(directory, found.stem, text)
-
-
-# The campaign (shards, pools, merging, resuming) is in .campaign, which builds on this module; the ISAs'
-# fuzzers and the tests reach it from here too, where it always was.
-
-
-def run_campaign(*args, **options) -> FuzzSummary:
-    """:func:`.campaign.run_campaign`."""
-    from .campaign import run_campaign as run
-
-    return run(*args, **options)
-
-
-def plan_shards(*args, **options) -> list[Shard]:
-    """:func:`.campaign.plan_shards`."""
-    from .campaign import plan_shards as plan
-
-    return plan(*args, **options)

@@ -21,7 +21,8 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from ..core.fuzz import FuzzSummary, run_campaign
+from ..core.campaign import run_campaign
+from ..core.fuzz import FuzzSummary
 from ..core.machine import Machine
 from ..core.program import Program
 from ..core.trace import Init
@@ -122,11 +123,6 @@ def chosen_config(against: str) -> tuple[dict, str | None]:
     if name is None:
         return {}, f"simulating {DEFAULT_MODEL_NAME}, the default: no isasim CPU model matches this host {how}"
     return {"cpu": name}, f"simulating {name}, this host's model {how}"
-
-
-def fuzz_config(against: str) -> dict:
-    """The CPU model to simulate: this host's, when the other backend is its silicon (chosen_config)."""
-    return chosen_config(against)[0]
 
 
 def config_notes(against: str, config: dict, isa_subset: str | None) -> list[str]:

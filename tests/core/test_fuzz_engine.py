@@ -15,6 +15,7 @@ import pytest
 from isasim.cli import main
 from isasim.core import fuzz
 from isasim.core.backends import BACKENDS, SimulatorBackend
+from isasim.core.campaign import plan_shards, run_campaign
 from isasim.core.errors import ConfigError
 from isasim.core.isa import KNOWN_ISAS
 from isasim.core.trace import read_trace
@@ -34,20 +35,20 @@ GENERATORS = (BatchedSums(), Sums())
 
 
 def campaign(tmp_path, cases=40, seed=3, against="sim", **options):
-    return fuzz.run_campaign("toy", GENERATORS, cases, seed, against, out_dir=tmp_path, workers=1, **options)
+    return run_campaign("toy", GENERATORS, cases, seed, against, out_dir=tmp_path, workers=1, **options)
 
 
 def test_cases_are_shared_by_weight_and_each_subset_draws_from_its_own_seed():
-    shards = fuzz.plan_shards("toy", GENERATORS, ["batched", "sums"], 41, 7, "sim", "final", {})
+    shards = plan_shards("toy", GENERATORS, ["batched", "sums"], 41, 7, "sim", "final", {})
     # batched (weight 3) takes 31 cases, in shards of two batches of 4; sums 10, one shard (250 at most);
     # the next shard is the one of the subset least far through its share
     assert [(s.subset, s.number, s.first, s.cases) for s in shards] == [
         ("batched", 0, 0, 8), ("sums", 0, 0, 10), ("batched", 1, 8, 8), ("batched", 2, 16, 8), ("batched", 3, 24, 7)]
     seeds = [s.seed for s in shards]
     assert seeds[:2] == [7, 8] and len(set(seeds)) == 5  # shard 0 of generator i: seed + i; the others their own
-    assert [s.seed for s in fuzz.plan_shards("toy", GENERATORS, ["batched"], 41, 7, "sim", "final", {})][:4] == \
+    assert [s.seed for s in plan_shards("toy", GENERATORS, ["batched"], 41, 7, "sim", "final", {})][:4] == \
         [seeds[0], *seeds[2:]]  # a subset's shards do not depend on the other subsets
-    only = fuzz.plan_shards("toy", GENERATORS, ["sums"], 41, 7, "sim", "final", {})
+    only = plan_shards("toy", GENERATORS, ["sums"], 41, 7, "sim", "final", {})
     assert [(s.subset, s.seed, s.cases) for s in only] == [("sums", 8, 41)]
     assert pickle.loads(pickle.dumps(shards[0])) == shards[0]  # a shard is a plain description
 
@@ -113,7 +114,7 @@ def test_the_command_runs_whatever_fuzzer_the_isa_has(tmp_path, monkeypatch, cap
     assert main(["fuzz", "--isa", "toy", "--against", "sim", "--cases", "5"]) == 2  # it has none yet
     assert "ISA toy has no fuzzer" in capsys.readouterr().err
     monkeypatch.setattr(toy_isa, "fuzz_subsets", ("batched", "sums"), raising=False)
-    monkeypatch.setattr(toy_isa, "run_fuzz", lambda cases, seed, **options: fuzz.run_campaign(
+    monkeypatch.setattr(toy_isa, "run_fuzz", lambda cases, seed, **options: run_campaign(
         "toy", GENERATORS, cases, seed, **{**options, "workers": 1}), raising=False)
     assert main(["fuzz", "--isa", "toy", "--against", "sim", "--only", "sums", "--cases", "5", "--no-color",
                  "--out", str(tmp_path)]) == 0

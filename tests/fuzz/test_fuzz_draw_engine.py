@@ -18,6 +18,7 @@ import pytest
 from isasim.cli import main
 from isasim.core import fuzz
 from isasim.core.backends import BACKENDS
+from isasim.core.campaign import plan_shards, run_campaign
 from isasim.core.errors import ConfigError
 from isasim.core.isa import KNOWN_ISAS, get_isa
 from isasim.core.trace import read_trace
@@ -67,7 +68,7 @@ GENERATORS = (DrawnSums(), Sums(), CutSums(), DrawnBatchedSums())
 
 
 def campaign(tmp_path, subset, cases=30, seed=3, against="sim", **options):
-    return fuzz.run_campaign("toy", GENERATORS, cases, seed, against, subset, out_dir=tmp_path, workers=1,
+    return run_campaign("toy", GENERATORS, cases, seed, against, subset, out_dir=tmp_path, workers=1,
                              **options)
 
 
@@ -99,10 +100,10 @@ def test_hypothesis_still_draws_when_asked_and_for_a_generator_without_a_drawer(
 
 
 def test_a_shard_says_how_its_cases_are_drawn():
-    shards = fuzz.plan_shards("toy", GENERATORS, ["drawn", "sums"], 10, 7, "sim", "final", {},
+    shards = plan_shards("toy", GENERATORS, ["drawn", "sums"], 10, 7, "sim", "final", {},
                               {"drawn": fuzz.DRAWER, "sums": fuzz.HYPOTHESIS})
     assert [(s.subset, s.seed, s.draw) for s in shards] == [("drawn", 7, "numpy"), ("sums", 8, "hypothesis")]
-    assert fuzz.plan_shards("toy", GENERATORS, ["drawn"], 10, 7, "sim", "final", {})[0].draw == "hypothesis"
+    assert plan_shards("toy", GENERATORS, ["drawn"], 10, 7, "sim", "final", {})[0].draw == "hypothesis"
 
 
 def test_asking_for_a_drawer_a_subset_lacks_or_an_unknown_way_is_a_config_error(tmp_path):
@@ -170,7 +171,7 @@ def test_a_drawn_batch_divergence_is_settled_alone_and_shrunk_in_its_slot(tmp_pa
 def test_the_command_passes_draw_through(tmp_path, monkeypatch, capsys):
     toy_isa = get_isa("toy")
     monkeypatch.setattr(toy_isa, "fuzz_subsets", tuple(g.subset for g in GENERATORS), raising=False)
-    monkeypatch.setattr(toy_isa, "run_fuzz", lambda cases, seed, **options: fuzz.run_campaign(
+    monkeypatch.setattr(toy_isa, "run_fuzz", lambda cases, seed, **options: run_campaign(
         "toy", GENERATORS, cases, seed, **{**options, "workers": 1}), raising=False)
     common = ["fuzz", "--isa", "toy", "--against", "sim", "--cases", "5", "--no-color", "--out", str(tmp_path)]
     assert main(common + ["--only", "drawn"]) == 0
