@@ -384,9 +384,11 @@ def cmd_fuzz(args) -> int:
         raise UsageError("--cases must be at least 1")
     if args.fresh and args.out is None:
         raise UsageError("--fresh starts the campaign kept in --out DIR over: give --out too")
-    from .core.parallel import Pool
+    from .core.parallel import pool_from_options
 
-    pool = Pool.open(workers=args.workers, cluster=args.cluster) if args.cluster is not None else None
+    # a cluster is opened here (a malformed address: one line, before anything runs); local processes are
+    # the campaign's own, as many as it has shards
+    pool = pool_from_options(args) if args.cluster is not None else None
     args.against = args.against or default_oracle(isa)
     try:
         subsets = tuple(getattr(isa, "fuzz_subsets", ()))  # from the ISA (its fuzzer may need hypothesis)
