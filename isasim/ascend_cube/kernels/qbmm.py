@@ -80,9 +80,13 @@ class QbmmKernel:
         if not 0 <= index < len(self.blocks):
             raise CaseError(f"--block {index}: the kernel has blocks 0..{len(self.blocks) - 1}",
                             source=self.case.source)
-        block = self.blocks[index]
+        return self.group_lines(range(index, index + 1))
+
+    def group_lines(self, group: range) -> list[str]:
+        """The program of the blocks in ``group`` alone: the set-up, those blocks in order, the tear-down."""
         code = self._code_indices()
-        pick = [*self.setup, *range(block.first, block.end), *self.teardown]
+        blocks = [self.blocks[i] for i in group]
+        pick = [*self.setup, *(i for block in blocks for i in range(block.first, block.end)), *self.teardown]
         return [self.lines[code[i]] for i in pick]
 
     def _code_indices(self) -> list[int]:

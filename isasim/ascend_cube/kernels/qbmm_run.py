@@ -41,15 +41,12 @@ def parts(kernel: QbmmKernel, pieces: int):
 
     case = kernel.case
     item = np.dtype(STORAGE[case.c_type]).itemsize
-    code = kernel._code_indices()
     result = []
     for group in block_ranges(len(kernel.blocks), pieces):
-        blocks = [kernel.blocks[i] for i in group]
-        picked = [*kernel.setup, *(i for b in blocks for i in range(b.first, b.end)), *kernel.teardown]
         owns = tuple(Span(kernel.c_address + (t.batch * case.m * case.n + t.m_offset * case.n + t.n_offset) * item,
-                          t.m, t.n * item, case.n * item) for t in (b.tile for b in blocks))
+                          t.m, t.n * item, case.n * item) for t in (kernel.blocks[i].tile for i in group))
         label = f"{case.source} blocks {group.start}..{group.stop - 1}"
-        result.append(Part(label, tuple(kernel.lines[code[i]] for i in picked), owns))
+        result.append(Part(label, tuple(kernel.group_lines(group)), owns))
     return result
 
 
