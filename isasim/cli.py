@@ -24,7 +24,7 @@ from pathlib import Path
 from .core.errors import IsasimError, TraceFormatError
 from .core.isa import DEFAULT_ISA, get_isa, has_hook, registered_isas
 from .core.machine import DEFAULT_STEP_LIMIT
-from .core.render import console, markup_safe, region_grid
+from .core.render import console, layout_width, markup_safe, region_grid
 from .core.replay import check, replay, step_json
 from .core.trace import (Init, Trace, expectations, load_json, parse_expect, parse_init, parse_trace, printable,
                          read_trace, trace_json, write_trace)
@@ -250,7 +250,7 @@ def cmd_run(args) -> int:
     out = console(color=not args.no_color)
     out.print(f"[bold]{markup_safe(args.program)}[/bold]: {result.steps} "
               f"instruction{'' if result.steps == 1 else 's'} on {markup_safe(machine_title(isa_name, config))}")
-    width = max(out.width, 60)
+    width = layout_width(out)
     out.print(machine.isa.render_state(machine.state, program, element_types=element_types, hex_values=args.hex,
                                        width=width))
     for view in init.views:
@@ -309,9 +309,10 @@ def cmd_replay(args) -> int:
 
 def cmd_record(args) -> int:
     from .core.backends import get_backend
-    from .core.output import check_output_path
+    from .core.output import check_outputs
 
-    check_output_path(args.output, force=args.force)  # say so before a run that may take long
+    # say so before a run that may take long
+    check_outputs({"-o": args.output}, force=args.force, inputs=(args.program, args.init))
     isa_name, config, program, init = load_program_and_init(args)
     backend = get_backend(args.backend, isa_name, program)
     final = backend.run(isa_name, config, program, init, max_steps=args.max_steps, keep_records=args.steps)
@@ -514,9 +515,10 @@ def cmd_step(args) -> int:
     isa_name, config, program, init = load_program_and_init(args)
     out = console(color=not args.no_color)
     if args.svg:
-        from .core.output import check_output_path
+        from .core.output import check_outputs
 
-        check_output_path(args.svg, force=args.force)  # before the session, not after it
+        check_outputs({"--svg": args.svg}, force=args.force,  # before the session, not after it
+                      inputs=(args.program, args.init, args.commands_file))
         if args.commands is None and not args.commands_file:
             raise UsageError("--svg records a scripted session: give --commands or --commands-file")
         out = console(color=True, width=args.svg_width)
@@ -553,9 +555,9 @@ def cmd_show(args) -> int:
 
     trace = read_trace(args.trace)
     if args.html:
-        from .core.output import check_output_path, write_output
+        from .core.output import check_outputs, write_output
 
-        check_output_path(args.html, force=args.force)
+        check_outputs({"--html": args.html}, force=args.force, inputs=(args.trace,))
         recorder = console(color=True, width=120)
         recorder.record = True
         recorder.file = open(os.devnull, "w")  # noqa: SIM115 - only the recording is wanted

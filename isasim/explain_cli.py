@@ -29,7 +29,7 @@ from .core.explain import (
     EXPLAINERS, ExplainError, ExplainOptions, explainer, print_explanation, render_html, render_svg,
     split_instruction_argument,
 )
-from .core.output import check_output_path, write_output
+from .core.output import check_outputs, write_output
 from .core.render import console
 
 
@@ -45,11 +45,8 @@ def _load_init(path: str):
 
 def cmd_explain(args) -> int:
     # refuse an output that must not be written before printing anything (--html prog.s must not eat prog.s)
-    for output in (args.svg, args.html):
-        if output is not None:
-            check_output_path(output, force=args.force)
-    if args.svg is not None and args.svg == args.html:
-        raise ExplainError(f"--svg and --html name the same file {args.svg!r}")
+    check_outputs({"--svg": args.svg, "--html": args.html}, force=args.force,
+                  inputs=(args.init, *(word for word in args.instruction if Path(word).is_file())))
     isa = getattr(args, "isa", None) or DEFAULT_ISA
     compiled = _compiled_instruction(args, isa)
     if compiled is not None:

@@ -51,7 +51,7 @@ def register(sub) -> None:
 
 
 def cmd_kernel(args) -> int:
-    from .core.output import check_output_path
+    from .core.output import check_outputs
 
     isa_name = args.isa
     isa = get_isa(isa_name)
@@ -68,7 +68,7 @@ def cmd_kernel(args) -> int:
         if not args.output:
             raise UsageError("the following arguments are required: -o/--output (or --run to simulate the kernel)")
     if args.output:
-        check_output_path(args.output, force=args.force)  # before building: a large kernel takes a while
+        check_outputs({"-o": args.output}, force=args.force)  # before building: a large kernel takes a while
     # M, N and the configuration (--svl) go only to an ISA whose build_kernel takes them (arm_sme), so the
     # x86 kernels are called exactly as before
     extra = {key: value for key, value in (("M", args.m), ("N", args.n), ("config", config_from_options(args, isa)))

@@ -124,3 +124,64 @@ def test_docs_in_another_project_leaves_its_docs_alone(tmp_path, capsys, monkeyp
 def test_docs_default_in_the_checkout_is_its_docs_folder(tmp_path):
     assert default_docs_dir(ROOT) == Path("docs")
     assert default_docs_dir(tmp_path) == Path(NEW_DOCS_FOLDER)
+
+
+# ---- two outputs, or an output and an input, that are one file (issue 25) ----------------------------
+QBMM_CASE = ROOT / "examples" / "ascend_cube" / "qbmm_int8_bf16" / "case.json"
+
+
+def test_qbmm_output_and_trace_spelled_differently_are_one_file(tmp_path, capsys, monkeypatch):
+    """-o same.npy --trace ./same.npy --force: compared as text the two differ, and the trace silently
+    replaced the C just written; resolved, they are one file, refused before the run."""
+    monkeypatch.chdir(tmp_path)
+    error_line(capsys, ["qbmm", QBMM_CASE, "-o", "same.npy", "--trace", "./same.npy", "--force"],
+               "-o and --trace name the same file")
+    assert not (tmp_path / "same.npy").exists()
+
+
+def test_outputs_through_a_link_or_dotdot_are_one_file(tmp_path, capsys):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "sub")
+    picture, page = tmp_path / "link" / "x.out", tmp_path / "sub" / ".." / "sub" / "x.out"
+    error_line(capsys, ["explain", "tilezero tmm0", "--svg", picture, "--html", page, "--force"],
+               "--svg and --html name the same file")
+    assert not (tmp_path / "sub" / "x.out").exists()
+
+
+def test_an_output_that_is_the_commands_input_is_refused_even_with_force(tmp_path, capsys):
+    trace = tmp_path / "t.trace.json"
+    trace.write_bytes(EXAMPLE_TRACE.read_bytes())
+    error_line(capsys, ["record", trace, "-o", trace, "--force"], "which this command reads")
+    error_line(capsys, ["show", trace, "--html", tmp_path / "." / "t.trace.json", "--force"], "which this command reads")
+    assert trace.read_bytes() == EXAMPLE_TRACE.read_bytes()
+
+
+# ---- output that is not a terminal is not wrapped (issue 25) ----------------------------------------
+
+
+def test_piped_output_is_not_wrapped_inside_a_long_path(tmp_path):
+    """In a fresh clone under a long path the PASS line, which names the file, was cut at 80 columns (inside
+    the file name), so grep found neither the line nor the path.  Run as a user pipes it: a subprocess."""
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path.joinpath(*["a-rather-long-folder-name"] * 6)
+    folder.mkdir(parents=True)
+    trace = folder / "int8_block.trace.json"
+    trace.write_bytes(EXAMPLE_TRACE.read_bytes())
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES", "FORCE_COLOR")}
+    done = subprocess.run([sys.executable, "-m", "isasim", "run", str(trace)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"PASS: every expectation of {trace} holds" in done.stdout.splitlines()[-1]
+    assert done.stdout.splitlines()[0].startswith(f"{trace}: 9 instructions")
+    # the grids are still laid out in column blocks of a readable width, not one 10,000-column line
+    assert max(len(line) for line in done.stdout.splitlines() if "PASS" not in line and str(trace) not in line) <= 110
+
+
+def test_piped_output_lays_grids_out_for_columns_when_the_environment_sets_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "60")
+    assert cli.main(["run", str(EXAMPLE_TRACE), "--no-color"]) == 0
+    grid_lines = [line for line in capsys.readouterr().out.splitlines() if line[:3].strip().isdigit()]
+    assert grid_lines and max(len(line) for line in grid_lines) <= 60

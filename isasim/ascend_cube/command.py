@@ -45,7 +45,7 @@ def register(sub, common) -> None:
 
 def cmd_qbmm(args) -> int:
     from isasim.cli import UsageError
-    from isasim.core.output import check_output_path
+    from isasim.core.output import check_outputs
     from isasim.core.render import console, markup_safe
 
     from . import configure
@@ -64,11 +64,8 @@ def cmd_qbmm(args) -> int:
         raise UsageError("--workers and --cluster run the whole kernel; --step and --blocks do not run it")
     if (args.step or args.blocks) and (args.output or args.trace):
         raise UsageError("-o and --trace record a whole run; --step and --blocks do not run it")
-    for path in (args.output, args.trace):  # refused before anything runs, so nothing is half written
-        if path:
-            check_output_path(path, force=args.force)
-    if args.output and args.output == args.trace:
-        raise UsageError("-o and --trace name the same file")
+    # refused before anything runs, so nothing is half written
+    check_outputs({"-o": args.output, "--trace": args.trace}, force=args.force, inputs=(args.case,))
     case = qbmm.load_case(args.case)
     if not (args.step or args.blocks or args.output or args.trace) and case.expect is None:
         raise UsageError(f"{args.case} has no expect: give -o OUT.npy (and/or --trace FILE) to keep C, "

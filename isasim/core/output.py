@@ -41,6 +41,38 @@ def check_output_path(path: str | Path, *, force: bool = False) -> Path:
     return target
 
 
+def check_outputs(outputs: dict[str, str | Path | None], *, force: bool = False,
+                  inputs: tuple[str | Path | None, ...] = ()) -> None:
+    """Check every file a command will write, before it does any work: each as check_output_path does,
+    no two of them the same file, and none of them a file the command reads (``inputs``), even with
+    ``force``.  ``outputs`` maps the option that names each file (``-o``, ``--trace``) to its path, or to
+    None where the option was not given.  Paths are compared resolved (``./C.npy`` is ``C.npy``, a link
+    is the file it names), so a second output cannot silently replace the first."""
+    claimed: dict[Path, str] = {}
+    read = {_identity(path): str(path) for path in inputs if path}
+    for option, path in outputs.items():
+        if not path:
+            continue
+        check_output_path(path, force=force)
+        identity = _identity(path)
+        if identity in claimed:
+            raise OutputError(f"{claimed[identity]} and {option} name the same file; give each its own",
+                              source=str(path))
+        if identity in read:
+            raise OutputError(f"{option} names {read[identity]}, which this command reads; "
+                              f"write to another file", source=str(path))
+        claimed[identity] = option
+
+
+def _identity(path: str | Path) -> Path:
+    """A path as the file system names it: absolute, with links and '..' resolved (a file that does not
+    exist yet resolves through its folder)."""
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):  # a link loop: compare the text, the best that can be done
+        return Path(path).absolute()
+
+
 def write_output(path: str | Path, content: str | bytes, *, force: bool = False) -> None:
     """Write ``content`` (text as UTF-8) to ``path`` under the rules above."""
     target = check_output_path(path, force=force)

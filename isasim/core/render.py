@@ -8,6 +8,7 @@ through a lossy host conversion of a computed result.
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 from rich.console import Console, Group
@@ -107,8 +108,39 @@ def key_value_table(title: str, rows: list[tuple[str, str]], *, highlight: set[s
     return table
 
 
-def console(*, color: bool | None = None, width: int | None = None) -> Console:
-    return Console(highlight=False, no_color=color is False, width=width, soft_wrap=False)
+# What grids are laid out for when the output is not a terminal and nobody asked for a width: the
+# width the column blocks were designed for (COLUMNS, when the environment sets it, overrides it).
+PIPED_LAYOUT_WIDTH = 100
+# A piped console's own width: wider than any line isasim prints, so that rich never breaks a line
+# (users grep the output; a file name or a number cut in two is not found).
+UNWRAPPED_WIDTH = 10_000
+
+
+class OutputConsole(Console):
+    """A command's console.  On a terminal it is rich's console, lines fitted to the terminal.  Elsewhere
+    (a pipe, a file, a test's capture) no line is wrapped, whatever its length or the path's in it, and
+    ``layout_width`` is the width grids are split into column blocks for."""
+
+    def __init__(self, *, color: bool | None = None, width: int | None = None):
+        super().__init__(highlight=False, no_color=color is False, width=width, soft_wrap=False)
+        self.layout_width = self.width
+        if width is None and not self.is_terminal:
+            columns = os.environ.get("COLUMNS", "")
+            self.layout_width = int(columns) if columns.isascii() and columns.isdigit() and int(columns) else \
+                PIPED_LAYOUT_WIDTH
+            self.width = UNWRAPPED_WIDTH
+            self.soft_wrap = True
+
+
+def console(*, color: bool | None = None, width: int | None = None) -> OutputConsole:
+    """The console a command prints on (``width``: lay out and wrap for that many columns, as asked)."""
+    return OutputConsole(color=color, width=width)
+
+
+def layout_width(out: Console) -> int:
+    """How wide ``out``'s grids may be: at least 60 columns, else the layout width of a command's console
+    or a plain console's width (a recording for an SVG or HTML page)."""
+    return max(getattr(out, "layout_width", out.width), 60)
 
 
 # The older name of numerics.ELEMENT_TYPES, which the stepper still imports.

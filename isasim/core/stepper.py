@@ -66,7 +66,7 @@ from .errors import IsasimError
 from .isa import get_isa
 from .machine import DEFAULT_STEP_LIMIT, Checkpoint, Machine, StepRecord
 from .program import Program
-from .render import _REGION_DTYPES, element_text, region_grid
+from .render import _REGION_DTYPES, element_text, layout_width, region_grid
 from .trace import Init
 
 PROMPT = "(isasim) "
@@ -167,7 +167,7 @@ class Stepper:
 
     @property
     def width(self) -> int:
-        return max(self.out.width, 60)
+        return layout_width(self.out)
 
     def _one_step(self) -> StepRecord | None:
         machine = self.machine
