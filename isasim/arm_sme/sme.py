@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .state import ZaTurnedOff
+
 
 def set_modes(cpu, sm: bool | None, za: bool | None) -> None:
     """MSR SVCR{SM,ZA,SMZA}, #imm: sm / za are the new values, None where the form leaves the bit alone."""
@@ -23,6 +25,8 @@ def set_modes(cpu, sm: bool | None, za: bool | None) -> None:
         # contents inaccessible, and nothing can read them again without enabling ZA, which zeroes
         # them: isasim zeroes them as ZA goes off, so that a ZA that is off always reads as zero
         # (in the stepper, in a trace, and as any harness that must re-enable ZA to dump it sees it).
+        # The views still show what was there: state.za_turned_off keeps it (not architectural).
+        state.za_turned_off = None if new_za else ZaTurnedOff(state.pc, state.za.copy(), state.zt0.copy())
         state.zero_za()
         if state.zt0.any():
             state.write_zt0(np.zeros_like(state.zt0))

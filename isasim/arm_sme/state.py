@@ -15,6 +15,8 @@ Location (``Location("za", 5)`` for ZA vector 5, ``Location("z3")`` for a whole 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..core.errors import ConfigError, IsasimError
@@ -75,6 +77,15 @@ def za_locations(rows: int) -> tuple[Location, ...]:
     return tuple(Location("za", i) for i in range(rows))
 
 
+@dataclass(frozen=True)
+class ZaTurnedOff:
+    """ZA and ZT0 as an instruction that turned ZA off (SMSTOP, SMSTOP ZA) found them, and its address."""
+
+    at: int
+    za: np.ndarray
+    zt0: np.ndarray
+
+
 class ArmSmeState:
     def __init__(self, journal: Journal, config: dict):
         self.journal = journal
@@ -94,6 +105,10 @@ class ArmSmeState:
         self.za = np.zeros((self.svlb, self.svlb), dtype=np.uint8)
         self.zt0 = np.zeros(ZT0_BYTES, dtype=np.uint8)
         self.za_locations = za_locations(self.svlb)
+        # What ZA and ZT0 held when ZA last went off, kept for the views only: not architectural (no backend
+        # observes it, no trace holds it), so that after a kernel's closing SMSTOP `run --show za` can still
+        # show what the kernel left there instead of the zeros a ZA that is off reads as.
+        self.za_turned_off: ZaTurnedOff | None = None
 
     # ---- what the core asks for (isasim.core.isa.State) ------------------------------------
     def register_names(self) -> list[str]:

@@ -326,7 +326,11 @@ def ldtilecfg(cpu: X86Context, m512: Mem) -> None:
             TILECFG := mem; zero all tile data; TILES_CONFIGURED := 1
     """
     image = cpu.read_memory(cpu.effective_address(m512), 64)
-    cpu.state.set_tilecfg(checked_tilecfg(image, cpu.model))
+    config = checked_tilecfg(image, cpu.model)
+    if not config.configured:
+        cpu.state.release_tiles()
+        return
+    cpu.state.set_tilecfg(config)
     cpu.state.zero_all_tiles()
 
 
@@ -373,8 +377,7 @@ def tilerelease(cpu: X86Context) -> None:
 
     Allowed when the tiles are already released.
     """
-    cpu.state.set_tilecfg(TileConfig())
-    cpu.state.zero_all_tiles()
+    cpu.state.release_tiles()
 
 
 # ---------------------------------------------------------------------------

@@ -28,8 +28,23 @@ def infer_element_types(program: Program | None) -> dict[int, str]:
     return types
 
 
-def tilecfg_table(state: X86AmxState) -> Group:
+def tilecfg_table(state: X86AmxState, program: Program | None = None) -> Group:
     cfg = state.tilecfg
+    heading = Text(f"TILECFG  palette={cfg.palette}  start_row={cfg.start_row}", style="bold")
+    if cfg.configured:
+        return Group(heading, tile_shapes(cfg))
+    released = state.released
+    if released is None:
+        return Group(heading, Text("  INIT: tiles not configured"))
+    by = program.at(released.at) if program is not None else None
+    where = f"{by.text} (instruction {by.index}, {released.at:#x})" if by is not None else f"the instruction at " \
+        f"{released.at:#x}"
+    return Group(heading, Text(f"  INIT: {where} released the tiles; as configured before it "
+                               f"(palette={released.tilecfg.palette}):"), tile_shapes(released.tilecfg))
+
+
+def tile_shapes(cfg) -> Table:
+    """The configured tiles' rows and colsb, a tile a row."""
     table = Table(box=None, padding=(0, 1))
     table.add_column("tile", style="bold")
     table.add_column("rows", justify="right")
@@ -37,18 +52,32 @@ def tilecfg_table(state: X86AmxState) -> Group:
     for t in range(MAX_TILES):
         if cfg.rows[t] or cfg.colsb[t]:
             table.add_row(f"tmm{t}", str(cfg.rows[t]), str(cfg.colsb[t]))
-    heading = Text(f"TILECFG  palette={cfg.palette}  start_row={cfg.start_row}", style="bold")
-    if not cfg.configured:
-        return Group(heading, Text("  INIT: tiles not configured"))
-    return Group(heading, table)
+    return table
 
 
 def tile_grid(state: X86AmxState, t: int, element: str, *, hex_values: bool = False, whole: bool = False,
               width: int = 100):
     values = state.tile_view(t, element, whole=whole)
-    dtype, kind = ELEMENT_TYPES[element]
+    return _tile_grid(values, f"tmm{t}", element, hex_values=hex_values, width=width,
+                      note="  (all 16x64 bytes)" if whole else "")
+
+
+def released_tile_grid(state: X86AmxState, t: int, element: str, *, hex_values: bool = False, width: int = 100):
+    """Tile t as the last release found it (its shape then), titled as such: a kernel's result after its
+    closing TILERELEASE."""
+    released = state.released
+    rows, colsb = released.tilecfg.rows[t], released.tilecfg.colsb[t]
+    dtype = ELEMENT_TYPES[element][0]
+    usable = colsb - colsb % np.dtype(dtype).itemsize
+    values = np.ascontiguousarray(released.tiles[t, :rows, :usable]).view(dtype)
+    return _tile_grid(values, f"tmm{t}", element, hex_values=hex_values, width=width,
+                      note="  before the release (now zero)")
+
+
+def _tile_grid(values: np.ndarray, name: str, element: str, *, hex_values: bool, width: int, note: str):
+    kind = ELEMENT_TYPES[element][1]
     digits = 2 * values.dtype.itemsize if hex_values else None
-    title = f"tmm{t}  {values.shape[0]}x{values.shape[1]} {element}" + ("  (all 16x64 bytes)" if whole else "")
+    title = f"{name}  {values.shape[0]}x{values.shape[1]} {element}{note}"
     return grid(values, kind, title=title, hex_digits=digits, width=width)
 
 
@@ -73,12 +102,17 @@ def state_view(state: X86AmxState, program: Program | None = None, *, element_ty
     # A scalar-only program never touches the tiles: an "INIT: tiles not configured" block would only be noise.
     # With no program to judge by, or once tiles are configured, TILECFG is always shown.
     if state.tilecfg.configured or program is None or uses_amx(program):
-        parts.append(tilecfg_table(state))
+        parts.append(tilecfg_table(state, program))
     if state.tilecfg.configured:
         for t in tiles if tiles is not None else range(MAX_TILES):
             rows, colsb = state.tile_shape(t)
             if rows and colsb:
                 parts.append(tile_grid(state, t, inferred.get(t, "int32"), hex_values=hex_values, width=width))
+    elif state.released is not None:  # the tiles --show names, as the release that ended the run found them
+        for t in sorted(element_types or {}):
+            if state.released.tilecfg.rows[t] and state.released.tilecfg.colsb[t]:
+                parts.append(released_tile_grid(state, t, inferred.get(t, "int32"), hex_values=hex_values,
+                                                width=width))
     return Group(*parts)
 
 
@@ -152,7 +186,7 @@ def item_view(state: X86AmxState, what: str, args: list[str], program: Program |
     if name in ("regs", "registers"):
         return registers_table(state, only_nonzero=False)
     if name in ("cfg", "tilecfg"):
-        return tilecfg_table(state)
+        return tilecfg_table(state, program)
     if name == "rflags":
         return Text(f"rflags = {state.rflags:#x} [{flags_text(state.rflags)}]")
     if name == "rip":
@@ -164,7 +198,10 @@ def item_view(state: X86AmxState, what: str, args: list[str], program: Program |
             raise IsasimError(f"a tile is shown as {', '.join(ELEMENT_TYPES)}, not '{unsupported[0]}'")
         rows, colsb = state.tile_shape(t)
         if not (rows and colsb) and "all" not in args:
-            return Text(f"tmm{t} is not configured (add 'all' to see all 16x64 bytes)")
+            if state.tilecfg.configured or state.released is None:
+                return Text(f"tmm{t} is not configured (add 'all' to see all 16x64 bytes)")
+            return Text(f"tmm{t} is not configured: a release ended the configuration ('p tilecfg' says which, "
+                        f"'back' steps to before it, 'all' shows all 16x64 bytes)")
         element = element or infer_element_types(program).get(t, "int32")
         return tile_grid(state, t, element, hex_values=hex_values, whole="all" in args, width=width)
     try:

@@ -124,6 +124,16 @@ class TileConfig:
         return TileConfig(self.palette, self.start_row, list(self.colsb), list(self.rows))
 
 
+@dataclass(frozen=True)
+class ReleasedTiles:
+    """The tiles as a release found them: the address of the releasing instruction, the configuration
+    and all tile data (8 x 16 x 64 bytes) it discarded."""
+
+    at: int
+    tilecfg: TileConfig
+    tiles: np.ndarray
+
+
 class X86AmxState:
     def __init__(self, journal: Journal | None = None, model=None):
         self.journal = journal if journal is not None else Journal()
@@ -143,6 +153,10 @@ class X86AmxState:
         # repeat them on every instruction: they depend only on the configuration (which
         # LDTILECFG and TILERELEASE replace as a whole, clearing this) and the CPU model.
         self.checks_passed: dict[tuple, tuple[int, ...]] = {}
+        # What the last release of the tiles discarded, kept for the views only: not architectural (no
+        # backend observes it, no trace holds it), so that after a kernel's closing TILERELEASE `run`
+        # can still show the configuration the kernel ran with and what its tiles held.
+        self.released: ReleasedTiles | None = None
 
     # ---- the core's State protocol -------------------------------------------
     @property
@@ -237,6 +251,14 @@ class X86AmxState:
                 self.journal.record("tilecfg", ROWS_LOCATIONS[t], old.rows[t], config.rows[t])
         self.tilecfg = config
         self.checks_passed = {}
+
+    def release_tiles(self) -> None:
+        """Return the tiles to the INIT state (TILECFG all zero, all tile data zero), as TILERELEASE and
+        LDTILECFG of palette 0 do, keeping what they discarded in ``released`` for the views."""
+        if self.tilecfg.configured:
+            self.released = ReleasedTiles(self.pc, self.tilecfg.copy(), self.settled_tiles().copy())
+        self.set_tilecfg(TileConfig())
+        self.zero_all_tiles()
 
     def set_start_row(self, value: int) -> None:
         self.journal.record("tilecfg", START_ROW_LOCATION, self.tilecfg.start_row, value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from rich.console import Group
 from rich.text import Text
 
 from ...core.errors import IsasimError
@@ -15,7 +16,7 @@ from ..state import ArmSmeState
 from . import locations
 from .locations import Predicate, Tile, VectorGroup, ZaVector, ZRegister
 from .pictures import (digits_for, predicate_view, register_text, registers_table, tile_view, typed, vector_group_view,
-                       z_grid, za_grid)
+                       z_grid, za_grid, za_off_text)
 from .types import PREDICATE_VIEWS, VECTOR_VIEWS, element_type, sized_type, suffix_of
 
 STEPPER_LOCATIONS = """    x0 ... x30, sp, nzcv, svcr, pc  registers (p, w); w0 ... w30 (p)
@@ -65,8 +66,10 @@ def item_view(state: ArmSmeState, what: str, args: list[str], program: Program |
             element = _one_type(args) or preferred
         else:
             element = sized_type(name[-1], args, preferred, name)
-        return za_grid(state, element, hex_values=hex_values, width=width,
-                       rows=list(range(state.svlb)) if "all" in args else None)
+        shown = za_grid(state, element, hex_values=hex_values, width=width,
+                        rows=list(range(state.svlb)) if "all" in args else None)
+        off = za_off_text(state, program)
+        return shown if off is None else Group(Text(off + " ('back' steps to before it)"), shown)
     if name == "zt0":
         _refuse_unknown(name, args, VECTOR_VIEWS)
         element = _one_type(args) or element_type(name, None, None, program)

@@ -64,20 +64,33 @@ def vector_name(row: int, last: int) -> str:
     return f"za[{row}]".rjust(len(f"za[{last}]"))
 
 
+def za_off_text(state: ArmSmeState, program=None) -> str | None:
+    """Why ZA reads as zero, when it is off because an instruction turned it off (None otherwise)."""
+    off = state.za_turned_off
+    if state.za_enabled or off is None:
+        return None
+    by = program.at(off.at) if program is not None else None
+    where = f"{by.text} (instruction {by.index}, {off.at:#x})" if by is not None else f"the instruction at {off.at:#x}"
+    return f"ZA is off (PSTATE.ZA=0) since {where} turned it off, and a ZA that is off reads as zero"
+
+
 def za_grid(state: ArmSmeState, element: str, *, hex_values: bool = False, width: int = 100,
-            written: dict[int, bytes] | None = None, rows: list[int] | None = None, note: str = ""):
+            written: dict[int, bytes] | None = None, rows: list[int] | None = None, note: str = "",
+            za: np.ndarray | None = None):
     """ZA's vectors as one grid of ``element`` lanes, labelled za[i]: ``rows`` (default: the vectors that
-    are not zero and those written), the ``written`` ones (vector -> its old bytes) highlighted."""
+    are not zero and those written), the ``written`` ones (vector -> its old bytes) highlighted.  ``za``:
+    other contents than the state's (what ZA held before it was turned off)."""
     written = written or {}
-    nonzero = np.flatnonzero(state.za.any(axis=1)).tolist()
+    za = state.za if za is None else za
+    nonzero = np.flatnonzero(za.any(axis=1)).tolist()
     keep = sorted(set(nonzero) | set(written)) if rows is None else rows
     head = f"za  {element} (.{suffix_of(element)}), {state.svlb} vectors"
     if not keep:
         return Text(f"{head}: all zero", style="bold")
-    values, kind = typed(state.za, element)
+    values, kind = typed(za, element)
     changed = np.zeros(values.shape, dtype=bool)
     for row, old in written.items():
-        changed[row] = changed_lanes(old, state.za[row].tobytes(), element_bytes(element))
+        changed[row] = changed_lanes(old, za[row].tobytes(), element_bytes(element))
     facts = []
     if written:
         names = " ".join(f"za[{r}]" for r in sorted(written)) if len(written) <= WRITTEN_NAMED else str(len(written))

@@ -12,7 +12,7 @@ from ...core.program import Program
 from ...core.render import grid, key_value_table
 from ..state import P_NAMES, Z_NAMES, ArmSmeState
 from .pictures import (memory_text, predicate_view, register_text, registers_table, svcr_text, typed, z_grid,
-                       za_grid, digits_for)
+                       za_grid, za_off_text, digits_for)
 from .types import element_type, suffix_of
 
 STEP_ZA_ROWS = 16  # a step shows at most this many ZA vectors (the written ones first); `p za` shows them all
@@ -102,7 +102,13 @@ def state_view(state: ArmSmeState, program: Program | None = None, *, element_ty
         data = state.array_bytes(name)
         if any(data) or name in element_types:
             parts.append(predicate_view(name, suffix_of(typeof(name)), data, width=width))
-    parts.append(za_grid(state, typeof("za"), hex_values=hex_values, width=width))
+    off = za_off_text(state, program)
+    if off is None:
+        parts.append(za_grid(state, typeof("za"), hex_values=hex_values, width=width))
+    else:  # a kernel's closing SMSTOP: show what it left in ZA, said to be from before
+        parts.append(Text(off + "; as it was before:"))
+        parts.append(za_grid(state, typeof("za"), hex_values=hex_values, width=width, za=state.za_turned_off.za,
+                             note="(before ZA was turned off)"))
     if state.zt0.any() or "zt0" in element_types:
         parts.append(_zt0_grid(state, typeof("zt0"), hex_values=hex_values, width=width))
     return Group(*parts)
