@@ -238,9 +238,9 @@ def test_a_function_by_its_mangled_demangled_or_full_name(objects, capsys):
 
 
 def test_without_cxxfilt_the_mangled_name_still_works(objects, capsys, monkeypatch):
-    import isasim.x86_amx.elf as elf
+    import isasim.core.elf_file as elf_file
 
-    monkeypatch.setattr(elf.shutil, "which", lambda _tool: None)
+    monkeypatch.setattr(elf_file.shutil, "which", lambda _tool: None)
     obj, init = str(objects["O2"]), str(COMPILED / "bf16_block.init.json")
     code, out, err = isasim(capsys, "run", obj, "--function", "bf16_block", "--init", init)
     assert "no function 'bf16_block'" in one_line_error(code, err) and "_Z10bf16_blockPKtS0_Pf" in err
@@ -393,11 +393,14 @@ def test_the_readme_recipe_runs(objects, readme, tmp_path, capsys):
     text = (ROOT / readme).read_text()
     block = re.search(r"```bash\n(g\+\+ .*?)```", text, re.S).group(1)
     compile_line, run_line = [shlex.split(line) for line in block.strip().splitlines()]
+    written = compile_line[compile_line.index("-o") + 1]
+    assert written == run_line[2]  # isasim runs the object file the compiler wrote
+    assert Path(written).is_absolute()  # a temporary folder's, never the checkout (it left kernels.o there)
     obj = tmp_path / "kernels.o"
     compile_line[compile_line.index("-o") + 1] = str(obj)
     done = subprocess.run(compile_line, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    argv = [str(obj) if arg == "kernels.o" else str(ROOT / arg) if arg.startswith("examples/") else arg
+    argv = [str(obj) if arg == written else str(ROOT / arg) if arg.startswith("examples/") else arg
             for arg in run_line[1:]]
     code, out, err = isasim(capsys, *argv)
     assert code == 0, err
