@@ -19,15 +19,17 @@ bytes and:
   return address: RETURN_SENTINEL) and puts the init file's ``args`` in rdi, rsi, rdx, rcx, r8, r9
   as the System V ABI passes the first six integer or pointer arguments.
 
-Every refusal is an IsasimError naming the file: one line, exit status 2.
+The file is read through isasim.core.elf_file, which checks every offset, size and index it reads, so a
+damaged file is refused as any other bad input.  Every refusal is an IsasimError naming the file: one
+line, exit status 2.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from dataclasses import replace
+from typing import NamedTuple
 
+from ..core.elf_file import EM_X86_64, ElfFile, Section, Symbol, demangle, read_elf
 from ..core.errors import IsasimError
 from ..core.program import Program
 from ..core.trace import Init, RegionView
@@ -37,12 +39,19 @@ STACK_SIZE = 1 << 16  # 64 KiB: a kernel's frame is small, and a recorded trace 
 STACK_TOP = 0x7FFF0000  # the stack is [STACK_TOP - STACK_SIZE, STACK_TOP)
 RETURN_SENTINEL = 0xDEADBEEFDEADBEEF  # the return address the CALL would have pushed
 ARGUMENT_REGISTERS = ("rdi", "rsi", "rdx", "rcx", "r8", "r9")
+ADDRESS_LIMIT = 1 << 64
 
-# relocation type -> (name, width in bytes, PC-relative, signed)
-_R_X86_64 = {1: ("R_X86_64_64", 8, False, False), 2: ("R_X86_64_PC32", 4, True, True),
-             4: ("R_X86_64_PLT32", 4, True, True), 10: ("R_X86_64_32", 4, False, False),
-             11: ("R_X86_64_32S", 4, False, True)}
-_SHF_WRITE, _SHF_ALLOC, _SHF_EXECINSTR = 0x1, 0x2, 0x4
+
+class _RelocationType(NamedTuple):
+    name: str
+    width: int  # bytes patched
+    pc_relative: bool
+    signed: bool
+
+
+_R_X86_64 = {1: _RelocationType("R_X86_64_64", 8, False, False), 2: _RelocationType("R_X86_64_PC32", 4, True, True),
+             4: _RelocationType("R_X86_64_PLT32", 4, True, True), 10: _RelocationType("R_X86_64_32", 4, False, False),
+             11: _RelocationType("R_X86_64_32S", 4, False, True)}
 _DATA_SECTIONS = (".rodata", ".data", ".bss", ".lrodata", ".ldata", ".lbss")  # of a linked program
 
 
@@ -52,79 +61,6 @@ class _Refused(IsasimError):
 
 def _align(value: int, alignment: int) -> int:
     return (value + alignment - 1) // alignment * alignment
-
-
-def demangle(names: list[str]) -> dict[str, str]:
-    """Mangled C++ name -> its demangled form, through binutils' c++filt (empty without it)."""
-    mangled = [n for n in names if n.startswith("_Z")]
-    tool = shutil.which("c++filt")
-    if not mangled or tool is None:
-        return {}
-    try:
-        done = subprocess.run([tool], input="\n".join(mangled) + "\n", capture_output=True, text=True,
-                              timeout=30, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    lines = done.stdout.splitlines()
-    return dict(zip(mangled, lines)) if len(lines) == len(mangled) else {}
-
-
-def _open(path: str):
-    try:
-        from elftools.common.exceptions import ELFError
-        from elftools.elf.elffile import ELFFile
-    except ImportError:
-        raise IsasimError("reading an object file needs pyelftools: pip install pyelftools", source=path) from None
-    try:
-        data = open(path, "rb").read()
-    except OSError as error:
-        raise IsasimError(f"cannot read ({error.strerror})", source=path) from None
-    import io
-
-    try:
-        elf = ELFFile(io.BytesIO(data))
-        machine = elf["e_machine"]
-        symtab = elf.get_section_by_name(".symtab")
-    except (ELFError, ValueError, KeyError, AssertionError, OSError) as error:
-        raise IsasimError(f"not an ELF file isasim can read ({error})", source=path) from None
-    if machine != "EM_X86_64" or elf.elfclass != 64:
-        raise IsasimError(f"an ELF file for {machine} ({elf.elfclass}-bit), not x86-64", source=path)
-    if symtab is None:
-        raise IsasimError("the ELF file has no symbol table (stripped?): isasim finds functions by name",
-                          source=path)
-    return elf, symtab
-
-
-def find_function(elf, symtab, function: str, path: str):
-    """The symbol named ``function`` (mangled, demangled with or without parameters, or plain)."""
-    symbols = [s for s in symtab.iter_symbols() if s.name and s["st_info"]["type"] in ("STT_FUNC", "STT_NOTYPE")
-               and s["st_shndx"] != "SHN_ABS"]
-    names = demangle([s.name for s in symbols])
-    wanted = function.strip()
-
-    def matches(symbol) -> bool:
-        readable = names.get(symbol.name, symbol.name)
-        return wanted in (symbol.name, readable) or readable.split("(", 1)[0] == wanted
-
-    found = [s for s in symbols if matches(s)]
-    defined = [s for s in found if s["st_shndx"] != "SHN_UNDEF"]
-    if not defined:
-        if found:
-            raise IsasimError(f"function '{wanted}' is not defined in this file (only called from it)",
-                              source=path)
-        functions = sorted(names.get(s.name, s.name) for s in symbols
-                           if s["st_info"]["type"] == "STT_FUNC" and s["st_shndx"] != "SHN_UNDEF")
-        listed = ", ".join(functions[:12]) + (f" and {len(functions) - 12} more" if len(functions) > 12 else "")
-        raise IsasimError(f"no function '{wanted}' in this file (its functions: {listed or 'none'})",
-                          source=path)
-    unique = {(s["st_shndx"], s["st_value"]) for s in defined}
-    if len(unique) > 1:
-        raise IsasimError(f"'{wanted}' names {len(unique)} functions ("
-                          + ", ".join(sorted(names.get(s.name, s.name) for s in defined))
-                          + "): give the mangled name or the full signature", source=path)
-    symbol = next(s for s in defined if s["st_info"]["type"] == "STT_FUNC") if any(
-        s["st_info"]["type"] == "STT_FUNC" for s in defined) else defined[0]
-    return symbol, names.get(symbol.name, symbol.name)
 
 
 def _iced_text(code: bytes, address: int) -> tuple[int, str, str]:
@@ -183,20 +119,18 @@ def _check_supported(code: bytes, name: str, path: str) -> None:
                        f"is {mnemonic}{lacking}, which isasim does not simulate{only}{more}", source=path)
 
 
-def _section_region(section, address: int, name: str) -> tuple[tuple[int, bytes, bool], RegionView]:
-    size = section["sh_size"]
-    data = bytes(size) if section["sh_type"] == "SHT_NOBITS" else section.data()
-    data = data or bytes(1)  # an empty section still has an address a pointer may name
-    writable = bool(section["sh_flags"] & _SHF_WRITE)
-    return (address, data, writable), RegionView(name, address, "uint8", (1, len(data)), False)
+def _section_region(elf: ElfFile, section: Section, address: int) -> tuple[tuple[int, bytes, bool], RegionView]:
+    """The memory region (and its view) of ``section`` loaded at ``address``."""
+    data = elf.contents(section) or bytes(1)  # an empty section still has an address a pointer may name
+    if address + len(data) > ADDRESS_LIMIT:
+        raise _Refused(f"{section} ({len(data):#x} bytes at {address:#x}) does not fit below 2^64", source=elf.path)
+    name = section.name or f"section {section.index}"
+    return (address, data, section.writable), RegionView(name, address, "uint8", (1, len(data)), False)
 
 
-def _symbol_at(symtab, shndx: int, offset: int) -> str | None:
-    for symbol in symtab.iter_symbols():
-        if (symbol["st_shndx"] == shndx and symbol.name and symbol["st_info"]["type"] == "STT_FUNC"
-                and symbol["st_value"] <= offset < symbol["st_value"] + max(symbol["st_size"], 1)):
-            return symbol.name
-    return None
+def _function_name_at(elf: ElfFile, value: int, section: int | None = None) -> str | None:
+    found = elf.function_at(value, section)
+    return found.name if found is not None else None
 
 
 def _instruction_at(code: bytes, offset: int) -> int:
@@ -210,104 +144,105 @@ def _instruction_at(code: bytes, offset: int) -> int:
     return offset
 
 
-def _relocated(elf, symtab, symbol, name: str, path: str):
+def _relocated(elf: ElfFile, symbol: Symbol, name: str):
     """A relocatable file's function with its relocations applied: (code, data regions, views)."""
-    text = elf.get_section(symbol["st_shndx"])
-    start, size = symbol["st_value"], symbol["st_size"]
-    code = bytearray(text.data()[start:start + size])
+    path = elf.path
+    text = elf.sections[symbol.section]
+    start = symbol.value
+    code = bytearray(elf.function_bytes(symbol, name))
+    size = len(code)
     regions, views, placed = [], [], {}
     next_free = _align(CODE_BASE + len(code), 0x1000)
 
-    def place(index: int) -> int:
+    def place(section: Section) -> int:
         nonlocal next_free
-        if index not in placed:
-            section = elf.get_section(index)
-            if not section["sh_flags"] & _SHF_ALLOC:
-                raise _Refused(f"function '{name}' refers to section {section.name}, which is not loaded "
-                               f"at run time", source=path)
-            address = _align(next_free, max(16, section["sh_addralign"] or 1))
-            region, view = _section_region(section, address, section.name or f"section {index}")
+        if section.index not in placed:
+            if not section.loaded:
+                raise _Refused(f"function '{name}' refers to {section}, which is not loaded at run time", source=path)
+            address = _align(next_free, max(16, elf.alignment(section)))
+            region, view = _section_region(elf, section, address)
             regions.append(region)
             views.append(view)
-            placed[index] = address
+            placed[section.index] = address
             next_free = _align(address + len(region[1]), 0x1000)
-        return placed[index]
+        return placed[section.index]
 
-    for relocations in elf.iter_sections():
-        if relocations["sh_type"] not in ("SHT_RELA", "SHT_REL") or relocations["sh_info"] != symbol["st_shndx"]:
-            continue
-        table = elf.get_section(relocations["sh_link"])
-        for rel in relocations.iter_relocations():
-            offset = rel["r_offset"] - start
+    for table in elf.relocation_tables(text):
+        for rel in elf.relocations(table):
+            offset = rel.offset - start
             if not 0 <= offset < size:
                 continue
             at = CODE_BASE + _instruction_at(bytes(code), offset)
-            kind = _R_X86_64.get(rel["r_info_type"])
-            target = table.get_symbol(rel["r_info_sym"])
-            shndx = target["st_shndx"]
-            label = target.name or (elf.get_section(shndx).name if isinstance(shndx, int) else "")
-            if shndx == "SHN_UNDEF":
+            kind = _R_X86_64.get(rel.type)
+            target = rel.symbol
+            label = target.name or (elf.sections[target.section].name if target.in_section else "")
+            if target.index == 0:  # r_info's symbol 0: a value with no symbol, which nothing here places
+                raise _Refused(f"function '{name}': relocation {rel.index} of {table} (at {at:#x}) names no symbol",
+                               source=path)
+            if not target.defined:
                 raise _Refused(f"function '{name}' calls or uses '{demangle([label]).get(label, label)}' "
                                f"(the instruction at {at:#x}), which is not in this file: isasim runs one "
                                f"function by itself", source=path)
             if kind is None:
-                raise _Refused(f"function '{name}': relocation type {rel['r_info_type']} at {at:#x} against "
+                raise _Refused(f"function '{name}': relocation type {rel.type} at {at:#x} against "
                                f"'{label}' is not supported (R_X86_64_PC32, PLT32, 32, 32S and 64 are)",
                                source=path)
-            if not isinstance(shndx, int):
-                raise _Refused(f"function '{name}': the relocation at {at:#x} is against '{label}' ({shndx}), "
+            if not target.in_section:
+                raise _Refused(f"function '{name}': the relocation at {at:#x} is against '{label}' ({target.where}), "
                                f"which isasim does not place", source=path)
-            addend = rel["r_addend"] if rel.is_RELA() else int.from_bytes(
-                code[offset:offset + kind[1]], "little", signed=kind[3])
-            within = target["st_value"] + (addend + 4 if kind[2] else addend)  # the byte it reaches, for PC32
-            if shndx == symbol["st_shndx"]:
+            if offset + kind.width > size:
+                raise _Refused(f"function '{name}': relocation {rel.index} of {table} ({kind.name}) patches "
+                               f"{kind.width} bytes at offset {offset:#x}, past the function's end ({size:#x} bytes)",
+                               source=path)
+            addend = rel.addend if rel.addend is not None else int.from_bytes(
+                code[offset:offset + kind.width], "little", signed=kind.signed)
+            within = target.value + (addend + 4 if kind.pc_relative else addend)  # the byte it reaches, for PC32
+            if target.section == symbol.section:
                 if not start <= within < start + size:  # code of another function in the same section
-                    other = _symbol_at(symtab, shndx, within) or label
+                    other = _function_name_at(elf, within, target.section) or label
                     raise _Refused(f"function '{name}' calls or uses '{demangle([other]).get(other, other)}' "
                                    f"(the instruction at {at:#x}): isasim runs one function by itself",
                                    source=path)
-                s = CODE_BASE + target["st_value"] - start
+                s = CODE_BASE + target.value - start
             else:
-                section = elf.get_section(shndx)
-                if section["sh_flags"] & _SHF_EXECINSTR:
-                    other = _symbol_at(symtab, shndx, within) or label
+                section = elf.sections[target.section]
+                if section.executable:
+                    other = _function_name_at(elf, within, target.section) or label
                     raise _Refused(f"function '{name}' calls or uses '{demangle([other]).get(other, other)}' "
                                    f"(the instruction at {at:#x}): isasim runs one function by itself",
                                    source=path)
-                s = place(shndx) + target["st_value"]
-            value = s + addend - (CODE_BASE + offset if kind[2] else 0)
-            width = kind[1] * 8
-            low, high = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if kind[3] else (0, (1 << width) - 1)
-            if kind[0] == "R_X86_64_64":
+                s = place(section) + target.value
+            value = s + addend - (CODE_BASE + offset if kind.pc_relative else 0)
+            width = kind.width * 8
+            low, high = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if kind.signed else (0, (1 << width) - 1)
+            if kind.name == "R_X86_64_64":
                 value %= 1 << 64
             elif not low <= value <= high:
-                raise _Refused(f"function '{name}': {kind[0]} at {at:#x} against '{label}' does not fit "
+                raise _Refused(f"function '{name}': {kind.name} at {at:#x} against '{label}' does not fit "
                                f"({value:#x})", source=path)
-            code[offset:offset + kind[1]] = (value % (1 << width)).to_bytes(kind[1], "little")
+            code[offset:offset + kind.width] = (value % (1 << width)).to_bytes(kind.width, "little")
     return bytes(code), regions, views
 
 
-def _moved(elf, symtab, symbol, name: str, path: str):
+def _moved(elf: ElfFile, symbol: Symbol, name: str):
     """A linked file's function moved to CODE_BASE: (code, data regions, views)."""
     import iced_x86
 
-    link = symbol["st_value"]
-    section = elf.get_section(symbol["st_shndx"])
-    offset = link - section["sh_addr"]
-    code = bytearray(section.data()[offset:offset + symbol["st_size"]])
+    path = elf.path
+    link = symbol.value
+    code = bytearray(elf.function_bytes(symbol, name))
     end = link + len(code)
     delta = CODE_BASE - link
     regions, views, placed = [], [], set()
-    for data in elf.iter_sections():  # the data a linked program reaches by absolute address, at its address
-        if (data["sh_flags"] & _SHF_ALLOC and not data["sh_flags"] & _SHF_EXECINSTR and data["sh_size"]
-                and data.name.startswith(_DATA_SECTIONS)):
-            if data["sh_addr"] < CODE_BASE + len(code) and CODE_BASE < data["sh_addr"] + data["sh_size"]:
-                raise _Refused(f"section {data.name} of this program is linked at {data['sh_addr']:#x}, where "
+    for data in elf.sections:  # the data a linked program reaches by absolute address, at its address
+        if data.loaded and not data.executable and data.size and data.name.startswith(_DATA_SECTIONS):
+            if data.address < CODE_BASE + len(code) and CODE_BASE < data.address + data.size:
+                raise _Refused(f"section {data.name} of this program is linked at {data.address:#x}, where "
                                f"isasim places the code of '{name}' ({CODE_BASE:#x})", source=path)
-            region, view = _section_region(data, data["sh_addr"], data.name)
+            region, view = _section_region(elf, data, data.address)
             regions.append(region)
             views.append(view)
-            placed.add(data.name)
+            placed.add(data.index)
     decoder = iced_x86.Decoder(64, bytes(code), ip=link)
     for instruction in decoder:
         at = CODE_BASE + instruction.ip - link
@@ -316,17 +251,16 @@ def _moved(elf, symtab, symbol, name: str, path: str):
         if instruction.is_ip_rel_memory_operand:
             target = instruction.ip_rel_memory_address
             if not link <= target < end:
-                owner = next((s for s in elf.iter_sections() if s["sh_flags"] & _SHF_ALLOC and s["sh_addr"]
-                              <= target < s["sh_addr"] + s["sh_size"]), None)
-                if owner is None or owner["sh_flags"] & _SHF_EXECINSTR:
+                owner = next((s for s in elf.sections if s.loaded and s.address <= target < s.address + s.size), None)
+                if owner is None or owner.executable:
                     raise _Refused(f"function '{name}': the instruction at {at:#x} reads {target:#x}, which is "
                                    f"{'code' if owner is not None else 'in no section of the file'}",
                                    source=path)
-                if owner.name not in placed:
-                    region, view = _section_region(owner, owner["sh_addr"], owner.name)
+                if owner.index not in placed:
+                    region, view = _section_region(elf, owner, owner.address)
                     regions.append(region)
                     views.append(view)
-                    placed.add(owner.name)
+                    placed.add(owner.index)
                 offsets = decoder.get_constant_offsets(instruction)
                 where = instruction.ip - link + offsets.displacement_offset
                 displacement = int.from_bytes(code[where:where + 4], "little", signed=True) - delta
@@ -338,10 +272,8 @@ def _moved(elf, symtab, symbol, name: str, path: str):
                                           iced_x86.FlowControl.CONDITIONAL_BRANCH):
             target = instruction.near_branch_target
             if not link <= target < end:
-                other = next((s.name for s in symtab.iter_symbols() if s["st_info"]["type"] == "STT_FUNC"
-                              and s["st_value"] <= target < s["st_value"] + max(s["st_size"], 1)), None)
-                raise _Refused(f"function '{name}' calls or uses {_called(other, target)} (the instruction at "
-                               f"{at:#x}): isasim runs one function by itself", source=path)
+                raise _Refused(f"function '{name}' calls or uses {_called(_function_name_at(elf, target), target)} "
+                               f"(the instruction at {at:#x}): isasim runs one function by itself", source=path)
         elif instruction.flow_control in (iced_x86.FlowControl.INDIRECT_CALL, iced_x86.FlowControl.INDIRECT_BRANCH):
             raise _Refused(f"function '{name}': the indirect call or jump at {at:#x} leaves the function",
                            source=path)
@@ -372,24 +304,28 @@ def _check_branches_stay_inside(code: bytes, name: str, path: str, name_at) -> N
                            f"at {instruction.ip:#x}): isasim runs one function by itself", source=path)
 
 
+def _check_no_overlap(regions: list, views: list[RegionView], path: str) -> None:
+    """The file's sections do not overlap one another (a damaged linked program can say they do)."""
+    spans = sorted((address, address + len(data), view.name) for (address, data, _w), view in zip(regions, views))
+    for (_low, high, first), (low, _high, second) in zip(spans, spans[1:]):
+        if low < high:
+            raise _Refused(f"sections {first} and {second} overlap in memory ({low:#x}..{high:#x})", source=path)
+
+
 def load_object(path: str, function: str, init: Init) -> tuple[Program, Init]:
     """The program and initial state to run ``function`` of the ELF file at ``path`` with ``init``
     (whose ``args`` become the argument registers)."""
     from .decoder import disassemble
 
-    elf, symtab = _open(path)
-    symbol, name = find_function(elf, symtab, function, path)
-    if not isinstance(symbol["st_shndx"], int):
-        raise IsasimError(f"'{name}' is not in a section of the file ({symbol['st_shndx']})", source=path)
-    if symbol["st_size"] == 0:
-        raise IsasimError(f"'{name}' has no size in the symbol table: isasim cannot tell where it ends",
-                          source=path)
-    if elf["e_type"] == "ET_REL":
-        code, regions, views = _relocated(elf, symtab, symbol, name, path)
-        _check_branches_stay_inside(code, name, path, lambda target: _symbol_at(
-            symtab, symbol["st_shndx"], symbol["st_value"] + target - CODE_BASE))
+    elf = read_elf(path, EM_X86_64)
+    symbol, name = elf.find_function(function)
+    if elf.relocatable:
+        code, regions, views = _relocated(elf, symbol, name)
+        _check_branches_stay_inside(code, name, path, lambda target: _function_name_at(
+            elf, symbol.value + target - CODE_BASE, symbol.section))
     else:
-        code, regions, views = _moved(elf, symtab, symbol, name, path)
+        code, regions, views = _moved(elf, symbol, name)
+    _check_no_overlap(regions, views, path)
     _check_supported(code, name, path)
     program = disassemble(code, CODE_BASE, source=f"{path}:{name}")
     if symbol.name.replace("_", "").isalnum() and symbol.name.isascii():  # the recorded program names it
