@@ -27,12 +27,25 @@ class Field:
     offset: int
     width: int
     kind: str  # which hostile values fit it: the field's own name without its owner (sh_link, st_shndx, ...)
+    structure: str  # the structure it belongs to: "ELF header", "section header", "symbol", ...
 
 
 @dataclass(frozen=True)
 class Mutant:
-    what: str  # the change, e.g. "section 2 (.rela.text).sh_link = 0x7fff"
-    data: bytes
+    """One change to ``original``: ``patch`` written at ``offset``, or the file cut to ``offset`` bytes when
+    ``patch`` is None.  The mutated bytes are made when asked for, so a campaign holds one file at a time."""
+
+    what: str  # the change, e.g. "section 2 (.rela.text).sh_link = 0x7fff (was 0xb)"
+    structure: str  # what it damages: "ELF header", "section header", "symbol", "relocation", ...
+    original: bytes
+    offset: int
+    patch: bytes | None
+
+    @property
+    def data(self) -> bytes:
+        if self.patch is None:
+            return self.original[:self.offset]
+        return self.original[:self.offset] + self.patch + self.original[self.offset + len(self.patch):]
 
 
 _EHDR = (("e_type", 16, 2), ("e_machine", 18, 2), ("e_version", 20, 4), ("e_entry", 24, 8), ("e_phoff", 32, 8),
@@ -73,14 +86,15 @@ def _u(data: bytes, offset: int, width: int) -> int:
 def layout(data: bytes) -> Layout:
     """The fields of a well-formed ELF64 little-endian file (the compilers' output these tests start from)."""
     assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, "an ELF64 little-endian file"
-    out = [Field(f"e_ident[{name}]", offset, 1, name) for name, offset in _IDENT]
-    out += [Field(name, offset, width, name) for name, offset, width in _EHDR]
+    out = [Field(f"e_ident[{name}]", offset, 1, name, "ELF header") for name, offset in _IDENT]
+    out += [Field(name, offset, width, name, "ELF header") for name, offset, width in _EHDR]
     boundaries = {0, 4, 16, 52, 63, 64, len(data) - 1}
     phoff, phentsize, phnum = _u(data, 32, 8), _u(data, 54, 2), _u(data, 56, 2)
     for i in range(phnum):
         base = phoff + i * phentsize
         boundaries.add(base)
-        out += [Field(f"program header {i}.{name}", base + offset, width, name) for name, offset, width in _PHDR]
+        out += [Field(f"program header {i}.{name}", base + offset, width, name, "program header")
+                for name, offset, width in _PHDR]
     shoff, shentsize, shnum, shstrndx = _u(data, 40, 8), _u(data, 58, 2), _u(data, 60, 2), _u(data, 62, 2)
     headers = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
     names_at = headers[shstrndx][4] if shstrndx < shnum else 0
@@ -94,17 +108,19 @@ def layout(data: bytes) -> Layout:
         label = f"section {i} ({name_of(i) or 'null'})"
         sections.append((name_of(i), kind, offset, size))
         boundaries |= {shoff + i * shentsize, offset, offset + size}
-        out += [Field(f"{label}.{name}", shoff + i * shentsize + at, width, name) for name, at, width in _SHDR]
+        out += [Field(f"{label}.{name}", shoff + i * shentsize + at, width, name, "section header")
+                for name, at, width in _SHDR]
         if kind in (SHT_SYMTAB, SHT_DYNSYM) and entsize:
             for n in range(size // entsize):
                 base = offset + n * entsize
                 boundaries.add(base)
-                out += [Field(f"{label} symbol {n}.{name}", base + at, width, name) for name, at, width in _SYM]
+                out += [Field(f"{label} symbol {n}.{name}", base + at, width, name, "symbol")
+                        for name, at, width in _SYM]
         elif kind in (SHT_RELA, SHT_REL) and entsize:
             for n in range(size // entsize):
                 base = offset + n * entsize
                 boundaries.add(base)
-                out += [Field(f"{label} relocation {n}.{name}", base + at, width, name)
+                out += [Field(f"{label} relocation {n}.{name}", base + at, width, name, "relocation")
                         for name, at, width in (_RELA if kind == SHT_RELA else _REL)]
     boundaries.add(shoff + shnum * shentsize)
     return Layout(tuple(out), tuple(sorted(b for b in boundaries if 0 <= b < len(data))), shnum, tuple(sections))
@@ -150,7 +166,7 @@ def hostile_values(field: Field, original: int, file_size: int, section_count: i
         values |= {32, 40, 56, 63, 64, 65, 128}
     if kind == "e_shnum":
         values |= {section_count - 1, section_count + 1, 0xFF00}
-    return sorted(v % (1 << bits) for v in values if v != original and v >= 0)
+    return sorted({v % (1 << bits) for v in values if v >= 0} - {original})
 
 
 def mutants(data: bytes) -> Iterator[Mutant]:
@@ -158,16 +174,14 @@ def mutants(data: bytes) -> Iterator[Mutant]:
     the string tables' breakages, each once (edits that leave the file as it was are skipped)."""
     plan = layout(data)
     symbol_count = max([size // 24 for _n, kind, _o, size in plan.sections if kind == SHT_SYMTAB] or [0])
-    seen = {data}
     for field in plan.fields:
         original = _u(data, field.offset, field.width)
         for value in hostile_values(field, original, len(data), plan.section_count, symbol_count):
-            mutated = data[:field.offset] + value.to_bytes(field.width, "little") + data[field.offset + field.width:]
-            if mutated not in seen:
-                seen.add(mutated)
-                yield Mutant(f"{field.name} = {value:#x} (was {original:#x})", mutated)
+            # fields do not overlap and each value differs from the original: every edit is a new file
+            yield Mutant(f"{field.name} = {value:#x} (was {original:#x})", field.structure, data, field.offset,
+                         value.to_bytes(field.width, "little"))
     for cut in plan.boundaries:
-        yield Mutant(f"truncated to {cut} bytes (of {len(data)})", data[:cut])
+        yield Mutant(f"truncated to {cut} bytes (of {len(data)})", "truncation", data, cut, None)
     for name, kind, offset, size in plan.sections:
         if kind != SHT_STRTAB or not size:
             continue
@@ -177,6 +191,15 @@ def mutants(data: bytes) -> Iterator[Mutant]:
                              (f"{name}: every NUL replaced by 'x' (no string ends)", table.replace(b"\0", b"x")),
                              (f"{name}: its names in invalid UTF-8 (0xff)",
                               bytes(b if b == 0 else 0xFF for b in table)),
-                             (f"{name}: its names with an escape sequence",
-                              bytes(b if b == 0 else 0x1B for b in table))):
-            yield Mutant(what, data[:offset] + broken + data[offset + size:])
+                             (f"{name}: its names made of escape characters",
+                              bytes(b if b == 0 else 0x1B for b in table)),
+                             (f"{name}: its names made of line breaks", bytes(b if b == 0 else 0x0A for b in table))):
+            yield Mutant(what, "string table", data, offset, broken)
+
+
+def edited(data: bytes, field_name: str, value: int) -> bytes:
+    """``data`` with the field called ``field_name`` (as ``layout`` names it, e.g.
+    ``section 2 (.rela.text).sh_link``) set to ``value``: one named case of the mutants, for a regression test."""
+    [field] = [f for f in layout(data).fields if f.name == field_name]
+    return data[:field.offset] + (value % (1 << 8 * field.width)).to_bytes(field.width, "little") + data[
+        field.offset + field.width:]

@@ -54,6 +54,15 @@ _REL = struct.Struct("<QQ")
 MAX_SECTION_BYTES = MAX_REGION
 
 
+NAME_SHOWN = 200  # characters of a name a message quotes: a damaged string table can hold a name of megabytes
+
+
+def shown(name: str) -> str:
+    """A name from the file as a message quotes it: at most NAME_SHOWN characters (the CLI escapes the
+    control characters a damaged file may put in it)."""
+    return name if len(name) <= NAME_SHOWN else name[:NAME_SHOWN] + "..."
+
+
 class ElfFormatError(IsasimError):
     """An ELF file isasim cannot read: damaged, truncated, or of a kind isasim does not load."""
 
@@ -75,7 +84,7 @@ class Section:
     entry_size: int
 
     def __str__(self) -> str:
-        return f"section {self.index} ({self.name})" if self.name else f"section {self.index}"
+        return f"section {self.index} ({shown(self.name)})" if self.name else f"section {self.index}"
 
     @property
     def type_name(self) -> str:
@@ -301,7 +310,7 @@ class ElfFile:
                 what = f"symbol {n} of {table}"
                 name = self._string(strings, name_at, f"{what}: st_name")
                 if name:
-                    what = f"symbol {n} ({name}) of {table}"
+                    what = f"symbol {n} ({shown(name)}) of {table}"
                 if shndx == SHN_XINDEX:
                     raise self.error(f"{what}: st_shndx SHN_XINDEX (an extended section index), which isasim "
                                      f"does not read")
@@ -373,7 +382,7 @@ class ElfFile:
 
     def find_function(self, function: str) -> tuple[Symbol, str]:
         """The symbol named ``function`` (mangled, demangled with or without its parameters, or plain) and the
-        name messages call it by (demangled where c++filt is at hand)."""
+        name messages call it by (demangled where c++filt is at hand, and shortened if very long)."""
         symbols = [s for s in self.symbols() if s.name and s.type in (STT_FUNC, STT_NOTYPE) and s.section != SHN_ABS]
         names = demangle([s.name for s in symbols])
         wanted = function.strip()
@@ -381,22 +390,24 @@ class ElfFile:
         def readable(symbol: Symbol) -> str:
             return names.get(symbol.name, symbol.name)
 
+        wanted_shown = shown(wanted)
+
         found = [s for s in symbols if wanted in (s.name, readable(s)) or readable(s).split("(", 1)[0] == wanted]
         defined = [s for s in found if s.defined]
         if not defined:
             if found:
-                raise IsasimError(f"function '{wanted}' is not defined in this file (only called from it)",
+                raise IsasimError(f"function '{wanted_shown}' is not defined in this file (only called from it)",
                                   source=self.path)
-            functions = sorted(readable(s) for s in symbols if s.type == STT_FUNC and s.defined)
+            functions = sorted(shown(readable(s)) for s in symbols if s.type == STT_FUNC and s.defined)
             listed = ", ".join(functions[:12]) + (f" and {len(functions) - 12} more" if len(functions) > 12 else "")
-            raise IsasimError(f"no function '{wanted}' in this file (its functions: {listed or 'none'})",
+            raise IsasimError(f"no function '{wanted_shown}' in this file (its functions: {listed or 'none'})",
                               source=self.path)
         if len({(s.section, s.value) for s in defined}) > 1:
-            raise IsasimError(f"'{wanted}' names {len({(s.section, s.value) for s in defined})} functions ("
-                              + ", ".join(sorted(readable(s) for s in defined))
+            raise IsasimError(f"'{wanted_shown}' names {len({(s.section, s.value) for s in defined})} functions ("
+                              + ", ".join(sorted(shown(readable(s)) for s in defined))
                               + "): give the mangled name or the full signature", source=self.path)
         symbol = next((s for s in defined if s.type == STT_FUNC), defined[0])
-        return symbol, readable(symbol)
+        return symbol, shown(readable(symbol))
 
 
 def demangle(names: list[str]) -> dict[str, str]:

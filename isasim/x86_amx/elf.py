@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import NamedTuple
 
-from ..core.elf_file import EM_X86_64, ElfFile, Section, Symbol, demangle, read_elf
+from ..core.elf_file import EM_X86_64, ElfFile, Section, Symbol, demangle, read_elf, shown
 from ..core.errors import IsasimError
 from ..core.program import Program
 from ..core.trace import Init, RegionView
@@ -180,16 +180,16 @@ def _relocated(elf: ElfFile, symbol: Symbol, name: str):
                 raise _Refused(f"function '{name}': relocation {rel.index} of {table} (at {at:#x}) names no symbol",
                                source=path)
             if not target.defined:
-                raise _Refused(f"function '{name}' calls or uses '{demangle([label]).get(label, label)}' "
+                raise _Refused(f"function '{name}' calls or uses '{shown(demangle([label]).get(label, label))}' "
                                f"(the instruction at {at:#x}), which is not in this file: isasim runs one "
                                f"function by itself", source=path)
             if kind is None:
                 raise _Refused(f"function '{name}': relocation type {rel.type} at {at:#x} against "
-                               f"'{label}' is not supported (R_X86_64_PC32, PLT32, 32, 32S and 64 are)",
+                               f"'{shown(label)}' is not supported (R_X86_64_PC32, PLT32, 32, 32S and 64 are)",
                                source=path)
             if not target.in_section:
-                raise _Refused(f"function '{name}': the relocation at {at:#x} is against '{label}' ({target.where}), "
-                               f"which isasim does not place", source=path)
+                raise _Refused(f"function '{name}': the relocation at {at:#x} is against '{shown(label)}' "
+                               f"({target.where}), which isasim does not place", source=path)
             if offset + kind.width > size:
                 raise _Refused(f"function '{name}': relocation {rel.index} of {table} ({kind.name}) patches "
                                f"{kind.width} bytes at offset {offset:#x}, past the function's end ({size:#x} bytes)",
@@ -200,7 +200,7 @@ def _relocated(elf: ElfFile, symbol: Symbol, name: str):
             if target.section == symbol.section:
                 if not start <= within < start + size:  # code of another function in the same section
                     other = _function_name_at(elf, within, target.section) or label
-                    raise _Refused(f"function '{name}' calls or uses '{demangle([other]).get(other, other)}' "
+                    raise _Refused(f"function '{name}' calls or uses '{shown(demangle([other]).get(other, other))}' "
                                    f"(the instruction at {at:#x}): isasim runs one function by itself",
                                    source=path)
                 s = CODE_BASE + target.value - start
@@ -208,7 +208,7 @@ def _relocated(elf: ElfFile, symbol: Symbol, name: str):
                 section = elf.sections[target.section]
                 if section.executable:
                     other = _function_name_at(elf, within, target.section) or label
-                    raise _Refused(f"function '{name}' calls or uses '{demangle([other]).get(other, other)}' "
+                    raise _Refused(f"function '{name}' calls or uses '{shown(demangle([other]).get(other, other))}' "
                                    f"(the instruction at {at:#x}): isasim runs one function by itself",
                                    source=path)
                 s = place(section) + target.value
@@ -218,7 +218,7 @@ def _relocated(elf: ElfFile, symbol: Symbol, name: str):
             if kind.name == "R_X86_64_64":
                 value %= 1 << 64
             elif not low <= value <= high:
-                raise _Refused(f"function '{name}': {kind.name} at {at:#x} against '{label}' does not fit "
+                raise _Refused(f"function '{name}': {kind.name} at {at:#x} against '{shown(label)}' does not fit "
                                f"({value:#x})", source=path)
             code[offset:offset + kind.width] = (value % (1 << width)).to_bytes(kind.width, "little")
     return bytes(code), regions, views
@@ -237,7 +237,7 @@ def _moved(elf: ElfFile, symbol: Symbol, name: str):
     for data in elf.sections:  # the data a linked program reaches by absolute address, at its address
         if data.loaded and not data.executable and data.size and data.name.startswith(_DATA_SECTIONS):
             if data.address < CODE_BASE + len(code) and CODE_BASE < data.address + data.size:
-                raise _Refused(f"section {data.name} of this program is linked at {data.address:#x}, where "
+                raise _Refused(f"{data} of this program is linked at {data.address:#x}, where "
                                f"isasim places the code of '{name}' ({CODE_BASE:#x})", source=path)
             region, view = _section_region(elf, data, data.address)
             regions.append(region)
@@ -283,7 +283,7 @@ def _moved(elf: ElfFile, symbol: Symbol, name: str):
 def _called(symbol: str | None, address: int | None) -> str:
     """'amx_block' (demangled), or what is known of code no symbol covers (a PLT stub, say)."""
     if symbol:
-        return f"'{demangle([symbol]).get(symbol, symbol)}'"
+        return f"'{shown(demangle([symbol]).get(symbol, symbol))}'"
     return "code outside it" + (f" (at {address:#x} in the file, no function's symbol covers it)"
                                 if address is not None else "")
 
@@ -309,7 +309,8 @@ def _check_no_overlap(regions: list, views: list[RegionView], path: str) -> None
     spans = sorted((address, address + len(data), view.name) for (address, data, _w), view in zip(regions, views))
     for (_low, high, first), (low, _high, second) in zip(spans, spans[1:]):
         if low < high:
-            raise _Refused(f"sections {first} and {second} overlap in memory ({low:#x}..{high:#x})", source=path)
+            raise _Refused(f"sections {shown(first)} and {shown(second)} overlap in memory ({low:#x}..{high:#x})",
+                           source=path)
 
 
 def load_object(path: str, function: str, init: Init) -> tuple[Program, Init]:
