@@ -14,42 +14,43 @@ from isasim.core.errors import AssemblyError
 from isasim.core.program import Instruction, Program
 
 from .forms import FORMS, LOCATION_KINDS, AscendForm, Param
+from .numbers import LARGEST, NumberError, read_parameter, shown
 
-_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(.*)", re.DOTALL)
-_LOCATION = re.compile(r"([A-Za-z0-9_]+)\s*\[\s*([^\]]*?)\s*\]")
-_INTEGER = re.compile(r"(0x[0-9a-f]+|[0-9]+)", re.ASCII | re.IGNORECASE)
+# C++'s whitespace inside a line (re.ASCII keeps \s to these, and str.strip gets them explicitly): Python's
+# own would also take Unicode spaces and line separators, which C++ does not
+BLANK = " \t\r\f\v"
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(.*)", re.DOTALL | re.ASCII)
+_LOCATION = re.compile(r"([A-Za-z0-9_]+)\s*\[([^\]]*)\]", re.ASCII)  # the offset is stripped where it is read
 _NAMES = {form.name.lower(): form.name for form in FORMS}
 
 
 def _integer(text: str, p: Param) -> int:
-    if not _INTEGER.fullmatch(text):
-        raise AssemblyError(f"{p.name}={text}: expected a non-negative integer ({p.doc})")
-    value = int(text, 0)
-    if not p.lo <= value <= p.hi:
-        raise AssemblyError(f"{p.name}={text}: out of range {p.lo}..{p.hi} ({p.doc})")
-    return value
+    try:
+        return read_parameter(text, p.name, p.lo, p.hi, p.doc)
+    except NumberError as error:
+        raise AssemblyError(error.message) from None
 
 
 def _value(p: Param, text: str):
-    text = text.strip()
+    text = text.strip(BLANK)
     if p.kind in LOCATION_KINDS:
         m = _LOCATION.fullmatch(text)
         if not m:
-            raise AssemblyError(f"{p.name}={text}: expected {p.kind}[{'address' if p.kind == 'GM' else 'offset'}]")
+            raise AssemblyError(f"{p.name}={shown(text)}: expected {p.kind}[{'address' if p.kind == 'GM' else 'offset'}]")
         buffer = m.group(1)
         if buffer.upper() not in LOCATION_KINDS:
-            raise AssemblyError(f"'{buffer}' is not a buffer (the buffers: {', '.join(LOCATION_KINDS)})")
+            raise AssemblyError(f"'{shown(buffer)}' is not a buffer (the buffers: {', '.join(LOCATION_KINDS)})")
         if buffer.upper() != p.kind:
-            raise AssemblyError(f"{p.name}={text}: this form's {p.name} is in {p.kind}, not {buffer.upper()}")
-        return _integer(m.group(2), Param(p.name, "int", "a byte offset or address", lo=0, hi=(1 << 64) - 1))
+            raise AssemblyError(f"{p.name}={shown(text)}: this form's {p.name} is in {p.kind}, not {buffer.upper()}")
+        return _integer(m.group(2).strip(BLANK), Param(p.name, "int", "a byte offset or address", lo=0, hi=LARGEST))
     if p.kind == "int":
         return _integer(text, p)
     if p.kind == "bool":
         if text.lower() not in ("true", "false"):
-            raise AssemblyError(f"{p.name}={text}: expected true or false")
+            raise AssemblyError(f"{p.name}={shown(text)}: expected true or false")
         return text.lower() == "true"
     if text not in p.choices:  # dtype or mode: the Ascend C names, exactly
-        raise AssemblyError(f"{p.name}={text}: unknown {'type' if p.kind == 'dtype' else 'mode'} "
+        raise AssemblyError(f"{p.name}={shown(text)}: unknown {'type' if p.kind == 'dtype' else 'mode'} "
                             f"(one of {', '.join(p.choices)})")
     return text
 
@@ -73,16 +74,16 @@ def instruction_text(form: AscendForm, operands: tuple) -> str:
 
 def _arguments(name: str, rest: str) -> list[tuple[str, str]]:
     """``(a=1, b=L1[0])`` as [("a", "1"), ("b", "L1[0]")]."""
-    rest = rest.strip()
+    rest = rest.strip(BLANK)
     if not (rest.startswith("(") and rest.endswith(")")):
         raise AssemblyError(f"{name}: expected {name}(name=value, ...)")
-    body = rest[1:-1].strip()
+    body = rest[1:-1].strip(BLANK)
     pairs = []
     for part in (body.split(",") if body else []):
-        key, eq, value = part.partition("=")
-        if not eq or not key.strip() or not value.strip():
-            raise AssemblyError(f"{name}: '{part.strip()}' is not name=value")
-        pairs.append((key.strip(), value.strip()))
+        key, eq, value = (piece.strip(BLANK) for piece in part.partition("="))
+        if not eq or not key or not value:
+            raise AssemblyError(f"{name}: '{shown(part.strip(BLANK))}' is not name=value")
+        pairs.append((key, value))
     return pairs
 
 
@@ -96,7 +97,7 @@ def _form_for(name: str, given: dict[str, str]) -> AscendForm:
             locations[key] = m.group(1).upper()
     for key, buffer in locations.items():
         if buffer not in LOCATION_KINDS:
-            raise AssemblyError(f"'{_LOCATION.fullmatch(given[key]).group(1)}' is not a buffer "
+            raise AssemblyError(f"'{shown(_LOCATION.fullmatch(given[key]).group(1))}' is not a buffer "
                                 f"(the buffers: {', '.join(LOCATION_KINDS)})")
     matching = [f for f in forms if all(f.buffers.get(k, b) == b for k, b in locations.items())]
     if len(matching) > 1:
@@ -112,11 +113,11 @@ def _form_for(name: str, given: dict[str, str]) -> AscendForm:
 def parse_line(body: str) -> AscendForm | tuple:
     m = _CALL.fullmatch(body)
     if not m:
-        raise AssemblyError(f"'{body}' is not an instruction: expected Call(name=value, ...)")
+        raise AssemblyError(f"'{shown(body)}' is not an instruction: expected Call(name=value, ...)")
     name, rest = m.group(1), m.group(2)
     if name.lower() not in _NAMES:
         calls = ", ".join(dict.fromkeys(_NAMES.values()))
-        raise AssemblyError(f"unknown instruction '{name}' (ascend_cube has {calls})")
+        raise AssemblyError(f"unknown instruction '{shown(name)}' (ascend_cube has {calls})")
     canonical = _NAMES[name.lower()]
     if name != canonical:
         raise AssemblyError(f"'{name}' is spelled {canonical}, as in Ascend C")
@@ -124,12 +125,12 @@ def parse_line(body: str) -> AscendForm | tuple:
     given: dict[str, str] = {}
     for key, value in pairs:
         if key in given:
-            raise AssemblyError(f"{canonical}: {key} is given twice")
+            raise AssemblyError(f"{canonical}: {shown(key)} is given twice")
         given[key] = value
     form = _form_for(canonical, given)
     unknown = [key for key in given if key not in form.operand_names]
     if unknown:
-        raise AssemblyError(f"{canonical}: no parameter '{unknown[0]}' (it takes {', '.join(form.operand_names)})")
+        raise AssemblyError(f"{canonical}: no parameter '{shown(unknown[0])}' (it takes {', '.join(form.operand_names)})")
     operands = []
     for p in form.params:
         if p.name in given:
@@ -142,16 +143,22 @@ def parse_line(body: str) -> AscendForm | tuple:
 
 
 def _strip(line: str) -> str:
-    return re.split(r"#|//", line, maxsplit=1)[0].strip()
+    return re.split(r"#|//", line, maxsplit=1)[0].strip(BLANK)
+
+
+def source_lines(text: str) -> list[str]:
+    """The program's lines as C++ ends them: at a newline (LF, or CR LF).  str.splitlines would also end
+    a line at a form feed, a vertical tab, U+2028 and the other Unicode line ends, which C++ does not."""
+    return text.split("\n")
 
 
 def assemble(text: str, isa: str, source: str, base: int) -> Program:
     instructions = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(source_lines(text), start=1):
         body = _strip(line)
         if not body:
             continue
-        if re.match(r"[A-Za-z_.][A-Za-z0-9_.]*\s*:(?!:)", body):
+        if re.match(r"[A-Za-z_.][A-Za-z0-9_.]*\s*:(?!:)", body, re.ASCII):
             raise AssemblyError("ascend_cube programs are straight-line: no labels (generate the loop's "
                                 "iterations instead)", source=source, line=number)
         try:

@@ -150,7 +150,7 @@ def _step(args, kernel, config, out) -> int:
     out.print(f"[bold]{markup_safe(args.case)}[/bold] block {index} of {len(kernel.blocks)}: core {t.core}, batch "
               f"{t.batch}, C rows {t.m_offset}..{t.m_offset + t.m - 1}, columns {t.n_offset}..{t.n_offset + t.n - 1}; "
               f"{len(program.instructions)} instructions")
-    l0c_offset = _first_l0c(lines)
+    l0c_offset = _first_l0c(program)
     out.print(f"[dim]try: s (one instruction), c (to the end), p l1, p l0a, p l0b, "
               f"p l0c{'' if not l0c_offset else f'[{l0c_offset}]'}.nd[{t.m}x{t.n}] (the block of C L0C accumulates), "
               f"p quant_pre (the decoded word), p fixpipe[0,0] (one output element's arithmetic); q quits[/dim]")
@@ -164,11 +164,9 @@ def _step(args, kernel, config, out) -> int:
     return OK
 
 
-def _first_l0c(lines: list[str]) -> int:
-    import re
-
-    for line in lines:
-        found = re.match(r"Mmad\(c=L0C\[(\d+)\]", line)
-        if found:
-            return int(found.group(1))
+def _first_l0c(program) -> int:
+    """Where the block's first Mmad accumulates in L0C (read from the assembled instruction, not its text)."""
+    for instruction in program.instructions:
+        if instruction.form.name == "Mmad":
+            return dict(zip(instruction.form.operand_names, instruction.operands))["c"]
     return 0

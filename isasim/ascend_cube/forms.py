@@ -10,8 +10,9 @@ name them (DataCopyParams, Nd2NzParams, LoadData2DParams, MmadParams, FixpipePar
     Fixpipe(dst=GM[0x20000], src=L0C[0], srcType=int32, dstType=int32, nSize=16, mSize=16, srcStride=16, ...)
 
 A buffer operand is the buffer's name and a byte offset in brackets (``L0A[512]``); GM is
-addressed by its address (``GM[0x10000]``).  Integers are decimal or 0x-hex, flags
-``true``/``false``, types and modes their Ascend C names.  Parameters may come in any order;
+addressed by its address (``GM[0x10000]``).  Integers are C++ integer literals (decimal,
+``0x`` hex, ``0b`` binary, ``'`` separators; no octal: :mod:`.numbers`), flags ``true``/``false``,
+types and modes their Ascend C names.  Parameters may come in any order;
 those with a default may be left out.  The printer writes every parameter, in declaration
 order, which the parser reads back to the same instruction.  Programs are straight-line:
 kernels are generated (the loops live in the Python that writes them), as a compiler

@@ -56,8 +56,9 @@ INDEX_INTRO = """\
 **No Ascend hardware, no CANN toolkit and no public binary encoding exist here.** The program text is the
 instruction: one Ascend C call per line with keyword parameters named as Ascend C names them
 (`Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=int8, bType=int8, m=16, n=16, k=32)`). Buffers are addressed by
-byte offset (`L0A[512]`), GM by address (`GM[0x10000]`); parameters with a default may be left out and come in
-any order; `#` and `//` start comments; programs are straight-line (a kernel's loops are unrolled by the Python
+byte offset (`L0A[512]`), GM by address (`GM[0x10000]`); numbers are C++ integer literals (`4096`, `0x1000`,
+`0b1000`, `4'096`, a `u`/`l` suffix) up to 2^64 - 1, except that a leading 0 (`016`, which C++ reads as octal 14)
+is refused rather than read as octal; parameters with a default may be left out and come in any order; `#` and `//` start comments; programs are straight-line (a kernel's loops are unrolled by the Python
 that generates it). The registers are the control state: `quant_pre` (SetFixpipePreQuantFlag), `fpc`
 (SetFixPipeConfig), `atomic` (SetAtomicAdd / SetAtomicNone) and `ctrl` (bit 48 set: float results keep
 inf/NaN). The configuration is `{"chip": "910B" | "950", "options": {...}}` (`--chip`, `--option NAME=VALUE`);

@@ -20,6 +20,7 @@ from isasim.core.numerics import ELEMENT_TYPES
 from isasim.core.render import grid, hex_preview, key_value_table
 
 from ..chips import BUFFER_NAMES
+from ..numbers import LITERAL, NumberError, read_integer, shown
 from ..state import ATOMIC_MODES, REGISTER_NAMES, AscendState, array_name
 
 ROW_BYTES = {"L1": 32, "L0A": 32, "L0B": 32, "L0C": 64, "BT": 64, "FB": 64}
@@ -57,6 +58,8 @@ def l0c_matrix(state: AscendState, rows: int, cols: int, element: str, *, offset
                hex_values: bool = False, width: int = 100) -> Group:
     """The rows x cols matrix whose Nz fractals start at L0C[offset]: element (i, j) at
     offset + ((j / 16) * ceil16(rows) + i) * 64 + (j MOD 16) * 4."""
+    if rows < 1 or cols < 1:
+        raise IsasimError(f"a {rows} x {cols} matrix: M and N of .nd[MxN] are at least 1")
     storage, kind = ELEMENT_TYPES[element]
     padded = -(-rows // 16) * 16
     blocks = -(-cols // 16)
@@ -172,7 +175,19 @@ def step_view(record, state: AscendState, *, element_types: dict[str, str] | Non
     return Group(*parts) if parts else Text("(no state changed)", style="dim")
 
 
-_ITEM = re.compile(r"([a-z0-9]+)(?:\[(\d+|0x[0-9a-f]+)\])?(?:\.nd\[(\d+)x(\d+)\])?")
+# a buffer, an optional [offset] and an optional .nd[MxN]: the numbers are read by numbers.read_integer (C++
+# literals, as in the program text), so the brackets take any text and a bad number is named, not ignored
+_ITEM = re.compile(r"([a-z0-9]+)(?:\[([^\]]*)\])?(?:\.nd\[([^\]]*)\])?", re.ASCII)
+# M x N: two literals and an x between them (the regex tries the hex reading of "0x..." first, then backs off)
+_SHAPE = re.compile(rf"\s*({LITERAL})\s*x\s*({LITERAL})\s*", re.ASCII)
+
+
+def location_number(text: str, what: str) -> int:
+    """A number of a stepper location (an offset, a row or a count), read as the program text reads numbers."""
+    try:
+        return read_integer(text.strip(" \t"))
+    except NumberError as error:
+        raise IsasimError(f"{what}: {error.message}") from None
 
 
 def item_view(state: AscendState, what: str, args: list[str], *, width: int = 100):
@@ -191,16 +206,19 @@ def item_view(state: AscendState, what: str, args: list[str], *, width: int = 10
     if not m or m.group(1) not in BY_ARRAY:
         return None
     buffer = BY_ARRAY[m.group(1)]
-    offset = int(m.group(2), 0) if m.group(2) else 0
+    offset = location_number(m.group(2), f"{m.group(1)}[...]") if m.group(2) is not None else 0
     if offset >= state.buffers[buffer].size:
         raise IsasimError(f"{buffer} is {state.buffers[buffer].size} bytes: [{offset}] is past its end")
     words = [a.lower() for a in args]
-    if m.group(3):
+    if m.group(3) is not None:
         if buffer != "L0C":
             raise IsasimError(f".nd[MxN] reads L0C's Nz fractals; {buffer} has no such view")
+        shape = _SHAPE.fullmatch(m.group(3))
+        if not shape:
+            raise IsasimError(f".nd[{shown(m.group(3))}]: expected .nd[MxN], M rows and N columns (.nd[30x40])")
+        rows, cols = (location_number(shape.group(i), f".nd[{shown(m.group(3))}]") for i in (1, 2))
         element = next((w for w in words if w in VIEWS["L0C"]), "int32")
-        return l0c_matrix(state, int(m.group(3)), int(m.group(4)), element, offset=offset,
-                          hex_values="hex" in words, width=width)
+        return l0c_matrix(state, rows, cols, element, offset=offset, hex_values="hex" in words, width=width)
     unknown = [w for w in words if w not in VIEWS[buffer] and w not in ("hex", "all")]
     if unknown:
         raise IsasimError(f"{name} is shown as {', '.join(VIEWS[buffer])}, not '{unknown[0]}'")
@@ -214,7 +232,7 @@ def watch_value(state: AscendState, what: str, element_types: dict[str, str]) ->
     name = what.lower()
     if name in state.register_names():
         return WatchTarget(state.read_register(name))
-    m = re.fullmatch(r"([a-z0-9]+)(?:\[(\d+)(?::(\d+))?\])?", name)
+    m = re.fullmatch(r"([a-z0-9]+)(?:\[([^\]:]*)(?::([^\]]*))?\])?", name, re.ASCII)
     if not m or m.group(1) not in BY_ARRAY:
         return None
     buffer = BY_ARRAY[m.group(1)]
@@ -222,8 +240,9 @@ def watch_value(state: AscendState, what: str, element_types: dict[str, str]) ->
     element = element_types.get(m.group(1), VIEWS[buffer][0])
     if m.group(2) is None:
         return WatchTarget(data.tobytes(), element)
-    low = int(m.group(2))
-    high = int(m.group(3)) if m.group(3) else low + np.dtype(ELEMENT_TYPES[element].storage).itemsize
+    low = location_number(m.group(2), f"{m.group(1)}[...]")
+    high = (location_number(m.group(3), f"{m.group(1)}[...]") if m.group(3) is not None
+            else low + np.dtype(ELEMENT_TYPES[element].storage).itemsize)
     if not low < high <= data.size:
         raise IsasimError(f"{buffer} is {data.size} bytes: [{low}:{high}] is not a range of it")
     return WatchTarget(data[low:high].tobytes(), element)

@@ -16,7 +16,8 @@ from rich.text import Text
 
 from isasim.core.errors import IsasimError
 
-PATTERN = re.compile(r"fixpipe\[(\d+)\s*,\s*(\d+)\]")
+# the numbers are C++ literals, read (and a bad one named) by buffers.location_number
+PATTERN = re.compile(r"fixpipe\[([^\],]*),([^\]]*)\]", re.ASCII)
 
 
 def _fixpipe_instruction(state, program):
@@ -38,7 +39,9 @@ def fixpipe_element(state, program, what: str):
     found = PATTERN.fullmatch(what.lower().replace(" ", ""))
     if not found:
         return None
-    row, col = int(found.group(1)), int(found.group(2))
+    from .buffers import location_number
+
+    row, col = (location_number(found.group(i), "fixpipe[I,J]") for i in (1, 2))
     instruction = _fixpipe_instruction(state, program)
     if instruction is None:
         raise IsasimError("no Fixpipe at or before this step: fixpipe[I,J] shows one of a Fixpipe's elements")
