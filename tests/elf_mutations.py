@@ -14,6 +14,7 @@ by both would hide the very crashes these mutants look for.
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 from typing import Iterator
@@ -111,11 +112,14 @@ def layout(data: bytes) -> Layout:
         out += [Field(f"{label}.{name}", shoff + i * shentsize + at, width, name, "section header")
                 for name, at, width in _SHDR]
         if kind in (SHT_SYMTAB, SHT_DYNSYM) and entsize:
+            strings = headers[link][4]
             for n in range(size // entsize):
                 base = offset + n * entsize
                 boundaries.add(base)
-                out += [Field(f"{label} symbol {n}.{name}", base + at, width, name, "symbol")
-                        for name, at, width in _SYM]
+                start = strings + _u(data, base, 4)
+                symbol = data[start:data.index(b"\0", start)].decode("ascii", "replace")
+                entry = f"{label} symbol {n}" + (f" ({symbol})" if symbol else "")
+                out += [Field(f"{entry}.{name}", base + at, width, name, "symbol") for name, at, width in _SYM]
         elif kind in (SHT_RELA, SHT_REL) and entsize:
             for n in range(size // entsize):
                 base = offset + n * entsize
@@ -197,9 +201,20 @@ def mutants(data: bytes) -> Iterator[Mutant]:
             yield Mutant(what, "string table", data, offset, broken)
 
 
-def edited(data: bytes, field_name: str, value: int) -> bytes:
-    """``data`` with the field called ``field_name`` (as ``layout`` names it, e.g.
-    ``section 2 (.rela.text).sh_link``) set to ``value``: one named case of the mutants, for a regression test."""
-    [field] = [f for f in layout(data).fields if f.name == field_name]
-    return data[:field.offset] + (value % (1 << 8 * field.width)).to_bytes(field.width, "little") + data[
-        field.offset + field.width:]
+def field(data: bytes, owner: str, name: str) -> Field:
+    """The field ``name`` (sh_link, st_shndx, ...) of ``owner``: a section's name (".rela.text"), a symbol's
+    ("symbol amx_block"), or "" for the ELF header; e.g. field(data, ".strtab", "sh_offset")."""
+    if not owner:
+        wanted = re.compile(re.escape(name))
+    elif owner.startswith("symbol "):
+        wanted = re.compile(r"section \d+ \(\.symtab\) symbol \d+ \(" + re.escape(owner[7:]) + r"\)\." + re.escape(name))
+    else:
+        wanted = re.compile(r"section \d+ \(" + re.escape(owner) + r"\)\." + re.escape(name))
+    [found] = [f for f in layout(data).fields if wanted.fullmatch(f.name)]
+    return found
+
+
+def edited(data: bytes, where: Field, value: int) -> bytes:
+    """``data`` with field ``where`` set to ``value`` (modulo its width): one named mutant, for a regression test."""
+    patch = (value % (1 << 8 * where.width)).to_bytes(where.width, "little")
+    return data[:where.offset] + patch + data[where.offset + where.width:]
