@@ -207,7 +207,8 @@ def field(data: bytes, owner: str, name: str) -> Field:
     if not owner:
         wanted = re.compile(re.escape(name))
     elif owner.startswith("symbol "):
-        wanted = re.compile(r"section \d+ \(\.symtab\) symbol \d+ \(" + re.escape(owner[7:]) + r"\)\." + re.escape(name))
+        symbol = re.escape(owner[len("symbol "):])
+        wanted = re.compile(r"section \d+ \(\.symtab\) symbol \d+ \(" + symbol + r"\)\." + re.escape(name))
     else:
         wanted = re.compile(r"section \d+ \(" + re.escape(owner) + r"\)\." + re.escape(name))
     [found] = [f for f in layout(data).fields if wanted.fullmatch(f.name)]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import shutil
 import struct
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .errors import IsasimError
 from .trace import MAX_REGION
@@ -88,7 +88,7 @@ class Section:
 
     @property
     def type_name(self) -> str:
-        return _SECTION_TYPES.get(self.type, f"type {self.type:#x}")
+        return _SECTION_TYPES.get(self.type, f"{self.type:#x}")
 
     @property
     def holds_bytes(self) -> bool:
@@ -208,11 +208,14 @@ class ElfFile:
         if self._shentsize != _SECTION_HEADER.size:
             raise self.error(f"e_shentsize {self._shentsize}: an ELF64 section header is {_SECTION_HEADER.size} bytes")
         count = self._shnum
-        if count == 0 and self._fits(self._shoff, _SECTION_HEADER.size):
-            count = self._header_fields(0)[5]  # SHN_LORESERVE sections or more: section 0's sh_size counts them
+        if count == 0:  # SHN_LORESERVE sections or more: section 0's sh_size counts them
+            if not self._fits(self._shoff, _SECTION_HEADER.size):
+                raise self.error(f"e_shoff {self._shoff:#x}: the section header table starts past the end of the "
+                                 f"file ({len(self.data)} bytes)")
+            count = self._header_fields(0)[5]
             if count == 0:
                 return ()
-        if not self._fits(self._shoff, max(count, 1) * _SECTION_HEADER.size):
+        if not self._fits(self._shoff, count * _SECTION_HEADER.size):
             raise self.error(f"the section header table (e_shoff {self._shoff:#x}, {count} headers of "
                              f"{_SECTION_HEADER.size} bytes) runs past the end of the file ({len(self.data)} bytes)")
         headers = [self._header_fields(i) for i in range(count)]
@@ -222,11 +225,10 @@ class ElfFile:
             return nameless  # the file has no section names
         if names_index >= count:
             raise self.error(f"e_shstrndx {names_index:#x} is not a section (the file has {count})")
-        names = nameless[names_index]
+        names = replace(nameless[names_index], name="the section names")  # its own name is not read yet
         if names.type != SHT_STRTAB:
-            raise self.error(f"e_shstrndx names {names}, of type {names.type_name}, not a string table")
-        what = f"section {names_index} (the section names)"
-        return tuple(Section(i, self._string(names, fields[0], f"section {i}'s name (sh_name)", what), *fields[1:])
+            raise self.error(f"e_shstrndx names section {names_index}, of type {names.type_name}, not a string table")
+        return tuple(Section(i, self._string(names, fields[0], f"section {i}'s name (sh_name)"), *fields[1:])
                      for i, fields in enumerate(headers))
 
     def _header_fields(self, index: int) -> tuple[int, ...]:
@@ -273,15 +275,14 @@ class ElfFile:
                 self._contents[section.index] = self.data[section.offset:section.offset + section.size]
         return self._contents[section.index]
 
-    def _string(self, table: Section, offset: int, what: str, table_name: str | None = None) -> str:
+    def _string(self, table: Section, offset: int, what: str) -> str:
         """The NUL-terminated string at ``offset`` of string table ``table``, which ``what`` names."""
         strings = self.contents(table)
-        table_name = table_name or str(table)
         if offset >= len(strings):
-            raise self.error(f"{what} {offset:#x} is past the end of {table_name} ({len(strings)} bytes)")
+            raise self.error(f"{what} {offset:#x} is past the end of {table} ({len(strings)} bytes)")
         end = strings.find(b"\0", offset)
         if end < 0:
-            raise self.error(f"{what} {offset:#x}: the string runs past the end of {table_name} (no NUL ends it)")
+            raise self.error(f"{what} {offset:#x}: the string runs past the end of {table} (no NUL ends it)")
         # a name is bytes to ELF; one that is not UTF-8 is still shown (and matched) with its bytes escaped
         return strings[offset:end].decode("utf-8", "backslashreplace")
 

@@ -147,9 +147,9 @@ def _instruction_at(code: bytes, offset: int) -> int:
 def _relocated(elf: ElfFile, symbol: Symbol, name: str):
     """A relocatable file's function with its relocations applied: (code, data regions, views)."""
     path = elf.path
+    code = bytearray(elf.function_bytes(symbol, name))  # first: it checks that the symbol is in a section
     text = elf.sections[symbol.section]
     start = symbol.value
-    code = bytearray(elf.function_bytes(symbol, name))
     size = len(code)
     regions, views, placed = [], [], {}
     next_free = _align(CODE_BASE + len(code), 0x1000)
@@ -304,13 +304,13 @@ def _check_branches_stay_inside(code: bytes, name: str, path: str, name_at) -> N
                            f"at {instruction.ip:#x}): isasim runs one function by itself", source=path)
 
 
-def _check_no_overlap(regions: list, views: list[RegionView], path: str) -> None:
-    """The file's sections do not overlap one another (a damaged linked program can say they do)."""
-    spans = sorted((address, address + len(data), view.name) for (address, data, _w), view in zip(regions, views))
+def _check_no_overlap(taken: list[tuple[int, int, str]], path: str) -> None:
+    """The code, the file's sections and the stack do not overlap (a damaged linked program can put a
+    section on another, or on the stack)."""
+    spans = sorted(taken)
     for (_low, high, first), (low, _high, second) in zip(spans, spans[1:]):
         if low < high:
-            raise _Refused(f"sections {shown(first)} and {shown(second)} overlap in memory ({low:#x}..{high:#x})",
-                           source=path)
+            raise _Refused(f"{first} and {second} overlap in memory (from {low:#x})", source=path)
 
 
 def load_object(path: str, function: str, init: Init) -> tuple[Program, Init]:
@@ -326,7 +326,6 @@ def load_object(path: str, function: str, init: Init) -> tuple[Program, Init]:
             elf, symbol.value + target - CODE_BASE, symbol.section))
     else:
         code, regions, views = _moved(elf, symbol, name)
-    _check_no_overlap(regions, views, path)
     _check_supported(code, name, path)
     program = disassemble(code, CODE_BASE, source=f"{path}:{name}")
     if symbol.name.replace("_", "").isalnum() and symbol.name.isascii():  # the recorded program names it
@@ -340,6 +339,9 @@ def load_object(path: str, function: str, init: Init) -> tuple[Program, Init]:
         if register in regs:
             raise IsasimError(f"init.args gives {register} and so does init.regs.{register}: give it once")
         regs[register] = value % (1 << 64)
+    taken = [(CODE_BASE, CODE_BASE + max(len(code), 1), f"the code of {name}")] + [
+        (a, a + len(d), shown(view.name) if view.name.startswith("section ") else f"section {shown(view.name)}")
+        for (a, d, _w), view in zip(regions, views)]  # a nameless section's view is already "section N"
     stack_base = STACK_TOP - STACK_SIZE
     stack = bytearray(STACK_SIZE)
     stack[-8:] = RETURN_SENTINEL.to_bytes(8, "little")
@@ -347,9 +349,8 @@ def load_object(path: str, function: str, init: Init) -> tuple[Program, Init]:
         regions.append((stack_base, bytes(stack), True))
         views.append(RegionView("stack", stack_base, "uint8", (1, STACK_SIZE), False))
         regs["rsp"] = STACK_TOP - 8
-    code_end = CODE_BASE + max(len(code), 1)
-    taken = [(CODE_BASE, code_end, f"the code of {name}")] + [
-        (a, a + len(d), view.name) for (a, d, _w), view in zip(regions, views)]
+        taken.append((stack_base, STACK_TOP, "the stack"))
+    _check_no_overlap(taken, path)
     for address, data, _writable in init.memory:
         for low, high, what in taken:
             if address < high and low < address + len(data):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from cli_harness import error_line
-from elf_mutations import edited, field
+from elf_mutations import edited, field, layout
 
 from isasim.core.elf_file import EM_X86_64, read_elf
 
@@ -108,8 +108,7 @@ def test_a_function_that_runs_past_its_section(compiled, capsys, tmp_path):
 
 def test_a_relocation_naming_a_symbol_past_the_table(compiled, capsys, tmp_path):
     data = compiled["kernels"]
-    relocation = next(f for f in __import__("elf_mutations").layout(data).fields
-                      if ".rela.text) relocation 0.r_sym" in f.name)
+    relocation = next(f for f in layout(data).fields if ".rela.text) relocation 0.r_sym" in f.name)
     line = refusal(capsys, tmp_path, edited(data, relocation, 0xFFFFFFFF))
     assert "relocation 0 of" in line and "symbol index 0xffffffff is past the end of" in line
 
@@ -145,6 +144,31 @@ def test_a_string_table_without_its_last_nul(compiled, capsys, tmp_path):
     size = int.from_bytes(data[strings.offset + 8:strings.offset + 16], "little")
     damaged = data[:offset + size - 1] + b"x" + data[offset + size:]
     assert "the string runs past the end of" in refusal(capsys, tmp_path, damaged)
+
+
+@pytest.mark.parametrize("name", ["kernels", "scratch"])
+def test_the_reader_agrees_with_pyelftools_on_a_sound_file(compiled, tmp_path, name):
+    """What the checks let through is what the file says: sections, symbols and relocations as pyelftools
+    reads them from the compiler's own object file."""
+    from elftools.elf.elffile import ELFFile
+
+    path = tmp_path / f"{name}.o"
+    path.write_bytes(compiled[name])
+    elf = read_elf(str(path), EM_X86_64)
+    with open(path, "rb") as file:
+        reference = ELFFile(file)
+        assert [(s.name, s.size, s.offset, s.link, s.info, s.flags) for s in elf.sections] == [
+            (s.name, s["sh_size"], s["sh_offset"], s["sh_link"], s["sh_info"], s["sh_flags"])
+            for s in reference.iter_sections()]
+        symbols = reference.get_section_by_name(".symtab")
+        assert [(s.name, s.value, s.size, s.section if s.in_section else s.where) for s in elf.symbols()] == [
+            (s.name, s["st_value"], s["st_size"], s["st_shndx"]) for s in symbols.iter_symbols()]
+        for table in reference.iter_sections():
+            if table["sh_type"] != "SHT_RELA":
+                continue
+            ours = elf.relocations(elf.sections[reference.get_section_index(table.name)])
+            assert [(r.offset, r.type, r.symbol.index, r.addend) for r in ours] == [
+                (r["r_offset"], r["r_info_type"], r["r_info_sym"], r["r_addend"]) for r in table.iter_relocations()]
 
 
 # ---- the ELF header, from bytes made here (no compiler needed) --------------------------------------
