@@ -14,7 +14,7 @@ from isasim.core.errors import AssemblyError
 from isasim.core.program import Instruction, Program
 
 from .forms import FORMS, LOCATION_KINDS, AscendForm, Param
-from .numbers import LARGEST, NumberError, read_parameter, shown
+from .numbers import LARGEST, LARGEST_SIGNED, NumberError, read_parameter, shown
 
 # C++'s whitespace inside a line (re.ASCII keeps \s to these, and str.strip gets them explicitly): Python's
 # own would also take Unicode spaces and line separators, which C++ does not
@@ -59,8 +59,8 @@ def value_text(p: Param, value) -> str:
     """A parameter's value as the printer writes it."""
     if p.kind == "GM":
         return f"GM[{value:#x}]"
-    if p.kind in LOCATION_KINDS:
-        return f"{p.kind}[{value}]"
+    if p.kind in LOCATION_KINDS:  # a byte offset, in decimal while C++ reads that as a number (hex above)
+        return f"{p.kind}[{value if value <= LARGEST_SIGNED else hex(value)}]"
     if p.kind == "bool":
         return "true" if value else "false"
     if p.kind == "int":

@@ -50,6 +50,14 @@ class AscendContext:
         except MemoryFault as fault:
             raise GM_FAULT(fault) from None
 
+    def gm_check(self, address: int, size: int, access: str = "read") -> None:
+        """The GM_FAULT a read or write of these bytes would raise, touching nothing (an instruction checks
+        every GM access before its first write)."""
+        try:
+            self.memory.check(address, size, access)
+        except MemoryFault as fault:
+            raise GM_FAULT(fault) from None
+
     def gm_write(self, address: int, data: np.ndarray) -> None:
         try:
             self.memory.write(address, np.ascontiguousarray(data).view(np.uint8).tobytes())

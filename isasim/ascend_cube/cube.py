@@ -12,6 +12,7 @@ import numpy as np
 
 from isasim.core.faults import Fault
 
+from .access import Access, contiguous
 from .chips import ELEMENT_BYTES
 
 MAX_DIMENSION = 4095  # MmadParams m, n, k: each in [0, 4095]
@@ -42,18 +43,34 @@ def a_layout(chip, m: int, disable_gemv: bool) -> str:
     return chip.a_layout
 
 
-def read_matrix(ctx, buffer: str, offset: int, layout: str, rows: int, cols: int, dtype: str) -> np.ndarray:
-    """The rows x cols matrix (element bits) whose fractals start at buffer[offset], in ``layout``
-    (L0C's fractals are 16 x 16 whatever the type; L0A's and L0B's 16 x 32 bytes)."""
+def matrix_bytes(buffer: str, layout: str, rows: int, cols: int, dtype: str) -> int:
+    """Bytes of a rows x cols matrix in ``layout`` in ``buffer``, padded to whole fractals (L0C's are 16 x 16
+    whatever the type; L0A's and L0B's 16 x 32 bytes); an ND (GEMV) row is not padded."""
     from . import layouts
 
     size = ELEMENT_BYTES[dtype]
-    if layout == "ND":  # a GEMV row: cols elements in a row
-        return ctx.read(buffer, offset, rows * cols * size, buffer).view(_storage(size)).reshape(rows, cols)
+    if layout == "ND":
+        return rows * cols * size
+    padded = layouts.padded_shape(rows, cols, _fractal_along(buffer, layout, dtype))
+    return padded[0] * padded[1] * size
+
+
+def _fractal_along(buffer: str, layout: str, dtype: str) -> tuple[int, int]:
+    from . import layouts
+
     fractal = layouts.L0C_FRACTAL if buffer == "L0C" else layouts.fractal_shape(dtype)
-    along = (fractal[1], fractal[0]) if layout == "Zn" else fractal  # Zn: (K0 rows of K, N0 columns)
-    padded = layouts.padded_shape(rows, cols, along)
-    data = ctx.read(buffer, offset, padded[0] * padded[1] * size, buffer).view(_storage(size))
+    return (fractal[1], fractal[0]) if layout == "Zn" else fractal  # Zn: (K0 rows of K, N0 columns)
+
+
+def read_matrix(ctx, buffer: str, offset: int, layout: str, rows: int, cols: int, dtype: str) -> np.ndarray:
+    """The rows x cols matrix (element bits) whose fractals start at buffer[offset], in ``layout``."""
+    from . import layouts
+
+    size = ELEMENT_BYTES[dtype]
+    data = ctx.read(buffer, offset, matrix_bytes(buffer, layout, rows, cols, dtype), buffer).view(_storage(size))
+    if layout == "ND":  # a GEMV row: cols elements in a row
+        return data.reshape(rows, cols)
+    fractal = layouts.L0C_FRACTAL if buffer == "L0C" else layouts.fractal_shape(dtype)
     unpack = {"Zz": layouts.zz_to_nd, "Nz": layouts.nz_to_nd, "Zn": layouts.zn_to_nd}[layout]
     return unpack(data, rows, cols, dtype, fractal)
 
@@ -76,6 +93,46 @@ def check_types(ctx, p) -> None:
     accumulator_type(ctx, p["aType"], p["bType"])
 
 
+def _starts_from(p) -> str:
+    """Where C starts: "zero" (cmatrixInitVal), "bias" (the bias table row: cmatrixSource), or "c" (L0C:
+    accumulate, also isBias)."""
+    if not p["cmatrixInitVal"] and p["cmatrixSource"]:
+        return "bias"
+    if not p["cmatrixInitVal"] or p["isBias"]:
+        return "c"
+    return "zero"
+
+
+def mmad_access(ctx, form, p) -> Access:
+    """Mmad checked (m, n, k, the type pair, alignment, each operand and C inside its buffer): A, B and the
+    bias row or C it starts from (nothing for a NOP)."""
+    m, n, k = p["m"], p["n"], p["k"]
+    for name in ("m", "n", "k"):
+        if p[name] > MAX_DIMENSION:
+            raise Fault("PARAM_RANGE", f"Mmad {name}={p[name]}: m, n and k are at most {MAX_DIMENSION}")
+    c_type = accumulator_type(ctx, p["aType"], p["bType"])
+    ctx.check_aligned("L0C", p["c"], "c")
+    ctx.check_aligned("L0A", p["a"], "a")
+    ctx.check_aligned("L0B", p["b"], "b")
+    ctx.check_aligned("BT", p["bias"], "bias")
+    if 0 in (m, n, k):
+        return Access()
+    a_bytes = matrix_bytes("L0A", a_layout(ctx.chip, m, p["disableGemv"]), m, k, p["aType"])
+    b_bytes = matrix_bytes("L0B", "Zn", k, n, p["bType"])
+    c_bytes = matrix_bytes("L0C", "Nz", m, n, c_type)
+    ctx.check_inside("L0A", p["a"], a_bytes, "L0A")
+    ctx.check_inside("L0B", p["b"], b_bytes, "L0B")
+    reads = [contiguous("L0A", p["a"], a_bytes, p["aType"]), contiguous("L0B", p["b"], b_bytes, p["bType"])]
+    start = _starts_from(p)
+    if start == "bias":
+        ctx.check_inside("BT", p["bias"], n * 4, "bias")
+        reads.append(contiguous("BT", p["bias"], n * 4, c_type))
+    ctx.check_inside("L0C", p["c"], c_bytes, "c" if start != "c" else "L0C")
+    if start == "c":
+        reads.append(contiguous("L0C", p["c"], c_bytes, c_type))
+    return Access(reads=tuple(reads))
+
+
 def mmad(ctx, form, p):
     """IF m > 4095 OR n > 4095 OR k > 4095: PARAM_RANGE
     IF m == 0 OR n == 0 OR k == 0: nothing (a NOP, as documented)
@@ -88,25 +145,18 @@ def mmad(ctx, form, p):
                          float: float32 (option mmad_float_accumulation; CTRL[48] saturation)"""
     from . import mmad_math
 
-    m, n, k = p["m"], p["n"], p["k"]
-    for name in ("m", "n", "k"):
-        if p[name] > MAX_DIMENSION:
-            raise Fault("PARAM_RANGE", f"Mmad {name}={p[name]}: m, n and k are at most {MAX_DIMENSION}")
-    c_type = accumulator_type(ctx, p["aType"], p["bType"])
-    ctx.check_aligned("L0C", p["c"], "c")
-    ctx.check_aligned("L0A", p["a"], "a")
-    ctx.check_aligned("L0B", p["b"], "b")
-    ctx.check_aligned("BT", p["bias"], "bias")
-    if 0 in (m, n, k):
+    if not mmad_access(ctx, form, p).reads:  # every check made; m, n or k is 0: a NOP
         return
+    m, n, k = p["m"], p["n"], p["k"]
+    c_type = accumulator_type(ctx, p["aType"], p["bType"])
     a = read_matrix(ctx, "L0A", p["a"], a_layout(ctx.chip, m, p["disableGemv"]), m, k, p["aType"])
     b = read_matrix(ctx, "L0B", p["b"], "Zn", k, n, p["bType"])
     initial = None
-    from_bias = not p["cmatrixInitVal"] and p["cmatrixSource"]
-    if from_bias:
+    start = _starts_from(p)
+    if start == "bias":
         row = ctx.read("BT", p["bias"], n * 4, "bias").view(np.uint32)
         initial = np.broadcast_to(row, (m, n)).copy()
-    elif not p["cmatrixInitVal"] or p["isBias"]:
+    elif start == "c":
         initial = read_matrix(ctx, "L0C", p["c"], "Nz", m, n, c_type)
     result = mmad_math.mmad(a, b, initial, p["aType"], p["bType"], ctx.options,
                             saturate=ctx.float_saturating)

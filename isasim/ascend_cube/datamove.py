@@ -1,25 +1,51 @@
 """Data movement: GM -> L1 (ND and Nd2Nz), L1 -> L0A/L0B (2-D fractal loads), L1 -> BT, L1 -> FB.
 
 Each function's docstring is the pseudocode ``isasim explain`` shows.  Every check comes
-before the first write, so a faulting instruction changes nothing.
+before the first write, so a faulting instruction changes nothing; the checks its data does not
+decide are its form's ``*_access`` function (:mod:`.access`), which the semantics call first and
+explain calls before it builds example data.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from isasim.core.faults import Fault
 
+from .access import Access, Span, contiguous
 from .chips import ELEMENT_BYTES
 
 BLOCK = 32  # the burst and stride unit of DataCopyParams, and one C0 row of a fractal: 32 bytes
 FRACTAL = 512  # one L0A/L0B fractal: 16 rows x 32 bytes
 
 
+@dataclass(frozen=True)
+class Bursts:
+    """DataCopyParams' bursts: ``count`` of ``length`` source bytes from ``src``, ``src_step`` apart, each to
+    ``dst`` + i * ``dst_step`` (``dst_length`` bytes there: a widening copy writes more than it reads)."""
+
+    src: int
+    dst: int
+    count: int
+    length: int
+    src_step: int
+    dst_step: int
+    dst_length: int
+
+    def pieces(self) -> list[tuple[int, int, int]]:
+        """(source, destination, source bytes) of each burst."""
+        return [(self.src + i * self.src_step, self.dst + i * self.dst_step, self.length) for i in range(self.count)]
+
+    def access(self, src_space: str, dtype: str = "uint8") -> Access:
+        """What the bursts read (their destination is on chip)."""
+        return Access(reads=(Span(src_space, self.src, self.count, self.length, self.src_step, dtype),))
+
+
 def _bursts(ctx, p: dict, dst_buffer: str, src_buffer: str | None, src_unit_bytes: int = BLOCK,
-            dst_scale: int = 1):
-    """The (source, destination) byte offsets of each burst, checked: alignment, and the whole
-    destination inside its buffer."""
+            dst_scale: int = 1) -> Bursts:
+    """The bursts, checked: alignment, and the whole destination (and an on-chip source) inside its buffer."""
     count, length = p["blockCount"], p["blockLen"] * src_unit_bytes
     ctx.check_aligned(dst_buffer, p["dst"], "dst")
     if src_buffer is not None:
@@ -30,25 +56,25 @@ def _bursts(ctx, p: dict, dst_buffer: str, src_buffer: str | None, src_unit_byte
     ctx.check_inside(dst_buffer, last_dst, length * dst_scale, "dst")
     if src_buffer is not None:
         ctx.check_inside(src_buffer, p["src"] + (count - 1) * src_step, length, "src")
-    return [(p["src"] + i * src_step, p["dst"] + i * dst_step, length) for i in range(count)]
+    return Bursts(p["src"], p["dst"], count, length, src_step, dst_step, length * dst_scale)
+
+
+def gm_to_l1_access(ctx, form, p) -> Access:
+    return _bursts(ctx, p, "L1", None).access("GM")
 
 
 def copy_gm_to_l1(ctx, form, p):
     """FOR i = 0 .. blockCount-1:
         L1[dst + i*(blockLen+dstStride)*32 ..+ blockLen*32] = GM[src + i*(blockLen+srcStride)*32 ..+ blockLen*32]"""
-    bursts = _bursts(ctx, p, "L1", None)
+    bursts = _bursts(ctx, p, "L1", None).pieces()
     data = [ctx.gm_read(src, length) for src, _dst, length in bursts]  # every read before any write
     for (_src, dst, _length), chunk in zip(bursts, data):
         ctx.write("L1", dst, chunk, "dst")
 
 
-def copy_gm_to_l1_nd2nz(ctx, form, p):
-    """C0 = 32 / sizeof(dtype)
-    FOR t < ndNum, r < nValue, d < dValue:
-        element (r, d) of matrix t = GM[src + (t*srcNdMatrixStride + r*srcDValue + d) * sizeof(dtype)]
-        goes to L1[dst + t*dstNzMatrixStride*sizeof(dtype)
-                   + ((d / C0)*dstNzC0Stride + r*dstNzNStride) * 32 + (d MOD C0)*sizeof(dtype)]
-    (the rest of each 32-byte row is left as it was)"""
+def _nd2nz_checked(ctx, p) -> tuple[int, int]:
+    """Nd2NzParams checked (alignment, the source pitch, the furthest destination element inside L1); the
+    element size and C0."""
     size = ELEMENT_BYTES[p["dtype"]]
     c0 = BLOCK // size
     ctx.check_aligned("L1", p["dst"], "dst")
@@ -61,6 +87,26 @@ def copy_gm_to_l1_nd2nz(ctx, form, p):
             + (((p["dValue"] - 1) // c0) * p["dstNzC0Stride"] + (p["nValue"] - 1) * p["dstNzNStride"]) * BLOCK
             + (min(c0, p["dValue"]) - 1) * size)
     ctx.check_inside("L1", p["dst"], last + size - p["dst"], "dst")  # the furthest element, before any work
+    return size, c0
+
+
+def nd2nz_access(ctx, form, p) -> Access:
+    """Each source matrix's nValue rows of dValue elements, srcDValue elements apart; the destination as the
+    L1 range from dst to the furthest element."""
+    size, _c0 = _nd2nz_checked(ctx, p)
+    reads = tuple(Span("GM", p["src"] + t * p["srcNdMatrixStride"] * size, p["nValue"], p["dValue"] * size,
+                       p["srcDValue"] * size, p["dtype"]) for t in range(p["ndNum"]))
+    return Access(reads=reads)
+
+
+def copy_gm_to_l1_nd2nz(ctx, form, p):
+    """C0 = 32 / sizeof(dtype)
+    FOR t < ndNum, r < nValue, d < dValue:
+        element (r, d) of matrix t = GM[src + (t*srcNdMatrixStride + r*srcDValue + d) * sizeof(dtype)]
+        goes to L1[dst + t*dstNzMatrixStride*sizeof(dtype)
+                   + ((d / C0)*dstNzC0Stride + r*dstNzNStride) * 32 + (d MOD C0)*sizeof(dtype)]
+    (the rest of each 32-byte row is left as it was)"""
+    size, c0 = _nd2nz_checked(ctx, p)
     t, r, d = np.meshgrid(np.arange(p["ndNum"]), np.arange(p["nValue"]), np.arange(p["dValue"]), indexing="ij")
     dst = (p["dst"] + t * p["dstNzMatrixStride"] * size
            + ((d // c0) * p["dstNzC0Stride"] + r * p["dstNzNStride"]) * BLOCK + (d % c0) * size)
@@ -99,14 +145,19 @@ def check_transpose(ctx, p) -> None:
                                    f"{' and '.join(ctx.chip.transpose_types)} only")
 
 
+def l1_to_bt_access(ctx, form, p) -> Access:
+    check_bias_types(ctx, p)
+    scale = ELEMENT_BYTES[p["dstType"]] // ELEMENT_BYTES[p["srcType"]]
+    return _bursts(ctx, p, "BT", "L1", dst_scale=scale).access("L1", p["srcType"])
+
+
 def copy_l1_to_bt(ctx, form, p):
     """(srcType, dstType) is one of the chip's bias pairs: half/bf16 -> float32 widen exactly, others copy
     FOR i = 0 .. blockCount-1: BT[dst + i*...] = widen(L1[src + i*(blockLen+srcStride)*32 ..+ blockLen*32])"""
     check_bias_types(ctx, p)
     pair = (p["srcType"], p["dstType"])
     scale = ELEMENT_BYTES[pair[1]] // ELEMENT_BYTES[pair[0]]
-    bursts = _bursts(ctx, p, "BT", "L1", dst_scale=scale)
-    for src, dst, length in bursts:
+    for src, dst, length in _bursts(ctx, p, "BT", "L1", dst_scale=scale).pieces():
         ctx.write("BT", dst, widen_bias(ctx.read("L1", src, length, "src"), *pair), "dst")
 
 
@@ -120,11 +171,28 @@ def widen_bias(data: np.ndarray, src_type: str, dst_type: str) -> np.ndarray:
     return data
 
 
+def l1_to_fb_access(ctx, form, p) -> Access:
+    return _bursts(ctx, p, "FB", "L1").access("L1")
+
+
 def copy_l1_to_fb(ctx, form, p):
     """FOR i = 0 .. blockCount-1: FB[dst + i*(blockLen+dstStride)*32 ..+ blockLen*32] = L1[src + ...]
     (the per-channel quant words, 8 bytes each, that SetFixPipeConfig then points at)"""
-    for src, dst, length in _bursts(ctx, p, "FB", "L1"):
+    for src, dst, length in _bursts(ctx, p, "FB", "L1").pieces():
         ctx.write("FB", dst, ctx.read("L1", src, length, "src"), "dst")
+
+
+def load_2d_access(ctx, form, p) -> Access:
+    """LoadData2DParams checked: the transpose, alignment, the furthest source and destination fractals."""
+    buffer = form.buffers["dst"]
+    check_transpose(ctx, p)
+    ctx.check_aligned(buffer, p["dst"], "dst")
+    ctx.check_aligned("L1", p["src"], "src")
+    count = p["repeatTimes"]
+    first = p["src"] + p["startIndex"] * FRACTAL
+    ctx.check_inside("L1", first + (count - 1) * p["srcStride"] * FRACTAL, FRACTAL, "src")
+    ctx.check_inside(buffer, p["dst"] + (count - 1) * (1 + p["dstGap"]) * FRACTAL, FRACTAL, "dst")
+    return Access(reads=(Span("L1", first, count, FRACTAL, p["srcStride"] * FRACTAL, p["dtype"]),))
 
 
 def load_2d(ctx, form, p):
@@ -132,20 +200,12 @@ def load_2d(ctx, form, p):
         f = L1[src + (startIndex + i*srcStride)*512 ..+ 512]          one 512-byte fractal
         IF ifTranspose: f = transpose(f as 16x16 elements of 2 bytes)
         dstBuffer[dst + i*(1+dstGap)*512 ..+ 512] = f"""
-    buffer = form.buffers["dst"]
-    check_transpose(ctx, p)
-    ctx.check_aligned(buffer, p["dst"], "dst")
-    ctx.check_aligned("L1", p["src"], "src")
-    count = p["repeatTimes"]
-    sources = [p["src"] + (p["startIndex"] + i * p["srcStride"]) * FRACTAL for i in range(count)]
-    targets = [p["dst"] + i * (1 + p["dstGap"]) * FRACTAL for i in range(count)]
-    ctx.check_inside("L1", max(sources), FRACTAL, "src")
-    ctx.check_inside(buffer, max(targets), FRACTAL, "dst")
-    fractals = [ctx.read("L1", s, FRACTAL, "src") for s in sources]
-    for target, fractal in zip(targets, fractals):
+    source = load_2d_access(ctx, form, p).reads[0]
+    fractals = [ctx.read("L1", source.start + i * source.stride, FRACTAL, "src") for i in range(source.rows)]
+    for i, fractal in enumerate(fractals):
         if p["ifTranspose"]:
             fractal = fractal.view(np.uint16).reshape(16, 16).T.copy().view(np.uint8)
-        ctx.write(buffer, target, fractal, "dst")
+        ctx.write(form.buffers["dst"], p["dst"] + i * (1 + p["dstGap"]) * FRACTAL, fractal, "dst")
 
 
 # LoadData with LoadData2DParamsV2 (Ascend C "LoadData（2D矩阵搬运V2）", 950 only): the chips that have it and the
@@ -165,21 +225,24 @@ def check_load2d_v2(ctx, p) -> None:
                                    f"{', '.join(LOAD2D_V2_TYPES)}")
 
 
-def load_2d_v2(ctx, form, p):
-    """C0 = 32 / sizeof(dtype)                     a fractal is 16 rows (M) x 32 bytes (C0 elements along K)
-    source fractal (m, k), m < mStep, k < kStep:   L1[src + ((kStartPosition + k)*srcStride + mStartPosition + m)*512]
-    X = the (mStep*16) x (kStep*C0) matrix those fractals tile (fractal (m, k) is rows m*16.., columns k*C0..)
-    IF ifTranspose: X = transpose(X)            (kStep*C0) x (mStep*16); b8: mStep even, b32: kStep even
-    FOR each 16 x C0 fractal (a, b) of X (a along its rows, b along its columns):
-        dstBuffer[dst + (b*dstStride + a)*512 ..+ 512] = fractal (a, b)
-    (so a b8 transpose turns each 32x32-byte block of two stacked source fractals into two stacked destination
-    fractals; mStep = 0 or kStep = 0 moves nothing; destination fractals of one load may not overlap)"""
+@dataclass(frozen=True)
+class _LoadV2:
+    """A LoadData2DParamsV2 load, checked: the destination fractals' rows x cols (after any transpose) and the
+    first and last source fractal it reads (from src, in 512-byte units)."""
+
+    rows: int
+    cols: int
+    first: int
+    last: int
+
+
+def _load_2d_v2_checked(ctx, form, p) -> _LoadV2 | None:
+    """Every check of the load, or None when mStep or kStep is 0 (a NOP, after the checks it still makes)."""
     buffer = form.buffers["dst"]
     check_load2d_v2(ctx, p)
     ctx.check_aligned(buffer, p["dst"], "dst")
     ctx.check_aligned("L1", p["src"], "src")
-    size = ELEMENT_BYTES[p["dtype"]]
-    c0 = BLOCK // size
+    c0 = BLOCK // ELEMENT_BYTES[p["dtype"]]
     m_step, k_step = p["mStep"], p["kStep"]
     if p["ifTranspose"]:
         # the transposed block is square (b8: 32x32 = two fractals along M, b32: 16x16 = two along K), so the
@@ -191,7 +254,7 @@ def load_2d_v2(ctx, form, p):
             raise Fault("PARAM_RANGE", f"LoadData transpose of {p['dtype']}: kStep {k_step} must be a multiple of "
                                        f"{16 // c0}")
     if m_step == 0 or k_step == 0:
-        return  # documented: a NOP
+        return None  # documented: a NOP
     rows, cols = (k_step * c0 // 16, m_step * 16 // c0) if p["ifTranspose"] else (m_step, k_step)
     if cols > 1 and p["dstStride"] < rows:
         # one load's fractals would land on each other, in an order the docs do not give (the QBMM kernel
@@ -202,7 +265,35 @@ def load_2d_v2(ctx, form, p):
     last = (p["kStartPosition"] + k_step - 1) * p["srcStride"] + p["mStartPosition"] + m_step - 1
     ctx.check_inside("L1", p["src"] + last * FRACTAL, FRACTAL, "src")
     ctx.check_inside(buffer, p["dst"] + ((cols - 1) * p["dstStride"] + rows - 1) * FRACTAL, FRACTAL, "dst")
-    span = ctx.read("L1", p["src"] + first * FRACTAL, (last - first + 1) * FRACTAL, "src")
+    return _LoadV2(rows, cols, first, last)
+
+
+def load_2d_v2_access(ctx, form, p) -> Access:
+    """L1 from the first source fractal to the last (the fractals between them are read and not used)."""
+    load = _load_2d_v2_checked(ctx, form, p)
+    if load is None:
+        return Access()
+    return Access(reads=(contiguous("L1", p["src"] + load.first * FRACTAL, (load.last - load.first + 1) * FRACTAL,
+                                    p["dtype"]),))
+
+
+def load_2d_v2(ctx, form, p):
+    """C0 = 32 / sizeof(dtype)                     a fractal is 16 rows (M) x 32 bytes (C0 elements along K)
+    source fractal (m, k), m < mStep, k < kStep:   L1[src + ((kStartPosition + k)*srcStride + mStartPosition + m)*512]
+    X = the (mStep*16) x (kStep*C0) matrix those fractals tile (fractal (m, k) is rows m*16.., columns k*C0..)
+    IF ifTranspose: X = transpose(X)            (kStep*C0) x (mStep*16); b8: mStep even, b32: kStep even
+    FOR each 16 x C0 fractal (a, b) of X (a along its rows, b along its columns):
+        dstBuffer[dst + (b*dstStride + a)*512 ..+ 512] = fractal (a, b)
+    (so a b8 transpose turns each 32x32-byte block of two stacked source fractals into two stacked destination
+    fractals; mStep = 0 or kStep = 0 moves nothing; destination fractals of one load may not overlap)"""
+    load = _load_2d_v2_checked(ctx, form, p)
+    if load is None:
+        return
+    buffer = form.buffers["dst"]
+    size = ELEMENT_BYTES[p["dtype"]]
+    c0 = BLOCK // size
+    m_step, k_step, rows, cols, first = p["mStep"], p["kStep"], load.rows, load.cols, load.first
+    span = ctx.read("L1", p["src"] + first * FRACTAL, (load.last - first + 1) * FRACTAL, "src")
     k, m = np.meshgrid(np.arange(k_step), np.arange(m_step), indexing="ij")
     index = (p["kStartPosition"] + k) * p["srcStride"] + p["mStartPosition"] + m - first
     fractals = span.reshape(-1, 16, c0, size)[index]  # (kStep, mStep, 16, C0, size)

@@ -11,6 +11,7 @@ import numpy as np
 
 from isasim.core.faults import Fault
 
+from .access import Access, Span, contiguous
 from .atomic_math import atomic_add
 from .chips import ELEMENT_BYTES
 from .numerics import FixpipeParamError
@@ -55,9 +56,6 @@ def quant_words(ctx, mode: str, n: int):
     """The scalar quant word (quant_pre), or for a vector mode the n per-channel words FB holds at fpc."""
     if not is_vector_mode(mode):
         return ctx.reg("quant_pre")
-    if n > ctx.chip.quant_params_per_pass:
-        raise Fault("QUANT_PARAM", f"{mode} with nSize={n}: one pass takes {ctx.chip.quant_params_per_pass} "
-                                   f"per-channel words on {ctx.chip.name} (split N)")
     return ctx.read("FB", ctx.reg("fpc"), QUANT_WORD_BYTES * n, "the per-channel quant words at fpc").view(np.uint64)
 
 
@@ -65,9 +63,44 @@ def read_l0c(ctx, offset: int, m: int, n: int, stride: int, l0c_type: str) -> np
     """The m x n matrix whose Nz fractals start at L0C[offset]: element (i, j) is the 4-byte word at
     offset + ((j / 16) * stride + i) * 16 * 4 + (j MOD 16) * 4 (stride: rows per column block)."""
     blocks = -(-n // L0C_FRACTAL_SIDE)
-    size = blocks * stride * L0C_FRACTAL_SIDE * 4
-    data = ctx.read("L0C", offset, size, "src").view(np.uint32).reshape(blocks, stride, L0C_FRACTAL_SIDE)
+    data = ctx.read("L0C", offset, l0c_bytes(n, stride), "src").view(np.uint32).reshape(blocks, stride,
+                                                                                        L0C_FRACTAL_SIDE)
     return data[:, :m, :].transpose(1, 0, 2).reshape(m, blocks * L0C_FRACTAL_SIDE)[:, :n].copy()
+
+
+def l0c_bytes(n: int, stride: int) -> int:
+    """L0C bytes of n columns: whole column blocks of 16, each ``stride`` rows of 64 bytes."""
+    return -(-n // L0C_FRACTAL_SIDE) * stride * L0C_FRACTAL_SIDE * 4
+
+
+def fixpipe_access(ctx, form, p) -> Access:
+    """Every check of a Fixpipe that its data does not decide (the mode and type pair, alignment, strides, the
+    quant words' count, L0C, FB and an L1 destination inside their buffers), before it reads a byte: L0C (and
+    a V-mode's words in FB) and where the output goes."""
+    m, n, mode = p["mSize"], p["nSize"], p["quantPre"]
+    check_params(ctx, p)
+    ctx.check_aligned("L0C", p["src"], "src")
+    if p["srcStride"] < -(-m // L0C_FRACTAL_SIDE) * L0C_FRACTAL_SIDE:
+        raise Fault("PARAM_RANGE", f"srcStride {p['srcStride']} is less than mSize {m} rounded up to 16")
+    if p["nz2nd"] and p["dstStride"] < n:
+        raise Fault("PARAM_RANGE", f"dstStride {p['dstStride']} is less than nSize {n}: ND rows would overlap")
+    reads = []
+    if is_vector_mode(mode):
+        if n > ctx.chip.quant_params_per_pass:
+            raise Fault("QUANT_PARAM", f"{mode} with nSize={n}: one pass takes {ctx.chip.quant_params_per_pass} "
+                                       f"per-channel words on {ctx.chip.name} (split N)")
+        words = contiguous("FB", ctx.reg("fpc"), QUANT_WORD_BYTES * n, "uint64")
+        ctx.check_inside("FB", words.start, words.row_bytes, "the per-channel quant words at fpc")
+        reads.append(words)
+    ctx.check_inside("L0C", p["src"], l0c_bytes(n, p["srcStride"]), "src")
+    reads.append(contiguous("L0C", p["src"], l0c_bytes(n, p["srcStride"]), p["srcType"]))
+    outputs = output_spans(p, form.buffers["dst"], ELEMENT_BYTES[p["dstType"]])
+    if form.buffers["dst"] == "L1":
+        ctx.check_aligned("L1", p["dst"], "dst")
+        for span, _column in outputs:
+            ctx.check_inside("L1", span.start, span.end - span.start, "dst")
+        return Access(reads=tuple(reads))
+    return Access(reads=tuple(reads), gm_writes=tuple(span for span, _column in outputs))
 
 
 def fixpipe(ctx, form, p):
@@ -80,13 +113,8 @@ def fixpipe(ctx, form, p):
     GM with SetAtomicAdd: dst = dst + out in the atomic type"""
     from . import fixpipe_math
 
+    fixpipe_access(ctx, form, p)
     m, n, mode = p["mSize"], p["nSize"], p["quantPre"]
-    check_params(ctx, p)
-    ctx.check_aligned("L0C", p["src"], "src")
-    if p["srcStride"] < -(-m // L0C_FRACTAL_SIDE) * L0C_FRACTAL_SIDE:
-        raise Fault("PARAM_RANGE", f"srcStride {p['srcStride']} is less than mSize {m} rounded up to 16")
-    if p["nz2nd"] and p["dstStride"] < n:
-        raise Fault("PARAM_RANGE", f"dstStride {p['dstStride']} is less than nSize {n}: ND rows would overlap")
     words = quant_words(ctx, mode, n)
     values = read_l0c(ctx, p["src"], m, n, p["srcStride"], p["srcType"])
     try:
@@ -105,8 +133,7 @@ def fixpipe(ctx, form, p):
     if form.buffers["dst"] == "GM":
         _write_gm(ctx, p, out, out_type, size)
     else:
-        ctx.check_aligned("L1", p["dst"], "dst")
-        for offset, chunk in _placements(p, out, size):
+        for offset, chunk in _placements(p, out, "L1", size):
             ctx.write("L1", offset, chunk, "dst")
 
 
@@ -116,16 +143,23 @@ def nz_columns(size: int) -> int:
     return 32 if size == 1 else 16
 
 
-def _placements(p, out: np.ndarray, size: int):
-    """(destination byte offset, bytes) of each piece of the output: an ND row (dstStride elements apart), or
-    one row of an Nz block (blocks dstStride x 32 B apart, rows of nz_columns elements)."""
-    m, row_bytes = out.shape
+def output_spans(p, space: str, size: int) -> list[tuple[Span, int]]:
+    """Where the mSize x nSize output goes, as (span, the first byte of an output row it takes): each ND row
+    dstStride elements apart (one span), or each Nz block of nz_columns columns, dstStride x 32 B apart, its
+    rows one after another."""
+    m, row_bytes = p["mSize"], p["nSize"] * size
     if p["nz2nd"]:
-        return [(p["dst"] + i * p["dstStride"] * size, out[i]) for i in range(m)]
+        return [(Span(space, p["dst"], m, row_bytes, p["dstStride"] * size), 0)]
     block_bytes = nz_columns(size) * size
-    return [(p["dst"] + block * p["dstStride"] * 32 + i * block_bytes,
-             out[i, block * block_bytes:(block + 1) * block_bytes])
-            for block in range(-(-row_bytes // block_bytes)) for i in range(m)]
+    return [(Span(space, p["dst"] + block * p["dstStride"] * 32, m, min(block_bytes, row_bytes - column),
+                  block_bytes), column)  # a part-filled last block's rows still start a whole block row apart
+            for block, column in enumerate(range(0, row_bytes, block_bytes))]
+
+
+def _placements(p, out: np.ndarray, space: str, size: int):
+    """(destination byte offset, bytes) of each piece of the output, in output_spans' places."""
+    return [(span.start + i * span.stride, out[i, column:column + span.row_bytes])
+            for span, column in output_spans(p, space, size) for i in range(span.rows)]
 
 
 _ELEMENT_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
@@ -133,13 +167,15 @@ _ELEMENT_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 def _write_gm(ctx, p, out: np.ndarray, out_type: str, size: int) -> None:
     atomic = ATOMIC_MODES[ctx.reg("atomic")]
-    pieces = _placements(p, out, size)
+    pieces = _placements(p, out, "GM", size)
+    if atomic != "none" and atomic != out_type:
+        raise Fault("UNSUPPORTED", f"SetAtomicAdd({atomic}) adds {atomic}, but this Fixpipe writes {out_type}")
+    for address, chunk in pieces:  # every row's GM mapped before the first is written
+        ctx.gm_check(address, chunk.size, "write")
     if atomic == "none":
         for address, chunk in pieces:
             ctx.gm_write(address, chunk)
         return
-    if atomic != out_type:
-        raise Fault("UNSUPPORTED", f"SetAtomicAdd({atomic}) adds {atomic}, but this Fixpipe writes {out_type}")
     bits = _ELEMENT_BITS[ELEMENT_BYTES[atomic]]  # atomic_math adds element bits, not bytes
     sums = [(address, atomic_add(ctx.gm_read(address, chunk.size).view(bits), chunk.view(bits), atomic,
                                  ctx.options).view(np.uint8)) for address, chunk in pieces]

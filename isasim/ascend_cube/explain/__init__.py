@@ -12,19 +12,23 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
+
 from isasim.core.errors import IsasimError
 from isasim.core.explain import (
     Code, ExplainError, ExplainOptions, Explanation, Figure, Paragraph, ReferencePage, Section, Table,
     fault_blocks, run_example, setup_blocks,
 )
+from isasim.core.faults import Fault
 
 from .. import ISA
 from ..assembler import value_text
 from ..forms import FORMS
-from . import worked
+from . import example_data, worked
 
 GM_SOURCE = 0x100000  # where the examples' GM source data is
 GM_DESTINATION = 0x200000  # and where a Fixpipe writes
+EXAMPLE_WRITES_SHOWN = 16  # a Fixpipe writes one GM row per output row: the table lists the first few
 
 EXAMPLES = {
     "DataCopy_GM_to_L1": f"DataCopy(dst=L1[64], src=GM[{GM_SOURCE:#x}], blockCount=2, blockLen=1, srcStride=1, "
@@ -164,21 +168,31 @@ class AscendExplainer:
         rng = random.Random(options.seed)
         form = ins.form
         chip = config["chip"]
-        seeds = worked.example_data(form, params, chip, rng)
+        regs = worked.example_regs(form, params, rng)
         memory = []
-        if form.buffers.get("src") == "GM":
-            memory.append((params["src"], seeds.pop("GM"), True))
-        if form.buffers.get("dst") == "GM":
-            memory.append((params["dst"], bytes(worked.gm_span(form, params)), True))
-        regs = seeds.pop("regs", {})
         if options.init is not None:
             regs.update(options.init.regs)
-            memory = list(options.init.memory) or memory
-            seeds.update({name.upper(): data for name, data in options.init.arrays.items()})
+            memory = list(options.init.memory)
 
         def seed(machine):
-            for buffer, data in seeds.items():
-                machine.state.write_buffer(buffer, 0, data)
+            """The data the instruction reads, once the machine has its registers (a V-mode Fixpipe reads its
+            words where fpc points): only if the instruction's own checks pass, so that one which faults on
+            its parameters is run on no data and faults as isasim run does."""
+            given = options.init
+            for name, data in (given.arrays.items() if given is not None else ()):
+                machine.state.write_buffer(name.upper(), 0, data)
+            if form.access is None:
+                return
+            try:
+                access = form.access(machine.context, form, params)
+            except Fault:
+                return  # the step raises it again, from the same check
+            numbers = np.random.default_rng(rng.getrandbits(64))
+            quant_word = lambda: worked.quant_word(params, rng)  # noqa: E731 - one per per-channel word
+            if given is None or not given.arrays:
+                example_data.seed_buffers(machine, access, numbers, quant_word)
+            if given is None or not given.memory:
+                example_data.map_gm(machine, access, numbers, quant_word)
 
         run = run_example("ascend_cube", ins.text, config=config, regs=regs, memory=memory,
                           max_steps=options.max_steps, snapshot=_snapshot, before_step=seed)
@@ -189,7 +203,10 @@ class AscendExplainer:
         blocks.append(Table(["write", "bytes or value"],
                             [[str(w.where) if w.kind != "mem" else f"GM {w.where:#x}",
                               f"{len(w.new)} bytes" if isinstance(w.new, bytes) else f"{w.old:#x} -> {w.new:#x}"]
-                             for w in written], title="What the step wrote (the machine's journal)"))
+                             for w in written[:EXAMPLE_WRITES_SHOWN]]
+                            + ([[f"... and {len(written) - EXAMPLE_WRITES_SHOWN:,} more", ""]]
+                               if len(written) > EXAMPLE_WRITES_SHOWN else []),
+                            title="What the step wrote (the machine's journal)"))
         worked_blocks, panels = worked.work(form, params, run, chip, config["options"])
         return blocks + worked_blocks, panels
 

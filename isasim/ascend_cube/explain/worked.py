@@ -1,6 +1,6 @@
-"""The worked examples of ``isasim explain``: seeded data for what an instruction reads, and its result
-worked out here from the pseudocode, by other means than the machine (element loops over the
-documented address formulas, exact fractions for float sums), beside the machine's.
+"""The worked examples of ``isasim explain``: an instruction's result worked out here from the pseudocode,
+by other means than the machine (element loops over the documented address formulas, exact fractions for
+float sums), beside the machine's.  The data it runs on is :mod:`.example_data`'s.
 """
 
 from __future__ import annotations
@@ -19,52 +19,7 @@ from ..chips import CHIPS, ELEMENT_BYTES
 BLOCK, FRACTAL = 32, 512
 
 
-def _random_bytes(rng, size: int) -> bytes:
-    return bytes(rng.randrange(256) for _ in range(size))
-
-
-def _finite_halves(rng, count: int) -> bytes:
-    """Random float16 values, none inf or NaN, small enough that their products and sums stay finite."""
-    return b"".join(struct.pack("<e", rng.choice([-1, 1]) * rng.randrange(0, 2048) / 64) for _ in range(count))
-
-
-def gm_span(form, p) -> bytes:
-    """The zeroed GM a Fixpipe example writes into: every row it can reach."""
-    size = ELEMENT_BYTES[p["dstType"]]
-    if p["nz2nd"]:
-        return bytes(p["mSize"] * p["dstStride"] * size + p["nSize"] * size)
-    per_row = 32 if size == 1 else 16
-    blocks = -(-p["nSize"] // per_row)
-    return bytes(blocks * p["dstStride"] * 32 + p["mSize"] * per_row * size)
-
-
-def example_data(form, p, chip: str, rng) -> dict:
-    """{buffer: bytes from offset 0, "GM": bytes at src, "regs": {...}} for what the instruction reads."""
-    fid = form.id
-    if fid == "DataCopy_GM_to_L1":
-        return {"GM": _random_bytes(rng, p["blockCount"] * (p["blockLen"] + p["srcStride"]) * BLOCK)}
-    if fid == "DataCopy_GM_to_L1_Nd2Nz":
-        count = (p["ndNum"] - 1) * p["srcNdMatrixStride"] + p["nValue"] * p["srcDValue"]
-        return {"GM": _random_bytes(rng, count * ELEMENT_BYTES[p["dtype"]])}
-    if fid == "DataCopy_L1_to_BT":
-        size = p["src"] + p["blockCount"] * (p["blockLen"] + p["srcStride"]) * BLOCK
-        return {"L1": _finite_halves(rng, size // 2) if p["srcType"] == "float16" else _random_bytes(rng, size)}
-    if form.marker == "mStartPosition":  # LoadData2DParamsV2: L1 up to its furthest source fractal
-        last = ((p["kStartPosition"] + max(p["kStep"], 1) - 1) * p["srcStride"] + p["mStartPosition"]
-                + max(p["mStep"], 1))
-        return {"L1": _random_bytes(rng, min(p["src"] + last * FRACTAL, CHIPS[chip].buffers["L1"]))}
-    if form.name in ("DataCopy", "LoadData"):
-        size = p["src"] + (p.get("startIndex", 0) + p.get("repeatTimes", p.get("blockCount", 1)) *
-                           max(p["srcStride"], 1) + 1) * FRACTAL
-        return {"L1": _random_bytes(rng, min(size, CHIPS[chip].buffers["L1"]))}
-    if fid == "Mmad":
-        return _mmad_data(p, rng)
-    if form.name == "Fixpipe":
-        return _fixpipe_data(p, chip, rng)
-    return {}
-
-
-def _quant_word(p, rng) -> int:
+def quant_word(p, rng) -> int:
     """A quant word as aclnnTransQuantParam packs it: a scale (and an offset for the int8 outputs), bit 46 set
     for a signed int8 output."""
     from ..numerics import pack_scale
@@ -76,31 +31,12 @@ def _quant_word(p, rng) -> int:
     return word if p["dstType"] != "uint8" else word & ~(1 << 46)
 
 
-def _fixpipe_data(p, chip: str, rng) -> dict:
-    words = p["src"] // 4 + -(-p["nSize"] // 16) * p["srcStride"] * 16
-    if p["srcType"] == "int32":
-        data = b"".join(struct.pack("<i", rng.randrange(-5000, 5000)) for _ in range(words))
-    else:
-        data = b"".join(struct.pack("<f", rng.randrange(-50000, 50000) / 16) for _ in range(words))
-    seeds = {"L0C": data}
-    mode = p["quantPre"]
-    if mode.startswith("V"):
-        seeds["FB"] = b"".join(_quant_word(p, rng).to_bytes(8, "little") for _ in range(p["nSize"]))
-    elif mode not in ("NoQuant", "F322F16", "F322BF16"):
-        seeds["regs"] = {"quant_pre": _quant_word(p, rng)}
-    return seeds
-
-
-def _operand_bytes(dtype: str, rng, size: int) -> bytes:
-    """Random operand bytes: any int8; finite halves; 8-bit float codes with inf and NaN replaced by zero
-    (Mmad 'should avoid NaN inputs')."""
-    if ELEMENT_BYTES[dtype] == 2:
-        return _finite_halves(rng, size // 2)
-    data = _random_bytes(rng, size)
-    if dtype in ("int8", "uint8"):
-        return data
-    values = _decode(np.frombuffer(data, dtype=np.uint8), dtype)
-    return np.where(np.isfinite(values), np.frombuffer(data, dtype=np.uint8), 0).astype(np.uint8).tobytes()
+def example_regs(form, p, rng) -> dict:
+    """The registers the example sets: a scalar-mode Fixpipe's quant word (a V mode's words are data in FB)."""
+    mode = p.get("quantPre") if form.name == "Fixpipe" else None
+    if mode is None or mode.startswith("V") or mode in ("NoQuant", "F322F16", "F322BF16"):
+        return {}
+    return {"quant_pre": quant_word(p, rng)}
 
 
 def _decode(bits: np.ndarray, dtype: str) -> np.ndarray:
@@ -108,21 +44,6 @@ def _decode(bits: np.ndarray, dtype: str) -> np.ndarray:
     from .. import formats
 
     return np.asarray(formats.decode(bits, dtype), dtype=np.float64)
-
-
-def _mmad_data(p, rng) -> dict:
-    size_a = ELEMENT_BYTES[p["aType"]]
-    k0a = BLOCK // size_a
-    m1, k1, n1 = -(-p["m"] // 16), -(-p["k"] // k0a), -(-p["n"] // 16)
-    data = {"L0A": _operand_bytes(p["aType"], rng, p["a"] + m1 * k1 * FRACTAL),
-            "L0B": _operand_bytes(p["bType"], rng, p["b"] + k1 * n1 * FRACTAL)}
-    if not p["cmatrixInitVal"]:
-        cells = (p["c"] + n1 * m1 * 1024) // 4
-        data["L0C"] = b"".join(struct.pack("<i" if size_a == 1 else "<f", rng.randrange(-1000, 1000))
-                               for _ in range(cells))
-        data["BT"] = b"".join(struct.pack("<i" if size_a == 1 else "<f", rng.randrange(-1000, 1000))
-                              for _ in range((p["bias"] + 4 * p["n"]) // 4))
-    return data
 
 
 # ---- the checks ------------------------------------------------------------------------------------
@@ -164,12 +85,12 @@ def _moved_bytes(form, p, before, run) -> list[tuple[str, int, bytes]]:
 
     if fid in ("DataCopy_GM_to_L1", "DataCopy_L1_to_FB"):
         out = []
-        source = (run.machine.memory.read(p["src"], p["blockCount"] * (p["blockLen"] + p["srcStride"]) * BLOCK)
-                  if fid == "DataCopy_GM_to_L1" else before["buffers"]["L1"][p["src"]:].tobytes())
+        length = p["blockLen"] * BLOCK
         for i in range(p["blockCount"]):
-            start = i * (p["blockLen"] + p["srcStride"]) * BLOCK
-            out.append((form.buffers["dst"], p["dst"] + i * (p["blockLen"] + p["dstStride"]) * BLOCK,
-                        bytes(source[start : start + p["blockLen"] * BLOCK])))
+            start = p["src"] + i * (p["blockLen"] + p["srcStride"]) * BLOCK
+            burst = (run.machine.memory.read(start, length) if fid == "DataCopy_GM_to_L1"
+                     else before["buffers"]["L1"][start:start + length].tobytes())
+            out.append((form.buffers["dst"], p["dst"] + i * (p["blockLen"] + p["dstStride"]) * BLOCK, burst))
         return out
     if fid == "DataCopy_GM_to_L1_Nd2Nz":
         size = ELEMENT_BYTES[p["dtype"]]
@@ -178,11 +99,12 @@ def _moved_bytes(form, p, before, run) -> list[tuple[str, int, bytes]]:
         lowest, highest = len(image), 0
         for t in range(p["ndNum"]):
             for r in range(p["nValue"]):
+                row = run.machine.memory.read(p["src"] + (t * p["srcNdMatrixStride"] + r * p["srcDValue"]) * size,
+                                              p["dValue"] * size)  # element d is row[d*size ..+ size]
                 for d in range(p["dValue"]):
-                    src = p["src"] + (t * p["srcNdMatrixStride"] + r * p["srcDValue"] + d) * size
                     dst = (p["dst"] + t * p["dstNzMatrixStride"] * size
                            + ((d // c0) * p["dstNzC0Stride"] + r * p["dstNzNStride"]) * BLOCK + (d % c0) * size)
-                    image[dst : dst + size] = run.machine.memory.read(src, size)
+                    image[dst : dst + size] = row[d * size : (d + 1) * size]
                     lowest, highest = min(lowest, dst), max(highest, dst + size)
         return [("L1", lowest, bytes(image[lowest:highest]))]
     if fid == "DataCopy_L1_to_BT":
