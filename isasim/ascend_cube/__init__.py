@@ -112,18 +112,21 @@ class AscendCube:
 
         from ..core.errors import AssemblyError
         from ..core.faults import Fault
+        from .cube import NotSimulated
 
         chip = SimpleNamespace(chip=CHIPS[config["chip"]])
         for instruction in program.instructions:
             form = instruction.form
             if form.check_chip is None:
                 continue
+            where = f"{program.source}:{instruction.line}" if instruction.line else program.source
             try:
                 form.check_chip(chip, dict(zip(form.operand_names, instruction.operands)))
             except Fault as fault:
-                where = f"{program.source}:{instruction.line}" if instruction.line else program.source
                 raise AssemblyError(f"{where}: {fault.rule} (chip {config['chip']}; --chip chooses another)") \
                     from None
+            except NotSimulated as error:  # the chip has it; isasim does not simulate it
+                raise AssemblyError(f"{where}: {error.message}") from None
 
     def translate(self, context: AscendContext, instruction: Instruction):
         form = instruction.form

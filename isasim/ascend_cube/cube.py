@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from isasim.core.errors import IsasimError
 from isasim.core.faults import Fault
 
 from .access import Access, contiguous
@@ -88,9 +89,24 @@ def write_matrix(ctx, offset: int, matrix: np.ndarray, dtype: str) -> None:
     ctx.write("L0C", offset, np.ascontiguousarray(packed, dtype=np.uint32).view(np.uint8), "c")
 
 
+class NotSimulated(IsasimError):
+    """An Mmad the chip has that isasim does not simulate: refused in one line rather than guessed at."""
+
+
+def _check_simulated(ctx, a_type: str, b_type: str) -> None:
+    from . import mmad_math
+
+    try:
+        mmad_math.accumulator_dtype(a_type, b_type)
+    except ValueError:
+        raise NotSimulated(f"Mmad {a_type} x {b_type}: the {ctx.chip.name} has it, but isasim does not simulate it "
+                           f"(how the cube rounds {a_type} inputs is not public)") from None
+
+
 def check_types(ctx, p) -> None:
-    """The chip multiplies aType by bType."""
+    """The chip multiplies aType by bType (and isasim simulates that product)."""
     accumulator_type(ctx, p["aType"], p["bType"])
+    _check_simulated(ctx, p["aType"], p["bType"])
 
 
 def _starts_from(p) -> str:
@@ -111,6 +127,7 @@ def mmad_access(ctx, form, p) -> Access:
         if p[name] > MAX_DIMENSION:
             raise Fault("PARAM_RANGE", f"Mmad {name}={p[name]}: m, n and k are at most {MAX_DIMENSION}")
     c_type = accumulator_type(ctx, p["aType"], p["bType"])
+    _check_simulated(ctx, p["aType"], p["bType"])
     ctx.check_aligned("L0C", p["c"], "c")
     ctx.check_aligned("L0A", p["a"], "a")
     ctx.check_aligned("L0B", p["b"], "b")

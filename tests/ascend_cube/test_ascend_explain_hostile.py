@@ -104,3 +104,18 @@ def test_gm_an_example_cannot_map_is_refused_in_one_line():
     with pytest.raises(ExplainError, match="explain maps at most 64 MiB in 4,096 regions"):
         example_data.gm_regions(Access(reads=(spread,)))
     assert len(example_data.gm_regions(Access(reads=(Span("GM", 0, 4095, 32, 1 << 30),)))) == 4095
+
+
+def test_an_mmad_the_chip_has_but_isasim_does_not_simulate_is_one_line_naming_it(tmp_path, capsys):
+    """float32 x float32 is in the chips' Mmad pairs, but mmad_math does not compute it: run and explain ended
+    in an internal error (ValueError, exit 70); found by tests/fuzz/test_fuzz_ascend.py."""
+    from isasim.cli import main
+
+    line = "Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=float32, bType=float32, m=16, n=16, k=8)"
+    program = tmp_path / "f32.asc"
+    program.write_text(line + "\n")
+    assert main(["run", str(program), "--isa", "ascend_cube"]) == 2
+    assert main(["explain", line, "--isa", "ascend_cube"]) == 2
+    errors = capsys.readouterr().err.splitlines()
+    assert len(errors) == 2 and errors[0].startswith(f"isasim: error: {program}:1: Mmad float32 x float32")
+    assert "does not simulate" in errors[1]
