@@ -2,15 +2,17 @@
 
     isasim qbmm CASE.json [-o OUT.npy] [--force]      run the kernel, write C, PASS/FAIL against expect
     isasim qbmm CASE.json --trace OUT.trace.json      also (or only) record the whole run as a trace
-    isasim qbmm CASE.json --step [--block I] [--commands "s 5; p l0c.nd[16x16]"]
-                                                      step through block I's instructions
+    isasim qbmm CASE.json --step [--block I] [--commands "s 5; p l0c.nd[16x16]"] [--svg session.svg]
+                                                      step through block I's instructions (--svg: save the
+                                                      scripted session as a picture, as isasim step does)
     isasim qbmm CASE.json --blocks                    list the blocks and the tiling
     isasim qbmm CASE.json --workers N | --cluster ADDR
                                                       run the blocks in groups on N local processes or
                                                       a Dask cluster, and assemble C (the same bits)
 
 The command belongs to ascend_cube: the ISA registers it (``register_commands``), so the core
-command line knows no kernel.  Exit status: 0 done (PASS), 1 C differs from the case's
+command line knows no kernel.  Every size the run allocates is worked out from the case before
+anything is built, and a run past a limit of :mod:`.kernels.qbmm_size` is refused in one line.  Exit status: 0 done (PASS), 1 C differs from the case's
 expectation, 2 bad input (one line), as the other commands.
 """
 
@@ -21,6 +23,13 @@ import io
 import numpy as np
 
 EXIT_OK, EXIT_DIFFERENT = 0, 1
+SVG_WIDTH = 110  # isasim step's default
+
+
+def _positive_int(text: str) -> int:
+    from isasim.cli import positive_int
+
+    return positive_int(text)
 
 
 def register(sub, common) -> None:
@@ -32,6 +41,9 @@ def register(sub, common) -> None:
     p.add_argument("--block", type=int, default=None, metavar="I", help="the block --step opens (default 0)")
     p.add_argument("--blocks", action="store_true", help="list the kernel's tiling and blocks, and stop")
     p.add_argument("--commands", help="with --step: run these stepper commands instead of prompting")
+    p.add_argument("--svg", metavar="FILE", help="with --step --commands: also save the session as an SVG picture")
+    p.add_argument("--svg-width", type=_positive_int, default=SVG_WIDTH,
+                   help="terminal width of the SVG (default %(default)s)")
     p.add_argument("--option", action="append", metavar="NAME=VALUE",
                    help="an ascend_cube behaviour public material leaves open (docs/ascend_cube/options.md); "
                         "overrides the case's options")
@@ -59,13 +71,16 @@ def cmd_qbmm(args) -> int:
         raise UsageError("--block chooses the block --step opens: give --step too")
     if args.commands is not None and not args.step:
         raise UsageError("--commands drives the stepper: give --step too")
+    if args.svg and (not args.step or args.commands is None):
+        raise UsageError("--svg records a scripted stepper session: give --step and --commands")
     in_parallel = getattr(args, "workers", None) is not None or getattr(args, "cluster", None) is not None
     if in_parallel and (args.step or args.blocks):
         raise UsageError("--workers and --cluster run the whole kernel; --step and --blocks do not run it")
     if (args.step or args.blocks) and (args.output or args.trace):
         raise UsageError("-o and --trace record a whole run; --step and --blocks do not run it")
     # refused before anything runs, so nothing is half written
-    check_outputs({"-o": args.output, "--trace": args.trace}, force=args.force, inputs=(args.case,))
+    check_outputs({"-o": args.output, "--trace": args.trace, "--svg": args.svg}, force=args.force,
+                  inputs=(args.case,))
     case = qbmm.load_case(args.case)
     if not (args.step or args.blocks or args.output or args.trace) and case.expect is None:
         raise UsageError(f"{args.case} has no expect: give -o OUT.npy (and/or --trace FILE) to keep C, "
@@ -77,7 +92,8 @@ def cmd_qbmm(args) -> int:
             case.options.update(_option_text(text))
     config = configure({"chip": case.chip, "options": case.options})  # a bad option: one line, now
     case.options = config["options"]
-    kernel = qbmm.build(case)
+    # every machine simulating here holds the GM image: one, or one per local worker
+    kernel = qbmm.build(case, machines=getattr(args, "workers", None) or 1, trace=bool(args.trace))
     out = console(color=not args.no_color)
     count = len(kernel.program_lines)
     summary = (f"{markup_safe(args.case)}: {len(kernel.blocks)} block{'s' * (len(kernel.blocks) != 1)}, "
@@ -146,6 +162,11 @@ def _step(args, kernel, config, out) -> int:
     program = get_isa(isa_name).assemble("\n".join(lines), source=f"{args.case} block {index}")
     block = kernel.blocks[index]
     t = block.tile
+    if args.svg:  # the session recorded as isasim step --svg records one: in colour, at the picture's width
+        from isasim.core.render import console
+
+        out = console(color=True, width=args.svg_width)
+        out.record = True
     stepper = Stepper(isa_name, config, program, kernel.init(), out=out)
     out.print(f"[bold]{markup_safe(args.case)}[/bold] block {index} of {len(kernel.blocks)}: core {t.core}, batch "
               f"{t.batch}, C rows {t.m_offset}..{t.m_offset + t.m - 1}, columns {t.n_offset}..{t.n_offset + t.n - 1}; "
@@ -156,7 +177,16 @@ def _step(args, kernel, config, out) -> int:
               f"p quant_pre (the decoded word), p fixpipe[0,0] (one output element's arithmetic); q quits[/dim]")
     stepper.show_position()
     if args.commands is not None:
-        failed = stepper.run_script(args.commands)
+        if args.svg:
+            out.print(f"[dim](isasim) {markup_safe(args.commands)}[/dim]")
+        failed = stepper.run_script(args.commands)  # stops at the first failing command
+        if args.svg:
+            from pathlib import Path
+
+            from isasim.core.output import write_output
+
+            write_output(args.svg, out.export_svg(title=f"isasim qbmm {Path(args.case).name} --step"),
+                         force=args.force)
         if failed is not None:
             raise CommandError(failed)
         return OK

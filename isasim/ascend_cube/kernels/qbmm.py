@@ -41,12 +41,10 @@ from .qbmm_case import STORAGE, CaseError, QbmmCase, load_case, nz_shape  # noqa
 from .qbmm_rules import Dataflow, dataflow
 from .qbmm_scale import channel_words, tensor_word
 from .qbmm_scheduler import Tile, ceil_div, core_tiles
+from .qbmm_size import GM_SLACK, MAX_INSTRUCTIONS, kernel_size, region_bytes
 from .qbmm_tiling import C0, CUBE, L0AB_HALF, L0C_SIZE, L1_SIZE, QbmmTiling, align, tiling_for
 
 GM_BASE = 0x100000
-GM_ALIGN = 0x1000
-GM_SLACK = 64  # DataCopy moves whole 32-byte blocks: a read may run up to 31 bytes past an array
-MAX_INSTRUCTIONS = 2_000_000
 
 
 @dataclass
@@ -116,14 +114,16 @@ def _view_type(c_type: str) -> str:
     return {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}.get(c_type, c_type)
 
 
-def build(case: QbmmCase) -> QbmmKernel:
-    """The kernel's instruction stream for ``case`` (checked: a CaseError says what the kernel lacks)."""
+def build(case: QbmmCase, *, machines: int = 1, trace: bool = False) -> QbmmKernel:
+    """The kernel's instruction stream for ``case`` (checked: a CaseError says what the kernel lacks, or which
+    limit of qbmm_size the run would pass on ``machines`` simulating machines, writing a trace or not)."""
     flow = dataflow(case)
     bias_bytes = 4 if case.has_bias else 0
     tiling = tiling_for(case, flow.scale == "channel", bias_bytes)
     if case.b_format == "NZ" and tiling.nTailTile > 1:
         raise CaseError("tiling.nTailTile > 1 with b_format NZ: an NZ weight is read in whole 32-column blocks",
                         source=case.source)
+    kernel_size(case, tiling).check(case.source, machines=machines, trace=trace)  # before any allocation
     return _Builder(case, flow, tiling).build()
 
 
@@ -153,7 +153,7 @@ class _Builder:
         for name, array, writable in parts:
             self.regions[name] = (address, array, writable)
             self.addr[name] = address
-            address = align(address + array.nbytes + GM_SLACK, GM_ALIGN)
+            address += region_bytes(array.nbytes)
 
     # ---- L1 buffers (InitNormal) ----------------------------------------------------------------
     def _l1_layout(self) -> None:
@@ -172,8 +172,8 @@ class _Builder:
         if not text.startswith("#"):
             self.code += 1
             if self.code > MAX_INSTRUCTIONS:
-                raise CaseError(f"the kernel would be more than {MAX_INSTRUCTIONS:,} instructions: choose a larger "
-                                f"tiling or a smaller problem", source=self.case.source)
+                raise CaseError(f"the kernel would be more than {MAX_INSTRUCTIONS:,} instructions (MAX_INSTRUCTIONS): "
+                                f"choose a larger tiling or a smaller problem", source=self.case.source)
 
     def note(self, text: str) -> None:
         self.lines.append("# " + text)

@@ -15,12 +15,14 @@ bias [n] (batch_c + [n] with bias_three_dim), scale_b [n] (perchannel) or [1] (p
 scale_a [1], c and c_in batch_c + [m, n].  Leading batch dimensions of 1 may be left out of an
 array's shape.  8- and 16-bit floating types are stored as their bit patterns (uint8 /
 uint16); int8, int32 and float32 as themselves; uint64 / int64 scales as the packed quant
-words.  Everything is checked before anything runs: a bad case is one :class:`CaseError` line
+words; in either byte order (a .npy header records which, and a big-endian array is read as
+the same numbers).  Everything is checked before anything runs: a bad case is one :class:`CaseError` line
 naming the file and the field.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,7 +50,6 @@ _KEYS = {"format", "chip", "m", "n", "k", "batch_a", "batch_b", "batch_c", "a_ty
          "bias_type", "bias_three_dim", "x1_quant_mode", "x2_quant_mode", "scale_a_type", "scale_b_type",
          "transpose_a", "transpose_b", "atomic_add", "b_format", "tiling", "options", "expect", "source",
          "description", *ARRAY_KEYS}
-MAX_ELEMENTS = 1 << 28  # per array: a case is simulated in memory
 
 
 class CaseError(ConfigError):
@@ -89,7 +90,7 @@ class QbmmCase:
 
     @property
     def batch(self) -> int:
-        return int(np.prod(self.batch_c))
+        return math.prod(self.batch_c)  # Python's: numpy's product wraps at 2^63
 
     @property
     def has_bias(self) -> bool:
@@ -144,6 +145,12 @@ def load_case(path: str | Path) -> QbmmCase:
     except IsasimError as error:  # one line naming the file: missing, unreadable, not JSON
         raise CaseError(error.message, source=source, line=error.line) from None
     case = parse_case(data, source)
+    from .qbmm_size import MAX_GM_BYTES, gm_image_bytes
+
+    image = gm_image_bytes(case)  # from the case's numbers, before any array is read
+    if image > MAX_GM_BYTES:
+        raise CaseError(f"the kernel's GM image (A, B, bias, scales, C) is {image:,} bytes, more than the limit of "
+                        f"{MAX_GM_BYTES:,} (MAX_GM_BYTES, {MAX_GM_BYTES // 2**20} MiB)", source=source)
     base = path.parent
     for key in ARRAY_KEYS:
         if case.needs(key):
@@ -267,35 +274,68 @@ def check_batches(case: QbmmCase) -> None:
 
 
 def _read_array(base: Path, name, key: str, case: QbmmCase, source: str, shape_key: str | None = None) -> np.ndarray:
+    """The array file, its .npy header checked against what the case needs before its data is read."""
     where = f"{key} ({name})"
     path = base / name
+    key = shape_key or key
     try:
-        array = np.load(path, allow_pickle=False)
+        with open(path, "rb") as file:
+            shape, fortran, dtype = _npy_header(file, where, source)
+            _check_header(shape, dtype, key, case, where, source)
+            file.seek(0)  # read_array reads the header again, then the data
+            array = np.lib.format.read_array(file, allow_pickle=False)
     except FileNotFoundError:
         raise CaseError(f"{where}: no such file", source=source) from None
+    except IsADirectoryError:
+        raise CaseError(f"{where}: a directory, not a .npy file", source=source) from None
     except (ValueError, OSError, EOFError) as error:
         raise CaseError(f"{where}: not a .npy array ({str(error).splitlines()[0][:120]})", source=source) from None
-    if not isinstance(array, np.ndarray):
+    want = np.dtype(STORAGE[case.type_of(key)])
+    if array.dtype != want:  # the same type in the other byte order: .npy records which, so convert
+        array = array.astype(want)
+    return np.ascontiguousarray(array.reshape(case.shape_of(key)))
+
+
+def _npy_header(file, where: str, source: str):
+    """(shape, fortran_order, dtype) from a .npy file's header."""
+    if file.read(2) == b"PK":
         raise CaseError(f"{where}: an .npz archive, not one .npy array", source=source)
-    return _checked(array, shape_key or key, case, where, source)
+    file.seek(0)
+    version = np.lib.format.read_magic(file)
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(file)
+    if version == (2, 0):
+        return np.lib.format.read_array_header_2_0(file)
+    raise CaseError(f"{where}: .npy format version {version[0]}.{version[1]} (isasim reads 1.0 and 2.0, which "
+                    f"numpy writes for every plain array)", source=source)
 
 
-def _checked(array: np.ndarray, key: str, case: QbmmCase, where: str, source: str) -> np.ndarray:
-    dtype = case.type_of(key)
-    want = np.dtype(STORAGE[dtype])
-    if array.dtype != want:
-        how = "its bit patterns" if dtype in ("hifloat8", "float8_e4m3fn", "float8_e5m2", "float16", "bfloat16") \
+def _check_header(shape: tuple, dtype: np.dtype, key: str, case: QbmmCase, where: str, source: str) -> None:
+    """The array's type (its bits, in either byte order) and shape are the case's, and it is no larger than the
+    kernel's GM image may be, all before its data is read."""
+    from .qbmm_size import MAX_GM_BYTES
+
+    kind = case.type_of(key)
+    want = np.dtype(STORAGE[kind])
+    if dtype.kind != want.kind or dtype.itemsize != want.itemsize or dtype.fields is not None:
+        how = "its bit patterns" if kind in ("hifloat8", "float8_e4m3fn", "float8_e5m2", "float16", "bfloat16") \
             else "itself"
-        raise CaseError(f"{where}: {dtype} is stored as {want.name} ({how}), not {array.dtype.name}", source=source)
-    shape = case.shape_of(key)
-    if array.size > MAX_ELEMENTS:
-        raise CaseError(f"{where}: {array.size:,} elements is more than isasim simulates ({MAX_ELEMENTS:,})",
+        raise CaseError(f"{where}: {kind} is stored as {want.name} ({how}), not {_type_name(dtype)}", source=source)
+    size = math.prod(shape)
+    if size * want.itemsize > MAX_GM_BYTES:
+        raise CaseError(f"{where}: {size:,} elements ({size * want.itemsize:,} bytes) is more than the kernel's GM may "
+                        f"hold ({MAX_GM_BYTES:,} bytes, MAX_GM_BYTES)", source=source)
+    needed = case.shape_of(key)
+    padded = (1,) * (len(needed) - len(shape)) + tuple(shape) if len(shape) <= len(needed) else tuple(shape)
+    if padded != needed:
+        raise CaseError(f"{where}: shape {list(shape)}, the case needs {list(needed)}" + _shape_hint(key, case),
                         source=source)
-    padded = (1,) * (len(shape) - array.ndim) + array.shape if array.ndim <= len(shape) else array.shape
-    if padded != shape:
-        raise CaseError(f"{where}: shape {list(array.shape)}, the case needs {list(shape)}"
-                        + _shape_hint(key, case), source=source)
-    return np.ascontiguousarray(array.reshape(shape))
+
+
+def _type_name(dtype: np.dtype) -> str:
+    """A dtype as a message names it: its name, and its byte order where that is not the machine's."""
+    order = {">": "big-endian ", "<": "little-endian "}.get(dtype.byteorder, "") if not dtype.isnative else ""
+    return f"{order}{dtype.name}"
 
 
 def _shape_hint(key: str, case: QbmmCase) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,7 +55,7 @@ def c_span(kernel: QbmmKernel):
     from isasim.core.kernel_parallel import contiguous
 
     case = kernel.case
-    return contiguous(kernel.c_address, int(np.prod(case.shape_of("c"))) * np.dtype(STORAGE[case.c_type]).itemsize)
+    return contiguous(kernel.c_address, math.prod(case.shape_of("c")) * np.dtype(STORAGE[case.c_type]).itemsize)
 
 
 def run_parallel(kernel: QbmmKernel, pool, pieces: int | None = None) -> np.ndarray:
@@ -76,7 +77,7 @@ def read_c(kernel: QbmmKernel, memory) -> np.ndarray:
     case = kernel.case
     dtype = np.dtype(STORAGE[case.c_type])
     shape = case.shape_of("c")
-    size = int(np.prod(shape)) * dtype.itemsize
+    size = math.prod(shape) * dtype.itemsize
     return np.frombuffer(memory.read(kernel.c_address, size), dtype=dtype).reshape(shape).copy()
 
 
