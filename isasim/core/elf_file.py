@@ -27,7 +27,7 @@ import subprocess
 from dataclasses import dataclass, replace
 
 from .errors import IsasimError
-from .trace import MAX_REGION
+from .trace import MAX_REGION, printable
 
 EM_X86_64, EM_AARCH64 = 62, 183
 MACHINES = {3: "i386", 8: "MIPS", 20: "PowerPC", 21: "PowerPC 64", 40: "Arm (32-bit)", 62: "x86-64",
@@ -58,8 +58,9 @@ NAME_SHOWN = 200  # characters of a name a message quotes: a damaged string tabl
 
 
 def shown(name: str) -> str:
-    """A name from the file as a message quotes it: at most NAME_SHOWN characters (the CLI escapes the
-    control characters a damaged file may put in it)."""
+    """A name from the file as a message quotes it: control characters (a line break, an escape sequence)
+    escaped, so that the message stays one line wherever it is printed, and at most NAME_SHOWN characters."""
+    name = printable(name)
     return name if len(name) <= NAME_SHOWN else name[:NAME_SHOWN] + "..."
 
 

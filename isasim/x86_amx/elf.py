@@ -124,7 +124,7 @@ def _section_region(elf: ElfFile, section: Section, address: int) -> tuple[tuple
     data = elf.contents(section) or bytes(1)  # an empty section still has an address a pointer may name
     if address + len(data) > ADDRESS_LIMIT:
         raise _Refused(f"{section} ({len(data):#x} bytes at {address:#x}) does not fit below 2^64", source=elf.path)
-    name = section.name or f"section {section.index}"
+    name = shown(section.name) if section.name else f"section {section.index}"  # a name to show, for the views
     return (address, data, section.writable), RegionView(name, address, "uint8", (1, len(data)), False)
 
 
