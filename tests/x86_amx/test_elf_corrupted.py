@@ -1,10 +1,13 @@
 """A damaged object file is refused in one line naming the file and what is wrong (exit 2), never an
 internal error (exit 70): one test per way the loader used to crash, each on one named field of a g++
-object (tests/elf_mutations.py edits it), and the reader's own checks of the ELF header.
+object or a linked program (tests/elf_mutations.py edits it), and the reader's own checks of the ELF header.
 
-Before isasim.core.elf_file, each of these crashed inside pyelftools' lazy parsing (ELFParseError, an
-AttributeError for a symbol table of another type, OverflowError for an offset of 2^63, MemoryError or
-OverflowError for a .bss of 2^63 bytes); tests/fuzz/test_fuzz_elf.py samples the rest of the mutants.
+Before isasim.core.elf_file, most of these crashed inside pyelftools' lazy parsing (ELFParseError, an
+AttributeError for a symbol table of another type, OverflowError for an offset of 2^63, ELFCompressionError
+for SHF_COMPRESSED, MemoryError or OverflowError for a huge .bss); the others ran what the file did not say
+(a function cut to nothing, section names read from beyond their table) or blamed the init file.  The
+ELF header's tests are about the words: a 32-bit x86 file was "for EM_X86_64 (32-bit), not x86-64", a
+big-endian one had "no symbol table".  tests/fuzz/test_fuzz_elf.py samples the rest of the mutants.
 """
 
 from __future__ import annotations
@@ -40,7 +43,19 @@ def compiled(tmp_path_factory) -> dict[str, bytes]:
                               text=True, timeout=300)
         if done.returncode:
             pytest.skip(f"g++ cannot compile {source.name} here: {done.stderr.strip()[-200:]}")
-    return {"kernels": (where / "kernels.o").read_bytes(), "scratch": (where / "scratch.o").read_bytes()}
+    out = {"kernels": (where / "kernels.o").read_bytes(), "scratch": (where / "scratch.o").read_bytes()}
+    if shutil.which("ld") is not None:  # a linked program, whose functions the loader finds by address
+        subprocess.run(["ld", "-e", "amx_block", "--unresolved-symbols=ignore-all", str(where / "kernels.o"), "-o",
+                        str(where / "kernels.elf")], check=True, timeout=60)
+        out["linked"] = (where / "kernels.elf").read_bytes()
+    return out
+
+
+@pytest.fixture
+def linked(compiled) -> bytes:
+    if "linked" not in compiled:
+        pytest.skip("GNU ld (binutils) is not installed to link the kernels")
+    return compiled["linked"]
 
 
 def refusal(capsys, tmp_path, data: bytes, function: str = "amx_block") -> str:
@@ -78,17 +93,43 @@ def test_a_symbol_table_of_another_type(compiled, capsys, tmp_path, section_type
     assert line.startswith("the ELF file has no symbol table"), line
 
 
-def test_a_string_table_at_offset_2_to_the_63(compiled, capsys, tmp_path):
+def rodata(data: bytes) -> str:
+    """The name of the read-only data section amx_block's constants are in (.rodata.cst16 from g++ 11 to 14)."""
+    return next(name for name, _type, _offset, _size in layout(data).sections if name.startswith(".rodata"))
+
+
+# each section the loader reads: names, symbols and their names, the function's code, its relocations, its data
+READ_SECTIONS = [".shstrtab", ".symtab", ".strtab", ".text", ".rela.text", ".rodata"]
+
+
+@pytest.mark.parametrize("section", READ_SECTIONS)
+@pytest.mark.parametrize("offset", [1 << 63, (1 << 64) - 1, 0x7FFF])
+def test_a_section_at_an_offset_past_the_file(compiled, capsys, tmp_path, section, offset):
+    """Reading at 2^63 overflowed (OverflowError), past the end raised ELFParseError."""
     data = compiled["kernels"]
-    line = refusal(capsys, tmp_path, edited(data, field(data, ".strtab", "sh_offset"), 1 << 63))
-    assert line.startswith(f"{label(data, '.strtab', 'sh_offset')}: sh_offset 0x8000000000000000 + sh_size ")
+    section = rodata(data) if section == ".rodata" else section
+    line = refusal(capsys, tmp_path, edited(data, field(data, section, "sh_offset"), offset))
+    assert line.endswith(f"runs past the end of the file ({len(data)} bytes)"), line
+    assert f": sh_offset {offset:#x} + sh_size " in line
+
+
+@pytest.mark.parametrize("section", [".symtab", ".rela.text"])
+def test_a_table_that_runs_past_the_end_of_the_file(compiled, capsys, tmp_path, section):
+    data = compiled["kernels"]
+    line = refusal(capsys, tmp_path, edited(data, field(data, section, "sh_size"), 24 * len(data)))
+    assert line.startswith(f"{label(data, section, 'sh_size')}: sh_offset ")
     assert line.endswith(f"runs past the end of the file ({len(data)} bytes)")
 
 
-def test_a_relocation_table_that_runs_past_the_end_of_the_file(compiled, capsys, tmp_path):
+@pytest.mark.parametrize("section", [".text", ".rodata"])
+def test_a_compressed_section(compiled, capsys, tmp_path, section):
+    """SHF_COMPRESSED made pyelftools decompress what followed (ELFCompressionError, or worse: a zlib bomb)."""
     data = compiled["kernels"]
-    line = refusal(capsys, tmp_path, edited(data, field(data, ".rela.text", "sh_size"), 24 * len(data)))
-    assert "runs past the end of the file" in line and ".rela.text" in line
+    section = rodata(data) if section == ".rodata" else section
+    flags = field(data, section, "sh_flags")
+    value = int.from_bytes(data[flags.offset:flags.offset + 8], "little") | 0x800
+    line = refusal(capsys, tmp_path, edited(data, flags, value))
+    assert line == f"{label(data, section, 'sh_flags')} is compressed (SHF_COMPRESSED), which isasim does not read"
 
 
 def test_a_symbol_in_no_section(compiled, capsys, tmp_path):
@@ -106,11 +147,16 @@ def test_a_function_that_runs_past_its_section(compiled, capsys, tmp_path):
     assert line.startswith("'amx_block' (0x8000000000000000 bytes at offset 0x0) does not lie inside section ")
 
 
-def test_a_relocation_naming_a_symbol_past_the_table(compiled, capsys, tmp_path):
+@pytest.mark.parametrize("index", [14, 0xFFFFFFFF], ids=["just-past", "all-ones"])
+def test_a_relocation_naming_a_symbol_past_the_table(compiled, capsys, tmp_path, index):
     data = compiled["kernels"]
+    symbols = len([f for f in layout(data).fields if f.name.endswith(".st_name") and "(.symtab)" in f.name])
+    index = symbols if index == 14 else index
     relocation = next(f for f in layout(data).fields if ".rela.text) relocation 0.r_sym" in f.name)
-    line = refusal(capsys, tmp_path, edited(data, relocation, 0xFFFFFFFF))
-    assert "relocation 0 of" in line and "symbol index 0xffffffff is past the end of" in line
+    line = refusal(capsys, tmp_path, edited(data, relocation, index))
+    assert line.startswith(f"relocation 0 of {relocation.name.split(' relocation')[0]}: symbol index {index:#x} is "
+                           f"past the end of "), line
+    assert line.endswith(f"({symbols} symbols)")
 
 
 @pytest.mark.parametrize("size", [1 << 63, 1 << 40])
@@ -129,6 +175,34 @@ def test_a_bss_within_the_limit_is_zeros(compiled, tmp_path):
     _program, init = load_object(str(path), "scratch_address", Init())
     [bss] = [data for (address, data, writable), view in zip(init.memory, init.views) if view.name == ".bss"]
     assert bss == bytes(64)
+
+
+def test_a_linked_function_in_no_section(linked, capsys, tmp_path):
+    line = refusal(capsys, tmp_path, edited(linked, field(linked, "symbol amx_block", "st_shndx"), 0x7FF))
+    assert "(amx_block) of " in line and "st_shndx 0x7ff is not a section" in line
+
+
+def test_a_linked_function_outside_its_section(linked, capsys, tmp_path):
+    """.text moved away from the function's address: the code was cut to nothing and ran as a program of no
+    instructions (explain said 'there is no instruction #1 (the program has 0)', naming no file)."""
+    line = refusal(capsys, tmp_path, edited(linked, field(linked, ".text", "sh_addr"), 1))
+    assert line.startswith("'amx_block' (0x70 bytes at address ") and "does not lie inside " in line, line
+    assert line.endswith("(.text) (at 0x1..0x58a)"), line
+
+
+@pytest.mark.parametrize("field_name, value", [("sh_offset", 1 << 63), ("sh_flags", 0x806)],
+                         ids=["offset-2^63", "compressed"])
+def test_a_linked_programs_code_that_cannot_be_read(linked, capsys, tmp_path, field_name, value):
+    line = refusal(capsys, tmp_path, edited(linked, field(linked, ".text", field_name), value))
+    assert line.startswith(label(linked, ".text", field_name)), line
+
+
+def test_an_object_file_that_says_it_is_linked(compiled, capsys, tmp_path):
+    """e_type ET_EXEC on a .o: its sections all say address 0, so they land on one another.  Memory refused
+    that after the loader, blaming the init file ("region 0x0..0x10 overlaps region 0x0..0x2")."""
+    data = compiled["kernels"]
+    line = refusal(capsys, tmp_path, edited(data, field(data, "", "e_type"), 2))
+    assert " overlap in memory (from 0x0)" in line and line.startswith("section .rodata"), line
 
 
 def test_section_names_past_their_table(compiled, capsys, tmp_path):
