@@ -149,3 +149,32 @@ def test_step_records_its_session_as_an_svg(tmp_path, capsys):
     assert "--force" in capsys.readouterr().err or picture.read_text() == svg
     assert main(["qbmm", str(case), "--svg", str(tmp_path / "other.svg")]) == 2  # a picture of a session only
     assert not (tmp_path / "other.svg").exists()
+
+
+@pytest.mark.parametrize("header", [
+    b"{'descr': '<i4', 5fortran_order': False, 's]ape': (15,)Y }",  # numpy's parser: SyntaxError
+    b"{'descr': '<i4', 'fortran_order': False, 'shape': (15,",  # TokenError ("EOF in multi-line statement")
+], ids=["syntax", "token"])
+def test_a_damaged_npy_header_is_one_line(header, tmp_path, capsys):
+    """Found by tests/fuzz/test_fuzz_qbmm.py: numpy reads a .npy header as Python text, and a damaged one
+    raised SyntaxError or tokenize.TokenError, an internal error (exit 70)."""
+    case_dir = tmp_path / "case"
+    shutil.copytree(EXAMPLES / "qbmm_int8_bf16", case_dir)
+    padded = header + b" " * (-(len(header) + 11) % 64) + b"\n"
+    (case_dir / "bias.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(padded).to_bytes(2, "little") + padded)
+    assert main(["qbmm", str(case_dir / "case.json")]) == 2
+    err = capsys.readouterr().err
+    assert "bias (bias.npy): not a .npy array" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("tolerance", [10**400, float("inf"), -1])
+def test_a_tolerance_no_float_holds_is_one_line(tolerance, tmp_path, capsys):
+    """Found by the fuzzer: rtol 10^400 passed the check (10^400 < inf) and then float() raised OverflowError."""
+    case_dir = tmp_path / "case"
+    shutil.copytree(EXAMPLES / "qbmm_int8_bf16", case_dir)
+    document = json.loads((case_dir / "case.json").read_text())
+    document["expect"]["compare"]["rtol"] = tolerance
+    (case_dir / "case.json").write_text(json.dumps(document))
+    assert main(["qbmm", str(case_dir / "case.json")]) == 2
+    err = capsys.readouterr().err
+    assert "expect.compare.rtol must be a finite number >= 0" in err and err.count("\n") == 1 and len(err) < 400

@@ -25,10 +25,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from tokenize import TokenError
 
 import numpy as np
 
 from isasim.core.errors import ConfigError
+from isasim.core.trace import brief
+
+from ..numbers import shown
 
 FORMAT = "isasim-qbmm/1"
 INPUT_TYPES = ("int8", "hifloat8", "float8_e4m3fn", "float8_e5m2")
@@ -170,21 +174,21 @@ def parse_case(data, source: str = "<case>") -> QbmmCase:
     if not isinstance(data, dict):
         fail(f"a qbmm case is a JSON object, not {type(data).__name__}")
     if data.get("format") != FORMAT:
-        fail(f"format must be {FORMAT!r}" + (f", not {data.get('format')!r}" if "format" in data else ""))
+        fail(f"format must be {FORMAT!r}" + (f", not {brief(data.get('format'))}" if "format" in data else ""))
     unknown = sorted(set(data) - _KEYS)
     if unknown:
-        fail(f"unknown key {unknown[0]!r} (a qbmm case takes {', '.join(sorted(_KEYS))})")
+        fail(f"unknown key '{shown(unknown[0])}' (a qbmm case takes {', '.join(sorted(_KEYS))})")
 
     def integer(key, lo=1):
         value = data.get(key)
         if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-            fail(f"{key} must be an integer >= {lo}" + ("" if key not in data else f", not {value!r}"))
+            fail(f"{key} must be an integer >= {lo}" + ("" if key not in data else f", not {brief(value)}"))
         return value
 
     def choice(key, choices, default=None):
         value = data.get(key, default)
         if value not in choices:
-            fail(f"{key} must be one of {', '.join(map(str, choices))}, not {value!r}")
+            fail(f"{key} must be one of {', '.join(map(str, choices))}, not {brief(value)}")
         return value
 
     def flag(key):
@@ -192,19 +196,19 @@ def parse_case(data, source: str = "<case>") -> QbmmCase:
         if value in (0, 1) and not isinstance(value, bool):
             value = bool(value)  # the seed's uint32 flags (biasThreeDim: 1)
         if not isinstance(value, bool):
-            fail(f"{key} must be true or false, not {value!r}")
+            fail(f"{key} must be true or false, not {brief(value)}")
         return value
 
     def batch(key):
         value = data.get(key, [1, 1, 1, 1])
         if (not isinstance(value, list) or len(value) != 4
                 or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in value)):
-            fail(f"{key} must be 4 integers >= 1 (the seed's batch{key[-1].upper()}1..4), not {value!r}")
+            fail(f"{key} must be 4 integers >= 1 (the seed's batch{key[-1].upper()}1..4), not {brief(value)}")
         return tuple(value)
 
     chip = data.get("chip", "950")
     if chip not in ("950", "910B"):
-        fail(f"chip must be 950, not {chip!r}")
+        fail(f"chip must be 950, not {brief(chip)}")
     case = QbmmCase(
         m=integer("m"), n=integer("n"), k=integer("k"),
         a_type=choice("a_type", INPUT_TYPES, "int8"), b_type=choice("b_type", INPUT_TYPES, "int8"),
@@ -251,17 +255,20 @@ def _why_unused(case: QbmmCase, key: str) -> str:
             "scale_b": "x2_quant_mode none", "c_in": "atomic_add is false: C is written, not added to"}[key]
 
 
+_LARGEST_FLOAT = float(np.finfo(np.float64).max)  # a tolerance is a float: a larger integer has none
+
+
 def _compare_rule(rule, fail):
     if rule == "exact":
         return rule
     if isinstance(rule, dict) and set(rule) <= {"rtol", "atol", "ptol", "rule", "note"} and {"rtol", "atol"} & set(rule):
         for key in ("rtol", "atol", "ptol"):
             value = rule.get(key, 0)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
-                fail(f"expect.compare.{key} must be a number >= 0, not {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= _LARGEST_FLOAT:
+                fail(f"expect.compare.{key} must be a finite number >= 0, not {brief(value)}")
         return {"rtol": float(rule.get("rtol", 0)), "atol": float(rule.get("atol", 0)),
                 "ptol": float(rule.get("ptol", 0))}
-    fail(f'expect.compare must be "exact" or {{"rtol": R, "atol": A[, "ptol": P]}}, not {rule!r}')
+    fail(f'expect.compare must be "exact" or {{"rtol": R, "atol": A[, "ptol": P]}}, not {brief(rule)}')
 
 
 def check_batches(case: QbmmCase) -> None:
@@ -302,10 +309,14 @@ def _npy_header(file, where: str, source: str):
         raise CaseError(f"{where}: an .npz archive, not one .npy array", source=source)
     file.seek(0)
     version = np.lib.format.read_magic(file)
-    if version == (1, 0):
-        return np.lib.format.read_array_header_1_0(file)
-    if version == (2, 0):
-        return np.lib.format.read_array_header_2_0(file)
+    readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+    if version in readers:
+        try:
+            return readers[version](file)
+        except (SyntaxError, TokenError, TypeError, RecursionError) as error:  # numpy parses the header as
+            # Python text: a damaged one fails as text does (ValueError, its own complaint, is caught above)
+            raise CaseError(f"{where}: not a .npy array (its header does not read: {type(error).__name__})",
+                            source=source) from None
     raise CaseError(f"{where}: .npy format version {version[0]}.{version[1]} (isasim reads 1.0 and 2.0, which "
                     f"numpy writes for every plain array)", source=source)
 

@@ -107,7 +107,8 @@ class Comparison:
 def values(bits: np.ndarray, c_type: str) -> np.ndarray:
     """float64 values of C as stored (int8/int32 as integers, float types decoded from their bits)."""
     if c_type in ("int8", "int32", "float32"):  # stored as themselves
-        return bits.astype(np.float64)
+        with np.errstate(invalid="ignore"):  # a signalling NaN widens to a NaN, which compare matches as NaN
+            return bits.astype(np.float64)
     return decode(bits.astype(np.uint16), c_type)
 
 

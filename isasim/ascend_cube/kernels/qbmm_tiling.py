@@ -96,6 +96,8 @@ def default_tiling(case, scale_words: bool, bias_bytes: int) -> QbmmTiling:
 
 def tiling_for(case, scale_words: bool, bias_bytes: int) -> QbmmTiling:
     """The case's tiling: the fields it gives over the default, checked."""
+    from isasim.core.trace import brief
+
     from .qbmm_case import CaseError
 
     tiling = default_tiling(case, scale_words, bias_bytes)
@@ -106,7 +108,7 @@ def tiling_for(case, scale_words: bool, bias_bytes: int) -> QbmmTiling:
                         source=case.source)
     for key, value in given.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise CaseError(f"tiling.{key} must be an integer >= 0, not {value!r}", source=case.source)
+            raise CaseError(f"tiling.{key} must be an integer >= 0, not {brief(value)}", source=case.source)
         setattr(tiling, key, value)
     if "kAL1" not in given and "kBL1" not in given and {"baseM", "baseN", "baseK"} & set(given):
         # a given base block: the L1 windows the default rule gives for it
