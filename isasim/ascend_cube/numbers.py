@@ -66,7 +66,7 @@ def read_integer(text: str) -> int:
     if foreign is not None:
         raise NumberError(f"{shown(text)}: {shown(foreign)} is not one of C++'s digits 0-9")
     found = _LITERAL.fullmatch(text)
-    if not found or not text[0].isdigit():
+    if not found or text[0] not in "0123456789":
         raise NumberError(f"{shown(text)} is not a C++ integer literal (decimal, 0x hex or 0b binary digits, "
                           f"' between digits, a u/l/ll suffix)")
     prefix, digits, _suffix = found.groups()

@@ -94,7 +94,7 @@ def gm_regions(access: Access) -> list[tuple[int, int]]:
             merged.append([start, end])
     total = sum(end - start for start, end in merged)
     if len(merged) > GM_EXAMPLE_REGIONS or total > GM_EXAMPLE_BYTES:
-        _refuse(f"{total:,} bytes of GM in {len(merged):,} regions")
+        _refuse(f"{total:,} bytes of GM in {len(merged):,} region{'s' * (len(merged) != 1)}")
     return [(start, end) for start, end in merged]
 
 

@@ -296,7 +296,8 @@ def _read_array(base: Path, name, key: str, case: QbmmCase, source: str, shape_k
     except IsADirectoryError:
         raise CaseError(f"{where}: a directory, not a .npy file", source=source) from None
     except (ValueError, OSError, EOFError) as error:
-        raise CaseError(f"{where}: not a .npy array ({str(error).splitlines()[0][:120]})", source=source) from None
+        first_line = (str(error).split("\n") + [""])[0] or type(error).__name__  # numpy's, cut to one line
+        raise CaseError(f"{where}: not a .npy array ({first_line[:120]})", source=source) from None
     want = np.dtype(STORAGE[case.type_of(key)])
     if array.dtype != want:  # the same type in the other byte order: .npy records which, so convert
         array = array.astype(want)
