@@ -123,7 +123,8 @@ def test_a_table_that_runs_past_the_end_of_the_file(compiled, capsys, tmp_path, 
 
 @pytest.mark.parametrize("section", [".text", ".rodata"])
 def test_a_compressed_section(compiled, capsys, tmp_path, section):
-    """SHF_COMPRESSED made pyelftools decompress what followed (ELFCompressionError, or worse: a zlib bomb)."""
+    """SHF_COMPRESSED made pyelftools read a compression header from the section and inflate what followed
+    (ELFCompressionError here; a well-formed zlib stream would have been inflated to whatever size it holds)."""
     data = compiled["kernels"]
     section = rodata(data) if section == ".rodata" else section
     flags = field(data, section, "sh_flags")
