@@ -186,8 +186,8 @@ def location_number(text: str, what: str) -> int:
     """A number of a stepper location (an offset, a row or a count), read as the program text reads numbers."""
     try:
         return read_integer(text.strip(" \t"))
-    except NumberError as error:
-        raise IsasimError(f"{what}: {error.message}") from None
+    except NumberError as error:  # the message starts with the text (": no number" when there is none)
+        raise IsasimError(f"{what}: {error.message.lstrip(': ')}") from None
 
 
 def item_view(state: AscendState, what: str, args: list[str], *, width: int = 100):
