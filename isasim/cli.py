@@ -510,10 +510,9 @@ def side_by_side_row(a: bytes, b: bytes, name_a: str, name_b: str):
 
 
 def cmd_step(args) -> int:
-    from .core.stepper import CommandError, Stepper
+    from .core.stepper import Stepper, run_scripted_session, session_console
 
     isa_name, config, program, init = load_program_and_init(args)
-    out = console(color=not args.no_color)
     if args.svg:
         from .core.output import check_outputs
 
@@ -521,8 +520,7 @@ def cmd_step(args) -> int:
                       inputs=(args.program, args.init, args.commands_file))
         if args.commands is None and not args.commands_file:
             raise UsageError("--svg records a scripted session: give --commands or --commands-file")
-        out = console(color=True, width=args.svg_width)
-        out.record = True
+    out = session_console(color=not args.no_color, svg=args.svg, svg_width=args.svg_width)
     stepper = Stepper(isa_name, config, program, init, out=out, max_steps=args.max_steps, against=args.against,
                       backend=args.backend, element_types=parse_show(args.show, isa_name), hex_values=args.hex)
     count = len(program.instructions)
@@ -536,15 +534,8 @@ def cmd_step(args) -> int:
     if args.commands_file:
         script = read_text(args.commands_file)
     if script is not None:
-        if args.svg:
-            out.print(f"[dim](isasim) {markup_safe(script)}[/dim]")
-        failed = stepper.run_script(script)  # stops at the first failing command, as gdb's command files do
-        if args.svg:
-            from .core.output import write_output
-
-            write_output(args.svg, out.export_svg(title=f"isasim step {Path(args.program).name}"), force=args.force)
-        if failed is not None:
-            raise CommandError(failed)  # exit 2, naming the command
+        run_scripted_session(stepper, script, svg=args.svg, title=f"isasim step {Path(args.program).name}",
+                             force=args.force)
         return EXIT_OK
     stepper.interact()
     return EXIT_OK

@@ -185,3 +185,12 @@ def test_piped_output_lays_grids_out_for_columns_when_the_environment_sets_it(tm
     assert cli.main(["run", str(EXAMPLE_TRACE), "--no-color"]) == 0
     grid_lines = [line for line in capsys.readouterr().out.splitlines() if line[:3].strip().isdigit()]
     assert grid_lines and max(len(line) for line in grid_lines) <= 60
+
+
+def test_a_huge_failing_stepper_command_is_quoted_in_part(capsys):
+    """A 5,000-character location in a script made a 5,000-character error line (issue 25): the command and
+    the reason are quoted with their middles left out, and the line still names both."""
+    location = "tmm" + "9" * 5000
+    line = error_line(capsys, ["step", EXAMPLE_TRACE, "--commands", f"s; p {location}; s"],
+                      "command 2 of 3", "characters)", "(1 later command not run)")
+    assert len(line) < 700

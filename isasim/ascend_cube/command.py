@@ -151,7 +151,7 @@ def cmd_qbmm(args) -> int:
 
 def _step(args, kernel, config, out) -> int:
     from isasim.cli import EXIT_OK as OK
-    from isasim.core.stepper import CommandError, Stepper
+    from isasim.core.stepper import Stepper
     from isasim.core.render import markup_safe
 
     index = 0 if args.block is None else args.block
@@ -162,11 +162,10 @@ def _step(args, kernel, config, out) -> int:
     program = get_isa(isa_name).assemble("\n".join(lines), source=f"{args.case} block {index}")
     block = kernel.blocks[index]
     t = block.tile
-    if args.svg:  # the session recorded as isasim step --svg records one: in colour, at the picture's width
-        from isasim.core.render import console
+    if args.svg:  # the session recorded as isasim step --svg records one
+        from isasim.core.stepper import session_console
 
-        out = console(color=True, width=args.svg_width)
-        out.record = True
+        out = session_console(color=True, svg=args.svg, svg_width=args.svg_width)
     stepper = Stepper(isa_name, config, program, kernel.init(), out=out)
     out.print(f"[bold]{markup_safe(args.case)}[/bold] block {index} of {len(kernel.blocks)}: core {t.core}, batch "
               f"{t.batch}, C rows {t.m_offset}..{t.m_offset + t.m - 1}, columns {t.n_offset}..{t.n_offset + t.n - 1}; "
@@ -177,18 +176,12 @@ def _step(args, kernel, config, out) -> int:
               f"p quant_pre (the decoded word), p fixpipe[0,0] (one output element's arithmetic); q quits[/dim]")
     stepper.show_position()
     if args.commands is not None:
-        if args.svg:
-            out.print(f"[dim](isasim) {markup_safe(args.commands)}[/dim]")
-        failed = stepper.run_script(args.commands)  # stops at the first failing command
-        if args.svg:
-            from pathlib import Path
+        from pathlib import Path
 
-            from isasim.core.output import write_output
+        from isasim.core.stepper import run_scripted_session
 
-            write_output(args.svg, out.export_svg(title=f"isasim qbmm {Path(args.case).name} --step"),
-                         force=args.force)
-        if failed is not None:
-            raise CommandError(failed)
+        run_scripted_session(stepper, args.commands, svg=args.svg, title=f"isasim qbmm {Path(args.case).name} --step",
+                             force=args.force)
         return OK
     stepper.interact()
     return OK

@@ -66,8 +66,8 @@ from .errors import IsasimError
 from .isa import get_isa
 from .machine import DEFAULT_STEP_LIMIT, Checkpoint, Machine, StepRecord
 from .program import Program
-from .render import _REGION_DTYPES, element_text, layout_width, region_grid
-from .trace import Init
+from .render import _REGION_DTYPES, console, element_text, layout_width, markup_safe, region_grid
+from .trace import Init, clipped, printable
 
 PROMPT = "(isasim) "
 
@@ -81,12 +81,24 @@ PRINT_OPTIONS = ("hex", "all")
 WATCH_ELEMENTS_SHOWN = 8  # a watched range of more elements shows its first ones and a count
 
 
+_NUMBER = re.compile(r"[0-9]{1,20}|0[xX][0-9a-fA-F]{1,16}")  # ASCII only: int() also reads "٣" and "1_0"
+
+
+def read_number(text: str) -> int | None:
+    """A count, index or size as the stepper's commands take it: decimal or 0x hexadecimal, at most 64 bits'
+    worth of digits (None for anything else, so a 5,000-digit word never reaches int())."""
+    return int(text, 0 if text[:2].lower() == "0x" else 10) if _NUMBER.fullmatch(text) else None
+
+
 def locate_instruction(program, spec: str):
     """The instruction of ``program`` that ``spec`` names: an index (3 or #3), a label, or the address it
     starts at (0x...), as ``break`` and ``explain --at`` take them; a ValueError says what is wrong."""
     text = spec.lstrip("#")
-    if re.fullmatch(r"\d+", text):
-        index = int(text)
+    if text.isascii() and text.isdigit():
+        index = read_number(text)
+        if index is None:
+            raise ValueError(f"there is no instruction #{clipped(text, 40)} (the program has "
+                             f"{len(program.instructions)})")
         if index >= len(program.instructions):
             raise ValueError(f"there is no instruction #{index} (the program has {len(program.instructions)})")
         return program.instructions[index]
@@ -95,11 +107,14 @@ def locate_instruction(program, spec: str):
     elif re.fullmatch(r"0[xX][0-9a-fA-F]+", spec):
         address = int(spec, 16)
     else:
-        raise ValueError(f"'{spec}' is not an instruction index, label or address")
+        raise ValueError(f"'{clipped(spec, 60)}' is not an instruction index, label or address")
     ins = program.at(address)
     if ins is None:
         raise ValueError(f"no instruction starts at {address:#x}")
     return ins
+
+
+QUOTED_CHARS = 100  # how much of a failed command its error quotes (the reason: four times as much)
 
 
 class CommandError(IsasimError):
@@ -286,14 +301,16 @@ class Stepper:
             going_on = self.execute(command)
             if self.error is not None:
                 left = len(commands) - number
-                return (f"command {number} of {len(commands)} ({command!r}) failed: {self.error}"
+                return (f"command {number} of {len(commands)} ({clipped(command, QUOTED_CHARS)!r}) failed: "
+                        f"{self.error}"
                         + (f" ({left} later command{'s' if left != 1 else ''} not run)" if left else ""))
             if not going_on:
                 break
         return None
 
     def _fail(self, message: str) -> bool:
-        self.error = message
+        # clipped: a reason may quote what the user typed, which may be 5,000 characters long
+        self.error = clipped(printable(message), 4 * QUOTED_CHARS)
         self.out.print(Text(f"error: {message}"))  # Text: the message may quote the user's brackets
         return True
 
@@ -325,12 +342,11 @@ class Stepper:
     def _count(self, args: list[str], default: int = 1) -> int:
         if not args:
             return default
-        try:
-            n = int(args[0], 0)
-        except ValueError:
-            raise CommandError(f"'{args[0]}' is not a number") from None
-        if n < 0:
-            raise CommandError("a count cannot be negative")
+        n = read_number(args[0])
+        if n is None:
+            negative = args[0].startswith("-") and read_number(args[0][1:]) is not None
+            raise CommandError("a count cannot be negative" if negative else
+                               f"'{clipped(args[0], 40)}' is not a number (decimal, or hexadecimal with 0x)")
         return n
 
     def cmd_step(self, args):
@@ -468,10 +484,9 @@ class Stepper:
             found = self._region_of(address, 1)
             size = found[1] if found else 8
         else:
-            try:
-                size = int(m.group(2), 0)
-            except ValueError:
-                raise CommandError(f"'{m.group(2)}' in '{spec}' is not a number of bytes") from None
+            size = read_number(m.group(2))
+            if size is None:
+                raise CommandError(f"'{clipped(m.group(2), 40)}' in '{clipped(spec, 60)}' is not a number of bytes")
             if size < 1:
                 raise CommandError(f"cannot watch '{spec}': the size must be at least 1 byte")
         if not self.machine.memory.is_mapped(address, size):
@@ -649,3 +664,32 @@ for _names, _method in [
 ]:
     for _name in _names:
         COMMANDS[_name] = _method
+
+
+# ---- a scripted session, on the terminal or recorded as a picture ---------------------------------------
+
+
+def session_console(*, color: bool, svg: str | None, svg_width: int) -> Console:
+    """The console a stepper session prints on: the command's own, or, when the session is saved as an
+    SVG picture, a recording one in colour at the picture's width."""
+    if svg is None:
+        return console(color=color)
+    out = console(color=True, width=svg_width)
+    out.record = True
+    return out
+
+
+def run_scripted_session(stepper: Stepper, script: str, *, svg: str | None, title: str, force: bool) -> None:
+    """Run ``script``'s commands, stopping at the first that fails as gdb's command files do; with ``svg``,
+    the script is echoed into the session and the session so far is saved as a picture (also when a command
+    failed).  A failed command is a CommandError (exit 2) naming it."""
+    if svg is not None:
+        stepper.out.print(f"[dim](isasim) {markup_safe(script)}[/dim]")
+    failed = stepper.run_script(script)
+    if svg is not None:
+        from .output import write_output
+
+        write_output(svg, stepper.out.export_svg(title=title), force=force)
+    if failed is not None:
+        raise CommandError(failed)
+

@@ -135,6 +135,15 @@ def brief(value: Any) -> str:
     return text if len(text) <= BRIEF_CHARS else text[:BRIEF_CHARS - 3] + "..."
 
 
+def clipped(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, its middle left out and said so, for an error message
+    that quotes what a user typed (a 5,000-character command stays a readable line)."""
+    if len(text) <= limit:
+        return text
+    keep = max(1, (limit - 30) // 2)
+    return f"{text[:keep]}...({len(text) - 2 * keep} characters)...{text[-keep:]}"
+
+
 # Only ASCII digits: int() would also take full-width and other Unicode digits ("１２"), which no
 # assembler or JSON reader treats as a number.
 _DECIMAL = re.compile(r"-?[0-9]+", re.ASCII)

@@ -191,8 +191,8 @@ def item_view(state: X86AmxState, what: str, args: list[str], program: Program |
         return Text(f"rflags = {state.rflags:#x} [{flags_text(state.rflags)}]")
     if name == "rip":
         return Text(f"rip = {state.rip:#x}")
-    if name.startswith("tmm") and name[3:].isdigit() and int(name[3:]) < 8:
-        t = int(name[3:])
+    t = tile_number(name)
+    if t is not None:
         unsupported = [a for a in args if a not in ELEMENT_TYPES and a not in ("hex", "all")]
         if unsupported:  # the stepper knows more types (memory regions) than a tile view has: never fall back
             raise IsasimError(f"a tile is shown as {', '.join(ELEMENT_TYPES)}, not '{unsupported[0]}'")
