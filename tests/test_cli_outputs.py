@@ -194,3 +194,14 @@ def test_a_huge_failing_stepper_command_is_quoted_in_part(capsys):
     line = error_line(capsys, ["step", EXAMPLE_TRACE, "--commands", f"s; p {location}; s"],
                       "command 2 of 3", "characters)", "(1 later command not run)")
     assert len(line) < 700
+
+
+def test_qbmm_does_not_write_over_one_of_its_array_files(tmp_path, capsys):
+    """-o naming the case's own A (a.npy beside case.json) with --force replaced the input with C."""
+    import shutil
+
+    case = tmp_path / "case"
+    shutil.copytree(QBMM_CASE.parent, case)
+    before = (case / "a.npy").read_bytes()
+    error_line(capsys, ["qbmm", case / "case.json", "-o", case / "a.npy", "--force"], "which this command reads")
+    assert (case / "a.npy").read_bytes() == before

@@ -78,10 +78,11 @@ def cmd_qbmm(args) -> int:
         raise UsageError("--workers and --cluster run the whole kernel; --step and --blocks do not run it")
     if (args.step or args.blocks) and (args.output or args.trace):
         raise UsageError("-o and --trace record a whole run; --step and --blocks do not run it")
-    # refused before anything runs, so nothing is half written
-    check_outputs({"-o": args.output, "--trace": args.trace, "--svg": args.svg}, force=args.force,
-                  inputs=(args.case,))
+    # refused before anything runs, so nothing is half written; and again once the case names its array files
+    outputs = {"-o": args.output, "--trace": args.trace, "--svg": args.svg}
+    check_outputs(outputs, force=args.force, inputs=(args.case,))
     case = qbmm.load_case(args.case)
+    check_outputs(outputs, force=args.force, inputs=(args.case, *case.files))
     if not (args.step or args.blocks or args.output or args.trace) and case.expect is None:
         raise UsageError(f"{args.case} has no expect: give -o OUT.npy (and/or --trace FILE) to keep C, "
                          f"or --step / --blocks")

@@ -91,6 +91,7 @@ class QbmmCase:
     expect: np.ndarray | None = None
     compare: object = "exact"  # "exact" or {"rtol": .., "atol": ..}
     source: str = "<case>"
+    files: list[str] = field(default_factory=list)  # the array files read (a command must not write over them)
 
     @property
     def batch(self) -> int:
@@ -284,6 +285,7 @@ def _read_array(base: Path, name, key: str, case: QbmmCase, source: str, shape_k
     """The array file, its .npy header checked against what the case needs before its data is read."""
     where = f"{key} ({name})"
     path = base / name
+    case.files.append(str(path))
     key = shape_key or key
     try:
         with open(path, "rb") as file:
