@@ -1,7 +1,10 @@
 """A64 assembly text (LLVM syntax, as clang accepts it) to instructions, and instructions to text.
 
-A line is ``[label:] [mnemonic operands] [// comment]``; ``.inst 0xWORD`` and ``.byte`` give raw
-encodings.  Every instruction is 4 bytes, so labels are known after one pass over the lines.
+A statement is ``[label:]... [mnemonic operands]``; ``.inst 0xWORD`` and ``.byte`` give raw encodings.
+Text is split as LLVM's lexer splits it (``statements``): lines at newlines, statements at ``;`` and
+carriage returns, comments ``//``, ``/* */`` and a statement starting with ``#``; anything but
+printable ASCII and tabs outside comments is refused.  Numbers are read as clang reads them
+(operands/common.py).  Every instruction is 4 bytes, so labels are known after one pass.
 Each form of the mnemonic is tried; the error reported is the one of the form whose operands
 matched furthest (a misaligned list, Zm above z15, Wv outside w8-w11 ... rather than "no such
 form"), so a line gets one clear reason.
@@ -10,17 +13,20 @@ form"), so a line gets one clear reason.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from ..core.errors import AssemblyError
 from ..core.program import Instruction, Program
 from .forms import FORMS, NOT_ENCODABLE, UNDEFINED_FORMS, A64Form
-from .operands import BranchTarget, OperandError
-
-_LABEL = re.compile(r"([A-Za-z_.$][\w.$]*)\s*:")
+from .operands import BranchTarget, OperandError, parse_int
+from .operands.common import SIZE_NOTE
 
 
 def split_operands(text: str) -> list[str]:
-    """Split at the commas outside brackets and braces; a ZERO tile list or ``, lsl #12`` stays whole."""
+    """Split at the commas outside brackets and braces; a ZERO tile list or ``, lsl #12`` stays whole.
+    An empty operand (``x0, , x1`` or a trailing comma) is an error, as it is to clang."""
+    if not text.strip(" \t"):
+        return []
     parts, depth, current = [], 0, ""
     for ch in text:
         if ch in "[{":
@@ -32,14 +38,14 @@ def split_operands(text: str) -> list[str]:
             current = ""
         else:
             current += ch
-    if current.strip():
-        parts.append(current.strip())
+    parts.append(current.strip())
+    if "" in parts:
+        raise AssemblyError(f"'{text.strip()[:60]}' has an empty operand (a comma too many)")
     # "#1, lsl #12" is one operand (ADD/SUB's shifted immediate), and so is "vl4, mul #3" (CNTB's pattern),
     # "x2, asr #3" (a shifted register) and "w2, uxtw #2" (an extended one)
     merged = []
     for part in parts:
-        if merged and re.fullmatch(r"(lsl|lsr|asr|ror|mul)(\s+|\s*#)\s*-?\w+|[su]xt[bhwx](\s*#?\s*\w+)?",
-                                   part.lower()):
+        if merged and re.fullmatch(r"(lsl|lsr|asr|ror|mul)([ \t]+|[ \t]*#).*|[su]xt[bhwx]([ \t#].*)?", part.lower()):
             merged[-1] += ", " + part
         else:
             merged.append(part)
@@ -67,12 +73,12 @@ def _parse(form: A64Form, operands: list[str], address: int, labels: dict) -> di
         except OperandError as error:
             error.depth = depth + (0 if error.shape else 100)
             raise
+    fields.pop(SIZE_NOTE, None)  # the operands agree on it; it is no field of the encoding
     return fields
 
 
-def operand_texts(form: A64Form, fields: dict, address: int) -> list[str]:
-    return [kind.text(fields, address) if isinstance(kind, BranchTarget) else kind.text(fields)
-            for kind in form.operands]
+def operand_texts(form: A64Form, fields: dict) -> list[str]:
+    return [kind.text(fields) for kind in form.operands]
 
 
 def preferred_alias(form: A64Form, fields: dict):
@@ -80,11 +86,22 @@ def preferred_alias(form: A64Form, fields: dict):
     return next((alias for alias in form.extra.get("aliases", ()) if alias.preferred(fields)), None)
 
 
-def instruction_text(form: A64Form, fields: dict, address: int) -> str:
+def instruction_text(form: A64Form, fields: dict, address: int, comment: bool = True) -> str:
+    """The text llvm prints; after a branch (unless not ``comment``), its target's address as a comment
+    (``b.ne #-24  // 0x1000c``), which the assembler, like clang, skips."""
     alias = preferred_alias(form, fields)
-    texts = [text for text in operand_texts(alias or form, fields, address) if text]  # a default pattern: nothing
+    shown = alias or form
+    texts = [text for text in operand_texts(shown, fields) if text]  # a default pattern: nothing
     mnemonic = alias.mnemonic if alias else form.extra.get("alias", form.fixed_text)
-    return mnemonic + (" " + ", ".join(texts) if texts else "")
+    text = mnemonic + (" " + ", ".join(texts) if texts else "")
+    target = next((kind for kind in shown.operands if isinstance(kind, BranchTarget)), None)
+    return text if target is None or not comment else f"{text}  // {target.comment(fields, address)}"
+
+
+def statement_text(instruction: Instruction) -> str:
+    """An instruction's text without the comment a branch carries (``b.ne #-24``): for a title or a
+    command line, where the target's address is given otherwise or not at all."""
+    return instruction_text(instruction.form, instruction.extra["fields"], instruction.address, comment=False)
 
 
 def operand_values(form: A64Form, fields: dict) -> tuple:
@@ -97,16 +114,28 @@ def make_instruction(form: A64Form, fields: dict, address: int, word: int, line:
                        invalid=UNDEFINED_FORMS.get(form.id), extra={"fields": fields, "word": word})
 
 
+# A mnemonic is an identifier (b.ne has a dot); what follows it need not be a space: ld1w{z0.s}, ... is
+# read by clang as ld1w {z0.s}, ...
+_MNEMONIC = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*", re.ASCII)
+
+
+def _mnemonic(text: str) -> tuple[str, str]:
+    """A statement's mnemonic (lower case) and the rest of it."""
+    m = _MNEMONIC.match(text)
+    if m is None:
+        raise AssemblyError(f"'{text[:40]}' does not start with an instruction's name")
+    return m.group().lower(), text[m.end():].strip(" \t")
+
+
 def _forms_for(text: str) -> tuple[list[tuple[A64Form, object]], str]:
     """The (form, alias or None) a statement may be, and its operand text (``smstart za`` is a form of
     its own)."""
-    words = text.split(None, 1)
-    mnemonic = words[0].lower()
-    rest = words[1].strip() if len(words) > 1 else ""
+    mnemonic, rest = _mnemonic(text)
     fixed = [(f, None) for f in FORMS.of_mnemonic(mnemonic) if f.fixed_text == " ".join(text.lower().split())]
     if fixed:
         return fixed, ""
-    forms = [(f, None) for f in FORMS.of_mnemonic(mnemonic) if f.fixed_text == mnemonic]
+    forms = [(f, None) for f in FORMS.of_mnemonic(mnemonic)
+             if f.fixed_text == mnemonic and not f.extra.get("written_as_aliases_only")]
     forms += [(f, None) for f in FORMS if f.extra.get("alias") == mnemonic]  # mov is also MOVA, as llvm prints it
     forms += [(f, a) for f in FORMS for a in f.extra.get("aliases", ()) if a.mnemonic == mnemonic]
     return forms, rest
@@ -120,7 +149,7 @@ def _refuse(message: str, depth: int, shape: bool = False):
 
 def assemble_statement(text: str, address: int, labels: dict, line: int | None = None) -> Instruction:
     forms, rest = _forms_for(text)
-    mnemonic = text.split()[0].lower()
+    mnemonic = _mnemonic(text)[0]
     if not forms:
         if FORMS.of_mnemonic(mnemonic):
             raise AssemblyError(f"'{text}' is not a form of {mnemonic}")
@@ -154,65 +183,102 @@ def assemble_statement(text: str, address: int, labels: dict, line: int | None =
 
 
 def _raw_words(directive: str, args: str) -> list[int]:
-    values = [int(v.strip(), 0) for v in args.split(",") if v.strip()]
+    values = []
+    for text in args.split(","):
+        value = parse_int(text, hash="forbidden")
+        if value is None:
+            raise AssemblyError(f"{directive} takes numbers, not '{text.strip()[:40]}'")
+        values.append(value)
     if directive == ".inst":
-        if any(not 0 <= v < 1 << 32 for v in values):
-            raise AssemblyError(".inst takes 32-bit words")
+        if any(not 0 <= v < 1 << 32 for v in values):  # clang keeps the low 32 bits of any other value
+            raise AssemblyError(".inst takes 32-bit words (0 to 0xffffffff)")
         return values
     if any(not 0 <= v < 256 for v in values) or len(values) % 4:
         raise AssemblyError(".byte here takes whole instructions: a multiple of 4 bytes, each 0-255")
     return [int.from_bytes(bytes(values[i:i + 4]), "little") for i in range(0, len(values), 4)]
 
 
-_LONG_NUMBER = re.compile(r"(?<![A-Za-z_])(?:0[xX])?[0-9][0-9a-fA-F]{40,}")  # a number, not a label
+_LABEL = re.compile(r"([A-Za-z_.$][A-Za-z0-9_.$]*)[ \t]*:", re.ASCII)
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+
+
+def _foreign_character(statement: str) -> str | None:
+    """The first character of ``statement`` that is not A64 assembly text, described, or None.  Outside
+    comments, LLVM's lexer knows printable ASCII and the tab, and nothing else: a no-break space, a
+    Unicode digit or a line separator is an error to clang, and Python's own notions (str.split()
+    splitting at U+00A0, int() reading U+0663 as 3) must not make it something else here."""
+    for ch in statement:
+        if not (" " <= ch <= "~" or ch == "\t"):
+            name = unicodedata.name(ch, "a control character")
+            return f"U+{ord(ch):04X} ({name})"
+    return None
+
+
+def statements(text: str, source: str):
+    """(line number, labels, statement) for each statement of ``text``, as LLVM's lexer splits it: lines
+    end at \\n, a carriage return or ';' ends a statement, ``//`` and ``/* */`` are comments, and so is
+    a statement that starts with '#'.  The statement is '' where a line holds only labels."""
+    if text.count("/*") and _BLOCK_COMMENT.sub("", text).count("/*"):
+        line = text[:text.rindex("/*")].count("\n") + 1
+        raise AssemblyError(f"{source}:{line}: a /* comment is not closed")
+    # a block comment is a space (keeping its line breaks, so that line numbers stay right)
+    text = _BLOCK_COMMENT.sub(lambda m: " " + "\n" * m.group().count("\n"), text)
+    for number, line in enumerate(text.split("\n"), 1):
+        for part in line.split("\r"):
+            for statement in part.split("//")[0].split(";"):
+                statement = statement.strip(" \t")
+                labels = []
+                while (m := _LABEL.match(statement)) is not None:
+                    labels.append(m.group(1))
+                    statement = statement[m.end():].strip(" \t")
+                if statement.startswith("#"):  # a comment to the end of the line (or carriage return)
+                    yield number, labels, ""
+                    break
+                foreign = _foreign_character(statement)
+                if foreign is not None:
+                    raise AssemblyError(f"{source}:{number}: {foreign} is not part of A64 assembly text")
+                yield number, labels, statement
 
 
 def assemble(text: str, isa: str, source: str, base: int) -> Program:
-    statements = []  # (line number, text or raw words)
+    items = []  # (line number, text or raw words)
     labels: dict[str, int] = {}
     address = base
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("//")[0].strip()
-        # No A64 field holds a number of more than 20 digits (64 bits); refusing longer ones here also
-        # keeps int() off pathological text (Python refuses to convert more than 4,300 digits).
-        long_number = _LONG_NUMBER.search(line)
-        if long_number:
-            raise AssemblyError(f"{source}:{number}: a number of {len(long_number.group())} digits does not fit "
-                                f"any operand (at most 64 bits)")
-        while True:
-            m = _LABEL.match(line)
-            if not m:
-                break
-            if m.group(1) in labels:
-                raise AssemblyError(f"{source}:{number}: label '{m.group(1)}' is defined twice")
-            labels[m.group(1)] = address
-            line = line[m.end():].strip()
-        if not line:
+    for number, names, statement in statements(text, source):
+        for name in names:
+            if name in labels:
+                raise AssemblyError(f"{source}:{number}: label '{name}' is defined twice")
+            labels[name] = address
+        if not statement:
             continue
-        directive = line.split(None, 1)[0].lower()
+        if statement[0].isdigit() and ":" in statement:
+            raise AssemblyError(f"{source}:{number}: numeric local labels ('1:', 'b 1b') are not supported; "
+                                f"name the label")
+        directive, _, arguments = re.sub(r"[ \t]+", " ", statement).partition(" ")
+        directive = directive.lower()
         if directive in (".inst", ".byte"):
             try:
-                words = _raw_words(directive, line.split(None, 1)[1] if " " in line else "")
-            except (AssemblyError, ValueError) as error:
+                words = _raw_words(directive, arguments)
+            except (AssemblyError, OperandError) as error:
                 raise AssemblyError(f"{source}:{number}: {error}") from None
-            statements.extend((number, w) for w in words)
+            items.extend((number, w) for w in words)
             address += 4 * len(words)
         elif directive.startswith("."):
             raise AssemblyError(f"{source}:{number}: unknown directive '{directive}'")
         else:
-            statements.append((number, line))
+            items.append((number, statement))
             address += 4
     from .decoder import decode_word
 
     instructions = []
     address = base
-    for number, statement in statements:
+    for number, item in items:
         try:
-            if isinstance(statement, int):
-                instruction = decode_word(statement, address)
+            if isinstance(item, int):
+                instruction = decode_word(item, address)
                 instruction.line = number
             else:
-                instruction = assemble_statement(statement, address, labels, number)
+                instruction = assemble_statement(item, address, labels, number)
         except (AssemblyError, OperandError) as error:
             raise AssemblyError(f"{source}:{number}: {error}") from None
         instructions.append(instruction)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from isasim.arm_sme.oracle.tools import find_zig, zig_env
@@ -93,3 +94,66 @@ def assert_refused_in_one_line(line: str, words: str) -> None:
 def clang_accepts(lines: list[str]) -> list[str]:
     """The lines clang assembles (each should be refused, as isasim refuses it)."""
     return [line for line, (_, word) in zip(lines, clang_encode(lines)) if word is not None]
+
+
+# ---- one answer per line, whatever the line holds -------------------------------------------------
+
+_MARK = ".Lisasim_line_{}:"
+_MARK_SEEN = re.compile(r"^\.Lisasim_line_(\d+):")
+_INST = re.compile(r"^\s*\.inst\s+(0x[0-9a-f]+)\s*$")
+_STDIN_ERROR = re.compile(r"^<stdin>:(\d+):\d+: error: (.*)$")
+
+
+@dataclass(frozen=True)
+class ClangAnswer:
+    """What clang made of one line: its instruction words (``.inst`` words too, in order), or the first
+    error it reported (``error``), or that an operand was a symbol it left to the linker (``fixup``)."""
+
+    words: tuple[int, ...] = ()
+    error: str | None = None
+    fixup: bool = False
+
+    @property
+    def accepted(self) -> bool:
+        return self.error is None
+
+
+def clang_answers(lines: list[str]) -> list[ClangAnswer]:
+    """Every line assembled by one clang run, each answer kept with its line: each line follows a label
+    of its own, which clang echoes (a line clang refuses still has its label), and an error names the
+    line it is on (line n of the input is line 2n + 2 of what clang reads)."""
+    command = clang_cc1as()
+    assert command is not None, "no clang (use the needs_clang marker)"
+    assert not any("\n" in line for line in lines), "one line each: a newline would shift the line numbers"
+    assert not any(re.sub(r"/\*.*?\*/", "", line).count("/*") for line in lines), \
+        "an open /* comment would swallow the lines after it, and their labels"
+    source = "".join(f"{_MARK.format(n)}\n{line}\n" for n, line in enumerate(lines)) + _MARK.format(len(lines)) + "\n"
+    done = subprocess.run(command + ["-triple", "aarch64-unknown-linux-gnu", *FEATURES, "-filetype", "asm",
+                                     "-show-encoding", "-o", "-", "-"],
+                          input=source.encode(), capture_output=True, timeout=600, env=zig_env())
+    words: list[list[int]] = [[] for _ in lines]
+    fixups: set[int] = set()
+    current = None
+    for out in done.stdout.decode("utf-8", "replace").splitlines():
+        mark = _MARK_SEEN.match(out.strip())
+        if mark:
+            current = int(mark.group(1))
+            continue
+        if current is None or current >= len(lines):
+            continue
+        encoding = _ENCODING.match(out)
+        inst = _INST.match(out)
+        if encoding and "A" in encoding.group(2):
+            fixups.add(current)
+        elif encoding:
+            word = bytes(int(b, 0) for b in encoding.group(2).split(","))
+            words[current].append(int.from_bytes(word, "little"))
+        elif inst:
+            words[current].append(int(inst.group(1), 16))
+    errors: dict[int, str] = {}
+    for err in done.stderr.decode("utf-8", "replace").splitlines():
+        found = _STDIN_ERROR.match(err)
+        if found:
+            errors.setdefault((int(found.group(1)) - 2) // 2, found.group(2))
+    return [ClangAnswer(error=errors[n]) if n in errors else ClangAnswer(tuple(words[n]), fixup=n in fixups)
+            for n in range(len(lines))]

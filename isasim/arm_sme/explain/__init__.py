@@ -17,7 +17,9 @@ from ...core.explain import (
     BitField, Code, Encoding, EncodingUnit, ExplainError, ExplainOption, ExplainOptions, Explanation, Paragraph,
     ReferencePage, Section, Table, fault_blocks, run_example, setup_blocks,
 )
+from ..assembler import statement_text
 from ..forms import FORMS, UNDEFINED_FORMS, A64Form
+from ..operands import BranchTarget
 from ..state import DEFAULT_SVL, MASK64, X_NAMES, configure
 from ..tiles import vector_group_rows
 from .checks import check
@@ -85,7 +87,7 @@ def example_text(form: A64Form) -> str:
               for name, box in form.encoding.fields.items()}
     from ..assembler import instruction_text
 
-    return instruction_text(form, fields, 0x10000)
+    return instruction_text(form, fields, 0x10000, comment=False)
 
 
 def parse_wv(text: str | None) -> int | None:
@@ -148,11 +150,11 @@ class ArmSmeExplainer:
         if group is not None and run.before:
             sections.insert(2, Section("Vector group", _vector_group_blocks(ins, group, run)))
         sections.append(Section("Example", example))
-        command = f'isasim explain "{ins.text}" --isa {self.isa.name}' + (
+        command = f'isasim explain "{statement_text(ins)}" --isa {self.isa.name}' + (
             f" --svl {config['svl']}" if config["svl"] != DEFAULT_SVL else "") + (
             f" --wv {wv:#x}" if wv is not None else "") + (
             f" --seed {options.seed}" if options.seed != 1 else "")
-        return Explanation(self.isa.name, form.syntax, ins.text, ins.encoding, form.summary,
+        return Explanation(self.isa.name, form.syntax, statement_text(ins), ins.encoding, form.summary,
                            facts=[("feature", form.feature), ("form id", form.id)], sections=sections,
                            figure=figure(ins, encoding, run), command=command)
 
@@ -277,9 +279,12 @@ def _short(value) -> str:
 
 
 def _operand_texts(ins) -> list[str]:
+    """Each operand as the instruction writes it; a branch target with the address it reaches."""
     from ..assembler import operand_texts
 
-    return operand_texts(ins.form, ins.extra["fields"], ins.address)
+    fields = ins.extra["fields"]
+    return [f"{text} (to {kind.comment(fields, ins.address)})" if isinstance(kind, BranchTarget) else text
+            for kind, text in zip(ins.form.operands, operand_texts(ins.form, fields))]
 
 
 def _faults(form: A64Form) -> list[tuple[str, str]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ...core.explain import Encoding, Figure, instruction_figure
 from ...core.render import element_text
+from ..assembler import statement_text
 
 INACTIVE = "inactive"  # the role of an element a predicate leaves inactive: drawn grey
 MAX_GROUP_ELEMENTS = 8  # ZA elements of each group vector drawn (the lanes feeding them beside)
@@ -88,7 +89,7 @@ def join_captions(*parts: str) -> str:
 
 def example_figure(ins, encoding: Encoding, panels: list, arrows=(), legend=(), caption: str = "") -> Figure:
     """The instruction word's fields on top, then the example's panels."""
-    return instruction_figure(ins.text, ins.encoding, encoding, panels, arrows, legend, caption)
+    return instruction_figure(statement_text(ins), ins.encoding, encoding, panels, arrows, legend, caption)
 
 
 def figure(ins, encoding: Encoding, run) -> Figure:

@@ -34,7 +34,8 @@ class A64Form:
     group: str = "scalar"
     # extra: "alias" (a mnemonic always printed instead), "aliases" (Alias, ... tried in order),
     # "reserved" ({field: value} the decoder refuses), "undefined_when" (fields -> why they are UNDEFINED or None),
-    # "canonical" (fields -> the fields the assembler makes of their text, where a word may spell a value two ways)
+    # "canonical" (fields -> the fields the assembler makes of their text, where a word may spell a value two ways),
+    # "written_as_aliases_only" (the mnemonic is the Arm ARM's placeholder, b.cond: only the aliases are assembly)
     extra: dict = field(default_factory=dict)
 
     @property

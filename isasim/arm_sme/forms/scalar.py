@@ -182,9 +182,11 @@ for _width in (32, 64):
         _n = "N:1" if _width == 64 else "0"  # N = 1 (a 64-bit element) is UNDEFINED for a W register
         _aliases = ()
         if _name == "ORR":
+            # MOV to SP is always ORR (MOVZ and MOVN cannot write SP), even of a move-wide value: mov sp, #6
             _aliases = (Alias("mov", (R_OR_SP("Rd", _width), MovImm(_width, "orr")),
                               partial(lambda w, f: f["Rn"] == 31 and not _move_wide_preferred(w, f), _width),
-                              {"Rn": 31}),)
+                              {"Rn": 31},
+                              accepts=partial(lambda w, f: f["Rd"] == 31 or not _move_wide_preferred(w, f), _width)),)
         elif _flags:
             _aliases = (Alias("tst", (R("Rn", _width), BitmaskImm(_width)), _rd_is(31), {"Rd": 31}),)
         add(_form(f"{_name}_{_width}_log_imm", _name.lower(),
@@ -336,7 +338,7 @@ def _condition_aliases():
 
 add(_form("B_cond", "b.cond", "B.<cond> <label>", "branch if a condition holds on NZCV (b.eq, b.ne ... b.nv)",
           "0101010 0 imm19:19 0 cond:4", (BranchTarget("imm19", 19), Condition()), scalar.b_cond,
-          group="control", aliases=_condition_aliases()))
+          group="control", aliases=_condition_aliases(), written_as_aliases_only=True))
 
 for _width in (32, 64):
     _r = "X" if _width == 64 else "W"

@@ -24,14 +24,14 @@ class MulVlAddress:
         return (-(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1) if self.signed else (0, (1 << self.bits) - 1)
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"\[\s*(\w+)\s*(?:,\s*(#?\s*-?\w+)\s*,\s*mul\s+vl\s*)?\]", text.strip().lower())
+        m = re.fullmatch(r"\[[ \t]*([a-z0-9_]+)[ \t]*(?:,(.+?),[ \t]*mul[ \t]+vl[ \t]*)?\]", text.strip().lower())
         if not m:
             raise _shape(f"'{text.strip()}' is not a memory operand [Xn{{, #imm, mul vl}}]")
         base = GReg("Rn", sp=True).parse(m.group(1))
         offset = parse_int(m.group(2)) if m.group(2) is not None else 0
         low, high = self._range()
         if offset is None or not low <= offset <= high:
-            raise OperandError(f"the offset must be #{low} to #{high}, mul vl, not {m.group(2)}")
+            raise OperandError(f"the offset must be #{low} to #{high}, mul vl, not {m.group(2).strip()[:40]}")
         return {**base, self.field: offset & ((1 << self.bits) - 1)}
 
     def value(self, fields: dict) -> tuple[int, int]:
@@ -57,7 +57,8 @@ class ScalarPlusScalar:
     kind = "mem_index"
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"\[\s*(\w+)\s*(?:,\s*(\w+)\s*(?:,\s*lsl\s*#?\s*(\w+)\s*)?)?\]", text.strip().lower())
+        m = re.fullmatch(r"\[[ \t]*([a-z0-9_]+)[ \t]*(?:,[ \t]*([a-z0-9_]+)[ \t]*(?:,[ \t]*lsl(?:[ \t]+|(?=#))([^\]]+))?)?\]",
+                         text.strip().lower())
         if not m:
             raise _shape(f"'{text.strip()}' is not a memory operand [Xn, Xm{{, lsl #{self.shift}}}]")
         base, index, shift = m.groups()
@@ -66,10 +67,10 @@ class ScalarPlusScalar:
             if not self.xzr_is_none:
                 raise _shape(f"'{text.strip()}' has no index register")
             return {**fields, "Rm": 31}
-        if index == "xzr" and not self.xzr_is_none:
-            raise OperandError("the index register must be one of x0-x30 here, not xzr")
         fields.update(GReg("Rm").parse(index))
-        if (parse_int(shift) if shift is not None else 0) != self.shift:
+        if fields["Rm"] == 31 and not self.xzr_is_none:
+            raise OperandError(f"the index register must be one of x0-x30 here, not {index}")
+        if (parse_int(shift, signed=False) if shift is not None else 0) != self.shift:
             want = f"lsl #{self.shift}" if self.shift else "no shift"
             raise OperandError(f"the index here is scaled by the element size: {want}, not "
                                f"{'lsl #' + shift if shift is not None else 'no shift'}")

@@ -5,7 +5,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .common import OperandError, _shape, parse_int
+from .common import REGISTER_NUMBER, OperandError, _shape, parse_int
+
+
+# Other names LLVM gives general registers: x31 and w31 are the zero registers wherever those are
+# allowed (never SP), fp and lr are x29 and x30.
+_ALIASES = {"x31": "xzr", "w31": "wzr", "fp": "x29", "lr": "x30"}
 
 
 @dataclass(frozen=True)
@@ -18,7 +23,8 @@ class GReg:
     kind = "gpr"
 
     def parse(self, text: str) -> dict:
-        name = text.strip().lower()
+        written = text.strip().lower()
+        name = _ALIASES.get(written, written)
         prefix = "x" if self.width == 64 else "w"
         if name == ("sp" if self.width == 64 else "wsp"):
             if not self.sp:
@@ -26,16 +32,17 @@ class GReg:
             return {self.field: 31}
         if name == prefix + "zr":
             if self.sp:
-                raise OperandError(f"{name} is not allowed here")
+                raise OperandError(f"{written} is not allowed here (register 31 is {'sp' if self.width == 64 else 'wsp'}"
+                                   f" here)")
             return {self.field: 31}
-        m = re.fullmatch(rf"{prefix}([0-9]+)", name)
+        m = re.fullmatch(rf"{prefix}({REGISTER_NUMBER})", name)
         if not m:
-            if re.fullmatch(r"[xw]([0-9]+|zr|sp)|sp", name):
-                raise _shape(f"{name} is not a {self.width}-bit register here")
-            raise _shape(f"'{text.strip()}' is not a register ({prefix}0-{prefix}30)")
+            if re.fullmatch(rf"[xw]({REGISTER_NUMBER}|zr|sp)|sp", name):
+                raise _shape(f"{written} is not a {self.width}-bit register here")
+            raise _shape(f"'{text.strip()[:40]}' is not a register ({prefix}0-{prefix}30)")
         n = int(m.group(1))
         if n > 30:
-            raise OperandError(f"'{name}' is not a register ({prefix}0-{prefix}30)")
+            raise OperandError(f"'{written}' is not a register ({prefix}0-{prefix}30)")
         return {self.field: n}
 
     def text(self, fields: dict) -> str:
@@ -79,10 +86,19 @@ def _signed(value: int, width: int) -> int:
     return value - (1 << width) if value >> (width - 1) else value
 
 
-def _parse_shift(text: str, name: str) -> tuple[str, int | None]:
+# ", lsl #12" after an immediate: the shift's name, then its amount (with or without '#')
+_LSL = re.compile(r"(.+?)(?:,[ \t]*lsl(?:[ \t]+|(?=#))(.+))?", re.ASCII | re.DOTALL)
+
+
+def _parse_shift(text: str) -> tuple[str, int | None]:
     """``#imm, lsl #s`` as (the immediate's text, s or None)."""
-    m = re.fullmatch(r"(.+?)(?:,\s*lsl\s*#?\s*([0-9]+))?", text.strip().lower())
-    return m.group(1), None if m.group(2) is None else int(m.group(2))
+    m = _LSL.fullmatch(text.strip().lower())
+    if m.group(2) is None:
+        return m.group(1), None
+    amount = parse_int(m.group(2), signed=False)
+    if amount is None:
+        raise OperandError(f"'lsl {m.group(2).strip()[:40]}' is not a shift (lsl #amount)")
+    return m.group(1), amount
 
 
 @dataclass(frozen=True)
@@ -94,7 +110,7 @@ class MovWideImm:
     kind = "imm_wide"
 
     def parse(self, text: str) -> dict:
-        number, shift = _parse_shift(text, "mov")
+        number, shift = _parse_shift(text)
         value = parse_int(number)
         if value is None:
             raise _shape(f"'{text.strip()}' is not an immediate")
@@ -112,6 +128,20 @@ class MovWideImm:
         return fields["imm16"], 16 * fields["hw"]
 
 
+def register_immediate(text: str, width: int) -> int:
+    """A MOV or logical immediate: the ``width``-bit value ``text`` gives a register.  A 64-bit value is
+    any number (clang's numbers are 64-bit); for a W register, the value's upper 32 bits must be all
+    zeros or all ones, as clang wants them (#-1 and #0xffffffff are both 0xffffffff).  clang keeps the
+    low 32 bits of any other value for MOV, which isasim refuses."""
+    value = parse_int(text)
+    if value is None:
+        raise _shape(f"'{text.strip()[:40]}' is not an immediate")
+    if width == 32 and not -(1 << 32) <= value < 1 << 32:
+        raise OperandError(f"#{value} does not fit a 32-bit register (its upper 32 bits are neither all zeros "
+                           f"nor all ones)")
+    return value & ((1 << width) - 1)
+
+
 @dataclass(frozen=True)
 class MovImm:
     """MOV's ``#<imm>``, the value as the instruction leaves it in a register of ``width`` bits, for the
@@ -123,12 +153,7 @@ class MovImm:
     kind = "imm"
 
     def _value(self, text: str) -> int:
-        value = parse_int(text)
-        if value is None:
-            raise _shape(f"'{text.strip()}' is not an immediate")
-        if not -(1 << (self.width - 1)) <= value < 1 << self.width:
-            raise OperandError(f"#{value} does not fit a {self.width}-bit register")
-        return value & ((1 << self.width) - 1)
+        return register_immediate(text, self.width)
 
     def parse(self, text: str) -> dict:
         value = self._value(text)
@@ -188,12 +213,7 @@ class BitmaskImm:
                            f"all zeros or all ones)")
 
     def parse(self, text: str) -> dict:
-        value = parse_int(text)
-        if value is None:
-            raise _shape(f"'{text.strip()}' is not an immediate")
-        if not -(1 << (self.width - 1)) <= value < 1 << self.width:
-            raise OperandError(f"#{value} does not fit a {self.width}-bit register")
-        return self.encode(value & ((1 << self.width) - 1))
+        return self.encode(register_immediate(text, self.width))
 
     def text(self, fields: dict) -> str:
         return f"#{self.value(fields):#x}"
@@ -206,6 +226,10 @@ class BitmaskImm:
 
 
 SHIFTS = ("lsl", "lsr", "asr", "ror")
+# "x2, asr #3" or "w2, uxtw 2" or "w2, uxtw": a register, then a shift's or extend's name, then maybe an
+# amount (which is '#' and a number, or a number after a space: "lsl3" is one word, no shift)
+_REGISTER_THEN_MODIFIER = re.compile(r"([a-z0-9_]+)[ \t]*(?:,[ \t]*([a-z]+)(?:[ \t]+|(?=#)|$)(.*))?",
+                                     re.ASCII | re.DOTALL)
 EXTENDS = ("uxtb", "uxth", "uxtw", "uxtx", "sxtb", "sxth", "sxtw", "sxtx")
 
 
@@ -219,9 +243,9 @@ class ShiftedReg:
     kind = "shifted_reg"
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"(\w+)\s*(?:,\s*(\w+)\s*#?\s*(-?\w+))?", text.strip().lower())
-        if not m:
-            raise _shape(f"'{text.strip()}' is not a register with an optional shift")
+        m = _REGISTER_THEN_MODIFIER.fullmatch(text.strip().lower())
+        if not m or (m.group(2) is not None and not m.group(3)):
+            raise _shape(f"'{text.strip()[:40]}' is not a register with an optional shift")
         fields = GReg("Rm", self.width).parse(m.group(1))
         if m.group(2) is None:
             return {**fields, "shift": 0, "imm6": 0}
@@ -229,7 +253,7 @@ class ShiftedReg:
         if m.group(2) not in allowed:
             error = OperandError if m.group(2) in SHIFTS else _shape  # ror in ADD: a rule; uxtw: another form
             raise error(f"'{m.group(2)}' is not a shift here ({', '.join(allowed)})")
-        amount = parse_int(m.group(3))
+        amount = parse_int(m.group(3), signed=False)
         if amount is None or not 0 <= amount < self.width:
             raise OperandError(f"the shift amount must be #0-#{self.width - 1} here, not {m.group(3)}")
         return {**fields, "shift": allowed.index(m.group(2)), "imm6": amount}
@@ -258,9 +282,9 @@ class ExtendedReg:
         return 64 if self.width == 64 and option & 3 == 3 else 32
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"(\w+)\s*(?:,\s*([a-z]+)\s*(?:#?\s*(-?\w+))?)?", text.strip().lower())
+        m = _REGISTER_THEN_MODIFIER.fullmatch(text.strip().lower())
         if not m:
-            raise _shape(f"'{text.strip()}' is not a register with an optional extend")
+            raise _shape(f"'{text.strip()[:40]}' is not a register with an optional extend")
         name, extend, amount_text = m.groups()
         lsl = 3 if self.width == 64 else 2  # UXTX, or UXTW in a 32-bit form
         if extend is None or extend == "lsl":
@@ -269,15 +293,24 @@ class ExtendedReg:
             option = EXTENDS.index(extend)
         else:
             raise _shape(f"'{extend}' is not an extend (uxtb ... sxtx, or lsl)")
-        amount = parse_int(amount_text) if amount_text is not None else 0
+        amount = parse_int(amount_text, signed=False) if amount_text else 0
         if amount is None or not 0 <= amount <= 4:
             raise OperandError(f"the extended register's shift must be #0-#4, not {amount_text}")
         try:
-            fields = GReg("Rm", self._register_width(option)).parse(name)
+            return {**GReg("Rm", self._register_width(option)).parse(name), "option": option, "imm3": amount}
         except OperandError:
-            want = "an X" if self._register_width(option) == 64 else "a W"
-            raise _shape(f"{EXTENDS[option]} here extends {want} register, not '{name}'") from None
-        return {**fields, "option": option, "imm3": amount}
+            pass
+        # In a 64-bit ADDS, SUBS, CMP or CMN (not where Rd may be SP: ADD, SUB) clang also takes a W register
+        # for an X one: "w2, uxtx" or "w2, sxtx" as the X register's word, and "w2, lsl #n" as "w2, uxtw #n"
+        if self.width == 64 and not self.rd_is_sp and extend in ("uxtx", "sxtx", "lsl"):
+            try:
+                fields = GReg("Rm", 32).parse(name)
+            except OperandError:
+                pass
+            else:
+                return {**fields, "option": EXTENDS.index("uxtw") if extend == "lsl" else option, "imm3": amount}
+        want = "an X" if self._register_width(option) == 64 else "a W"
+        raise _shape(f"{EXTENDS[option]} here extends {want} register, not '{name[:40]}'")
 
     def text(self, fields: dict) -> str:
         option, amount = fields["option"], fields["imm3"]
@@ -395,7 +428,7 @@ class QReg:
     kind = "q"
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"q([0-9]+)", text.strip().lower())
+        m = re.fullmatch(rf"q({REGISTER_NUMBER})", text.strip().lower())
         if not m:
             raise _shape(f"'{text.strip()}' is not a Q register (q0-q31)")
         if int(m.group(1)) > 31:
@@ -419,22 +452,24 @@ class AddImm:
     kind = "imm"
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"(.+?)(?:,\s*lsl\s*#?\s*([0-9]+))?", text.strip().lower())
-        value = parse_int(m.group(1))
+        number, shift = _parse_shift(text)
+        value = parse_int(number)
         if value is None:
-            raise _shape(f"'{text.strip()}' is not an immediate")
+            raise _shape(f"'{text.strip()[:40]}' is not an immediate")
+        if shift is not None and number.strip().startswith("-"):
+            # clang reads a shifted immediate only after '#' or a digit: "-1, lsl #12" is two operands to it
+            raise OperandError(f"a negative shifted immediate needs its '#': #{number.strip()[:40]}, lsl #{shift}")
         if self.negated:
             if value >= 0:
                 raise _shape(f"#{value} is not negative")
             value = -value
-        shift = m.group(2)
-        if shift is not None and shift not in ("0", "12"):
+        if shift is not None and shift not in (0, 12):
             raise OperandError(f"the immediate's shift must be lsl #0 or lsl #12, not lsl #{shift}")
         if shift is None and value >= 1 << 12 and value % (1 << 12) == 0 and value >> 12 < 1 << 12:
             return {"imm12": value >> 12, "sh": 1}  # clang: add x0, x1, #4096 is #1, lsl #12
         if not 0 <= value < 1 << 12:
             raise OperandError(f"the immediate must be 0-4095 (optionally lsl #12), not {value}")
-        return {"imm12": value, "sh": 1 if shift == "12" else 0}
+        return {"imm12": value, "sh": 1 if shift == 12 else 0}
 
     def text(self, fields: dict) -> str:
         return f"#{fields['imm12']}" + (", lsl #12" if fields["sh"] else "")
@@ -451,7 +486,7 @@ class BaseOffset:
     kind = "mem"
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"\[\s*(\w+)\s*(?:,\s*([^\]]+?))?\s*\]", text.strip().lower())
+        m = re.fullmatch(r"\[[ \t]*([a-z0-9_]+)[ \t]*(?:,[ \t]*(.+?))?[ \t]*\]", text.strip().lower())
         if not m:
             raise _shape(f"'{text.strip()}' is not a memory operand [Xn{{, #imm}}]")
         base = GReg("Rn", sp=True).parse(m.group(1))
@@ -473,7 +508,7 @@ class PreIndex:
     kind = "mem_pre"
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"\[\s*(\w+)\s*,\s*([^\]]+?)\s*\]\s*!", text.strip().lower())
+        m = re.fullmatch(r"\[[ \t]*([a-z0-9_]+)[ \t]*,[ \t]*(.+?)[ \t]*\][ \t]*!", text.strip().lower())
         if not m:
             raise _shape(f"'{text.strip()}' is not a pre-indexed memory operand [Xn, #imm]!")
         return {**GReg("Rn", sp=True).parse(m.group(1)), **SImm("imm9", 9).parse(m.group(2))}
@@ -493,7 +528,7 @@ class UnscaledOffset:
     kind = "mem"
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"\[\s*(\w+)\s*(?:,\s*([^\]]+?))?\s*\]", text.strip().lower())
+        m = re.fullmatch(r"\[[ \t]*([a-z0-9_]+)[ \t]*(?:,[ \t]*(.+?))?[ \t]*\]", text.strip().lower())
         if not m:
             raise _shape(f"'{text.strip()}' is not a memory operand [Xn{{, #imm}}]")
         offset = SImm("imm9", 9).parse(m.group(2)) if m.group(2) else {"imm9": 0}
@@ -514,7 +549,7 @@ class BaseOnly:
     kind = "mem_post"
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"\[\s*(\w+)\s*\]", text.strip().lower())
+        m = re.fullmatch(r"\[[ \t]*([a-z0-9_]+)[ \t]*\]", text.strip().lower())
         if not m:
             raise _shape(f"'{text.strip()}' is not a post-indexed memory operand [Xn], #imm")
         return GReg("Rn", sp=True).parse(m.group(1))
@@ -528,7 +563,15 @@ class BaseOnly:
 
 @dataclass(frozen=True)
 class BranchTarget:
-    """A label or address, encoded as a signed word offset from the instruction (field imm of bits)."""
+    """A label, or ``#offset``: the target's distance in bytes from the instruction, as clang reads a
+    number here (``b #8`` branches 8 bytes forward, wherever it is).  The field ``field`` of ``bits``
+    holds the distance in words, signed.
+
+    isasim prints ``#offset`` (what clang prints, and reads back the same) with the target's address in
+    a comment after the instruction (``b.ne #-24  // 0x1000c``).  A number without '#' is refused,
+    although clang takes it as an offset too: isasim used to print and read a bare number as the
+    target's address (``b.ne 0x1000c``), and a program or trace written that way must not silently
+    branch somewhere else now."""
 
     field: str
     bits: int
@@ -537,23 +580,31 @@ class BranchTarget:
     def parse(self, text: str, address: int = 0, labels: dict | None = None) -> dict:
         name = text.strip()
         if labels is not None and name in labels:
-            target = labels[name]
+            offset = labels[name] - address
         else:
-            target = parse_int(name)
-            if target is None:
-                if re.fullmatch(r"[A-Za-z_.$][\w.$]*", name):
+            offset = parse_int(name)
+            if offset is None:
+                if re.fullmatch(r"[A-Za-z_.$][A-Za-z0-9_.$]*", name):
                     raise OperandError(f"undefined label '{name}'")
-                raise _shape(f"'{name}' is not a label or an address")
-        offset = target - address
-        if offset % 4 or not -(1 << (self.bits + 1)) <= offset < 1 << (self.bits + 1):
-            raise OperandError(f"the branch target {target:#x} is out of reach of {address:#x}")
+                raise _shape(f"'{name[:40]}' is not a label or an #offset")
+            if not name.startswith("#"):
+                raise OperandError(f"a branch target is a label or #offset (bytes from this instruction, as clang "
+                                   f"reads it), not '{name[:40]}': isasim once printed target addresses that way")
+        reach = 1 << (self.bits + 1)
+        if offset % 4 or not -reach <= offset < reach:
+            raise OperandError(f"the branch offset must be a multiple of 4 in {-reach} to {reach - 4}, not {offset}"
+                               f" (the target {(address + offset) & ((1 << 64) - 1):#x} from {address:#x})")
         return {self.field: (offset >> 2) & ((1 << self.bits) - 1)}
 
     def offset(self, fields: dict) -> int:
         raw = fields[self.field]
         return (raw - (1 << self.bits) if raw >> (self.bits - 1) else raw) * 4
 
-    def text(self, fields: dict, address: int = 0) -> str:
+    def text(self, fields: dict) -> str:
+        return f"#{self.offset(fields)}"
+
+    def comment(self, fields: dict, address: int) -> str:
+        """What a reader wants beside the offset: the address it branches to."""
         return f"{address + self.offset(fields):#x}"
 
     def value(self, fields: dict) -> int:

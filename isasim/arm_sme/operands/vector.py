@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .common import OperandError, _shape, parse_int
+from .common import REGISTER_NUMBER, SIZE_NOTE, SIZES_DISAGREE, OperandError, _shape, parse_int
 
 
 def _zreg(text: str) -> tuple[int, str]:
-    m = re.fullmatch(r"z([0-9]+)\.([bhsdq])", text.strip().lower())
+    m = re.fullmatch(rf"z({REGISTER_NUMBER})\.([bhsdq])", text.strip().lower())
     if not m or int(m.group(1)) > 31:
-        raise _shape(f"'{text.strip()}' is not a Z register with an element size (z0.h ... z31.h)")
+        raise _shape(f"'{text.strip()[:40]}' is not a Z register with an element size (z0.h ... z31.h)")
     return int(m.group(1)), m.group(2)
 
 
@@ -21,15 +21,14 @@ def parse_list(text: str) -> list[tuple[int, str]]:
     if not m:
         raise _shape(f"'{text.strip()}' is not a register list {{...}}")
     body = m.group(1).strip()
+    names = body.split("-", 1) if "-" in body else body.split(",")
+    regs = [_zreg(name) for name in names]
+    # clang compares the size letters as written: {z0.h, z1.H} mixes sizes to it
+    if len({name.strip()[-1] for name in names}) > 1:
+        raise OperandError(f"the list {text.strip()} mixes element sizes (or the case of their letters)")
     if "-" in body:
-        first, _, last = body.partition("-")
-        (a, ta), (b, tb) = _zreg(first), _zreg(last)
-        if ta != tb:
-            raise OperandError(f"the list {text.strip()} mixes element sizes .{ta} and .{tb}")
+        (a, ta), (b, _) = regs
         return [((a + i) % 32, ta) for i in range((b - a) % 32 + 1)]
-    regs = [_zreg(part) for part in body.split(",")]
-    if len({t for _, t in regs}) > 1:
-        raise OperandError(f"the list {text.strip()} mixes element sizes")
     for (a, _), (b, _) in zip(regs, regs[1:]):
         if b != (a + 1) % 32:
             raise OperandError(f"the registers of {text.strip()} are not consecutive")
@@ -48,9 +47,10 @@ class ZList:
     align: int = 1
     any_size: bool = False  # any of .b/.h/.s/.d (printed as this form's suffix)
     kind = "z_list"
+    conflict = SIZES_DISAGREE
 
     def parse(self, text: str) -> dict:
-        if self.nreg == 1 and re.fullmatch(r"\s*z[0-9]+\.[a-z]\s*", text.lower()):
+        if self.nreg == 1 and re.fullmatch(r"[ \t]*z[0-9]+\.[a-z][ \t]*", text.lower()):
             text = "{" + text + "}"  # a list of one may leave out its braces (ld1b z0.b, ...), as llvm allows
         regs = parse_list(text)
         if regs[0][1] != self.suffix and not (self.any_size and regs[0][1] in "bhsd"):
@@ -61,6 +61,8 @@ class ZList:
         if first % self.align:
             raise OperandError(f"a list of {self.nreg} registers here must start at a multiple of {self.align}"
                                f" (z0, z{self.align}, ...), not z{first}")
+        if self.any_size:  # the ZA group beside it must have the same size (SIZE_NOTE)
+            return {self.field: first // self.align, SIZE_NOTE: regs[0][1]}
         return {self.field: first // self.align}
 
     def first(self, fields: dict) -> int:
@@ -116,7 +118,7 @@ class ZIndexed:
     kind = "z_indexed"
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"(.*?)\[\s*([^\]]+)\]", text.strip())
+        m = re.fullmatch(r"(.*?)\[([^\]]+)\]", text.strip())
         if not m or text.strip().startswith("{"):
             raise _shape(f"'{text.strip()}' is not an indexed register Zm.T[i]")
         n, t = _zreg(m.group(1))
@@ -124,7 +126,7 @@ class ZIndexed:
             raise _shape(f"{text.strip()} is .{t}, not this form's .{self.suffix}")
         if n > 15:
             raise OperandError(f"Zm must be one of z0-z15 here, not z{n}")
-        i = parse_int(m.group(2))
+        i = parse_int(m.group(2), hash="forbidden")  # clang: z4.h[1], never z4.h[#1]
         limit = (1 << self.index_bits) - 1
         if i is None or not 0 <= i <= limit:
             raise OperandError(f"the index must be 0-{limit} here, not {m.group(2).strip()}")
@@ -146,7 +148,7 @@ class PReg:
     kind = "p"
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"p([0-9]+)\.([bhsdq])", text.strip().lower())
+        m = re.fullmatch(rf"p({REGISTER_NUMBER})\.([bhsdq])", text.strip().lower())
         if not m:
             raise _shape(f"'{text.strip()}' is not a predicate register with an element size (p0.b ... p15.d)")
         if m.group(2) != self.suffix:
@@ -185,7 +187,7 @@ class Pattern:
     default = "all"
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"([^,]+?)\s*(?:,\s*mul\s*#?\s*([^,]+))?", text.strip().lower())
+        m = re.fullmatch(r"([^,]+?)[ \t]*(?:,[ \t]*mul(?:[ \t]+|(?=#))([^,]+))?", text.strip().lower())
         if not m:
             raise _shape(f"'{text.strip()}' is not a pattern")
         name, multiplier = m.groups()
@@ -201,9 +203,9 @@ class Pattern:
         if multiplier is not None:
             if not self.multiplier:
                 raise OperandError("this instruction takes a pattern without a multiplier")
-            value = parse_int(multiplier)
+            value = parse_int(multiplier, hash="required")  # clang: "mul #4", never "mul 4"
             if value is None or not 1 <= value <= 16:
-                raise OperandError(f"the multiplier must be mul #1-16, not mul {multiplier}")
+                raise OperandError(f"the multiplier must be mul #1-16, not mul {multiplier.strip()[:40]}")
             fields["imm4"] = value - 1
         elif self.multiplier:
             fields["imm4"] = 0
@@ -228,7 +230,7 @@ class PredMerge:
     kind = "p_governing"
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"p([0-9]+)\s*/\s*([a-z])", text.strip().lower())
+        m = re.fullmatch(rf"p({REGISTER_NUMBER})[ \t]*/[ \t]*([a-z])", text.strip().lower())
         if not m:
             raise _shape(f"'{text.strip()}' is not a governing predicate (p0/m ... p7/m)")
         if m.group(2) != "m":
@@ -253,7 +255,7 @@ class Governing:
     kind = "p_governing"
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"p([0-9]+)\s*(?:/\s*([a-z]))?", text.strip().lower())
+        m = re.fullmatch(rf"p({REGISTER_NUMBER})[ \t]*(?:/[ \t]*([a-z]))?", text.strip().lower())
         if not m:
             raise _shape(f"'{text.strip()}' is not a governing predicate (p0-p7)")
         if self.zeroing and m.group(2) != "z":
@@ -281,7 +283,7 @@ class VectorRegister:
 
     def parse(self, text: str) -> dict:
         count = 32 if self.prefix == "z" else 16
-        m = re.fullmatch(rf"{self.prefix}([0-9]+)", text.strip().lower())
+        m = re.fullmatch(rf"{self.prefix}({REGISTER_NUMBER})", text.strip().lower())
         if not m:
             if re.fullmatch(rf"{self.prefix}[0-9]+\.[a-z]", text.strip().lower()):
                 raise OperandError(f"LDR and STR take a whole register, without an element size: not {text.strip()}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .common import OperandError, _shape, parse_int
+from .common import REGISTER_NUMBER, SIZE_NOTE, SIZES_DISAGREE, OperandError, _shape, parse_int
 
 
 @dataclass(frozen=True)
@@ -16,9 +16,11 @@ class ZaVectorGroup:
     nreg: int
     any_size: bool = False  # .b/.h/.s/.d all name the same vectors (MOVA's array forms, printed as .d)
     kind = "za_group"
+    conflict = SIZES_DISAGREE
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"za\.([a-z])\s*\[\s*(\w+)\s*,\s*([^,\]]+?)\s*(?:,\s*(\w+)\s*)?\]", text.strip().lower())
+        m = re.fullmatch(r"za\.([a-z])[ \t]*\[[ \t]*([a-z0-9_]+)[ \t]*,([^,\]]+)(?:,[ \t]*([a-z0-9_]+)[ \t]*)?\]",
+                         text.strip().lower())
         if not m:
             raise _shape(f"'{text.strip()}' is not a ZA vector group ZA.{self.esize.upper()}[Wv, offs, VGxN]")
         suffix, reg, offset, vg = m.groups()
@@ -28,7 +30,7 @@ class ZaVectorGroup:
             raise OperandError(f"'{vg}' is not a vector group size (vgx2 or vgx4)")
         if vg is not None and vg != f"vgx{self.nreg}":
             raise _shape(f"{vg} is not this form's vgx{self.nreg}")
-        wm = re.fullmatch(r"w([0-9]+)", reg)
+        wm = re.fullmatch(rf"w({REGISTER_NUMBER})", reg)
         if not wm or not 8 <= int(wm.group(1)) <= 11:
             raise OperandError(f"the vector select register must be one of w8-w11, not {reg}")
         off = parse_int(offset)
@@ -36,7 +38,8 @@ class ZaVectorGroup:
             raise OperandError(f"'{offset}' is not an offset")
         if not 0 <= off <= 7:
             raise OperandError(f"the vector select offset must be 0-7, not {off}")
-        return {"Rv": int(wm.group(1)) - 8, "off3": off}
+        fields = {"Rv": int(wm.group(1)) - 8, "off3": off}
+        return {**fields, SIZE_NOTE: suffix} if self.any_size else fields
 
     def text(self, fields: dict) -> str:
         return f"za.{self.esize}[w{8 + fields['Rv']}, {fields['off3']}, vgx{self.nreg}]"
@@ -63,7 +66,8 @@ class ZaSlice:
         return TILE_BITS[self.suffix]
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"za([0-9]+)([hv])\.([bhsdq])\s*\[\s*(\w+)\s*(?:,\s*([^\]]+?)\s*)?\]", text.strip().lower())
+        m = re.fullmatch(rf"za({REGISTER_NUMBER})([hv])\.([bhsdq])[ \t]*\[[ \t]*([a-z0-9_]+)[ \t]*(?:,([^\]]+))?\]",
+                         text.strip().lower())
         if not m:
             raise _shape(f"'{text.strip()}' is not a ZA tile slice (za0h.s[w12, 0])")
         tile, direction, suffix, reg, offset = m.groups()
@@ -72,7 +76,7 @@ class ZaSlice:
         tiles = 1 << self.tile_bits
         if int(tile) >= tiles:
             raise OperandError(f"the .{suffix} tiles are za0-za{tiles - 1}, not za{tile}")
-        wm = re.fullmatch(r"w([0-9]+)", reg)
+        wm = re.fullmatch(rf"w({REGISTER_NUMBER})", reg)
         if not wm or not 12 <= int(wm.group(1)) <= 15:
             raise OperandError(f"the slice index register must be one of w12-w15, not {reg}")
         limit = (1 << (4 - self.tile_bits)) - 1
@@ -101,15 +105,17 @@ class ZaArrayVector:
     kind = "za_vector"
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"za\s*\[\s*(\w+)\s*(?:,\s*([^\]]+?)\s*)?\]", text.strip().lower())
+        m = re.fullmatch(r"za[ \t]*\[[ \t]*([a-z0-9_]+)[ \t]*(?:,([^\]]+))?\]", text.strip().lower())
         if not m:
-            raise _shape(f"'{text.strip()}' is not a ZA array vector za[Wv, offs]")
-        wm = re.fullmatch(r"w([0-9]+)", m.group(1))
+            raise _shape(f"'{text.strip()[:40]}' is not a ZA array vector za[Wv, offs]")
+        if m.group(2) is None:
+            raise OperandError(f"{text.strip()} needs its offset, as in za[{m.group(1)}, 0]")
+        wm = re.fullmatch(rf"w({REGISTER_NUMBER})", m.group(1))
         if not wm or not 12 <= int(wm.group(1)) <= 15:
             raise OperandError(f"the vector select register must be one of w12-w15, not {m.group(1)}")
-        off = parse_int(m.group(2)) if m.group(2) is not None else 0
+        off = parse_int(m.group(2))  # clang wants it even when it is 0: za[w12, 0]
         if off is None or not 0 <= off <= 15:
-            raise OperandError(f"the vector select offset must be 0-15, not {m.group(2)}")
+            raise OperandError(f"the vector select offset must be 0-15, not {m.group(2).strip()[:40]}")
         return {"Rv": int(wm.group(1)) - 12, "off4": off}
 
     def text(self, fields: dict) -> str:
@@ -128,10 +134,8 @@ class ZaSliceList:
     kind = "za_slice"
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"\{(.*)\}", text.strip())
-        if not m:
-            raise _shape(f"'{text.strip()}' is not a tile slice list {{za0h.s[w12, 0]}}")
-        return ZaSlice(self.suffix, self.field).parse(m.group(1))
+        m = re.fullmatch(r"\{(.*)\}", text.strip())  # clang also takes the slice without its braces
+        return ZaSlice(self.suffix, self.field).parse(m.group(1) if m else text)
 
     def value(self, fields: dict) -> tuple[int, bool, int, int]:
         return ZaSlice(self.suffix, self.field).value(fields)
@@ -209,7 +213,7 @@ class ZaTile:
         return 1 << TILE_BITS[self.suffix]
 
     def parse(self, text: str) -> dict:
-        m = re.fullmatch(r"za([0-9]+)\.([bhsdq])", text.strip().lower())
+        m = re.fullmatch(rf"za({REGISTER_NUMBER})\.([bhsdq])", text.strip().lower())
         if not m:
             raise _shape(f"'{text.strip()}' is not a ZA tile (za0.s)")
         tile, suffix = int(m.group(1)), m.group(2)
