@@ -240,6 +240,11 @@ def statements(text: str, source: str):
                 yield number, labels, statement
 
 
+def _located(source: str, number: int, error: Exception) -> AssemblyError:
+    """The error of line ``number``, as one printable line (a tab the message quotes becomes a space)."""
+    return AssemblyError(f"{source}:{number}: {error}".replace("\t", " "))
+
+
 def assemble(text: str, isa: str, source: str, base: int) -> Program:
     items = []  # (line number, text or raw words)
     labels: dict[str, int] = {}
@@ -260,7 +265,7 @@ def assemble(text: str, isa: str, source: str, base: int) -> Program:
             try:
                 words = _raw_words(directive, arguments)
             except (AssemblyError, OperandError) as error:
-                raise AssemblyError(f"{source}:{number}: {error}") from None
+                raise _located(source, number, error) from None
             items.extend((number, w) for w in words)
             address += 4 * len(words)
         elif directive.startswith("."):
@@ -280,7 +285,7 @@ def assemble(text: str, isa: str, source: str, base: int) -> Program:
             else:
                 instruction = assemble_statement(item, address, labels, number)
         except (AssemblyError, OperandError) as error:
-            raise AssemblyError(f"{source}:{number}: {error}") from None
+            raise _located(source, number, error) from None
         instructions.append(instruction)
         address += 4
     return Program(isa, base, instructions, labels, source)

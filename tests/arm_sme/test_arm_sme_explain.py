@@ -304,3 +304,65 @@ def test_udf_checks_the_fault_kind(monkeypatch):
     monkeypatch.setattr(arm_sme_explain, "check", check_another_fault)
     check = example_blocks(udf, 512)[-1]
     assert check.machine == "TRANSLATION" and not check.equal
+
+
+# ---- the example's memory: where the instruction looks (issue 25) -------------------------------------------
+
+MEMORY_FORMS = [f for f in FORMS if "Rn" in f.encoding.fields
+                and (f.group in ("memory", "za_memory", "z_memory") or f.id in ("LDR_za", "STR_za"))]
+
+
+def _memory_form_texts(form, rng) -> list[str]:
+    """Three encodings of ``form``: its offset fields all ones, only their top bit set (the most negative
+    offset of a signed field), and random; each with random registers."""
+    from isasim.arm_sme import ISA
+    from isasim.arm_sme.assembler import statement_text
+    from isasim.core.errors import IsasimError
+
+    texts = []
+    offsets = [name for name in form.encoding.fields if name.startswith(("imm", "off"))]
+    for choice in ("ones", "top", "random"):
+        for _ in range(20):
+            fields = {name: rng.randrange(1 << box.width) for name, box in form.encoding.fields.items()}
+            for name in offsets:
+                width = form.encoding.fields[name].width
+                fields[name] = {"ones": (1 << width) - 1, "top": 1 << (width - 1)}.get(choice, fields[name])
+            try:
+                ins = ISA.disassemble(form.encoding.pack(fields).to_bytes(4, "little")).instructions[0]
+            except IsasimError:
+                continue  # a reserved field value (an index register of 31 where the form has none)
+            if ins.invalid is None:
+                texts.append(statement_text(ins))
+                break
+    return texts
+
+
+@pytest.mark.parametrize("form", MEMORY_FORMS, ids=lambda f: f.id)
+def test_every_load_and_store_example_maps_the_memory_it_touches(form):
+    """Negative and large offsets and index registers: the step does not fault and its check holds."""
+    import random
+
+    rng = random.Random(form.id)
+    for number, text in enumerate(_memory_form_texts(form, rng)):
+        svl = (128, 2048)[number % 2]
+        expl = explain("arm_sme", text, None, ExplainOptions(seed=number + 1, config={"svl": svl}))
+        blocks = next(s for s in expl.sections if s.title == "Example").blocks
+        assert not any("raised a fault" in getattr(b, "text", "") for b in blocks), (text, svl)
+        assert_ends_with_one_equal_check(blocks, text, svl)
+
+
+def test_the_load_of_issue_25_is_explained(capsys):
+    """It crashed (MemoryFault: read at 0x1ffd0 not mapped): the example data sat at the base, not 3 vectors
+    below it, and the figure read the unmapped bytes."""
+    for seed in ("1", "2", "3"):
+        code, out, err = run_explain(capsys, "ld1h { z11.d }, p6/z, [x14, #-3, mul vl]", "--seed", seed)
+        assert code == 0 and not err, err
+        assert "raised a fault" not in out and "equal ✓" in out
+
+
+def test_an_init_that_leaves_the_address_unmapped_explains_the_fault(capsys, tmp_path):
+    init = tmp_path / "init.json"
+    init.write_text('{"regs": {"x14": "0x90000"}, "memory": [{"addr": "0x20000", "size": 64}]}')
+    code, out, err = run_explain(capsys, "ld1h { z11.h }, p0/z, [x14, #-3, mul vl]", "--init", str(init))
+    assert code == 0 and not err, err
+    assert "raised a fault" in out

@@ -302,3 +302,43 @@ def fuzz_lines(seed: int, per_form: int, mutants_per_line: int, long_numbers: bo
     for line in valid:
         cases += [mutate(line, rng, valid, long_numbers) for _ in range(mutants_per_line)]
     return cases
+
+
+# ---- damage: what no assembler should choke on -----------------------------------------------------------
+
+HOSTILE_TEXT = (
+    "\0", "\x07", "\x1b[2J", "\x7f", "\u0663", "\uff11", "\u00b3", "\u00a0", "\u2028", "\x85", "\x0b", "\x0c",
+    "\r", "\t", "\u212a", "\u0130", "é", "🙂", "[", "]", "{", "}", "[]", "{}", ",", ";", "#", ":", "::", "/*", "*/",
+    "//", "!", "-", "--", "+", "~", "(", ")", ".", "0x", "0b", "08", "1_0", "1f", "1b", "1.5", "1e9", "mul vl",
+    "mul #", "vgx4", "vgx3", "za", "za.s[", "za[", "p0/z", "p0/m", "x31", "w31", "sp", "xzr", "fp", "lsl #",
+    "uxtw", "sxtx #9", ".inst", ".byte", ".set", "b.", "b.cond", "smstart", "label:", "1:", "'", '"', "\\",
+)
+# Long runs cost a thousand tokens each: spliced in less often.
+LONG_HOSTILE_TEXT = ("9" * 5000, "0x" + "f" * 5000, "0" * 5000 + "7", "0b" + "1" * 5000, "[" * 3000, "{" * 3000,
+                     "," * 3000, "-" * 3000, " " * 5000, "z" * 5000, "x0, " * 1500, "#" * 3000, "]" * 3000)
+
+
+def damage(text: str, rng: random.Random) -> str:
+    """``text`` with one to three blind edits: a hostile splice, a cut, a deleted run, a random character,
+    a repeated piece."""
+    for _ in range(rng.choice((1, 1, 2, 3))):
+        at = rng.randrange(len(text) + 1)
+        roll = rng.random()
+        if roll < 0.35:
+            text = text[:at] + rng.choice(LONG_HOSTILE_TEXT if rng.random() < 0.03 else HOSTILE_TEXT) + text[at:]
+        elif roll < 0.5 and text:
+            text = text[:at] + text[min(len(text), at + rng.randint(1, 8)):]
+        elif roll < 0.65:
+            text = text[:at] + chr(rng.choice((rng.randrange(0, 0x80), rng.randrange(0x80, 0x3000)))) + text[at:]
+        elif roll < 0.75:
+            text = text[:at]
+        elif text:
+            start = rng.randrange(len(text))
+            text = text[:at] + text[start:start + rng.randint(1, 12)] * rng.randint(1, 40) + text[at:]
+    return text
+
+
+# The stepper's names for SME2 state (p WHAT, w WHAT), for mutating
+LOCATIONS = ("za[5]", "za[0]", "za.s[w8, 0, vgx4]", "za.d[w11, 7, vgx2]", "za.b[w9, 3, vgx4]", "za1.s", "za1h.s",
+             "za0v.d", "za1v.s[2]", "za1h.s[2][3]", "za0h.b[15][63]", "za15h.q[0]", "z4", "z4.h", "z31.s[3]",
+             "z0.d[7]", "p2", "p2.s", "p15.b")

@@ -25,8 +25,12 @@ from ..tiles import vector_group_rows
 from .checks import check
 from .figures import figure
 
-DATA_ADDRESS = 0x20000  # where a load's or store's example data is
+DATA_ADDRESS = 0x20000  # where a load's or store's example data is (unless it reaches elsewhere)
 DATA_BYTES = 256
+# A load or store's example is first run on zeros mapped from 0 to here, to learn the bytes it touches:
+# every addressing form reaches them from the example's registers (a base of DATA_ADDRESS, at most
+# 256 vectors of 256 bytes either side, or DATA_ADDRESS scaled by 17 where the index is the base).
+PROBE_BYTES = 4 << 20
 GROUPS = {"dot": "SME2 integer dot products (ZA)", "mode": "SME modes", "za": "ZA",
           "scalar": "A64 scalar", "memory": "A64 loads and stores", "control": "A64 control flow",
           "predicate": "SVE predicates (streaming mode)", "count": "element counts and vector lengths",
@@ -175,7 +179,9 @@ class ArmSmeExplainer:
         regs = {name: rng.randrange(1 << 64) for name in X_NAMES}
         regs["svcr"] = 0 if form.id.startswith("SMSTART") else 3
         fields = ins.extra["fields"]
-        if "Rn" in fields and (form.group in ("memory", "za_memory", "z_memory") or form.id in ("LDR_za", "STR_za")):
+        accesses_memory = "Rn" in fields and (form.group in ("memory", "za_memory", "z_memory")
+                                              or form.id in ("LDR_za", "STR_za"))
+        if accesses_memory:
             regs[X_NAMES[fields["Rn"]] if fields["Rn"] < 31 else "sp"] = DATA_ADDRESS
         if "Rm" in fields and form.group in ("za_memory", "z_memory") and fields["Rm"] < 31:
             regs[X_NAMES[fields["Rm"]]] = 0 if fields["Rm"] == fields.get("Rn") else 1  # index one element
@@ -208,6 +214,8 @@ class ArmSmeExplainer:
         def seed(machine):
             self.isa.seed_arrays(machine.state, arrays)
 
+        if accesses_memory and options.init is None:
+            memory = self._memory_where_touched(ins, config, regs, memory, arrays, options.max_steps)
         run = run_example(self.isa.name, ins.text, config=config, regs=regs, memory=memory,
                           max_steps=options.max_steps, snapshot=_snapshot, before_step=seed, base=ins.address)
         blocks = [Paragraph(f"SVL {config['svl']} (ZA: {svlb} vectors of {svlb} bytes); Z0-Z31 and ZA random; "
@@ -220,6 +228,30 @@ class ArmSmeExplainer:
                              for w in run.record.writes], title="What the step wrote (the machine's journal)"))
         blocks += check(ins, run)
         return blocks, run
+
+    def _memory_where_touched(self, ins, config: dict, regs: dict, memory: list, arrays: dict, max_steps: int) -> list:
+        """``memory`` (one region of example data) moved to the lowest byte the instruction touches and grown
+        to its highest, so that an offset (#-3, mul vl; #32760; an index register) finds the example's data
+        rather than unmapped memory.  The bytes touched come from a run of the same step on zeros, with every
+        predicate all true: the region holds what an inactive element would have moved too (the figure
+        shows it, greyed)."""
+        svlb = config["svl"] // 8
+        every_element = {**arrays, **{f"p{n}": b"\xff" * (svlb // 8) for n in range(16)}}
+
+        def seed(machine):
+            self.isa.seed_arrays(machine.state, every_element)
+
+        probe = run_example(self.isa.name, ins.text, config=config, regs=regs, memory=[(0, bytes(PROBE_BYTES), True)],
+                            max_steps=max_steps, snapshot=_snapshot, before_step=seed, base=ins.address)
+        touched = [(address, size) for address, size in probe.reads] + \
+            [(address, len(data)) for address, data in probe.writes]
+        if probe.fault is not None or not touched:
+            return memory
+        low, high = min(a for a, _ in touched), max(a + size for a, size in touched)
+        ((start, data, writable),) = memory
+        if start <= low and high <= start + len(data):
+            return memory  # the data is where the instruction looks (an offset of 0, a small index)
+        return [(low, data + bytes(max(0, high - low - len(data))), writable)]
 
 
 def _vector_group_blocks(ins, group, run) -> list:

@@ -9,6 +9,7 @@ machine (memory and registers after the step, ZA and Z before it where the step 
 from __future__ import annotations
 
 from ...core.errors import IsasimError
+from ...core.faults import Fault
 from ...core.explain import Arrow, Cell, Grid
 from ..state import MASK64, X_NAMES
 from ..tiles import ELEMENT_BYTES, slice_rows, tile_rows, tile_text
@@ -35,7 +36,7 @@ def _memory_cells(run, start: int, elements: range, mbytes: int, active) -> list
         address = (start + e * mbytes) & MASK64
         try:
             text = hex_text(int.from_bytes(run.machine.memory.read(address, mbytes), "little"), mbytes)
-        except IsasimError:
+        except (IsasimError, Fault):  # a --init that leaves it unmapped (the step faulted)
             text = "--"
         cells.append(Cell(text, "addr" if active(e) else INACTIVE, f"{address:#x}"))
     return cells

@@ -2,7 +2,8 @@
 ZA vectors (za[5]), vector groups (za.s[w8, 0, vgx4]), tiles, their slices and elements
 (za1.s, za1h.s, za1v.s[2], za1h.s[2][3]), Z registers and lanes (z4.h, z4.s[3]) and
 predicates (p2.s).  A name that is plainly one of these but names nothing there is an
-IsasimError saying what there is; a name of none of these kinds is None."""
+IsasimError saying what there is; a name of none of these kinds is None.  Numbers are read as the
+assembler reads them (operands/common.py): za[012] is za[10], z04 is no register."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from ...core.errors import IsasimError
 from .. import tiles
 from ..operands import ZaVectorGroup
-from ..operands.common import OperandError
+from ..operands.common import OperandError, parse_int
 
 LANE_SUFFIXES = "bhsd"  # a Z register's or a predicate's element sizes
 
@@ -69,48 +70,75 @@ class Predicate:
     suffix: str | None
 
 
-_GROUP = re.compile(r"za\.([a-z])\s*\[(.*)\]")
-_TILE = re.compile(r"za([0-9]+)([hv]?)\.([a-z])((?:\[[0-9]+\])*)")
-_Z = re.compile(r"z([0-9]+)(?:\.([a-z]))?(?:\[([0-9]+)\])?")
-_P = re.compile(r"p([0-9]+)(?:\.([a-z]))?")
+# Register numbers as the assembler reads them (z4, never z04); subscripts are numbers, read by the
+# assembler's number reader (za[012] is za[10], za[0x1f] is za[31]).
+_NUMBER = r"(0|[1-9][0-9]*)"
+_VECTOR = re.compile(r"za\[([^\[\]]*)\]", re.ASCII)
+_GROUP = re.compile(r"za\.([a-z])[ \t]*\[(.*)\]", re.ASCII)
+_TILE = re.compile(rf"za{_NUMBER}([hv]?)\.([a-z])((?:\[[^\[\]]*\])*)", re.ASCII)
+_Z = re.compile(rf"z{_NUMBER}(?:\.([a-z]))?(?:\[([^\[\]]*)\])?", re.ASCII)
+_P = re.compile(rf"p{_NUMBER}(?:\.([a-z]))?", re.ASCII)
+
+
+def _register(digits: str) -> int:
+    """A register's number; a run of digits longer than any register number is just too large (never
+    an int() of thousands of digits)."""
+    return int(digits) if len(digits) <= 6 else 10 ** 6
+
+
+def _index(text: str, name: str) -> int:
+    """A subscript of ``name``, read as the assembler reads a number; never negative."""
+    try:
+        value = parse_int(text, hash="forbidden")
+    except OperandError as error:
+        raise IsasimError(f"{name[:60]}: {error}") from None
+    if value is None or value < 0:
+        raise IsasimError(f"{name[:60]}: '{text.strip()[:40]}' is not an index (a number from 0)")
+    return value
 
 
 def parse(name: str, svlb: int):
-    """The location ``name`` (lower case) names at SVL svlb * 8, or None (see the module docstring)."""
-    m = re.fullmatch(r"za\[([0-9]+)\]", name)
+    """The location ``name`` (lower case) names at SVL svlb * 8, or None (see the module docstring).  A name
+    with a character outside printable ASCII is none of these (it may be a memory region's)."""
+    if not name.isascii() or not name.isprintable():
+        return None
+    m = _VECTOR.fullmatch(name)
     if m:
-        row = int(m.group(1))
+        row = _index(m.group(1), name)
         if row >= svlb:
-            raise IsasimError(f"ZA has {svlb} vectors at SVL {8 * svlb}, za[0] to za[{svlb - 1}], not za[{row}]")
+            raise IsasimError(f"ZA has {svlb} vectors at SVL {8 * svlb}, za[0] to za[{svlb - 1}], "
+                              f"not za[{m.group(1).strip()[:40]}]")
         return ZaVector(row)
     m = _GROUP.fullmatch(name)
     if m:
         return _vector_group(name, m.group(1))
     m = _TILE.fullmatch(name)
     if m:
-        return _tile(name, int(m.group(1)), m.group(2), m.group(3), [int(i) for i in re.findall(r"[0-9]+", m.group(4))],
-                     svlb)
+        subscripts = [_index(text, name) for text in re.findall(r"\[([^\[\]]*)\]", m.group(4))]
+        return _tile(name, _register(m.group(1)), m.group(2), m.group(3), subscripts, svlb)
     m = _Z.fullmatch(name)
     if m:
-        number, suffix, lane = int(m.group(1)), m.group(2), m.group(3)
+        digits, suffix, lane_text = m.groups()
+        number = _register(digits)
         if number > 31:
-            raise IsasimError(f"there are 32 Z registers, z0 to z31, not z{number}")
+            raise IsasimError(f"there are 32 Z registers, z0 to z31, not z{digits[:40]}")
         if suffix is not None and suffix not in LANE_SUFFIXES:
             raise IsasimError(f"{name}: a Z register's lanes are .b, .h, .s or .d, not .{suffix}")
-        if lane is not None:
+        lane = None
+        if lane_text is not None:
             if suffix is None:
-                raise IsasimError(f"{name}: say the lane's size, as in z{number}.s[{lane}]")
+                raise IsasimError(f"{name[:60]}: say the lane's size, as in z{number}.s[{lane_text.strip()[:40]}]")
+            lane = _index(lane_text, name)
             lanes = svlb // tiles.ELEMENT_BYTES[suffix]
-            if int(lane) >= lanes:
+            if lane >= lanes:
                 raise IsasimError(f"z{number}.{suffix} has {lanes} lanes at SVL {8 * svlb}, "
-                                  f"z{number}.{suffix}[0] to [{lanes - 1}], not [{lane}]")
-            lane = int(lane)
+                                  f"z{number}.{suffix}[0] to [{lanes - 1}], not [{lane_text.strip()[:40]}]")
         return ZRegister(number, suffix, lane)
     m = _P.fullmatch(name)
     if m:
-        number, suffix = int(m.group(1)), m.group(2)
+        number, suffix = _register(m.group(1)), m.group(2)
         if number > 15:
-            raise IsasimError(f"there are 16 predicate registers, p0 to p15, not p{number}")
+            raise IsasimError(f"there are 16 predicate registers, p0 to p15, not p{m.group(1)[:40]}")
         if suffix is not None and suffix not in LANE_SUFFIXES:
             raise IsasimError(f"{name}: a predicate's elements are .b, .h, .s or .d, not .{suffix}")
         return Predicate(number, suffix)
@@ -120,14 +148,14 @@ def parse(name: str, svlb: int):
 def _vector_group(name: str, suffix: str) -> VectorGroup:
     if suffix not in LANE_SUFFIXES:
         raise IsasimError(f"{name}: a vector group's elements are .b, .h, .s or .d, not .{suffix}")
-    size = re.search(r",\s*(\w+)\s*\]$", name)
+    size = re.search(r",[ \t]*([a-z0-9_]+)[ \t]*\]$", name)
     if size is None or not size.group(1).startswith("vgx"):
         raise IsasimError(f"{name}: name the group's size, as in za.{suffix}[w8, 0, vgx2] or za.{suffix}[w8, 0, vgx4]")
     nreg = 4 if size.group(1) == "vgx4" else 2  # any other size is refused by the operand's own parser
     try:
         fields = ZaVectorGroup(suffix, nreg, any_size=True).parse(name)
     except OperandError as error:
-        raise IsasimError(f"{name}: {error}") from None
+        raise IsasimError(f"{name[:60]}: {error}") from None
     return VectorGroup(suffix, 8 + fields["Rv"], fields["off3"], nreg, f"za.{suffix}[w{8 + fields['Rv']}, "
                        f"{fields['off3']}, vgx{nreg}]")
 
@@ -147,5 +175,5 @@ def _tile(name: str, number: int, direction: str, suffix: str, subscripts: list[
     for index in subscripts:
         if index >= slices:
             raise IsasimError(f"za{number}.{suffix} has {slices} slices of {slices} elements at SVL {8 * svlb}, "
-                              f"not {index + 1}")
+                              f"numbered 0 to {slices - 1}, not {index}")
     return Tile(number, suffix, direction == "v", *(subscripts + [None, None])[:2], text=name)
