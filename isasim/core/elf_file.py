@@ -16,7 +16,16 @@ sees plain values that have been checked, so there is nothing to catch.
 Only what a loader of one function needs is read: 64-bit little-endian files (x86-64 and AArch64 are
 both), relocatable objects and linked programs, the one SHT_SYMTAB, SHT_REL and SHT_RELA tables.  A
 section is checked when a loader asks for it, beyond its header, so a damaged .debug_info does not stop a
-kernel from running.  Nothing here knows an ISA: the loader says which machine it reads.
+kernel from running.  Nothing here knows an ISA: the loader says which machine it reads, and keeps its
+relocation types, calling convention and decoding to itself.  A loader reads a function so:
+
+    elf = read_elf(path, EM_AARCH64)
+    symbol, name = elf.find_function(function)           # mangled, demangled or plain
+    code = bytearray(elf.function_bytes(symbol, name))   # st_size bytes, checked to lie in its section
+    for table in elf.relocation_tables(elf.sections[symbol.section]):
+        for relocation in elf.relocations(table):        # offset, type, symbol (looked up), addend
+            ...                                          # the ISA's relocation types; elf.contents(section)
+                                                         # for the data a relocation reaches
 """
 
 from __future__ import annotations
