@@ -22,11 +22,11 @@ SIZE_BOUND = 300_000  # bytes of SVG, at every SVL
 GREY = "inactive"
 
 
-def explained(text: str, svl: int, seed: int = 1):
-    return explain("arm_sme", text, None, ExplainOptions(seed=seed, config={"svl": svl}))
+def explained(text: str, svl: int, seed: int = 1, init=None):
+    return explain("arm_sme", text, None, ExplainOptions(seed=seed, config={"svl": svl}, init=init))
 
 
-def explained_with_run(text: str, svl: int, seed: int = 1, monkeypatch=None):
+def explained_with_run(text: str, svl: int, seed: int = 1, monkeypatch=None, init=None):
     """The explanation and the example's run, caught as the explainer hands it to figure()."""
     import isasim.arm_sme.explain as arm_explain
 
@@ -38,7 +38,7 @@ def explained_with_run(text: str, svl: int, seed: int = 1, monkeypatch=None):
         return original(ins, encoding, run)
 
     monkeypatch.setattr(arm_explain, "figure", spy)
-    expl = explained(text, svl, seed)
+    expl = explained(text, svl, seed, init)
     return expl, seen["run"]
 
 
@@ -204,7 +204,11 @@ def test_horizontal_and_vertical_slices_differ_as_row_and_column(monkeypatch):
 
 
 def test_a_faulting_example_draws_the_encoding_and_names_the_fault(monkeypatch):
-    expl, run = explained_with_run("ldr x3, [x2, #4000]", 512, monkeypatch=monkeypatch)  # past the mapped data
+    from isasim.core.trace import parse_init
+
+    # the example's own data is wherever the load looks; data given with --init need not be
+    init = parse_init({"regs": {"x2": "0x20000"}, "memory": [{"addr": "0x20000", "size": 64}]})
+    expl, run = explained_with_run("ldr x3, [x2, #4000]", 512, monkeypatch=monkeypatch, init=init)
     assert run.fault is not None
     assert len(expl.figure.rows) == 1 and run.fault.kind in expl.figure.caption
     ET.fromstring(render_svg(expl.figure))
