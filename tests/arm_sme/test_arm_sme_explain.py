@@ -86,7 +86,10 @@ def test_a_form_without_a_vector_group_has_no_section(capsys):
     (["--svl", "big", UDOT_VGX4], "SVL 'big' is not a streaming vector length"),
     (["--wv", "0x1g", UDOT_VGX4], "--wv '0x1g' is not a number"),
     (["--wv", "", UDOT_VGX4], "--wv '' is not a number"),
-    (["--wv", hex(1 << 64), UDOT_VGX4], "does not fit in 64 bits"),
+    (["--wv", hex(1 << 64), UDOT_VGX4], "does not fit 64 bits"),
+    (["--wv", "9" * 5000, UDOT_VGX4], "does not fit 64 bits"),  # int() refused more than 4,300 digits
+    (["--wv", "\u0663", UDOT_VGX4], "is not a number"),  # int() read an Arabic-Indic three as 3
+    (["--wv", "1_0", UDOT_VGX4], "is not a number"),
     (["--wv", "1", "ptrue p0.b"], "--wv applies only to a form with a ZA vector group"),
 ])
 def test_bad_options_are_one_error_line(capsys, args, message):

@@ -19,7 +19,7 @@ from ...core.explain import (
 )
 from ..assembler import statement_text
 from ..forms import FORMS, UNDEFINED_FORMS, A64Form
-from ..operands import BranchTarget
+from ..operands import BranchTarget, OperandError, parse_int
 from ..state import DEFAULT_SVL, MASK64, X_NAMES, configure
 from ..tiles import vector_group_rows
 from .checks import check
@@ -95,15 +95,17 @@ def example_text(form: A64Form) -> str:
 
 
 def parse_wv(text: str | None) -> int | None:
-    """--wv: the 64-bit value of Xv, decimal or 0x-hex; a negative value is taken as its two's complement."""
+    """--wv: the 64-bit value of Xv, a number as the assembler reads one (0x1f, 31, 0b11111, 037: see
+    operands/common.py); a negative value is taken as its two's complement."""
     if text is None:
         return None
     try:
-        value = int(text.strip().replace("_", ""), 0)
-    except ValueError:
-        raise ExplainError(f"--wv {text!r} is not a number (decimal or 0x-hex, e.g. --wv 0x1f)") from None
-    if not -(1 << 63) <= value <= MASK64:
-        raise ExplainError(f"--wv {text!r} does not fit in 64 bits (-2^63 .. 2^64-1)")
+        value = parse_int(text, hash="forbidden")
+    except OperandError as error:
+        raise ExplainError(f"--wv {text[:60]!r} is not a number: {error}") from None
+    if value is None:
+        raise ExplainError(f"--wv {text[:60]!r} is not a number (decimal, 0x-hex, 0b-binary or 0-octal, e.g. "
+                           f"--wv 0x1f)")
     return value & MASK64
 
 
