@@ -2,6 +2,8 @@
 
 ``clang_encode(lines)`` assembles the lines in one run of ``clang -cc1as -show-encoding`` and
 returns, per line, (the text clang prints, its 32-bit word) or (the error, None).
+``clang_answers(lines)`` takes any lines (several statements, none, ``.inst``, symbols, lines clang
+refuses) and returns one ClangAnswer per line: its words, its error, or that it needed a linker.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from isasim.core.errors import IsasimError
 ROOT = Path(__file__).resolve().parents[2]
 DIFFERENCES = ROOT / "docs" / "arm_sme-assembly-vs-clang.md"
 SEED = 20260325
-PER_FORM, MUTANTS = 6, 9
+PER_FORM, MUTANTS = 10, 12
 
 
 @dataclass(frozen=True)
