@@ -199,7 +199,6 @@ def _raw_words(directive: str, args: str) -> list[int]:
 
 
 _LABEL = re.compile(r"([A-Za-z_.$][A-Za-z0-9_.$]*)[ \t]*:", re.ASCII)
-_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 
 
 def _foreign_character(statement: str) -> str | None:
@@ -214,30 +213,57 @@ def _foreign_character(statement: str) -> str | None:
     return None
 
 
+_SPECIAL = re.compile(r"[\n\r;#]|//|/\*")
+_LINE_END = re.compile(r"[\n\r]")
+
+
+def _split(text: str, source: str):
+    """(line number, statement text) as LLVM's lexer cuts ``text``: a newline, a carriage return or ';'
+    ends a statement; ``//`` is a comment to the end of the line (or carriage return), and so is a '#'
+    that starts a statement; ``/* */`` is a space, even across lines.  Whichever starts first wins, so a
+    /* inside a line comment opens nothing.  A statement is numbered by the line it starts on."""
+    current, start, line, at = [], 1, 1, 0
+    while (m := _SPECIAL.search(text, at)) is not None:
+        current.append(text[at:m.start()])
+        token, at = m.group(), m.end()
+        if token == "//" or (token == "#" and not "".join(current).strip(" \t")):
+            end = _LINE_END.search(text, at)
+            at = end.start() if end else len(text)  # the line end itself ends the statement
+        elif token == "/*":
+            end = text.find("*/", at)
+            if end < 0:
+                raise AssemblyError(f"{source}:{line}: a /* comment is not closed")
+            line += text.count("\n", at, end)
+            current.append(" ")
+            at = end + 2
+        elif token == "#":
+            current.append(token)
+        else:  # a newline, a carriage return or ';'
+            yield start, "".join(current)
+            current = []
+            line += token == "\n"
+            start = line
+    current.append(text[at:])
+    yield start, "".join(current)
+
+
 def statements(text: str, source: str):
-    """(line number, labels, statement) for each statement of ``text``, as LLVM's lexer splits it: lines
-    end at \\n, a carriage return or ';' ends a statement, ``//`` and ``/* */`` are comments, and so is
-    a statement that starts with '#'.  The statement is '' where a line holds only labels."""
-    if text.count("/*") and _BLOCK_COMMENT.sub("", text).count("/*"):
-        line = text[:text.rindex("/*")].count("\n") + 1
-        raise AssemblyError(f"{source}:{line}: a /* comment is not closed")
-    # a block comment is a space (keeping its line breaks, so that line numbers stay right)
-    text = _BLOCK_COMMENT.sub(lambda m: " " + "\n" * m.group().count("\n"), text)
-    for number, line in enumerate(text.split("\n"), 1):
-        for part in line.split("\r"):
-            for statement in part.split("//")[0].split(";"):
-                statement = statement.strip(" \t")
-                labels = []
-                while (m := _LABEL.match(statement)) is not None:
-                    labels.append(m.group(1))
-                    statement = statement[m.end():].strip(" \t")
-                if statement.startswith("#"):  # a comment to the end of the line (or carriage return)
-                    yield number, labels, ""
-                    break
-                foreign = _foreign_character(statement)
-                if foreign is not None:
-                    raise AssemblyError(f"{source}:{number}: {foreign} is not part of A64 assembly text")
-                yield number, labels, statement
+    """(line number, labels, statement) for each statement of ``text`` (as ``_split`` cuts it), its
+    labels taken off; the statement is '' where there are only labels (or nothing).  After labels, a '#'
+    makes the rest of the statement a comment (but not the rest of the line, as it does first thing)."""
+    for number, statement in _split(text, source):
+        labels = []
+        statement = statement.strip(" \t")
+        while (m := _LABEL.match(statement)) is not None:
+            labels.append(m.group(1))
+            statement = statement[m.end():].strip(" \t")
+        foreign = _foreign_character(statement)
+        if foreign is not None:
+            raise AssemblyError(f"{source}:{number}: {foreign} is not part of A64 assembly text")
+        if statement.startswith("#"):
+            statement = ""
+        if labels or statement:
+            yield number, labels, statement
 
 
 def _located(source: str, number: int, error: Exception) -> AssemblyError:

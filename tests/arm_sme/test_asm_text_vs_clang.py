@@ -98,8 +98,9 @@ def _real_number(case: Case, depth: int = 2) -> bool:
 
 
 # the first register in brackets, then a general register that another register or a number follows
-_REGISTER_AFTER_BASE = re.compile(r"(\[[ \t]*(?:[xw][0-9]+|sp)[ \t]*,)[ \t]*[xw][0-9]+[ \t]*,(?=[ \t]*(?:[xw][0-9]|#|-|[0-9]))",
-                                  re.IGNORECASE)
+_GENERAL_REGISTER = r"(?:[xw][0-9]+|[xw]zr|fp|lr)"
+_REGISTER_AFTER_BASE = re.compile(rf"(\[[ \t]*(?:[xw][0-9]+|sp|fp|lr)[ \t]*,)[ \t]*{_GENERAL_REGISTER}[ \t]*,"
+                                  rf"(?=[ \t]*(?:{_GENERAL_REGISTER}|#|-|[0-9]))", re.IGNORECASE)
 
 
 def _extra_register_in_brackets(case: Case, depth: int = 2) -> bool:
