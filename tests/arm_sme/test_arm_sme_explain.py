@@ -369,3 +369,29 @@ def test_an_init_that_leaves_the_address_unmapped_explains_the_fault(capsys, tmp
     code, out, err = run_explain(capsys, "ld1h { z11.h }, p0/z, [x14, #-3, mul vl]", "--init", str(init))
     assert code == 0 and not err, err
     assert "raised a fault" in out
+
+
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: f.id)
+def test_every_form_explains_random_encodings(form):
+    """Not only the reference page's example: random operands of every form (a register that is also the
+    base, the largest offsets, a wrapping list), at random SVLs and seeds, end with one equal Check."""
+    import random
+
+    from isasim.arm_sme import ISA
+    from isasim.arm_sme.assembler import statement_text
+    from isasim.arm_sme.forms import UNDEFINED_FORMS
+    from isasim.core.errors import IsasimError
+
+    rng = random.Random(f"random encodings of {form.id}")
+    for _ in range(3):
+        fields = {name: rng.randrange(1 << box.width) for name, box in form.encoding.fields.items()}
+        try:
+            ins = ISA.disassemble(form.encoding.pack(fields).to_bytes(4, "little")).instructions[0]
+        except IsasimError:
+            continue  # a reserved field value
+        svl = rng.choice((128, 512, 2048))
+        expl = explain("arm_sme", statement_text(ins), None, ExplainOptions(seed=rng.randrange(100), config={"svl": svl}))
+        blocks = next(s for s in expl.sections if s.title == "Example").blocks
+        if form.id not in UNDEFINED_FORMS:
+            assert not any("raised a fault" in getattr(b, "text", "") for b in blocks), (statement_text(ins), svl)
+        assert_ends_with_one_equal_check(blocks, statement_text(ins), svl)
