@@ -581,11 +581,11 @@ class BranchTarget:
         name = text.strip()
         if labels is not None and name in labels:
             offset = labels[name] - address
+        elif re.fullmatch(r"[A-Za-z_.$][A-Za-z0-9_.$]*", name):
+            raise OperandError(f"undefined label '{name[:60]}'")
         else:
             offset = parse_int(name)
             if offset is None:
-                if re.fullmatch(r"[A-Za-z_.$][A-Za-z0-9_.$]*", name):
-                    raise OperandError(f"undefined label '{name}'")
                 raise _shape(f"'{name[:40]}' is not a label or an #offset")
             if not name.startswith("#"):
                 raise OperandError(f"a branch target is a label or #offset (bytes from this instruction, as clang "
