@@ -123,6 +123,6 @@ def test_the_core_explain_package_knows_no_isa():
 def test_an_instruction_whose_words_look_like_hex_is_text_unless_every_word_is_whole_bytes():
     from isasim.core.explain.explainer import split_instruction_argument
 
-    assert split_instruction_argument(["b 0x10010"]) == ("b 0x10010", None)  # A64's B to an address
+    assert split_instruction_argument(["b 0x10010"]) == ("b 0x10010", None)  # "b" is one hex digit: text
     assert split_instruction_argument(["c4 e2 69 5e c1"]) == (None, bytes.fromhex("c4e2695ec1"))
     assert split_instruction_argument(["0xc1741418"]) == (None, bytes.fromhex("c1741418"))

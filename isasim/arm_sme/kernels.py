@@ -512,9 +512,10 @@ def build(name: str, count: int | None = None, K: int | None = None, M: int | No
     if count is not None:
         raise KernelSizeError(f"{name}: arm_sme kernels take --m, --n and --k, not --count")
     if svl is not None and not isinstance(svl, int):
-        try:
-            svl = int(svl)
-        except ValueError:
-            raise KernelSizeError(f"{name}: --svl must be one of {', '.join(map(str, SVLS))}, not {svl!r}") from None
+        # only the spellings of the SVLs themselves: int() would also take "٥١٢" and "5_12"
+        by_text = {str(value): value for value in SVLS}
+        if str(svl) not in by_text:
+            raise KernelSizeError(f"{name}: --svl must be one of {', '.join(map(str, SVLS))}, not {str(svl)[:40]!r}")
+        svl = by_text[str(svl)]
     options = {key: value for key, value in (("M", M), ("N", N), ("K", K), ("svl", svl)) if value is not None}
     return BUILDERS[name](**options)

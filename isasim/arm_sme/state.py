@@ -15,6 +15,7 @@ Location (``Location("za", 5)`` for ZA vector 5, ``Location("z3")`` for a whole 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,10 +57,8 @@ def configure(config: dict | None) -> dict:
         raise ConfigError(f"unknown arm_sme config key(s): {', '.join(repr(k) for k in sorted(unknown))} "
                           f"(known: features, svl)")
     svl = config.get("svl", DEFAULT_SVL)
-    try:
-        svl = int(svl, 0) if isinstance(svl, str) else svl
-    except ValueError:
-        svl = None
+    if isinstance(svl, str):  # decimal digits only: int() would also take "٥١٢" and "5_12"
+        svl = int(svl) if re.fullmatch(r"[0-9]{1,5}", svl) else None
     if isinstance(svl, bool) or svl not in SVLS:
         raise ConfigError(f"SVL {config.get('svl')!r} is not a streaming vector length "
                           f"(one of {', '.join(map(str, SVLS))} bits)")

@@ -46,6 +46,10 @@ def test_an_unknown_svl_is_one_error(tmp_path, capsys):
     program = tmp_path / "p.s"
     program.write_text(PROGRAM)
     error_line(capsys, ["run", str(program), "--isa", "arm_sme", "--svl", "384"], "384", "streaming vector length")
+    # Python's int() reads Arabic-Indic digits and underscores; an SVL is written in ASCII digits (issue 25)
+    for spelling in ("٥١٢", "5_12", "0x200"):
+        error_line(capsys, ["run", str(program), "--isa", "arm_sme", "--svl", spelling], "streaming vector length")
+    error_line(capsys, ["kernel", "udot_gemm", "--isa", "arm_sme", "--svl", "٥١٢", "--run"], "--svl must be one of")
 
 
 def test_arrays_of_another_svl_are_refused_naming_the_array(tmp_path, capsys):

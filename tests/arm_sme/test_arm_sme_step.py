@@ -397,3 +397,15 @@ def test_written_za_vectors_and_changed_lanes_are_highlighted(tmp_path):
     for row in tiles.tile_rows(1, 32, 16):  # 1, 5, 9, 13: written by the LDR and MOVA before
         assert re.search(rf"{dim} *za\[{row}\]", text)
     assert re.search(r"\x1b\[1;33m +-?\d+\x1b\[0m", text)  # changed lanes
+
+
+def test_a_w_register_with_a_superscript_or_thousands_of_digits_is_refused(capsys, tmp_path):
+    """`p w³` (str.isdigit is true for superscripts, int() refuses them) and `p w` with 5,000 digits were
+    internal errors (issue 25); a w register is named as the assembler names it."""
+    program, init = _files(tmp_path, 512, None)
+    for name in ("w³", "w" + "9" * 5000, "w03"):
+        code = cli.main(["step", str(program), "--init", str(init), "--isa", "arm_sme", "--no-color",
+                         "--commands", f"p {name}"])
+        err = capsys.readouterr().err
+        assert code == 2 and "cannot print" in err and "internal error" not in err, err
+    assert "w3 = 0x" in step_on(capsys, tmp_path, "p w3", 512)

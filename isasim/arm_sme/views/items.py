@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from rich.console import Group
 from rich.text import Text
@@ -56,7 +58,7 @@ def item_view(state: ArmSmeState, what: str, args: list[str], program: Program |
     if name in state.register_names():
         value = state.read_register(name)
         return Text(f"{name} = {register_text(name, value)} ({value})")
-    if name[:1] == "w" and name[1:].isdigit() and int(name[1:]) < 31:
+    if re.fullmatch(r"w(0|[1-9][0-9]?)", name) and int(name[1:]) < 31:  # as the assembler spells them
         value = state.read_register(f"x{name[1:]}") & 0xFFFFFFFF
         return Text(f"{name} = {value:#x} ({value}), the low 32 bits of x{name[1:]}")
     if name in ("za", "za.b", "za.h", "za.s", "za.d"):

@@ -117,7 +117,7 @@ def split_instruction_argument(words: list[str], *, force_hex: bool = False) -> 
     if not joined:
         raise ExplainError("explain needs an instruction, as assembly text (quoted) or as its bytes in hex")
     compact = re.sub(r"0x|[\s,]+", "", joined.lower())
-    # every word a whole number of bytes: "b 0x10010" (A64's B to an address) is text, not 3 bytes
+    # every word a whole number of bytes: "b 0x10010" (a word of one hex digit, then more) is text, not 3 bytes
     groups = [re.sub(r"^0x", "", word) for word in re.split(r"[\s,]+", joined.lower()) if word]
     looks_hex = bool(_HEX_RE.fullmatch(compact)) and all(len(group) % 2 == 0 for group in groups)
     if force_hex or looks_hex:
