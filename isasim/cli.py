@@ -581,8 +581,12 @@ def steps_from_lockstep(backend, isa_name: str, config: dict, program, init: Ini
 
 
 def cmd_asm(args) -> int:
-    isa = get_isa(args.isa)
-    program = isa.assemble(read_text(args.program), source=args.program)
+    if is_object_file(args.program) or args.function is not None:
+        # a compiled function's listing: loaded as run loads it (no init: its addresses are the loader's)
+        args.init = None
+        _isa_name, _config, program, _init = load_program_and_init(args)
+    else:
+        program = get_isa(args.isa).assemble(read_text(args.program), source=args.program)
     if args.hex:
         print(program.code.hex())
     else:
@@ -802,8 +806,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-color", action="store_true", help="plain text output")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("asm", help="assemble and print a listing")
-    p.add_argument("program", help="assembly file (.s)")
+    p = sub.add_parser("asm", help="assemble and print a listing (or list a compiled function)")
+    p.add_argument("program", help="assembly file (.s), or object file (ELF .o, with --function)")
+    p.add_argument("--function", metavar="NAME", help="the function of an object file to list")
     p.add_argument("--isa", default=DEFAULT_ISA, help=f"ISA of the assembly file (default {DEFAULT_ISA})")
     p.add_argument("--hex", action="store_true", help="print only the bytes")
     p.set_defaults(func=cmd_asm)

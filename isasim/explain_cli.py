@@ -97,8 +97,10 @@ def _compiled_instruction(args, isa_name: str) -> tuple[str, None, bytes] | None
     obj = len(words) == 1 and is_object_file(words[0])
     if not obj:
         if args.function is not None or args.at is not None:
-            raise ExplainError("--function and --at name an instruction of an object file: isasim explain FILE.o "
-                               "--function NAME --at LOC")
+            named = f"{words[0]} is not an ELF object file (it does not start with the ELF magic); " \
+                if len(words) == 1 and Path(words[0]).is_file() else ""
+            raise ExplainError(f"{named}--function and --at name an instruction of an object file: isasim explain "
+                               f"FILE.o --function NAME --at LOC")
         return None
     isa = get_isa(isa_name)
     if not has_hook(isa, "load_object"):

@@ -506,3 +506,35 @@ def test_explain_an_instruction_of_a_compiled_function(objects, capsys):
     assert "name the function with --function" in one_line_error(code, err)
     code, _out, err = isasim(capsys, "explain", "tilezero tmm0", "--at", "3")
     assert "name an instruction of an object file" in one_line_error(code, err)
+
+
+@pytest.mark.needs_binutils
+def test_asm_lists_a_compiled_function_as_objdump_does(objects, capsys):
+    """`isasim asm FILE.o --function NAME` lists the function as `run` loads it (it said "not a UTF-8 text
+    file"); its mnemonics, in order, are GNU objdump's for the same function."""
+    obj = str(objects["O2"])
+    capsys.readouterr()
+    assert cli.main(["asm", obj, "--function", "amx_block"]) == 0
+    listing = capsys.readouterr().out
+    ours = [_listed_mnemonic(line) for line in listing.splitlines() if re.match(r"\s+\d+\s+0x", line)]
+    dump = subprocess.run(["objdump", "-d", "-M", "intel", "--no-show-raw-insn", "--disassemble=amx_block", obj],
+                          capture_output=True, text=True, timeout=60).stdout
+    theirs = [m.group(1) for m in re.finditer(r"^\s+[0-9a-f]+:\s+(?:(?:rep|lock|notrack|bnd)\s+)?([a-z0-9]+)",
+                                              dump, re.M)]
+    assert ours and ours == theirs
+    assert cli.main(["asm", obj]) == 2 and "--function NAME" in capsys.readouterr().err
+
+
+def _listed_mnemonic(line: str) -> str:
+    """The mnemonic of a listing line: index, address, the bytes (pairs of hex digits), then the text."""
+    words = line.split()[2:]
+    while words and re.fullmatch(r"[0-9a-f]{2}", words[0]):
+        words = words[1:]
+    return words[0] if words[0] not in ("rep", "lock", "notrack", "bnd") else words[1]
+
+
+def test_explain_at_of_a_file_that_is_not_an_object_names_it(tmp_path, capsys):
+    damaged = tmp_path / "damaged.o"
+    damaged.write_bytes(b"\x7fELG" + bytes(60))  # the magic lost
+    code, _out, err = isasim(capsys, "explain", str(damaged), "--function", "f", "--at", "1")
+    assert "damaged.o is not an ELF object file" in one_line_error(code, err)
