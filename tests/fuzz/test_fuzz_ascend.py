@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import time
-from contextlib import contextmanager
 
 import pytest
 
@@ -41,6 +39,8 @@ from isasim.ascend_cube.forms import FORMS, LOCATION_KINDS
 from isasim.core.errors import IsasimError
 from isasim.core.explain import ExplainOptions, Table
 from isasim.core.machine import Machine
+
+from .limits import Hang, time_limit
 
 FUZZ_INPUTS = int(os.environ.get("ISASIM_FUZZ_INPUTS", "100000"))
 EXPLAIN_SHARE = 25  # one explained line in this many parsed
@@ -231,24 +231,6 @@ def _parse(case: int, text: str, tally: dict):
     return program
 
 
-class _Hang(Exception):
-    pass
-
-
-@contextmanager
-def _time_limit(seconds: int, what: str):
-    def expired(_signum, _frame):
-        raise _Hang(f"{what} ran past {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def _parameter_fault(text: str, chip: str):
     """The fault ``isasim run`` raises on the line with no data and no GM, if it is one of its parameters."""
     machine = Machine("ascend_cube", {"chip": chip})
@@ -260,13 +242,13 @@ def _parameter_fault(text: str, chip: str):
 def _explain(case: int, text: str, chip: str, tally: dict) -> None:
     started = time.perf_counter()
     try:
-        with _time_limit(CASE_SECONDS, f"case {case}: explain of {text[:300]!r}"):
+        with time_limit(CASE_SECONDS, f"case {case}: explain of {text[:300]!r}"):
             explanation = EXPLAINER.explain(text, None, ExplainOptions(seed=case, config={"chip": chip}))
     except IsasimError as error:
         _check_message(case, text, error)
         tally["explain refused"] += 1
         return
-    except _Hang:
+    except Hang:
         raise
     except BaseException as error:  # noqa: BLE001
         raise AssertionError(f"case {case}: {type(error).__name__}: {error} explaining {text[:2000]!r}") from error

@@ -29,9 +29,7 @@ import io
 import os
 import random
 import re
-import resource
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -44,6 +42,8 @@ from isasim.core.errors import IsasimError
 from isasim.core.isa import get_isa, has_hook
 from isasim.core.machine import Machine
 from isasim.core.trace import load_json, parse_init, printable
+
+from .limits import Hang, address_space_room, time_limit
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPILED = ROOT / "examples" / "x86_amx" / "compiled"
@@ -94,42 +94,6 @@ def objects(tmp_path_factory) -> dict[str, bytes]:
         subprocess.run(["ld", "-e", "amx_block", "--unresolved-symbols=ignore-all", str(built["g++"]), "-o",
                         str(built["linked"])], check=True, timeout=60)
     return {kind: path.read_bytes() for kind, path in built.items()}
-
-
-class _Hang(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def _time_bound(seconds: float):
-    def expire(_signum, _frame):
-        raise _Hang(f"still running after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-@contextlib.contextmanager
-def _allocation_cap(headroom: int):
-    """Address space limited to what the process uses now plus ``headroom``: an allocation of what a corrupted
-    size says (2^63 bytes, or a few GiB) fails with MemoryError instead of succeeding or swapping."""
-    try:
-        with open("/proc/self/statm") as statm:
-            used = int(statm.read().split()[0]) * resource.getpagesize()
-        previous = resource.getrlimit(resource.RLIMIT_AS)
-        resource.setrlimit(resource.RLIMIT_AS, (used + headroom, previous[1]))
-    except (OSError, ValueError):  # not Linux: the huge sizes still meet the reader's checks, unguarded here
-        yield False
-        return
-    try:
-        yield True
-    finally:
-        resource.setrlimit(resource.RLIMIT_AS, previous)
 
 
 def _one_line(error: IsasimError) -> str:
@@ -189,7 +153,7 @@ def test_corrupted_object_files_are_refused_in_one_line(objects, tmp_path):
     counts: dict[str, collections.Counter] = {}
     failures = []
     started = time.perf_counter()
-    with _allocation_cap(ALLOCATION_HEADROOM) as capped:
+    with address_space_room(ALLOCATION_HEADROOM) as capped:
         for kind, data in objects.items():
             tally = counts[kind] = collections.Counter()
             path = tmp_path / f"{re.sub(r'[^a-z]', '', kind)}.o"
@@ -198,11 +162,11 @@ def test_corrupted_object_files_are_refused_in_one_line(objects, tmp_path):
                 path.write_bytes(mutant.data)
                 case = f"{kind} object, {mutant.what}, --function {function}"
                 try:
-                    with _time_bound(CASE_SECONDS):
+                    with time_limit(CASE_SECONDS, "the case"):
                         tally[loader_outcome(path, function, inits[function])] += 1
                         if n % CLI_EVERY == 0:
                             tally[cli_outcome(path, function, COMPILED / f"{INIT_FILES[function]}.init.json")] += 1
-                except _Hang as hang:
+                except Hang as hang:
                     failures.append(f"{case}: {hang}")
                 except MemoryError:
                     failures.append(f"{case}: MemoryError (an allocation of more than {ALLOCATION_HEADROOM >> 20} MiB)")

@@ -31,9 +31,7 @@ import io
 import json
 import os
 import random
-import resource
 import shutil
-import signal
 import sys
 import time
 from pathlib import Path
@@ -47,6 +45,7 @@ from isasim.cli import main
 from isasim.core.errors import IsasimError
 
 from .mutators import JsonMutator
+from .limits import Hang, address_space_room, time_limit
 
 ROOT = Path(__file__).resolve().parents[2]
 FUZZ_CASES = int(os.environ.get("ISASIM_FUZZ_QBMM_CASES", "600"))
@@ -62,39 +61,6 @@ SIZE_FIELDS = ("m", "n", "k", "batch_a", "batch_b", "batch_c", "tiling")
 TILING_FIELDS = ("baseM", "baseN", "baseK", "kAL1", "kBL1", "nBufferNum", "dbL0C", "mTailTile", "nTailTile",
                  "mBaseTailSplitCnt", "nBaseTailSplitCnt", "mTailMain", "nTailMain", "blockDim")
 HOSTILE_SIZES = (0, 1, 2, 15, 16, 17, 31, 32, 255, 256, 4095, 4096, 65536, 10**6, 10**9, 2**31, 2**32, 2**40)
-
-
-class _Hang(BaseException):  # not an Exception: the command line must not turn it into an exit status
-    pass
-
-
-@contextlib.contextmanager
-def _time_limit(seconds: int, what: str):
-    def expired(_signum, _frame):
-        raise _Hang(f"{what} ran past {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-@contextlib.contextmanager
-def _address_space_room(room: int):
-    """At most ``room`` bytes of address space more than the process has now (restored after)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    pages = int(Path("/proc/self/statm").read_text().split()[0])
-    cap = pages * resource.getpagesize() + room
-    if hard != resource.RLIM_INFINITY:
-        cap = min(cap, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-    try:
-        yield cap
-    finally:
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def _dumps(document) -> str:
@@ -250,7 +216,7 @@ def test_qbmm_answers_every_mutated_case(tmp_path, record_property):
     tally = {"json": 0, "size": 0, "grown": 0, "array": 0, "byte order": 0, "text": 0, "done": 0, "failed": 0,
              "refused": 0, "built only": 0, "slowest": 0.0}
     started, cpu_started = time.perf_counter(), time.process_time()
-    with _address_space_room(ADDRESS_SPACE_ROOM):
+    with address_space_room(ADDRESS_SPACE_ROOM):
         for case in range(FUZZ_CASES):
             seed = rng.choice(SEEDS)
             directory = tmp_path / f"case{case}"
@@ -277,9 +243,9 @@ def test_qbmm_answers_every_mutated_case(tmp_path, record_property):
             what = f"case {case} ({kind} of {seed.name}): isasim {' '.join(argv)}"
             began = time.perf_counter()
             try:
-                with _time_limit(CASE_SECONDS, what):
+                with time_limit(CASE_SECONDS, what):
                     status, out, err = _run(argv)
-            except _Hang:
+            except Hang:
                 raise
             except BaseException as error:  # noqa: BLE001 - main answers everything with an exit status
                 raise AssertionError(f"{what}: {type(error).__name__}: {error}") from error

@@ -16,7 +16,6 @@ import io
 import os
 import random
 import re
-import signal
 import time
 from pathlib import Path
 
@@ -25,6 +24,8 @@ from rich.console import Console
 
 from isasim.core.stepper import Stepper
 from isasim.core.trace import read_trace
+
+from .limits import time_limit
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS_PER_ISA = int(os.environ.get("ISASIM_FUZZ_STEPPER", "2000"))
@@ -87,14 +88,6 @@ def _commands(rng: random.Random, locations: list[str]):
         yield command
 
 
-class _Timeout(Exception):
-    pass
-
-
-def _alarm(_signum, _frame):
-    raise _Timeout()
-
-
 @pytest.mark.parametrize("isa", sorted(EXAMPLES))
 def test_every_stepper_command_runs_or_is_refused_in_one_line(isa):
     trace = read_trace(str(ROOT / EXAMPLES[isa]))
@@ -108,28 +101,20 @@ def test_every_stepper_command_runs_or_is_refused_in_one_line(isa):
     rng = random.Random(SEED)
     ran = refused = 0
     slowest = 0.0
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    try:
-        for case, command in enumerate(_commands(rng, locations)):
-            out.file = io.StringIO()  # what a command prints is not kept
-            started = time.perf_counter()
-            signal.alarm(CASE_SECONDS)
-            try:
+    for case, command in enumerate(_commands(rng, locations)):
+        out.file = io.StringIO()  # what a command prints is not kept
+        started = time.perf_counter()
+        try:
+            with time_limit(CASE_SECONDS, f"{isa} case {case}: {command!r}"):
                 stepper.execute(command)
-            except _Timeout:
-                pytest.fail(f"{isa} case {case}: {command!r} ran past {CASE_SECONDS} s")
-            except Exception as error:  # noqa: BLE001 - the point: nothing but a typed refusal may escape
-                pytest.fail(f"{isa} case {case}: {command!r} raised {error.__class__.__name__}: {error}")
-            finally:
-                signal.alarm(0)
-            slowest = max(slowest, time.perf_counter() - started)
-            if stepper.error is None:
-                ran += 1
-            else:
-                refused += 1
-                assert "\n" not in stepper.error and len(stepper.error) < 2000, (isa, case, command, stepper.error)
-    finally:
-        signal.signal(signal.SIGALRM, previous)
+        except Exception as error:  # noqa: BLE001 - the point: nothing but a typed refusal may escape
+            pytest.fail(f"{isa} case {case}: {command!r} raised {error.__class__.__name__}: {error}")
+        slowest = max(slowest, time.perf_counter() - started)
+        if stepper.error is None:
+            ran += 1
+        else:
+            refused += 1
+            assert "\n" not in stepper.error and len(stepper.error) < 2000, (isa, case, command, stepper.error)
     print(f"\nstepper fuzz {isa}: {ran + refused} commands, {ran} ran, {refused} refused in one line, 0 other; "
           f"slowest {slowest:.2f} s")
     assert ran and refused  # both kinds were exercised
