@@ -97,22 +97,25 @@ def test_a_program_or_schedule_past_its_limit_is_refused_before_it_is_built(fiel
     assert time.monotonic() - started < 20
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in CASES.iterdir() if (p / "case.json").is_file()))
-def test_the_lower_bounds_hold_for_the_recorded_cases(name):
+def test_the_lower_bounds_hold_for_the_recorded_cases():
     """kernel_size's blocks and instructions are lower bounds of what the builder makes (its GM image is the
-    layout's)."""
+    layout's), on every recorded case the kernel builds (the others are refused, which bounds nothing)."""
     from isasim.core.errors import IsasimError
 
-    try:
-        case = load_case(CASES / name / "case.json")
-        kernel = qbmm.build(case)
-    except IsasimError:
-        pytest.skip("a case the kernel refuses")
-    size = kernel_size(case, kernel.tiling)
-    assert size.blocks <= len(kernel.blocks) and size.instructions <= len(kernel.program_lines)
-    layout_end = max(address + array.nbytes for address, array, _w in kernel.regions.values())
-    assert layout_end - qbmm.GM_BASE <= size.gm_bytes
-    assert size.instructions <= MAX_INSTRUCTIONS and size.scheduler_steps <= MAX_SCHEDULER_STEPS
+    checked = []
+    for path in sorted(CASES.glob("*/case.json")):
+        try:
+            case = load_case(path)
+            kernel = qbmm.build(case)
+        except IsasimError:
+            continue
+        size = kernel_size(case, kernel.tiling)
+        assert size.blocks <= len(kernel.blocks) and size.instructions <= len(kernel.program_lines), path
+        layout_end = max(address + array.nbytes for address, array, _w in kernel.regions.values())
+        assert layout_end - qbmm.GM_BASE <= size.gm_bytes, path
+        assert size.instructions <= MAX_INSTRUCTIONS and size.scheduler_steps <= MAX_SCHEDULER_STEPS, path
+        checked.append(path.parent.name)
+    assert len(checked) >= 10, checked
 
 
 def test_a_big_endian_npy_is_read_as_the_same_numbers(tmp_path, capsys):
