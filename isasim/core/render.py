@@ -108,28 +108,25 @@ def key_value_table(title: str, rows: list[tuple[str, str]], *, highlight: set[s
     return table
 
 
-# What grids are laid out for when the output is not a terminal and nobody asked for a width: the
-# width the column blocks were designed for (COLUMNS, when the environment sets it, overrides it).
+# What output is laid out for when it is not a terminal and nobody asked for a width: the width the
+# grids' column blocks were designed for (COLUMNS, when the environment sets it, overrides it).
 PIPED_LAYOUT_WIDTH = 100
-# A piped console's own width: wider than any line isasim prints, so that rich never breaks a line
-# (users grep the output; a file name or a number cut in two is not found).
-UNWRAPPED_WIDTH = 10_000
 
 
 class OutputConsole(Console):
     """A command's console.  On a terminal it is rich's console, lines fitted to the terminal.  Elsewhere
-    (a pipe, a file, a test's capture) no line is wrapped, whatever its length or the path's in it, and
-    ``layout_width`` is the width grids are split into column blocks for."""
+    (a pipe, a file, a test's capture) grids, tables and rules are laid out for ``layout_width`` columns,
+    but no line of text is wrapped, whatever its length or the path's in it: users grep the output, and a
+    file name or a number cut in two is not found."""
 
     def __init__(self, *, color: bool | None = None, width: int | None = None):
         super().__init__(highlight=False, no_color=color is False, width=width, soft_wrap=False)
-        self.layout_width = self.width
         if width is None and not self.is_terminal:
             columns = os.environ.get("COLUMNS", "")
-            self.layout_width = int(columns) if columns.isascii() and columns.isdigit() and int(columns) else \
+            self.width = int(columns) if columns.isascii() and columns.isdigit() and int(columns) else \
                 PIPED_LAYOUT_WIDTH
-            self.width = UNWRAPPED_WIDTH
-            self.soft_wrap = True
+            self.soft_wrap = True  # text is printed as it is (rich's no_wrap, overflow "ignore")
+        self.layout_width = self.width
 
 
 def console(*, color: bool | None = None, width: int | None = None) -> OutputConsole:
