@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from .core.errors import IsasimError, TraceFormatError
-from .core.isa import DEFAULT_ISA, get_isa, has_hook, registered_isas
+from .core.isa import DEFAULT_ISA, get_isa, registered_isas
 from .core.machine import DEFAULT_STEP_LIMIT
 from .core.render import console, layout_width, markup_safe, region_grid
 from .core.replay import check, replay, step_json
@@ -83,8 +83,8 @@ def load_program_and_init(args) -> tuple[str, dict, object, Init]:
                          f"{'a trace' if is_trace_file(args.program) else 'not an ELF object file'}")
     if obj:
         isa = get_isa(args.isa)
-        if not has_hook(isa, "load_object"):
-            with_hook = [name for name in registered_isas() if has_hook(get_isa(name), "load_object")]
+        if not isa.elf_machines:
+            with_hook = [name for name in registered_isas() if get_isa(name).elf_machines]
             raise UsageError(f"{args.program} is an ELF object file, and isasim cannot load one for {args.isa} "
                              f"(it can for: {', '.join(with_hook) or 'no ISA'})")
         if function is None:
@@ -121,8 +121,7 @@ def load_program_and_init(args) -> tuple[str, dict, object, Init]:
             raise IsasimError("init.args: arguments are for a function of an object file (--function); "
                               "give an assembly program its registers in init.regs", source=state_source)
         program = isa.assemble(text, source=source)
-    if has_hook(isa, "check_program"):  # what the configuration rules out is refused before anything runs
-        isa.check_program(program, config)
+    isa.check_program(program, config)  # what the configuration rules out is refused before anything runs
     from .core.machine import Machine
 
     try:  # every register, region and array the file names must exist before anything runs or prints
@@ -169,12 +168,12 @@ def other_backends() -> str:
 
 def serves(backend, isa_name: str) -> bool:
     """Whether ``backend`` is one of ``isa_name``'s (a backend names its ISA; the simulator serves all)."""
-    return getattr(backend, "isa", isa_name) == isa_name
+    return backend.serves(isa_name)
 
 
 def default_oracle(isa) -> str:
     """The backend ``diff`` compares the simulator with unless --against names one (x86_amx: silicon)."""
-    oracle = getattr(isa, "default_oracle", None)
+    oracle = isa.default_oracle
     if oracle is None:
         raise UsageError(f"{isa.name} has no default backend to compare with: give --against")
     return oracle
@@ -182,8 +181,7 @@ def default_oracle(isa) -> str:
 
 def machine_title(isa_name: str, config: dict) -> str:
     """What a run is on, in the ISA's words (x86_amx: the CPU model)."""
-    isa = get_isa(isa_name)
-    return isa.config_title(config) if has_hook(isa, "config_title") else isa_name
+    return get_isa(isa_name).config_title(config)
 
 
 def config_dest(flag: str) -> str:
@@ -329,12 +327,12 @@ def cmd_record(args) -> int:
         step_records = steps_from_lockstep(backend, isa_name, config, program, init, args.max_steps)
     expect = expectations(final, init)
     isa = get_isa(isa_name)
-    lines = [isa.source_line(ins) if has_hook(isa, "source_line") else ins.text for ins in program.instructions]
+    lines = [isa.source_line(ins) for ins in program.instructions]
     labelled = []
     for ins, line in zip(program.instructions, lines):
         name = program.label_at(ins.address)
         labelled.append(f"{name}: {line}" if name else line)
-    producer = args.producer or (backend.producer() if hasattr(backend, "producer") else f"isasim {args.backend}")
+    producer = args.producer or backend.producer()
     trace = Trace(isa_name, labelled, config, producer, init, expect, step_records)
     # the recorded program must replay to the same result before it is written
     try:
@@ -377,7 +375,11 @@ def cmd_fuzz(args) -> int:
     from rich.table import Table
 
     isa = get_isa(args.isa)
-    if not has_hook(isa, "run_fuzz"):
+    try:
+        subsets = tuple(isa.fuzz_subsets)  # from the ISA (its fuzzer may need hypothesis)
+    except ImportError as error:
+        raise IsasimError(f"isasim fuzz needs hypothesis ({error}); install it with: pip install hypothesis") from None
+    if not subsets:
         raise UsageError(f"ISA {args.isa} has no fuzzer")
     endless = args.until_divergence or args.duration is not None
     cases = args.cases if args.cases is not None else (None if endless else 200)
@@ -392,7 +394,6 @@ def cmd_fuzz(args) -> int:
     pool = pool_from_options(args) if args.cluster is not None else None
     args.against = args.against or default_oracle(isa)
     try:
-        subsets = tuple(getattr(isa, "fuzz_subsets", ()))  # from the ISA (its fuzzer may need hypothesis)
         if args.only is not None and args.only not in subsets:
             raise UsageError(f"argument --only: invalid choice for {args.isa}: '{args.only}' (choose from "
                              f"{', '.join(subsets)}) (see 'isasim fuzz --help')")
@@ -607,7 +608,7 @@ def cmd_disasm(args) -> int:
         if not text or not re.fullmatch(r"(?:[0-9a-fA-F]{2})+", text):
             raise UsageError("disasm needs bytes as hex digits, e.g. 'c4e2695ec1' (or --file BINARY)")
         code = bytes.fromhex(text)
-    base = getattr(isa, "code_base", 0) if args.base is None else args.base
+    base = isa.code_base if args.base is None else args.base
     # An address is 64 bits: a negative base or one past 2^64 is no address, and code that would
     # run past 2^64 has no honest addresses either (the CPU would wrap to 0, objdump would not).
     if not 0 <= base < 1 << 64:
@@ -616,8 +617,6 @@ def cmd_disasm(args) -> int:
     if base + len(code) > 1 << 64:
         raise UsageError(f"--base {base:#x}: the {len(code)} bytes would run past the top of the 64-bit address "
                          f"space (the last byte may start at most at 0xffffffffffffffff)")
-    if not has_hook(isa, "listing"):
-        raise UsageError(f"ISA {args.isa} has no disassembler listing")
     from .core.errors import DecodeError
 
     undecoded = []
@@ -827,9 +826,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_kernel(sub)
     register_explain(sub, common)
     for name in registered_isas():  # commands only one ISA has (ascend_cube: qbmm) come from the ISA
-        isa = get_isa(name)
-        if has_hook(isa, "register_commands"):
-            isa.register_commands(sub, common)
+        get_isa(name).register_commands(sub, common)
     return parser
 
 

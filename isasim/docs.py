@@ -49,10 +49,10 @@ def generate() -> dict[str, str]:
                  "fields (where the ISA has a binary encoding), the operation from the docstring of the semantics "
                  "function the simulator executes, and a worked example produced by running the simulator.", ""]
         # optional: what only this ISA needs said up front, and pages of its own beside the instructions'
-        intro = getattr(module, "INDEX_INTRO", "")
+        intro = module.INDEX_INTRO
         if intro:
             index += [intro.strip("\n"), ""]
-        for name, text in getattr(module, "EXTRA_PAGES", lambda: {})().items():
+        for name, text in module.extra_pages().items():
             files[f"{isa}/{name}.md"] = text
         group = None
         by_feature = any(page.feature for page in pages)  # a column for it where the ISA's pages name one

@@ -89,7 +89,7 @@ def _compiled_instruction(args, isa_name: str) -> tuple[str, None, bytes] | None
     an index, a label or an address, as the stepper's ``break`` takes it).  None for an instruction given
     as text or hex."""
     from .cli import is_object_file
-    from .core.isa import get_isa, has_hook
+    from .core.isa import get_isa
     from .core.stepper import locate_instruction
     from .core.trace import Init
 
@@ -103,7 +103,7 @@ def _compiled_instruction(args, isa_name: str) -> tuple[str, None, bytes] | None
                                f"FILE.o --function NAME --at LOC")
         return None
     isa = get_isa(isa_name)
-    if not has_hook(isa, "load_object"):
+    if not isa.elf_machines:
         raise ExplainError(f"{words[0]} is an ELF object file, and isasim cannot load one for {isa_name}")
     if args.function is None:
         raise ExplainError(f"{words[0]} is an ELF object file: name the function with --function NAME and the "

@@ -12,10 +12,9 @@ range an independent run of the same loop, and C is assembled from the parts.
 
 from __future__ import annotations
 
-import inspect
 
 from .cli import EXIT_DIFFERENT, EXIT_OK, UsageError, add_config_options, config_from_options, positive_int
-from .core.isa import DEFAULT_ISA, get_isa, has_hook, registered_isas
+from .core.isa import DEFAULT_ISA, get_isa, registered_isas
 from .core.render import console
 from .core.trace import write_trace
 
@@ -25,7 +24,7 @@ def register(sub) -> None:
     p.add_argument("name", metavar="NAME",
                    help="the kernel (" + "; ".join(f"{name}: {', '.join(get_isa(name).kernel_names)}"
                                                   for name in registered_isas()
-                                                  if has_hook(get_isa(name), "build_kernel")) + ")")
+                                                  if get_isa(name).kernel_names) + ")")
     p.add_argument("--isa", default=DEFAULT_ISA, help=f"ISA of the kernel (default {DEFAULT_ISA})")
     p.add_argument("--count", type=positive_int,
                    help="blocks (batch kernels) or 32x32 output blocks (microkernels), at least 1")
@@ -55,7 +54,7 @@ def cmd_kernel(args) -> int:
 
     isa_name = args.isa
     isa = get_isa(isa_name)
-    if not has_hook(isa, "build_kernel"):
+    if not isa.kernel_names:
         raise UsageError(f"ISA {isa_name} has no kernels")
     if args.name not in isa.kernel_names:
         raise UsageError(f"{isa_name} has no kernel '{args.name}' (its kernels: {', '.join(isa.kernel_names)})")
@@ -69,16 +68,9 @@ def cmd_kernel(args) -> int:
             raise UsageError("the following arguments are required: -o/--output (or --run to simulate the kernel)")
     if args.output:
         check_outputs({"-o": args.output}, force=args.force)  # before building: a large kernel takes a while
-    # M, N and the configuration (--svl) go only to an ISA whose build_kernel takes them (arm_sme), so the
-    # x86 kernels are called exactly as before
-    extra = {key: value for key, value in (("M", args.m), ("N", args.n), ("config", config_from_options(args, isa)))
-             if value}
-    taken = inspect.signature(isa.build_kernel).parameters
-    for key in extra:
-        if key not in taken:
-            what = f"--{key.lower()}" if key != "config" else "configuration options (" + ", ".join(extra[key]) + ")"
-            raise UsageError(f"{isa_name} kernels take no {what}")
-    kernel = isa.build_kernel(args.name, count=args.count, K=args.k, **extra)  # refuses sizes it cannot build, up front
+    # an ISA's kernels refuse, up front and in one line, a size or option they cannot be built with
+    kernel = isa.build_kernel(args.name, count=args.count, K=args.k, M=args.m, N=args.n,
+                              config=config_from_options(args, isa) or None)
     out = console(color=not args.no_color)
     if args.output:
         write_trace(kernel.trace(), args.output, force=args.force)

@@ -27,7 +27,7 @@ from rich.console import Console
 from cli_harness import error_line
 from isasim import cli
 from isasim.core.backends import Outcome
-from isasim.core.isa import KNOWN_ISAS, get_isa, has_hook
+from isasim.core.isa import KNOWN_ISAS, get_isa
 from isasim.core.replay import check
 from isasim.core.stepper import Stepper
 from isasim.core.trace import parse_init, parse_trace, read_trace, trace_json
@@ -188,7 +188,7 @@ def program_lines(isa, program) -> list[str]:
     after its label if it has one."""
     lines = []
     for ins in program.instructions:
-        line = isa.source_line(ins) if has_hook(isa, "source_line") else ins.text
+        line = isa.source_line(ins)
         label = program.label_at(ins.address)
         lines.append(f"{label}: {line}" if label else line)
     return lines

@@ -13,18 +13,17 @@ from __future__ import annotations
 
 from ..core.errors import ConfigError
 from ..core.faults import Fault
-from ..core.isa import ArraySpec, ConfigOption, WatchTarget
+from ..core.isa import ArraySpec, ConfigOption, Isa, WatchTarget
 from ..core.journal import Journal, record_memory_changes
 from ..core.program import Instruction, Program
 from . import assembler, decoder, state as state_module, views
 from .context import UNDEFINED, SmeContext
-from .scalar import END
 from .state import P_NAMES, Z_NAMES, ArmSmeState
 
 CODE_BASE = 0x10000
 
 
-class ArmSme:
+class ArmSme(Isa):
     name = "arm_sme"
     title = "Arm SME2 (A64)"
     code_base = CODE_BASE
@@ -67,34 +66,6 @@ class ArmSme:
             return instruction.text
         return ".byte " + ",".join(f"0x{b:02x}" for b in instruction.encoding)
 
-    def fault_kind(self, text: str) -> str:
-        return text.strip().upper()
-
-    def translate(self, context: SmeContext, instruction: Instruction):
-        form = instruction.form
-        if instruction.invalid is not None:
-            reason = instruction.invalid
-
-            def undefined():
-                raise Fault(UNDEFINED, reason)
-
-            return undefined
-        execute, operands, address = form.execute, instruction.operands, instruction.address
-        next_address = instruction.next_address
-        feature = form.feature if form.feature not in ("A64", "SME", "SME2") else None
-
-        def run():
-            if feature is not None:
-                context.CheckFeature(feature)
-            target = execute(context, *operands)
-            if target is None:
-                return next_address
-            if target is END:
-                return None
-            return address + target
-
-        return run
-
     # ---- observable state ------------------------------------------------------------------------
     def arrays(self, config: dict) -> list[ArraySpec]:
         svlb = config["svl"] // 8
@@ -105,9 +76,8 @@ class ArmSme:
                 + [ArraySpec(name, svlb // 8, views.PREDICATE_VIEWS, row_bytes=svlb // 8) for name in P_NAMES]
                 + [ArraySpec("ffr", svlb // 8, views.PREDICATE_VIEWS, row_bytes=svlb // 8)])
 
-    def observe(self, state: ArmSmeState) -> dict:
-        regs = {name: state.read_register(name) for name in state.register_names() if name != "pc"}
-        return {"regs": regs, "arrays": {spec.name: state.array_bytes(spec.name) for spec in self.arrays(state.config)}}
+    def observed_arrays(self, state: ArmSmeState) -> dict[str, bytes]:
+        return {spec.name: state.array_bytes(spec.name) for spec in self.arrays(state.config)}
 
     def seed_arrays(self, state: ArmSmeState, arrays: dict[str, bytes]) -> None:
         sizes = state.array_sizes()
@@ -120,12 +90,6 @@ class ArmSme:
                                   f"not {len(data)}")
         for name, data in arrays.items():
             state.set_array(name, data)
-
-    def undefined_after(self, undefined, instruction: Instruction):
-        return None  # nothing isasim models leaves a result undefined
-
-    def comparable(self, observed: dict, undefined) -> dict:
-        return observed
 
     # ---- views -------------------------------------------------------------------------------------
     def parse_show(self, item: str) -> tuple[str, str]:
@@ -181,7 +145,7 @@ class ArmSme:
 
     kernel_names = ("umopa_gemm", "udot_gemm", "udot16_gemm", "udot_indexed_gemm")  # kernels.BUILDERS
 
-    def build_kernel(self, name: str, count: int | None = None, K: int | None = None, M: int | None = None,
+    def build_kernel(self, name: str, *, count: int | None = None, K: int | None = None, M: int | None = None,
                      N: int | None = None, config: dict | None = None):
         from . import kernels
 

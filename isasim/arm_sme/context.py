@@ -14,6 +14,9 @@ from . import tiles
 from .state import MASK64, ArmSmeState
 
 UNDEFINED = "UNDEFINED"
+# What a semantics function returns to end the program (RET: isasim runs one function, as a test harness
+# calls it); otherwise None (the next instruction) or a branch offset from the instruction's address.
+END = object()
 TRANSLATION = "TRANSLATION"  # a data access no init region maps (Arm: a translation fault on that address)
 
 
@@ -65,10 +68,10 @@ class SmeContext:
         if not self.state.za_enabled:
             raise undefined("PSTATE.ZA is 0: this instruction needs ZA enabled (SMSTART or SMSTART ZA)")
 
-    def CheckFeature(self, feature: str) -> None:
-        if feature not in self.state.features:
-            raise undefined(f"FEAT_{feature} is not implemented (the configuration's features: "
-                            f"{', '.join(sorted(self.state.features)) or 'none'})")
+    def feature_missing(self, feature: str) -> Fault:
+        """The UNDEFINED fault of an instruction whose feature the configuration lacks."""
+        return undefined(f"FEAT_{feature} is not implemented (the configuration's features: "
+                         f"{', '.join(sorted(self.state.features)) or 'none'})")
 
     # ---- general-purpose registers ------------------------------------------------------------------
     def X(self, n: int) -> int:

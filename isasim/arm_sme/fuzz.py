@@ -56,6 +56,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.generators import CaseGenerator
 from ..core.machine import Machine
 from ..core.program import Program
 from ..core.trace import Init
@@ -243,7 +244,7 @@ def edge_selects(svl: int) -> list[int]:
     return sorted(values)
 
 
-class FormGenerator:
+class FormGenerator(CaseGenerator):
     """Cases over the forms of one group (or of every group: ``mixed``)."""
 
     probe = "nop"

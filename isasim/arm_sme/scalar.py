@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .context import END
 from .state import MASK64
 
-END = object()  # what RET returns: the program ends (isasim runs one function, as a test harness calls it)
 
 
 # ---- the ASL's helper functions ---------------------------------------------------------------------------

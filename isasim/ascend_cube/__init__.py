@@ -17,9 +17,9 @@ is its text, and runs on the simulator only.
 from __future__ import annotations
 
 from ..core.errors import ConfigError
-from ..core.isa import ArraySpec, ConfigOption, WatchTarget
+from ..core.isa import ArraySpec, ConfigOption, Isa, WatchTarget
 from ..core.journal import Journal
-from ..core.program import Instruction, NoEncodingError, Program
+from ..core.program import NoEncodingError, Program
 from . import assembler, views
 from .chips import BUFFER_NAMES, CHIPS, DEFAULT_CHIP
 from .context import AscendContext
@@ -60,7 +60,7 @@ def _option_text(text: str) -> dict:
     return given
 
 
-class AscendCube:
+class AscendCube(Isa):
     name = "ascend_cube"
     title = "Huawei Ascend cube (L1/L0 buffers, Mmad, Fixpipe)"
     code_base = CODE_BASE
@@ -101,20 +101,15 @@ class AscendCube:
     def disassemble(self, code: bytes, base: int | None = None) -> Program:
         raise NoEncodingError("ascend_cube has no binary encoding (none is public): its programs are text only")
 
-    def fault_kind(self, text: str) -> str:
-        return text.strip().upper()
-
     def check_program(self, program: Program, config: dict) -> None:
         """Refuse, naming the line, a program that asks the configured chip for what it lacks (a Fixpipe mode,
         a type pair): a program for the other chip.  Run as it stands, each such instruction would fault
         UNSUPPORTED; the command line says so before anything runs."""
-        from types import SimpleNamespace
-
         from ..core.errors import AssemblyError
         from ..core.faults import Fault
         from .cube import NotSimulated
 
-        chip = SimpleNamespace(chip=CHIPS[config["chip"]])
+        chip = CHIPS[config["chip"]]
         for instruction in program.instructions:
             form = instruction.form
             if form.check_chip is None:
@@ -128,29 +123,16 @@ class AscendCube:
             except NotSimulated as error:  # the chip has it; isasim does not simulate it
                 raise AssemblyError(f"{where}: {error.message}") from None
 
-    def translate(self, context: AscendContext, instruction: Instruction):
-        form = instruction.form
-        semantics, next_address = form.semantics, instruction.next_address
-        params = dict(zip(form.operand_names, instruction.operands))
-
-        def run():
-            semantics(context, form, params)
-            return next_address
-
-        return run
-
     # ---- observable state ----------------------------------------------------------------------------
     def arrays(self, config: dict) -> list[ArraySpec]:
         chip = CHIPS[config["chip"]]
         return [ArraySpec(array_name(b), chip.buffers[b], views.VIEWS[b], row_bytes=views.buffers.ROW_BYTES[b])
                 for b in BUFFER_NAMES]
 
-    def observe(self, state: AscendState) -> dict:
-        """The registers and every buffer holding a non-zero byte (an all-zero buffer is as reset leaves it,
-        and leaving it out keeps traces small)."""
-        regs = {name: state.read_register(name) for name in state.register_names() if name != "pc"}
-        return {"regs": regs, "arrays": {array_name(b): state.buffer_bytes(b) for b in BUFFER_NAMES
-                                         if state.buffers[b].any()}}
+    def observed_arrays(self, state: AscendState) -> dict[str, bytes]:
+        """Every buffer holding a non-zero byte (an all-zero buffer is as reset leaves it, and leaving it out
+        keeps traces small)."""
+        return {array_name(b): state.buffer_bytes(b) for b in BUFFER_NAMES if state.buffers[b].any()}
 
     def seed_arrays(self, state: AscendState, arrays: dict[str, bytes]) -> None:
         for name, data in arrays.items():
@@ -160,11 +142,8 @@ class AscendCube:
         for name, data in arrays.items():
             state.seed_buffer(views.BY_ARRAY[name], data)
 
-    def undefined_after(self, undefined, instruction: Instruction):
-        return None  # every modelled result is defined (the open behaviours are options, not undefined)
-
-    def comparable(self, observed: dict, undefined) -> dict:
-        return observed
+    # (undefined_after and comparable: the defaults; every modelled result is defined, and what public
+    # material leaves open is an option, not undefined)
 
     # ---- views -------------------------------------------------------------------------------------------
     def parse_show(self, item: str) -> tuple[str, str]:

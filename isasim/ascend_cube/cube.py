@@ -20,16 +20,13 @@ MAX_DIMENSION = 4095  # MmadParams m, n, k: each in [0, 4095]
 L0C_SIDE = 16
 
 
-def _round_up(value: int, unit: int) -> int:
-    return -(-value // unit) * unit
-
-
-def accumulator_type(ctx, a_type: str, b_type: str) -> str:
-    for a, b, c in ctx.chip.mmad_types:
+def accumulator_type(chip, a_type: str, b_type: str) -> str:
+    """What ``chip``'s Mmad of aType by bType accumulates in (UNSUPPORTED where the chip has no such pair)."""
+    for a, b, c in chip.mmad_types:
         if (a, b) == (a_type, b_type):
             return c
-    raise Fault("UNSUPPORTED", f"Mmad {a_type} x {b_type}: {ctx.chip.name} multiplies "
-                               + ", ".join(f"{a} x {b} -> {c}" for a, b, c in ctx.chip.mmad_types))
+    raise Fault("UNSUPPORTED", f"Mmad {a_type} x {b_type}: {chip.name} multiplies "
+                               + ", ".join(f"{a} x {b} -> {c}" for a, b, c in chip.mmad_types))
 
 
 def _storage(size: int):
@@ -93,20 +90,16 @@ class NotSimulated(IsasimError):
     """An Mmad the chip has that isasim does not simulate: refused in one line rather than guessed at."""
 
 
-def _check_simulated(ctx, a_type: str, b_type: str) -> None:
+def check_types(chip, p) -> None:
+    """The chip multiplies aType by bType (and isasim simulates that product)."""
     from . import mmad_math
 
+    accumulator_type(chip, p["aType"], p["bType"])
     try:
-        mmad_math.accumulator_dtype(a_type, b_type)
+        mmad_math.accumulator_dtype(p["aType"], p["bType"])
     except ValueError:
-        raise NotSimulated(f"Mmad {a_type} x {b_type}: the {ctx.chip.name} has it, but isasim does not simulate it "
-                           f"(how the cube rounds {a_type} inputs is not public)") from None
-
-
-def check_types(ctx, p) -> None:
-    """The chip multiplies aType by bType (and isasim simulates that product)."""
-    accumulator_type(ctx, p["aType"], p["bType"])
-    _check_simulated(ctx, p["aType"], p["bType"])
+        raise NotSimulated(f"Mmad {p['aType']} x {p['bType']}: the {chip.name} has it, but isasim does not "
+                           f"simulate it (how the cube rounds {p['aType']} inputs is not public)") from None
 
 
 def _starts_from(p) -> str:
@@ -126,8 +119,7 @@ def mmad_access(ctx, form, p) -> Access:
     for name in ("m", "n", "k"):
         if p[name] > MAX_DIMENSION:
             raise Fault("PARAM_RANGE", f"Mmad {name}={p[name]}: m, n and k are at most {MAX_DIMENSION}")
-    c_type = accumulator_type(ctx, p["aType"], p["bType"])
-    _check_simulated(ctx, p["aType"], p["bType"])
+    c_type = accumulator_type(ctx.chip, p["aType"], p["bType"])  # (the pair was checked when bound)
     ctx.check_aligned("L0C", p["c"], "c")
     ctx.check_aligned("L0A", p["a"], "a")
     ctx.check_aligned("L0B", p["b"], "b")
@@ -165,7 +157,7 @@ def mmad(ctx, form, p):
     if not mmad_access(ctx, form, p).reads:  # every check made; m, n or k is 0: a NOP
         return
     m, n, k = p["m"], p["n"], p["k"]
-    c_type = accumulator_type(ctx, p["aType"], p["bType"])
+    c_type = accumulator_type(ctx.chip, p["aType"], p["bType"])
     a = read_matrix(ctx, "L0A", p["a"], a_layout(ctx.chip, m, p["disableGemv"]), m, k, p["aType"])
     b = read_matrix(ctx, "L0B", p["b"], "Zn", k, n, p["bType"])
     initial = None

@@ -130,23 +130,22 @@ def _nd_rows(ctx, first: int, pitch: int, count: int, size: int) -> np.ndarray:
     return np.stack([ctx.gm_read(first + r * pitch, size) for r in range(count)])
 
 
-def check_bias_types(ctx, p) -> None:
+def check_bias_types(chip, p) -> None:
     """(srcType, dstType) is one of the chip's L1 -> bias table pairs."""
     pair = (p["srcType"], p["dstType"])
-    if pair not in ctx.chip.bias_types:
-        raise Fault("UNSUPPORTED", f"DataCopy L1 -> BT from {pair[0]} to {pair[1]}: {ctx.chip.name} takes "
-                                   + ", ".join(f"{a} -> {b}" for a, b in ctx.chip.bias_types))
+    if pair not in chip.bias_types:
+        raise Fault("UNSUPPORTED", f"DataCopy L1 -> BT from {pair[0]} to {pair[1]}: {chip.name} takes "
+                                   + ", ".join(f"{a} -> {b}" for a, b in chip.bias_types))
 
 
-def check_transpose(ctx, p) -> None:
+def check_transpose(chip, p) -> None:
     """A transposing LoadData is of a type the chip transposes."""
-    if p["ifTranspose"] and p["dtype"] not in ctx.chip.transpose_types:
-        raise Fault("UNSUPPORTED", f"LoadData transpose of {p['dtype']}: {ctx.chip.name} transposes "
-                                   f"{' and '.join(ctx.chip.transpose_types)} only")
+    if p["ifTranspose"] and p["dtype"] not in chip.transpose_types:
+        raise Fault("UNSUPPORTED", f"LoadData transpose of {p['dtype']}: {chip.name} transposes "
+                                   f"{' and '.join(chip.transpose_types)} only")
 
 
 def l1_to_bt_access(ctx, form, p) -> Access:
-    check_bias_types(ctx, p)
     scale = ELEMENT_BYTES[p["dstType"]] // ELEMENT_BYTES[p["srcType"]]
     return _bursts(ctx, p, "BT", "L1", dst_scale=scale).access("L1", p["srcType"])
 
@@ -154,7 +153,6 @@ def l1_to_bt_access(ctx, form, p) -> Access:
 def copy_l1_to_bt(ctx, form, p):
     """(srcType, dstType) is one of the chip's bias pairs: half/bf16 -> float32 widen exactly, others copy
     FOR i = 0 .. blockCount-1: BT[dst + i*...] = widen(L1[src + i*(blockLen+srcStride)*32 ..+ blockLen*32])"""
-    check_bias_types(ctx, p)
     pair = (p["srcType"], p["dstType"])
     scale = ELEMENT_BYTES[pair[1]] // ELEMENT_BYTES[pair[0]]
     for src, dst, length in _bursts(ctx, p, "BT", "L1", dst_scale=scale).pieces():
@@ -185,7 +183,6 @@ def copy_l1_to_fb(ctx, form, p):
 def load_2d_access(ctx, form, p) -> Access:
     """LoadData2DParams checked: the transpose, alignment, the furthest source and destination fractals."""
     buffer = form.buffers["dst"]
-    check_transpose(ctx, p)
     ctx.check_aligned(buffer, p["dst"], "dst")
     ctx.check_aligned("L1", p["src"], "src")
     count = p["repeatTimes"]
@@ -215,10 +212,10 @@ LOAD2D_V2_TYPES = ("int8", "uint8", "hifloat8", "float8_e5m2", "float8_e4m3fn", 
                    "float32")
 
 
-def check_load2d_v2(ctx, p) -> None:
+def check_load2d_v2(chip, p) -> None:
     """The chip has LoadData2DParamsV2, and for the element type."""
-    if ctx.chip.name not in LOAD2D_V2_CHIPS:
-        raise Fault("UNSUPPORTED", f"LoadData with LoadData2DParamsV2 (mStartPosition): {ctx.chip.name} has no "
+    if chip.name not in LOAD2D_V2_CHIPS:
+        raise Fault("UNSUPPORTED", f"LoadData with LoadData2DParamsV2 (mStartPosition): {chip.name} has no "
                                    f"such load (only {', '.join(LOAD2D_V2_CHIPS)}; it uses LoadData2DParams)")
     if p["dtype"] not in LOAD2D_V2_TYPES:
         raise Fault("UNSUPPORTED", f"LoadData with LoadData2DParamsV2 of {p['dtype']}: it takes "
@@ -239,7 +236,6 @@ class _LoadV2:
 def _load_2d_v2_checked(ctx, form, p) -> _LoadV2 | None:
     """Every check of the load, or None when mStep or kStep is 0 (a NOP, after the checks it still makes)."""
     buffer = form.buffers["dst"]
-    check_load2d_v2(ctx, p)
     ctx.check_aligned(buffer, p["dst"], "dst")
     ctx.check_aligned("L1", p["src"], "src")
     c0 = BLOCK // ELEMENT_BYTES[p["dtype"]]

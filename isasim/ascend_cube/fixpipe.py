@@ -26,8 +26,7 @@ def is_vector_mode(mode: str) -> bool:
     return mode.startswith("V")
 
 
-def check_mode(ctx, mode: str, src_type: str, dst_type: str) -> None:
-    chip = ctx.chip
+def check_mode(chip, mode: str, src_type: str, dst_type: str) -> None:
     if mode not in chip.quant_modes:
         raise Fault("UNSUPPORTED", f"quantPre={mode}: {chip.name} has no such Fixpipe mode")
     e5m2 = mode.endswith("QF322FP8_PRE") and dst_type == "float8_e5m2"  # option fp8_e5m2_output decides
@@ -47,9 +46,9 @@ def check_mode(ctx, mode: str, src_type: str, dst_type: str) -> None:
                                    f"{' or '.join(outputs)}, not {src_type} to {dst_type}")
 
 
-def check_params(ctx, p) -> None:
+def check_params(chip, p) -> None:
     """The chip has the Fixpipe's mode and its (srcType, dstType) pair."""
-    check_mode(ctx, p["quantPre"], p["srcType"], p["dstType"])
+    check_mode(chip, p["quantPre"], p["srcType"], p["dstType"])
 
 
 def quant_words(ctx, mode: str, n: int):
@@ -78,7 +77,6 @@ def fixpipe_access(ctx, form, p) -> Access:
     quant words' count, L0C, FB and an L1 destination inside their buffers), before it reads a byte: L0C (and
     a V-mode's words in FB) and where the output goes."""
     m, n, mode = p["mSize"], p["nSize"], p["quantPre"]
-    check_params(ctx, p)
     ctx.check_aligned("L0C", p["src"], "src")
     if p["srcStride"] < -(-m // L0C_FRACTAL_SIDE) * L0C_FRACTAL_SIDE:
         raise Fault("PARAM_RANGE", f"srcStride {p['srcStride']} is less than mSize {m} rounded up to 16")

@@ -28,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from isasim.core.faults import Fault
+from isasim.core.isa import raising
 from isasim.core.program import FormTable
 
 from . import cube, datamove, fixpipe
@@ -73,7 +75,7 @@ class AscendForm:
     group: str = "data movement"
     marker: str | None = None  # a parameter only this form of the call has (Nd2Nz: nValue)
     # what the chip must support for these parameters (a mode, a type pair), known before the program runs:
-    # check_chip(ctx, params) raises the UNSUPPORTED fault the instruction would raise (ctx needs only .chip)
+    # check_chip(chip, params) raises the UNSUPPORTED fault the instruction raises on that chip
     check_chip: Callable | None = None
     chips: tuple[str, ...] = ()  # the chips that have this form at all (empty: every chip)
     # access(ctx, form, params) -> access.Access: the instruction's checks that its data does not decide, and
@@ -84,6 +86,28 @@ class AscendForm:
     @property
     def id(self) -> str:
         return f"{self.name}_{self.variant}" if self.variant else self.name
+
+    def prepare(self, instruction):
+        """The execute contract (isasim.core.isa): the parameters by name once per instruction, and what the
+        chip must support checked once per machine, when the instruction is bound to its context."""
+        semantics, check_chip, next_address = self.semantics, self.check_chip, instruction.next_address
+        params = dict(zip(self.operand_names, instruction.operands))
+
+        def bind(context):
+            if check_chip is not None:
+                try:
+                    check_chip(context.chip, params)
+                except Fault as fault:  # raised anew each time the instruction runs
+                    kind, rule = fault.kind, fault.rule
+                    return raising(lambda: Fault(kind, rule))
+
+            def run():
+                semantics(context, self, params)
+                return next_address
+
+            return run
+
+        return bind
 
     @property
     def mnemonic(self) -> str:

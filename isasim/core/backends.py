@@ -8,7 +8,6 @@ differential run is two backends, one program, one initial state, compared.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from .errors import ConfigError
 from .faults import Fault
@@ -43,22 +42,45 @@ class Outcome:
         return self.memory.read(address, size)
 
 
-class Backend(Protocol):
-    name: str
-    isa: str  # the ISA whose programs it runs (the simulator runs every ISA's and has none)
+class Backend:
+    """What runs a program from an initial state and reports what it observed (a base class: an ISA's oracle
+    backend subclasses it and registers itself with register_backend)."""
 
-    def unavailable_reason(self, isa: str, program: Program | None = None) -> str | None: ...
+    name: str = ""
+    isa: str | None = None  # the ISA whose programs it runs (None: every ISA's, as the simulator)
+
+    def serves(self, isa: str) -> bool:
+        """Whether it runs ``isa``'s programs."""
+        return self.isa is None or self.isa == isa
+
+    def unavailable_reason(self, isa: str, program: Program | None = None) -> str | None:
+        """Why it cannot run ``program`` of ``isa`` here (a missing tool, a CPU without the feature), or None."""
+        return None
+
     def run(self, isa: str, config: dict, program: Program, init: Init, *,
-            max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Outcome: ...
+            max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Outcome:
+        raise NotImplementedError
+
+    def lockstep(self, isa: str, config: dict, program: Program, init: Init, *, max_steps: int = DEFAULT_STEP_LIMIT):
+        """Yield (index, pc, observed, memory, fault) after every instruction; a backend that reports only the
+        end of a run says so."""
+        raise ConfigError(f"backend '{self.name}' reports only the end of a run, not every step: "
+                          f"compare without --lockstep (and step without --against/--backend {self.name})")
+
+    def producer(self) -> str:
+        """Who measured a trace this backend records, as the trace's producer says it."""
+        return f"isasim {self.name}"
+
+    def measured_elsewhere(self, producer: str, config: dict) -> bool | None:
+        """Whether expectations from ``producer`` were measured on another machine than ``config`` models, if
+        this backend wrote them (None: not this backend's producer)."""
+        return None
 
 
-class SimulatorBackend:
+class SimulatorBackend(Backend):
     """isasim's own semantics."""
 
     name = "sim"
-
-    def unavailable_reason(self, isa: str, program: Program | None = None) -> str | None:
-        return None
 
     def lockstep(self, isa: str, config: dict, program: Program, init: Init, *, max_steps: int = DEFAULT_STEP_LIMIT):
         """Yield (index, pc, observed, memory, fault) after every instruction."""
@@ -94,8 +116,7 @@ def measured_elsewhere(producer: str, config: dict) -> bool:
     leaves undefined is then that machine's choice, not a value the simulator claims.  A producer no
     backend recognises (the simulator, a reference model) measured nothing elsewhere."""
     for backend in BACKENDS.values():
-        judge = getattr(backend, "measured_elsewhere", None)
-        verdict = judge(producer, config) if judge is not None else None
+        verdict = backend.measured_elsewhere(producer, config)
         if verdict is not None:
             return verdict
     return False
@@ -103,9 +124,6 @@ def measured_elsewhere(producer: str, config: dict) -> bool:
 
 def lockstep(backend, isa: str, config: dict, program: Program, init: Init, *, max_steps: int = DEFAULT_STEP_LIMIT):
     """``backend``'s states after every instruction, or a ConfigError saying it only reports end states."""
-    if not callable(getattr(backend, "lockstep", None)):
-        raise ConfigError(f"backend '{backend.name}' reports only the end of a run, not every step: "
-                          f"compare without --lockstep (and step without --against/--backend {backend.name})")
     return backend.lockstep(isa, config, program, init, max_steps=max_steps)
 
 

@@ -3,9 +3,8 @@ local worker processes, a Dask cluster), the results merged in shard order, and,
 directory, every finished shard kept so that a killed campaign resumes where it stopped.
 
 Shards
-    Each subset's cases are cut into shards of a fixed size (the caller's ``shard_size``, else the
-    generator's ``shard_size(mode)`` hook, else two batches for a generator that batches and
-    ONE_BY_ONE_SHARD cases for one that does not).  Shard n of the i-th generator draws its cases
+    Each subset's cases are cut into shards of a fixed size (the caller's ``shard_size``, else two
+    batches for a generator that batches and ONE_BY_ONE_SHARD cases for one that does not).  Shard n of the i-th generator draws its cases
     from its own seed (:func:`shard_seed`): seed + i for shard 0, which are the cases a campaign that
     fits in one shard always drew, and a hash of (seed, i, n) after it, so that the shards of
     neighbouring seeds do not overlap.  The plan depends on the seed, the counts and the shard sizes
@@ -43,9 +42,8 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from .errors import ConfigError, IsasimError
-from .fuzz import (CaseGenerator, FoundDivergence, FuzzSummary, Shard, ShardSettings, _draw_ways, _subsets,
-                   batches, run_shard, write_fresh)
-from .isa import has_hook
+from .fuzz import FoundDivergence, FuzzSummary, Shard, ShardSettings, _draw_ways, _subsets, run_shard, write_fresh
+from .generators import CaseGenerator
 from .parallel import Pool, WorkerInfo, default_workers
 
 CAMPAIGN_FORMAT = "isasim-fuzz-campaign/1"
@@ -75,9 +73,7 @@ def shard_sizes(generators: Sequence[CaseGenerator], mode: str, batch_size: int 
     for g in generators:
         if shard_size is not None:
             sizes[g.subset] = shard_size
-        elif has_hook(g, "shard_size"):
-            sizes[g.subset] = g.shard_size(mode)
-        elif batches(g):
+        elif g.batches:
             sizes[g.subset] = BATCHES_PER_SHARD * (batch_size or g.batch_size(mode))
         else:
             sizes[g.subset] = ONE_BY_ONE_SHARD

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from .isa import first_byte_difference, has_hook
+from .isa import first_byte_difference
 from .program import Instruction
 
 SHOWN_HEX_DIGITS = 64  # a longer byte string is shown by its start and its length
@@ -93,12 +93,7 @@ def array_difference(isa, name: str, a: bytes | None, b: bytes | None, observed:
         return None
     if a is None or b is None:
         return Difference(f"{label}{name}", a, b, detail="held on one side only")
-    if has_hook(isa, "array_divergence"):
-        where, detail, a, b = isa.array_divergence(name, a, b, observed)
-    else:
-        where = name
-        detail = (f"first difference at byte {offset}: {a[offset]:#04x} vs {b[offset]:#04x}"
-                  if offset < min(len(a), len(b)) else f"{len(a)} bytes vs {len(b)}")
+    where, detail, a, b = isa.array_divergence(name, a, b, observed)
     return Difference(f"{label}{where}", a, b, detail=detail, array=name)
 
 

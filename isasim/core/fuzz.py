@@ -39,100 +39,20 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Iterable, Sequence
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed as hypothesis_seed, settings
 
 from .backends import get_backend
 from .diff import DiffReport, diff, undefined_by
 from .errors import ConfigError, IsasimError
-from .isa import get_isa, has_hook
+from .generators import BatchingGenerator, CaseGenerator
+from .isa import get_isa
 from .machine import Machine
 from .program import Program
 from .trace import Init, Trace, expectations, trace_json
 
-# ---------------------------------------------------------------------------
-# What an ISA plugs in
-# ---------------------------------------------------------------------------
-
-
-class CaseGenerator(Protocol):
-    """Random test cases of one subset of an ISA's instructions.
-
-    Cases are hashable values (frozen dataclasses, say): the shrinker remembers each verdict by case.
-    """
-
-    subset: str  # its name, as ``isasim fuzz --only`` takes it
-    probe: str  # a one-line program of the subset: the subset runs where the other backend can run this
-    weight: int  # its share of the cases when several subsets run
-
-    def cases(self) -> Any:
-        """The hypothesis strategy that draws one case."""
-        ...
-
-    def program_and_init(self, case: Any) -> tuple[str, Init]:
-        """The case on its own: program text and initial state."""
-        ...
-
-    def size(self, case: Any) -> int:
-        """Its instructions (what shrinking makes fewer)."""
-        ...
-
-    def truncated(self, case: Any, index: int) -> Any:
-        """The case ending right after its instruction ``index``."""
-        ...
-
-    def count_executed(self, program: Program, init: Init, ranges: list[tuple[int, int]] | None,
-                       config: dict) -> tuple[Counter, Counter]:
-        """Instructions the simulator executed without a fault, by form, and the output elements they
-        produced (by form; empty where that means nothing); only those at addresses in the sorted
-        [start, end) ``ranges`` when given."""
-        ...
-
-
-class Batch(Protocol):
-    """Many cases in one program (case i placed in slot i)."""
-
-    program: Program
-    init: Init
-    bodies: list[tuple[int, int]]  # [start, end) of each case's own instructions, for counting
-
-    def text(self) -> list[str]:
-        """The program as lines that assemble back to the same code (for a trace)."""
-        ...
-
-    def case_of(self, report: DiffReport) -> int | None:
-        """Which case a divergence of the batch belongs to (None: cannot tell)."""
-        ...
-
-
-class BatchingGenerator(CaseGenerator, Protocol):
-    """A generator whose cases can share one program."""
-
-    def batch_size(self, mode: str) -> int: ...
-
-    def place(self, case: Any, slot: int) -> Any:
-        """The case moved to slot ``slot`` of a batch (its own memory, its own bookkeeping)."""
-        ...
-
-    def batch(self, cases: list, mode: str) -> Batch:
-        """One program running ``cases`` in turn; case i must be in slot i."""
-        ...
-
-
-class DrawingGenerator(CaseGenerator, Protocol):
-    """A generator that also draws its cases without hypothesis (``draw``), and says how to make one of them
-    smaller (``reductions``, optional: without it, only its truncations are tried)."""
-
-    def draw(self, n: int, seed: int) -> Iterable:
-        """The first n cases of ``seed``: the same for the same seed, and the first k of them whatever n is
-        (a lazy iterable lets the workers start on the first cases while the others are drawn)."""
-        ...
-
-    def reductions(self, case: Any) -> Iterable:
-        """Smaller cases to try in place of a divergent ``case``, the most promising first (x86 AMX: the case
-        cut after each instruction, shortest first, then the case less one statement)."""
-        ...
+# What an ISA plugs in is in .generators (CaseGenerator, BatchingGenerator, DrawingGenerator).
 
 
 HYPOTHESIS = "hypothesis"  # a shard's cases drawn from the generator's hypothesis strategy
@@ -140,16 +60,8 @@ DRAWER = "numpy"  # ... or by its own draw hook (the drawers the ISAs have are n
 DRAWS = (HYPOTHESIS, DRAWER)
 
 
-def batches(generator: CaseGenerator) -> bool:
-    return has_hook(generator, "batch")
-
-
-def draws_itself(generator: CaseGenerator) -> bool:
-    return has_hook(generator, "draw")
-
-
 def _placed(generator: CaseGenerator, case: Any, slot: int) -> Any:
-    return generator.place(case, slot) if batches(generator) else case
+    return generator.place(case, slot) if generator.batches else case
 
 
 @dataclass(frozen=True)
@@ -356,12 +268,12 @@ def _draw_ways(generators: Sequence[CaseGenerator], subsets: list[str], draw: st
     if draw is not None and draw not in DRAWS:
         raise ConfigError(f"unknown way to draw cases '{draw}' ({' or '.join(DRAWS)})")
     running = [g for g in generators if g.subset in subsets]
-    if draw == DRAWER and (missing := [g.subset for g in running if not draws_itself(g)]):
-        have = [g.subset for g in generators if draws_itself(g)]
+    if draw == DRAWER and (missing := [g.subset for g in running if not g.draws]):
+        have = [g.subset for g in generators if g.draws]
         which = f"only {', '.join(have)} {'has' if len(have) == 1 else 'have'} one" if have else "no subset has one"
         raise ConfigError(f"{' and '.join(missing)} cases have no {DRAWER} drawer ({which}): "
                           f"draw them with {HYPOTHESIS}")
-    return {g.subset: DRAWER if draws_itself(g) and draw != HYPOTHESIS else HYPOTHESIS for g in running}
+    return {g.subset: DRAWER if g.draws and draw != HYPOTHESIS else HYPOTHESIS for g in running}
 
 
 def _subsets(isa_name: str, generators: Sequence[CaseGenerator], against: str,
@@ -429,7 +341,7 @@ def run_shard(shard: Shard, generator: CaseGenerator, settings: ShardSettings = 
 
     started = time.monotonic()
     summary = FuzzSummary(shard.isa, "sim", shard.against, shard.seed, shard.mode, [shard.subset])
-    if batches(generator):
+    if generator.batches:
         _run_in_batches(summary, settings, shard, generator, settings.batch_size or generator.batch_size(shard.mode))
     else:
         _run_one_by_one(summary, settings, shard, generator)
@@ -674,9 +586,7 @@ class _GreedyShrinker:
         return verdict
 
     def _reductions(self, case) -> Iterable:
-        if has_hook(self.generator, "reductions"):
-            return self.generator.reductions(case)
-        return (self.generator.truncated(case, index) for index in range(self.generator.size(case)))
+        return self.generator.reductions(case)
 
     def _key(self, case) -> tuple[int, int]:
         return self.generator.size(case), len(self.generator.program_and_init(case)[0])
@@ -729,7 +639,7 @@ def expectation(shard: Shard, generator: CaseGenerator, case) -> tuple[dict, str
     sim.load_init(program, init)
     executed = [r.instruction for r in sim.run(keep_records=True).records]
     expect["regs"] = _defined_only(isa, expect["regs"], undefined_by(isa, executed))
-    producer = backend.producer() if hasattr(backend, "producer") else f"isasim {shard.against}"
+    producer = backend.producer()
     return expect, producer
 
 

@@ -1,7 +1,7 @@
 """The plug-in interface every ISA package implements, and their registry.
 
-An ISA package (``isasim.x86_amx``, later ``isasim.arm_sme`` and
-``isasim.ascend_cube``) provides one object with the methods of :class:`Isa`.
+An ISA package (``isasim.x86_amx``, ``isasim.arm_sme``, ``isasim.ascend_cube``) provides one
+object, ``ISA``, an instance of a subclass of :class:`Isa`.
 The core engine (machine, traces, backends, CLI) only talks to that object, so a
 reader who knows one ISA package finds their way in the others.
 """
@@ -67,154 +67,203 @@ class State(Protocol):
     def register_names(self) -> list[str]: ...
 
 
-class Isa(Protocol):
-    name: str
-    title: str
-    code_base: int  # where assembled code is placed unless told otherwise
-    config_options: tuple[ConfigOption, ...]  # the CLI options that set configuration keys
-    default_oracle: str | None  # the backend `isasim diff` compares with by default (x86_amx: "silicon")
-    # the expect keys an isasim-trace/1 file kept this ISA's arrays under (x86_amx: "tiles", "tilecfg");
-    # optional: an ISA newer than version 1 has none
-    legacy_array_keys: tuple[str, ...]
+# What an instruction becomes on the way to running (the execute contract, one for every ISA):
+#   Isa.prepare(instruction) -> bind        once per instruction of a program, whatever the machine: the
+#                                           work that depends on the instruction alone (operand lookups)
+#   bind(context) -> run                    once per machine: the checks its fixed configuration decides
+#                                           (a feature the CPU model lacks, an operation the chip lacks)
+#   run() -> the next pc, or None           every execution; raises the ISA's Fault when it faults
+# A form's ``prepare`` makes the bind of its instructions.  The decoded program (each instruction's form
+# id and resolved operands) is plain data, so an engine that compiles a program's run loop can take it
+# instead, form by form, and fall back to this contract where it has no compiled body.
+Run = Callable[[], "int | None"]
+Bind = Callable[[Any], Run]
 
-    def configure(self, config: dict | None) -> dict: ...
-    def new_state(self, config: dict, journal: Journal) -> State: ...
+
+def raising(make_fault: Callable[[], Exception]) -> Run:
+    """A run that raises a new fault each time (a fault records where it happened, so none is shared)."""
+
+    def run():
+        raise make_fault()
+
+    return run
+
+
+class Isa:
+    """The plug-in interface every ISA package implements: its ``ISA`` object is an instance of a subclass.
+
+    The methods without a default raise NotImplementedError; the rest have the default an ISA without that
+    feature wants (no fuzzer, no kernels, no object files, no explainer, nothing left undefined ...), so the
+    core and the command line call them rather than probing for them.
+    """
+
+    name: str = ""
+    title: str = ""
+    code_base: int = 0  # where assembled code is placed unless told otherwise
+    config_options: tuple[ConfigOption, ...] = ()  # the CLI options that set configuration keys
+    default_oracle: str | None = None  # the backend `isasim diff` compares with by default (x86_amx: "silicon")
+    # the expect keys an isasim-trace/1 file kept this ISA's arrays under (x86_amx: "tiles", "tilecfg")
+    legacy_array_keys: tuple[str, ...] = ()
+    pc_register: str = "pc"  # the program counter's register name, which observe leaves out (x86: "rip")
+    stepper_locations: str = ""  # the stepper's help on this ISA's p/w locations, one per line
+    kernel_names: tuple[str, ...] = ()  # the kernels build_kernel knows
+    fuzz_subsets: tuple[str, ...] = ()  # the subsets `isasim fuzz --only` may name, in seed order (none: no fuzzer)
+    elf_machines: tuple[int, ...] = ()  # the ELF e_machine values whose object files load_object reads
+
+    # ---- configuration, state and programs ----------------------------------------------------------
+    def configure(self, config: dict | None) -> dict:
+        """``config`` checked and completed with its defaults (ConfigError naming what is wrong)."""
+        raise NotImplementedError
+
+    def config_title(self, config: dict) -> str:
+        """What a run is on, for a heading ("emerald-rapids", "SVL 512")."""
+        return self.name
+
+    def new_state(self, config: dict, journal: Journal) -> State:
+        raise NotImplementedError
+
     def new_context(self, state: State, memory: Any) -> Any:
         """What the ISA's semantics functions receive: state, memory and configuration together."""
-        ...
+        raise NotImplementedError
 
-    def assemble(self, text: str, source: str = "<input>", base: int | None = None) -> Program: ...
-    def disassemble(self, code: bytes, base: int | None = None) -> Program: ...
+    def assemble(self, text: str, source: str = "<input>", base: int | None = None) -> Program:
+        raise NotImplementedError
+
+    def disassemble(self, code: bytes, base: int | None = None) -> Program:
+        from .program import NoEncodingError
+
+        raise NoEncodingError(f"{self.name} has no binary encoding: its programs are text only")
+
+    def listing(self, code: bytes, base: int) -> Iterable[tuple[int, bytes, str, str, bool]]:
+        """Yield (address, bytes, text, note, decoded) per instruction of ``code``, going on past
+        undecodable bytes (``decoded`` False) as objdump does."""
+        from .program import NoEncodingError
+
+        raise NoEncodingError(f"{self.name} has no binary encoding, so no bytes to list")
+
+    def source_line(self, instruction: Instruction) -> str:
+        """The assembly line that assembles back to ``instruction`` (a trace's program line).  x86 writes an
+        invalid encoding as a ``.byte`` directive."""
+        return instruction.text
+
+    def check_program(self, program: Program, config: dict) -> None:
+        """Refuse, with an IsasimError naming the source line, a program the configuration rules out before it
+        runs (ascend_cube: a mode or type pair the chip lacks); the command line calls it on what it loads."""
+
+    def load_object(self, path: str, function: str, init: Any) -> tuple[Program, Any]:
+        """Function ``function`` of the object file at ``path`` as a program, and ``init`` completed with what
+        running it needs (arguments, stack, data).  Only an ISA with ``elf_machines`` has it."""
+        raise ConfigError(f"isasim cannot load object files for {self.name}")
+
+    # ---- execution ------------------------------------------------------------------------------------
+    def prepare(self, instruction: Instruction) -> Bind:
+        """The execute contract's first step (see Bind above): an invalid encoding faults when it runs, any
+        other instruction is prepared by its form."""
+        if instruction.invalid is not None:
+            reason = instruction.invalid
+            return lambda context: raising(lambda: self.invalid_encoding(reason))
+        return instruction.form.prepare(instruction)
+
+    def invalid_encoding(self, reason: str) -> Exception:
+        """The fault an invalid encoding raises when it runs (x86: #UD, Arm: UNDEFINED)."""
+        from .faults import Fault
+
+        return Fault("UNDEFINED", reason)
+
+    # ---- what a trace checks ----------------------------------------------------------------------------
     def arrays(self, config: dict) -> list[ArraySpec]:
         """Every array a trace can seed and expect under ``config`` (see ArraySpec)."""
-        ...
+        raise NotImplementedError
 
     def observe(self, state: State) -> dict:
-        """The state a trace can check: ``{"regs": {name: int}, "arrays": {name: bytes}}``, the arrays
-        being those the state holds now (a subset of ``arrays``)."""
-        ...
+        """The state a trace can check: ``{"regs": {name: int}, "arrays": {name: bytes}}``: every register but
+        the program counter, and the arrays the state holds now (a subset of ``arrays``)."""
+        regs = {name: state.read_register(name) for name in state.register_names() if name != self.pc_register}
+        return {"regs": regs, "arrays": self.observed_arrays(state)}
+
+    def observed_arrays(self, state: State) -> dict[str, bytes]:
+        """The arrays ``observe`` reports, by name."""
+        raise NotImplementedError
 
     def seed_arrays(self, state: State, arrays: dict[str, bytes]) -> None:
         """Set arrays from a trace's ``init.arrays`` before the run, in whatever order the ISA needs (x86:
         TILECFG before the tiles it shapes).  Raises ConfigError naming an unknown array or a wrong size."""
-        ...
-
-    def render_state(self, state: State, program: Program | None = None, **options: Any) -> Any:
-        """A rich renderable of the whole state (tiles as grids, ...)."""
-        ...
+        raise NotImplementedError
 
     def undefined_after(self, undefined: Any, instruction: Instruction) -> Any:
-        """What the architecture leaves undefined once ``instruction`` has run (an opaque token, None at first)."""
-        ...
+        """What the architecture leaves undefined once ``instruction`` has run (an opaque token, None at first);
+        by default nothing is."""
+        return None
 
     def comparable(self, observed: dict, undefined: Any) -> dict:
         """``observed`` without what ``undefined`` says the architecture leaves undefined."""
-        ...
+        return observed
 
-    def translate(self, context: Any, instruction: Instruction) -> Callable[[], int | None]:
-        """Bind one decoded instruction to a machine's context, once.
+    def fault_kind(self, text: str) -> str:
+        """A fault kind as a trace may spell it, in this ISA's canonical spelling (x86: ``UD`` -> ``#UD``)."""
+        return text.strip().upper()
 
-        The returned function executes the instruction and returns the next pc, or
-        None when the program ends; it raises the ISA's Fault when the instruction
-        faults.  The machine caches it by address (like Spike's and QEMU's decode
-        caches), so whatever depends only on the instruction and the machine's fixed
-        configuration (operand fields, register numbers, the next address) is worked
-        out here rather than on every execution.
-        """
-        ...
+    def array_divergence(self, name: str, a: bytes, b: bytes, observed: dict) -> tuple[str, str, bytes, bytes]:
+        """Where two different values of array ``name`` first differ, in the ISA's words: (location, detail,
+        the part of a and of b a reader should see), e.g. ("tmm0[3]", "first difference in dword 5: ...",
+        row 3 of a, row 3 of b).  By default, the first differing byte."""
+        offset = first_byte_difference(a, b)
+        detail = (f"first difference at byte {offset}: {a[offset]:#04x} vs {b[offset]:#04x}"
+                  if offset < min(len(a), len(b)) else f"{len(a)} bytes vs {len(b)}")
+        return name, detail, a, b
 
+    def state_from_observed(self, observed: dict, previous: State, memory: Any, init: Any) -> tuple[State, list]:
+        """A state holding what another backend (silicon, QEMU) observed, and the journal writes that lead
+        to it from ``previous``, so the stepper and ``record --steps`` can show another backend's steps."""
+        raise ConfigError(f"{self.name} cannot show another backend's state step by step")
+
+    # ---- views ------------------------------------------------------------------------------------------
     def parse_show(self, item: str) -> tuple[str, str]:
         """One ``--show`` view ``ARRAY:TYPE`` (x86_amx: ``tmm0:int32``) as (array name, element type).
 
         Raises ValueError whose text says what a view looks like, for the CLI to show.
         """
-        ...
+        raise NotImplementedError
 
-    # ---- step-through (core/stepper.py) -------------------------------------------------
-    stepper_locations: str  # the stepper's help on this ISA's p/w locations, one per line
+    def render_state(self, state: State, program: Program | None = None, **options: Any) -> Any:
+        """A rich renderable of the whole state (tiles as grids, ...)."""
+        raise NotImplementedError
 
     def render_step(self, record: Any, state: State, program: Program | None = None, **options: Any) -> Any:
         """A rich renderable of what one step changed (its journal writes), for ``isasim step``."""
-        ...
+        raise NotImplementedError
 
     def render_item(self, state: State, what: str, args: list[str], program: Program | None = None,
                     **options: Any) -> Any:
         """The renderable for the stepper's ``p WHAT ARGS``, or None when ``what`` names nothing of this ISA
         (the stepper then tries memory and named init regions)."""
-        ...
+        raise NotImplementedError
 
     def watch_value(self, state: State, what: str, element_types: dict[str, str]) -> WatchTarget | None:
         """The current value of a watched location (a register, an array, an element of one), or None
         when ``what`` is not a location of this ISA.  ``element_types`` are the user's --show choices."""
-        ...
+        raise NotImplementedError
 
-    # Optional hooks: an ISA that lacks the feature leaves them out and the CLI says so.
-    # Each imports its module on first call, so loading an ISA stays cheap.
-
-    def array_divergence(self, name: str, a: bytes, b: bytes, observed: dict) -> tuple[str, str, bytes, bytes]:
-        """Where two different values of array ``name`` first differ, in the ISA's words: (location, detail,
-        the part of a and of b a reader should see), e.g. ("tmm0[3]", "first difference in dword 5: ...",
-        row 3 of a, row 3 of b).  Without it the core names the first differing byte."""
-        ...
-
-    def state_from_observed(self, observed: dict, previous: State, memory: Any, init: Any) -> tuple[State, list]:
-        """A state holding what another backend (silicon, QEMU) observed, and the journal writes that lead
-        to it from ``previous``, so the stepper and ``record --steps`` can show another backend's steps."""
-        ...
-
-    def config_title(self, config: dict) -> str:
-        """What a run is on, for a heading ("emerald-rapids", "SVL 512"); without it, the ISA's name."""
-        ...
-
-    def source_line(self, instruction: Instruction) -> str:
-        """The assembly line that assembles back to ``instruction`` (a trace's program line); without it,
-        ``instruction.text``.  x86 writes an invalid encoding as a ``.byte`` directive."""
-        ...
-
-    def check_program(self, program: Program, config: dict) -> None:
-        """Refuse, with an IsasimError naming the source line, a program the configuration rules out before it
-        runs (ascend_cube: a mode or type pair the chip lacks); the command line calls it on what it loads."""
-        ...
-
-    def fault_kind(self, text: str) -> str:
-        """A fault kind as a trace may spell it, in this ISA's canonical spelling (x86: ``UD`` -> ``#UD``)."""
-        ...
-
+    # ---- the parts an ISA may lack (each imports its module on first call, so loading an ISA stays cheap) --
     def explainer(self) -> Any:
-        """The module behind ``isasim explain`` and ``isasim docs``: ``explain(instruction, code, options)``,
-        ``reference_pages()``, and the ``OPTIONS``, ``INIT_HELP`` and ``SCREENSHOTS`` only this ISA has
-        (the protocol :class:`isasim.core.explain.Explainer`)."""
-        ...
-
-    fuzz_subsets: tuple[str, ...]  # with run_fuzz: the subsets `isasim fuzz --only` may name, in seed order
+        """The module behind ``isasim explain`` and ``isasim docs`` (the protocol
+        :class:`isasim.core.explain.Explainer`), or None for an ISA without one."""
+        return None
 
     def run_fuzz(self, cases: int, seed: int, **options: Any) -> Any:
         """Random programs run on the simulator and another backend; returns a summary (see ``isasim fuzz``).
+        Only an ISA with ``fuzz_subsets`` has it.  Raises ImportError when a package the fuzzer needs
+        (hypothesis) is missing."""
+        raise ConfigError(f"{self.name} has no fuzzer yet")
 
-        Raises ImportError when a package the fuzzer needs (hypothesis) is missing.
-        """
-        ...
+    def build_kernel(self, name: str, *, count: int | None = None, K: int | None = None, M: int | None = None,
+                     N: int | None = None, config: dict | None = None) -> Any:
+        """A ready-made kernel by name (one of ``kernel_names``), with ``trace()``, ``description``, ``lines``
+        and ``macs``; a size the kernel does not take is refused in one line."""
+        raise ConfigError(f"{self.name} has no kernels")
 
-    kernel_names: tuple[str, ...]  # the kernels build_kernel knows (with build_kernel)
-
-    def build_kernel(self, name: str, count: int | None = None, K: int | None = None) -> Any:
-        """A ready-made kernel by name, with ``trace()``, ``description``, ``lines`` and ``macs``."""
-        ...
-
-    def listing(self, code: bytes, base: int) -> Any:
-        """Yield (address, bytes, text, note, decoded) per instruction of ``code``, going on past
-        undecodable bytes (``decoded`` False) as objdump does."""
-        ...
-
-
-def has_hook(isa: Isa, hook: str) -> bool:
-    """Whether ``isa`` provides the optional ``hook`` (an ISA lacking a feature leaves it out)."""
-    return callable(getattr(isa, hook, None))
-
-
-def array_spec(isa: Isa, config: dict, name: str) -> ArraySpec | None:
-    """The declaration of array ``name`` of ``isa`` under ``config``, or None."""
-    return next((spec for spec in isa.arrays(config) if spec.name == name), None)
+    def register_commands(self, sub: Any, common: Any) -> None:
+        """Add the ISA's own subcommands to the command line (ascend_cube: ``isasim qbmm``)."""
 
 
 def first_byte_difference(a: bytes | None, b: bytes | None) -> int | None:

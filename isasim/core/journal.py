@@ -67,9 +67,19 @@ class Write:
     new: Any
 
     def describe(self) -> str:
-        from .trace import write_value  # the one formatter of journal values (as traces hold them)
-
         return f"{self.kind} {write_value(self.where)}: {write_value(self.old)} -> {write_value(self.new)}"
+
+
+def write_value(v: Any) -> Any:
+    """A journal value or location as a trace holds it (the one formatter of them): bytes as hex, integers
+    as "0x" strings, a structured location as its text (``"tmm0[3]"``)."""
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).hex()
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:#x}"
+    if v is None or isinstance(v, (str, bool, float)):
+        return v
+    return str(v)
 
 
 class Journal:

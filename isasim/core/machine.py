@@ -24,10 +24,10 @@ from .program import Instruction, Program
 
 DEFAULT_STEP_LIMIT = 1_000_000
 
-# The first step of translation, shared by every machine that runs one Program object (the fuzzer and
-# the benchmarks make a new Machine for each run of a program, which would otherwise translate every
-# instruction again): an ISA that offers ``prepare(instruction) -> bind(context)`` does the part that
-# depends on the instruction alone once, and each machine only binds it to its own context.  By the
+# The first step of translation (the execute contract of core.isa), shared by every machine that runs one
+# Program object (the fuzzer and the benchmarks make a new Machine for each run of a program, which would
+# otherwise translate every instruction again): ``Isa.prepare(instruction) -> bind(context)`` does the part
+# that depends on the instruction alone once, and each machine only binds it to its own context.  By the
 # program's id, while the program lives; each entry keeps the instruction it was made from.
 _PREPARED: dict[int, tuple[weakref.ref, dict[int, tuple[Instruction, Callable]]]] = {}
 
@@ -107,7 +107,7 @@ class Machine:
             raise IsasimError(f"program is for {program.isa}, machine is {self.isa.name}")
         self.program = program
         self._translations = {}  # a new program: nothing translated yet (by this machine)
-        self._prepared = _prepared_for(program) if hasattr(self.isa, "prepare") else None
+        self._prepared = _prepared_for(program)
         self.state.pc = program.base
         for address, data, writable in memory or []:
             self.memory.map(address, data, writable=writable)
@@ -152,14 +152,11 @@ class Machine:
             instruction = self.program.at(pc)
             if instruction is None:
                 raise ProgramError(f"pc {pc:#x} is not the start of an instruction of the program")
-            if self._prepared is None:
-                run = self.isa.translate(self.context, instruction)
-            else:
-                made, bind = self._prepared.get(pc, (None, None))
-                if made is not instruction:
-                    bind = self.isa.prepare(instruction)
-                    self._prepared[pc] = instruction, bind
-                run = bind(self.context)
+            made, bind = self._prepared.get(pc, (None, None))
+            if made is not instruction:
+                bind = self.isa.prepare(instruction)
+                self._prepared[pc] = instruction, bind
+            run = bind(self.context)
             self._translations[pc] = run
         return run
 

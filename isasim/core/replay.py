@@ -12,17 +12,17 @@ from .backends import Outcome, get_backend
 from .backends import measured_elsewhere as produced_elsewhere
 from .errors import ConfigError
 from .compare import Difference, array_difference, memory_difference, register_differences
-from .isa import get_isa, has_hook
+from .isa import get_isa
 from .machine import DEFAULT_STEP_LIMIT
-from .trace import Trace, write_value
+from .journal import write_value
+from .trace import Trace
 
 __all__ = ["Difference", "check", "check_steps", "replay", "step_json"]
 
 
 def fault_kind(isa, kind: str) -> str:
     """A fault kind as the ISA spells it (a trace may write x86's ``#UD`` as ``UD``)."""
-    kind = kind.strip()
-    return isa.fault_kind(kind) if has_hook(isa, "fault_kind") else kind
+    return isa.fault_kind(kind.strip())
 
 
 def check(trace: Trace, final: Outcome) -> list[Difference]:

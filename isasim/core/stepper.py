@@ -626,7 +626,7 @@ class Stepper:
     def cmd_help(self, args):
         # the docstring's command list: the paragraph naming the commands, then one line per command
         self.out.print(Text("\n".join(__doc__.split("\n\n")[1:3]).strip("\n")))
-        locations = getattr(self.isa, "stepper_locations", None)
+        locations = self.isa.stepper_locations
         if locations:
             self.out.print(Text(f"\n{self.isa.name} locations:\n{locations}"))
 

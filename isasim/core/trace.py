@@ -336,7 +336,7 @@ def _legacy_arrays(expect: dict, isa: str) -> dict[str, bytes]:
     from .isa import get_isa
 
     try:
-        keys = getattr(get_isa(isa), "legacy_array_keys", ())
+        keys = get_isa(isa).legacy_array_keys
     except ConfigError:  # an ISA this version does not know: nothing to translate (replay says so)
         keys = ()
     arrays: dict[str, bytes] = {}
@@ -509,18 +509,6 @@ def region_json(address: int, data: bytes, writable: bool = True, view: RegionVi
         if not view.show:
             entry["show"] = False
     return entry
-
-
-def write_value(v: Any) -> Any:
-    """A journal value or location as a trace holds it: bytes as hex, integers as "0x" strings,
-    a structured location as its text (``"tmm0[3]"``)."""
-    if isinstance(v, (bytes, bytearray)):
-        return bytes(v).hex()
-    if isinstance(v, int) and not isinstance(v, bool):
-        return hex_int(v)
-    if v is None or isinstance(v, (str, bool, float)):
-        return v
-    return str(v)
 
 
 def _view_at(init: Init, address: int) -> RegionView | None:

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from ..core.errors import ConfigError
-from ..core.isa import ArraySpec, ConfigOption, WatchTarget
+from ..core.isa import ArraySpec, ConfigOption, Isa, WatchTarget
 from ..core.journal import Journal, record_memory_changes
 from ..core.program import Instruction, Program
 from . import amx, scalar
@@ -33,12 +33,14 @@ def _by_tile_number(element_types: dict[str, str] | None) -> dict[int, str]:
             if tile_number(name) is not None}
 
 
-class X86Amx:
+class X86Amx(Isa):
     name = "x86_amx"
     title = "Intel AMX (x86-64)"
     code_base = CODE_BASE
     config_options = (ConfigOption("--cpu", "cpu", f"CPU model ({', '.join(CPU_MODELS)})", "MODEL"),)
     default_oracle = "silicon"  # what `isasim diff` compares with unless --against says otherwise
+    pc_register = "rip"
+    elf_machines = (62,)  # EM_X86_64
     # isasim-trace/1 kept the tiles in expect.tiles (by name) and TILECFG in expect.tilecfg
     legacy_array_keys = ("tiles", "tilecfg")
     stepper_locations = """    rax ... r15, eax ... (any GPR view), rip, rflags   registers (p, w)
@@ -76,11 +78,10 @@ class X86Amx:
             ArraySpec(name, None, TILE_ELEMENT_TYPES) for name in TILE_NAMES] + [
             ArraySpec(name, None, TILE_ELEMENT_TYPES) for name in VECTOR_NAMES]  # zmm0-31: held while not zero
 
-    def observe(self, state: X86AmxState) -> dict:
-        """The state a trace can check: every GPR and RFLAGS, TILECFG, and each configured tile."""
-        regs = {name: state.read_register(name) for name in state.register_names() if name != "rip"}
+    def observed_arrays(self, state: X86AmxState) -> dict[str, bytes]:
+        """TILECFG, each configured tile, and each zmm register that is not zero."""
         arrays = observed_arrays(state.tilecfg.to_bytes(), state.settled_tiles().tobytes())
-        return {"regs": regs, "arrays": {**arrays, **state.observed_vectors()}}
+        return {**arrays, **state.observed_vectors()}
 
     def seed_arrays(self, state: X86AmxState, arrays: dict[str, bytes]) -> None:
         """TILECFG first (it must be a configuration LDTILECFG accepts, and it shapes the tiles), then
@@ -213,9 +214,9 @@ class X86Amx:
         return text if text.startswith("#") or not text.isupper() or len(text) > 3 else f"#{text}"
 
     def explainer(self):
-        from . import explain
+        from .explain import EXPLAINER
 
-        return explain
+        return EXPLAINER
 
     @property
     def fuzz_subsets(self) -> tuple[str, ...]:
@@ -230,9 +231,18 @@ class X86Amx:
 
         return run_fuzz(cases, seed, **options)
 
-    def build_kernel(self, name: str, count: int | None = None, K: int | None = None):
+    def build_kernel(self, name: str, *, count: int | None = None, K: int | None = None, M: int | None = None,
+                     N: int | None = None, config: dict | None = None):
+        """The seed article's kernels take a block count and K (M and N are the article's; they run on any
+        CPU model with AMX)."""
         from . import kernels
+        from .kernels import KernelSizeError
 
+        for flag, value in (("--m", M), ("--n", N)):
+            if value is not None:
+                raise KernelSizeError(f"x86_amx kernels take no {flag}")
+        if config:
+            raise KernelSizeError(f"x86_amx kernels take no configuration options ({', '.join(config)})")
         return kernels.build(name, count=count, K=K)
 
     def load_object(self, path: str, function: str, init):
@@ -283,21 +293,8 @@ class X86Amx:
         return (f"{name}[{row}]", f"first difference in dword {dword}: {value(a):#010x} vs {value(b):#010x}",
                 row_of(a), row_of(b))
 
-    def translate(self, context, instruction: Instruction):
-        """The instruction bound to ``context``: a function that executes it and returns the next rip."""
-        return self.prepare(instruction)(context)
-
-    def prepare(self, instruction: Instruction):
-        """Translation in two steps (core.machine shares the first among the machines that run one
-        program): the part that depends on the instruction alone, as ``bind(context)``."""
-        if instruction.invalid is not None:
-            reason = instruction.invalid
-
-            def undefined_encoding():
-                raise UD(f"invalid encoding: {reason}")
-
-            return lambda context: undefined_encoding
-        return instruction.form.prepare(instruction.operands, instruction.next_address)
+    def invalid_encoding(self, reason: str):
+        return UD(f"invalid encoding: {reason}")
 
 
 ISA = X86Amx()

@@ -135,13 +135,11 @@ class AmxForm:
         return f"{self.mnemonic} " + ",".join(str(o) for o in operands)
 
     # ---- execute ----------------------------------------------------------------
-    def translate(self, cpu: X86Context, operands: tuple, next_address: int):
-        """Bind to ``cpu``: a function that executes the instruction and returns the next rip."""
-        return self.prepare(operands, next_address)(cpu)
-
-    def prepare(self, operands: tuple, next_address: int) -> Callable[[X86Context], Callable[[], int]]:
-        """What translation does before it knows the machine, once per instruction of a program (the
-        machines that run one program share it): ``bind(cpu)`` makes the executable function."""
+    def prepare(self, instruction) -> Callable[[X86Context], Callable[[], int]]:
+        """The execute contract (isasim.core.isa): what translation does before it knows the machine, once per
+        instruction of a program (the machines that run one program share it); ``bind(cpu)`` checks the CPU
+        model's features once and makes the executable function."""
+        operands, next_address = instruction.operands, instruction.next_address
         semantics, feature, mnemonic = self.semantics, self.feature, self.mnemonic
         # Tile registers become their numbers, and a sibmem operand its registers' views (BoundSib):
         # looking them up by name on every execution costs a tile load about a microsecond.

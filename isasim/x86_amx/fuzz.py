@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..core.campaign import run_campaign
 from ..core.fuzz import FuzzSummary
+from ..core.generators import BatchingGenerator, CaseGenerator, DrawingGenerator
 from ..core.machine import Machine
 from ..core.program import Program
 from ..core.trace import Init
@@ -33,7 +34,7 @@ from .fuzz_scalar import ScalarCase, build_batch, scalar_cases
 ISA_NAME = "x86_amx"
 
 
-class _Generator:
+class _Generator(CaseGenerator):
     """What both x86 generators share: their cases know their program, size and truncation."""
 
     def program_and_init(self, case: ScalarCase | AmxCase) -> tuple[str, Init]:
@@ -49,7 +50,7 @@ class _Generator:
         return count_executed(program, init, ranges, config)
 
 
-class ScalarGenerator(_Generator):
+class ScalarGenerator(_Generator, BatchingGenerator):
     """Scalar cases (see fuzz_scalar), many to a program."""
 
     subset = "scalar"
@@ -70,7 +71,7 @@ class ScalarGenerator(_Generator):
         return build_batch(cases, capture=mode == "final")
 
 
-class AmxGenerator(_Generator):
+class AmxGenerator(_Generator, DrawingGenerator):
     """AMX cases (see fuzz_amx), one to a program: a fault ends a program."""
 
     subset = "amx"

@@ -20,10 +20,9 @@ CONTRACT (used by the assembler, disassembler and ISA object; do not change name
 
     ScalarForm: a core Form (.id, .mnemonic, .syntax, .summary), .feature ("BASE"), .doc (explain text),
         .execute(cpu: X86Context, operands) -> None (fall through) | int (jump target) | HALT
-        .translate(cpu, operands, next_address) -> a function that executes it and returns
-            the next rip (None: the program ends), as the machine's decode cache keeps it;
-        .prepare(operands, next_address) -> bind(cpu), the same function made in two steps (the
-            first shared by every machine that runs the program)
+        .prepare(instruction) -> bind(cpu) -> a function that executes it and returns the next rip
+            (None: the program ends): the execute contract of isasim.core.isa (the first step shared
+            by every machine that runs the program, the function kept in the machine's decode cache)
         .format(operands) -> canonical text as `objdump -M intel` prints it (without
         objdump's column padding), e.g. "mov rax,QWORD PTR [rdi+0x8]".
 
@@ -104,12 +103,10 @@ class ScalarForm(IcedRowsForm):
     def execute(self, cpu: X86Context, operands: tuple):
         return self.semantics(cpu, *operands)
 
-    def translate(self, cpu: X86Context, operands: tuple, next_address: int):
-        """Bind to ``cpu``: a function that executes the instruction and returns the next rip (None: HALT)."""
-        return self.prepare(operands, next_address)(cpu)
-
-    def prepare(self, operands: tuple, next_address: int):
-        """What translation does before it knows the machine (see AmxForm.prepare): ``bind(cpu)``."""
+    def prepare(self, instruction):
+        """The execute contract (isasim.core.isa; see AmxForm.prepare): ``bind(cpu)``, whose function returns
+        the next rip (None: HALT)."""
+        operands, next_address = instruction.operands, instruction.next_address
         semantics, fast = self.semantics, _PLAIN_RUN_PATHS.get(self.semantics)
 
         def bind(cpu: X86Context):

@@ -42,7 +42,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.backends import Outcome
+from ..core.backends import Backend, Outcome
 from ..core.errors import ConfigError, IsasimError, StepLimitExceeded
 from ..core.faults import Fault
 from ..core.machine import DEFAULT_STEP_LIMIT, Machine
@@ -654,7 +654,7 @@ def observed_state(snap: SiliconSnapshot) -> dict:
             "raw": {"rip": snap.rip, "tilecfg": snap.tilecfg, "tiles": snap.tiles}}
 
 
-class SiliconBackend:
+class SiliconBackend(Backend):
     """This machine's CPU, through a ptrace-controlled child process."""
 
     name = "silicon"

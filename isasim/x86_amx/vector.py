@@ -57,6 +57,10 @@ class VectorForm(IcedRowsForm):
     def execute(self, cpu: X86Context, operands: tuple):
         for feature in required_features(self, operands):
             cpu.require_feature(feature, self.mnemonic)
+        return self._checked_semantics(cpu, operands)
+
+    def _checked_semantics(self, cpu: X86Context, operands: tuple):
+        """The semantics after the alignment check (#GP) of a form that requires aligned memory."""
         if self.aligned:
             for o in operands:
                 if isinstance(o, Mem) and cpu.effective_address(o) % o.size:
@@ -64,16 +68,23 @@ class VectorForm(IcedRowsForm):
                              f"{cpu.effective_address(o):#x} is not {o.size}-byte aligned")
         return self.semantics(cpu, *operands)
 
-    def translate(self, cpu: X86Context, operands: tuple, next_address: int):
-        return self.prepare(operands, next_address)(cpu)
-
-    def prepare(self, operands: tuple, next_address: int):
-        """Translation before the machine is known (see AmxForm.prepare): ``bind(cpu)``."""
-        execute = self.execute
+    def prepare(self, instruction):
+        """The execute contract (isasim.core.isa; see AmxForm.prepare): ``bind(cpu)`` checks the CPU model's
+        features once (the operands decide which: an EVEX form needs AVX-512)."""
+        operands, next_address = instruction.operands, instruction.next_address
+        features, mnemonic, checked_semantics = required_features(self, operands), self.mnemonic, self._checked_semantics
 
         def bind(cpu: X86Context):
+            missing = [feature for feature in features if feature not in cpu.model.features]
+            if missing:
+                def unsupported() -> int:
+                    cpu.require_feature(missing[0], mnemonic)  # raises #UD
+                    return next_address
+
+                return unsupported
+
             def run() -> int | None:
-                execute(cpu, operands)
+                checked_semantics(cpu, operands)
                 return next_address
 
             return run

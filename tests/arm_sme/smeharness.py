@@ -24,3 +24,24 @@ def vector(values, dtype, svl: int) -> bytes:
 
 def za_elements(machine, row: int, dtype) -> np.ndarray:
     return machine.state.za[row].view(dtype)
+
+
+def plant(monkeypatch, form_id: str, wrap) -> None:
+    """A planted bug: isasim runs ``wrap(context, run, instruction)`` instead of ``run`` for every instruction of
+    one form (through the execute contract's first step, Isa.prepare), for a test to show it is caught."""
+    from isasim.arm_sme import ISA
+
+    prepare = ISA.prepare
+
+    def patched(instruction):
+        bind = prepare(instruction)
+        if instruction.invalid is not None or instruction.form.id != form_id:
+            return bind
+
+        def planted_bind(context):
+            run = bind(context)
+            return lambda: wrap(context, run, instruction)
+
+        return planted_bind
+
+    monkeypatch.setattr(ISA, "prepare", patched)

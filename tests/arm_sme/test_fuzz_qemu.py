@@ -136,23 +136,16 @@ def test_lockstep_cases_leave_out_what_turns_za_off():
 
 @needs_oracles
 def test_a_planted_bug_is_found_and_shrunk_to_a_trace_of_one_instruction(monkeypatch, tmp_path, capsys):
-    translate = ISA.translate
+    from smeharness import plant
 
-    def off_by_one_add(context, instruction):
-        run = translate(context, instruction)
-        if instruction.form.id != "ADD_64_imm":
-            return run
+    def off_by_one_add(context, run, instruction):
         d = instruction.operands[0]  # Rd (31: SP)
+        target = run()
+        if d != 31:
+            context.state.write_x(d, context.state.x[d] ^ 1)
+        return target
 
-        def buggy():
-            target = run()
-            if d != 31:
-                context.state.write_x(d, context.state.x[d] ^ 1)
-            return target
-
-        return buggy
-
-    monkeypatch.setattr(ISA, "translate", off_by_one_add)
+    plant(monkeypatch, "ADD_64_imm", off_by_one_add)
     code = cli.main(fuzz("--svl", 128, "--only", "scalar", "--cases", 30, "--seed", 2, "--out", tmp_path))
     out = capsys.readouterr().out
     assert code != 0 and "DIVERGENCE" in out, out

@@ -14,6 +14,7 @@ from isasim.arm_sme import ISA
 from isasim.core.diff import diff
 from isasim.core.faults import Fault
 from isasim.core.trace import Init
+from smeharness import plant
 
 pytestmark = [pytest.mark.needs_qemu, pytest.mark.needs_clang]
 
@@ -51,19 +52,6 @@ def fault_init() -> Init:
 
 def lockstep(text: str, init: Init):
     return diff("arm_sme", {"svl": SVL}, ISA.assemble(text), init, a="sim", b="qemu", mode="lockstep")
-
-
-def plant(monkeypatch, form_id: str, wrap):
-    """isasim runs ``wrap(context, run)`` instead of ``run`` for every instruction of one form."""
-    translate = ISA.translate
-
-    def patched(context, instruction):
-        run = translate(context, instruction)
-        if instruction.form.id != form_id:
-            return run
-        return lambda: wrap(context, run, instruction)
-
-    monkeypatch.setattr(ISA, "translate", patched)
 
 
 def corrupt_za_when_x0_is_2(context, run, instruction):

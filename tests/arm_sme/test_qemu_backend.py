@@ -26,22 +26,13 @@ def test_lockstep_against_qemu_agrees_on_the_example_at_every_step(capsys):
 def test_lockstep_against_qemu_is_one_error_line_for_a_program_it_cannot_straight_line(tmp_path, capsys, monkeypatch):
     # A branch that writes a register (BL's link) cannot be replaced by what isasim did; no such
     # form exists yet, so CBZ pretends to write x5 as it branches.
-    from isasim.arm_sme import ISA
+    from smeharness import plant
 
-    translate = ISA.translate
+    def linking(context, run, instruction):
+        context.state.write_x(5, 1)
+        return run()
 
-    def linking(context, instruction):
-        run = translate(context, instruction)
-        if instruction.form.id != "CBZ_64":
-            return run
-
-        def run_and_link():
-            context.state.write_x(5, 1)
-            return run()
-
-        return run_and_link
-
-    monkeypatch.setattr(ISA, "translate", linking)
+    plant(monkeypatch, "CBZ_64", linking)
     program = tmp_path / "link.s"
     program.write_text("cbz x3, done\ndone: nop\n")
     error_line(capsys, ["diff", str(program), "--isa", "arm_sme", "--lockstep"], "writes a register", "qemu")

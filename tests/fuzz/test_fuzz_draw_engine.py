@@ -20,6 +20,7 @@ from isasim.core import fuzz
 from isasim.core.backends import BACKENDS
 from isasim.core.campaign import plan_shards, run_campaign
 from isasim.core.errors import ConfigError
+from isasim.core.generators import CaseGenerator, DrawingGenerator
 from isasim.core.isa import KNOWN_ISAS, get_isa
 from isasim.core.trace import read_trace
 from toy_isa.fuzz import BatchedSums, Shaky, Sum, Sums, count_executed
@@ -31,7 +32,7 @@ def drawn_sums(n: int, seed: int) -> list[Sum]:
     return [Sum(tuple(int(v) for v in rng.integers(0, 256, int(rng.integers(1, 7))))) for _ in range(n)]
 
 
-class DrawnSums(Sums):
+class DrawnSums(Sums, DrawingGenerator):
     """Sums one by one, drawn with numpy; reductions drop one addend."""
 
     subset = "drawn"
@@ -45,10 +46,10 @@ class DrawnSums(Sums):
 
 
 class CutSums(DrawnSums):
-    """Drawn, without a reductions hook: the greedy shrinker has only the truncations."""
+    """Drawn, with the default reductions: the greedy shrinker has only the truncations."""
 
     subset = "cut"
-    reductions = None
+    reductions = CaseGenerator.reductions
 
 
 class DrawnBatchedSums(DrawnSums, BatchedSums):

@@ -39,7 +39,7 @@ from elf_mutations import mutants
 
 from isasim import cli
 from isasim.core.errors import IsasimError
-from isasim.core.isa import get_isa, has_hook
+from isasim.core.isa import get_isa
 from isasim.core.machine import Machine
 from isasim.core.trace import load_json, parse_init, printable
 
@@ -113,8 +113,7 @@ def loader_outcome(path: Path, function: str, init) -> str:
         return "refused"
     machine = Machine(ISA)
     try:
-        if has_hook(ISA, "check_program"):  # as the command line does, before anything runs
-            ISA.check_program(program, machine.config)
+        ISA.check_program(program, machine.config)  # as the command line does, before anything runs
         machine.load_init(program, state)
         result = machine.run(MAX_STEPS)
     except IsasimError as error:  # the step limit, or what the command line would say of the init file

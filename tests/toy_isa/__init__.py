@@ -19,17 +19,16 @@ raised when executing toy32 bytes that hold one (written ``.byte ...``).
 from __future__ import annotations
 
 from isasim.core.errors import ConfigError, DecodeError
-from isasim.core.faults import Fault
-from isasim.core.isa import ArraySpec, WatchTarget
+from isasim.core.isa import ArraySpec, Isa, WatchTarget
 from isasim.core.journal import Journal
 from isasim.core.program import Instruction, Program
 
 from . import assembler, views
-from .forms import HALT, ToyCpu
+from .forms import ToyCpu
 from .state import ACC_BYTES, ToyState
 
 
-class Toy:
+class Toy(Isa):
     title = "a toy ISA (tests only)"
     config_options = ()  # nothing to configure
     stepper_locations = """    r0 ... r3, pc                  registers (p, w)
@@ -63,24 +62,6 @@ class Toy:
             raise DecodeError(f"{self.name} has no binary encoding: its programs are text only")
         return assembler.disassemble(code, self.name, self.code_base if base is None else base)
 
-    def translate(self, context: ToyCpu, instruction: Instruction):
-        if instruction.invalid is not None:
-            reason = instruction.invalid
-
-            def undefined():
-                raise Fault("UNDEFINED", reason)
-
-            return undefined
-        semantics, operands, next_address = instruction.form.semantics, instruction.operands, instruction.next_address
-
-        def run():
-            target = semantics(context, *operands)
-            if target is HALT:
-                return None
-            return next_address if target is None else target
-
-        return run
-
     def source_line(self, instruction: Instruction) -> str:
         """The line that assembles back to ``instruction``: its text, or for an UNDEFINED encoding (which
         no text assembles to) its bytes."""
@@ -88,17 +69,12 @@ class Toy:
             return instruction.text
         return ".byte " + ",".join(f"{b:#04x}" for b in instruction.encoding)
 
-    def fault_kind(self, text: str) -> str:
-        """The toy's kinds are upper case; a trace may write them in any case."""
-        return text.strip().upper()
-
     # ---- observable state ----------------------------------------------------------------------
     def arrays(self, config: dict) -> list[ArraySpec]:
         return [ArraySpec("acc", ACC_BYTES, views.ACC_VIEWS, row_bytes=ACC_BYTES)]
 
-    def observe(self, state: ToyState) -> dict:
-        return {"regs": {name: state.read_register(name) for name in state.register_names() if name != "pc"},
-                "arrays": {"acc": state.acc_bytes()}}
+    def observed_arrays(self, state: ToyState) -> dict[str, bytes]:
+        return {"acc": state.acc_bytes()}
 
     def seed_arrays(self, state: ToyState, arrays: dict[str, bytes]) -> None:
         for name, data in arrays.items():
@@ -107,12 +83,6 @@ class Toy:
             if len(data) != ACC_BYTES:
                 raise ConfigError(f"init.arrays.acc: acc is {ACC_BYTES} bytes, not {len(data)}")
             state.set_acc_bytes(data)
-
-    def undefined_after(self, undefined, instruction: Instruction):
-        return None  # every result of every toy instruction is defined
-
-    def comparable(self, observed: dict, undefined) -> dict:
-        return observed
 
     # ---- views ----------------------------------------------------------------------------------
     def parse_show(self, item: str) -> tuple[str, str]:

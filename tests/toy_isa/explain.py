@@ -13,7 +13,7 @@ import random
 
 from isasim.core.errors import IsasimError
 from isasim.core.explain import (
-    BitField, Cell, Check, Code, Encoding, EncodingUnit, ExplainError, ExplainOptions, Explanation, Figure, Grid,
+    BitField, Cell, Check, Code, Encoding, EncodingUnit, ExplainError, ExplainOptions, Explainer, Explanation, Figure, Grid,
     Paragraph, ReferencePage, Section, Table, fault_blocks, run_example, setup_blocks,
 )
 
@@ -31,7 +31,7 @@ _OPERAND_MEANINGS = {
 }
 
 
-class ToyExplainer:
+class ToyExplainer(Explainer):
     OPTIONS = ()  # the toy has no options of its own
     INIT_HELP = ""
 

@@ -133,6 +133,21 @@ class ToyForm:
     def id(self) -> str:
         return syntax_id(self.syntax)
 
+    def prepare(self, instruction):
+        """The execute contract (isasim.core.isa): nothing to check per machine."""
+        semantics, operands, next_address = self.semantics, instruction.operands, instruction.next_address
+
+        def bind(context):
+            def run():
+                target = semantics(context, *operands)
+                if target is HALT:
+                    return None
+                return next_address if target is None else target
+
+            return run
+
+        return bind
+
     @property
     def mnemonic(self) -> str:
         return self.syntax.split()[0].lower()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from isasim.core.backends import SimulatorBackend
+from isasim.core.generators import BatchingGenerator, CaseGenerator
 from isasim.core.isa import get_isa
 from isasim.core.machine import Machine
 from isasim.core.trace import Init
@@ -46,7 +47,7 @@ def count_executed(program, init, ranges, config):
     return counts, Counter()
 
 
-class Sums:
+class Sums(CaseGenerator):
     """Cases one by one, drawn by hypothesis."""
 
     subset = "sums"
@@ -87,7 +88,7 @@ class SumBatch:
         return None  # a register: any case may have left it so
 
 
-class BatchedSums(Sums):
+class BatchedSums(Sums, BatchingGenerator):
     """The same cases, four to a program."""
 
     subset = "batched"

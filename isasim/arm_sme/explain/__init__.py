@@ -14,7 +14,7 @@ import random
 
 from ...core.errors import IsasimError
 from ...core.explain import (
-    BitField, Code, Encoding, EncodingUnit, ExplainError, ExplainOption, ExplainOptions, Explanation, Paragraph,
+    BitField, Code, Encoding, EncodingUnit, ExplainError, ExplainOption, ExplainOptions, Explainer, Explanation, Paragraph,
     ReferencePage, Section, Table, fault_blocks, run_example, setup_blocks,
 )
 from ..assembler import statement_text
@@ -118,7 +118,7 @@ def _za_group(ins):
     return None
 
 
-class ArmSmeExplainer:
+class ArmSmeExplainer(Explainer):
     # --svl and --features come from the ISA's config_options, which explain takes as `run` does
     OPTIONS = (ExplainOption("--wv", "arm_sme: the 64-bit value of Xv, the vector-select register of a ZA vector "
                                      "group (Wv is its low 32 bits; default: the example's random value)",

@@ -14,10 +14,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable
 
+from ...core.isa import raising
 from ...core.program import FormTable
+from ..context import END
 from ..encoding import Encoding
 from ..operands import GReg
 from ..operands.common import SUFFIX_BYTES
+
+
+ARCHITECTURE_BASE = ("A64", "SME", "SME2")  # what every configuration has: no feature check
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,29 @@ class A64Form:
     # "canonical" (fields -> the fields the assembler makes of their text, where a word may spell a value two ways),
     # "written_as_aliases_only" (the mnemonic is the Arm ARM's placeholder, b.cond: only the aliases are assembly)
     extra: dict = field(default_factory=dict)
+
+    def prepare(self, instruction):
+        """The execute contract (isasim.core.isa): the feature is checked once per machine, when the
+        instruction is bound to its context, not on every execution."""
+        execute, operands = self.execute, instruction.operands
+        address, next_address = instruction.address, instruction.next_address
+        feature = None if self.feature in ARCHITECTURE_BASE else self.feature
+
+        def bind(context):
+            if feature is not None and feature not in context.state.features:
+                return raising(lambda: context.feature_missing(feature))
+
+            def run():
+                target = execute(context, *operands)
+                if target is None:
+                    return next_address
+                if target is END:
+                    return None
+                return address + target
+
+            return run
+
+        return bind
 
     @property
     def fixed_text(self) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from ...core.backends import Outcome
+from ...core.backends import Backend, Outcome
 from ...core.faults import Fault as CoreFault
 from ...core.machine import DEFAULT_STEP_LIMIT
 from ...core.memory import Memory
@@ -87,7 +87,7 @@ def _memory(regions: list[tuple[int, bytes, bool]]) -> Memory:
     return memory
 
 
-class QemuBackend:
+class QemuBackend(Backend):
     """qemu-aarch64 >= 10.1 at the trace's SVL, through isasim.arm_sme.oracle's harness."""
 
     name = "qemu"

@@ -16,7 +16,7 @@ import numpy as np
 
 from isasim.core.errors import IsasimError
 from isasim.core.explain import (
-    Code, ExplainError, ExplainOptions, Explanation, Figure, Paragraph, ReferencePage, Section, Table,
+    Code, ExplainError, ExplainOptions, Explainer, Explanation, Figure, Paragraph, ReferencePage, Section, Table,
     fault_blocks, run_example, setup_blocks,
 )
 from isasim.core.faults import Fault
@@ -106,12 +106,10 @@ def options_page() -> str:
     return "\n".join(lines) + "\n"
 
 
-class AscendExplainer:
-    OPTIONS = ()
+class AscendExplainer(Explainer):
     INDEX_INTRO = INDEX_INTRO.replace("{chips}", _chips_table())
 
-    @staticmethod
-    def EXTRA_PAGES() -> dict[str, str]:
+    def extra_pages(self) -> dict[str, str]:
         from ..kernels.qbmm_docs import qbmm_page
 
         return {"options": options_page(), "qbmm": qbmm_page()}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import ConfigError, IsasimError
 from .model import Explanation, ReferencePage
@@ -51,20 +51,25 @@ class ExplainOptions:
     config: dict[str, Any] = field(default_factory=dict)
 
 
-class Explainer(Protocol):
-    """The module an ISA's ``explainer()`` hook returns."""
+class Explainer:
+    """What an ISA's ``explainer()`` hook returns (a base class: each ISA's explainer subclasses it)."""
 
-    OPTIONS: tuple[ExplainOption, ...]  # the explain options only this ISA understands
-    INIT_HELP: str  # what --init's named regions mean to this ISA ("" if nothing special)
-    SCREENSHOTS: tuple[tuple[str, str], ...]  # (file name, instruction): terminal screenshots `isasim docs` makes
+    OPTIONS: tuple[ExplainOption, ...] = ()  # the explain options only this ISA understands
+    INIT_HELP: str = ""  # what --init's named regions mean to this ISA ("" if nothing special)
+    SCREENSHOTS: tuple[tuple[str, str], ...] = ()  # (file name, instruction): terminal screenshots `isasim docs` makes
+    INDEX_INTRO: str = ""  # what the ISA's docs index says before its list of pages
 
     def explain(self, instruction: str | None, code: bytes | None, options: ExplainOptions) -> Explanation:
         """Explain one instruction, given as assembly text or as its bytes (exactly one of the two)."""
-        ...
+        raise NotImplementedError
 
     def reference_pages(self) -> list[ReferencePage]:
         """One page per instruction form, in the order of the ISA's reference index."""
-        ...
+        raise NotImplementedError
+
+    def extra_pages(self) -> dict[str, str]:
+        """Pages of the ISA's docs beyond one per form (name -> Markdown): ascend_cube's options and qbmm."""
+        return {}
 
 
 # The ISAs with an explainer: those of core.isa.KNOWN_ISAS whose ISA object has the ``explainer`` hook.
@@ -82,9 +87,9 @@ class _Explainers:
 
 
 def _has_explainer(name: str) -> bool:
-    from ..isa import get_isa, has_hook
+    from ..isa import get_isa
 
-    return has_hook(get_isa(name), "explainer")
+    return get_isa(name).explainer() is not None
 
 
 EXPLAINERS = _Explainers()
@@ -92,14 +97,14 @@ EXPLAINERS = _Explainers()
 
 def explainer(isa: str) -> Explainer:
     """The explainer module of ISA ``isa``, through its ISA object."""
-    from ..isa import KNOWN_ISAS, get_isa, has_hook
+    from ..isa import KNOWN_ISAS, get_isa
 
     if isa not in KNOWN_ISAS:
         raise ConfigError(f"isasim explain does not know ISA '{isa}' (known: {', '.join(sorted(EXPLAINERS))})")
-    found = get_isa(isa)
-    if not has_hook(found, "explainer"):
+    found = get_isa(isa).explainer()
+    if found is None:
         raise ConfigError(f"ISA {isa} has no explainer")
-    return found.explainer()
+    return found
 
 
 def explain(isa: str, instruction: str | None = None, code: bytes | None = None,

@@ -24,10 +24,10 @@ The command-line options only x86 has are declared in :mod:`.settings`.
 
 from __future__ import annotations
 
-from ...core.explain import ExplainOptions, Explanation, ReferencePage
+from ...core.explain import ExplainOptions, Explainer, Explanation, ReferencePage
 from .settings import INIT_HELP, OPTIONS, Settings
 
-__all__ = ["INIT_HELP", "OPTIONS", "SCREENSHOTS", "explain", "reference_pages"]
+__all__ = ["EXPLAINER", "INIT_HELP", "OPTIONS", "SCREENSHOTS", "explain", "reference_pages"]
 
 # (file name, instruction): the terminal screenshots `isasim docs` writes under screenshots/
 SCREENSHOTS = (
@@ -99,3 +99,18 @@ def reference_pages() -> list[ReferencePage]:
         pages.append(ReferencePage(form.mnemonic, "vector moves (SSE, AVX, AVX-512)", _VECTOR_EXAMPLES[form.mnemonic],
                                    form.syntax, form.summary))
     return pages
+
+
+class X86AmxExplainer(Explainer):
+    OPTIONS = OPTIONS
+    INIT_HELP = INIT_HELP
+    SCREENSHOTS = SCREENSHOTS
+
+    def explain(self, instruction: str | None, code: bytes | None, options: ExplainOptions) -> Explanation:
+        return explain(instruction, code, options)
+
+    def reference_pages(self) -> list[ReferencePage]:
+        return reference_pages()
+
+
+EXPLAINER = X86AmxExplainer()
