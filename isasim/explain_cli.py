@@ -170,7 +170,7 @@ def _add_config_options(parser) -> None:
 
 def register(subparsers, common) -> None:
     """Add ``explain`` and ``docs`` to the ``isasim`` command (``common`` is cli.build_parser's helper)."""
-    from .cli import non_negative_int, positive_int
+    from .core.arguments import non_negative_int, positive_int
 
     value_types = {"text": str, "count": non_negative_int}
     p = subparsers.add_parser("explain", help="explain one instruction: encoding, operation, faults, a worked example")

@@ -13,7 +13,9 @@ range an independent run of the same loop, and C is assembled from the parts.
 from __future__ import annotations
 
 
-from .cli import EXIT_DIFFERENT, EXIT_OK, UsageError, add_config_options, config_from_options, positive_int
+from .cli import add_config_options, config_from_options
+from .core.arguments import positive_int
+from .core.errors import EXIT_DIFFERENT, EXIT_OK, UsageError
 from .core.isa import DEFAULT_ISA, get_isa, registered_isas
 from .core.render import console
 from .core.trace import write_trace

@@ -27,7 +27,7 @@ SVG_WIDTH = 110  # isasim step's default
 
 
 def _positive_int(text: str) -> int:
-    from isasim.cli import positive_int
+    from isasim.core.arguments import positive_int
 
     return positive_int(text)
 
@@ -56,7 +56,7 @@ def register(sub, common) -> None:
 
 
 def cmd_qbmm(args) -> int:
-    from isasim.cli import UsageError
+    from isasim.core.errors import UsageError
     from isasim.core.output import check_outputs
     from isasim.core.render import console, markup_safe
 
@@ -151,7 +151,7 @@ def cmd_qbmm(args) -> int:
 
 
 def _step(args, kernel, config, out) -> int:
-    from isasim.cli import EXIT_OK as OK
+    from isasim.core.errors import EXIT_OK as OK
     from isasim.core.stepper import Stepper
     from isasim.core.render import markup_safe
 

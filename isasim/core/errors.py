@@ -10,6 +10,10 @@ are not errors: they are part of the simulated machine's behaviour and live in
 
 from __future__ import annotations
 
+# The command line's exit status: success; a replay or check found a difference; bad input (one line on
+# stderr naming the file, line and rule); the simulated program raised an architectural fault.
+EXIT_OK, EXIT_DIFFERENT, EXIT_BAD_INPUT, EXIT_FAULT = 0, 1, 2, 3
+
 
 class IsasimError(Exception):
     """A user-facing error, printed as a single line."""
@@ -60,3 +64,7 @@ class StepLimitExceeded(IsasimError):
 
 class ProgramError(IsasimError):
     """Execution reached a state the program cannot continue from (e.g. a pc outside the code)."""
+
+
+class UsageError(IsasimError):
+    """Command-line arguments that do not go together (exit status 2, as argparse's own errors)."""
