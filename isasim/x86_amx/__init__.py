@@ -12,7 +12,7 @@ from ..core.program import Instruction, Program
 from . import amx, scalar
 from .assembler import assemble
 from .context import UD, X86Context
-from .cpu import CPU_MODELS, DEFAULT_CPU, cpu_model
+from .config import CPU_MODELS, configure, cpu_model
 from .decoder import disassemble
 from .state import STATUS_FLAGS, X86AmxState, observed_arrays
 
@@ -51,13 +51,7 @@ class X86Amx(Isa):
                     "bf16_microkernel")
 
     def configure(self, config: dict | None) -> dict:
-        config = dict(config or {})
-        unknown = set(config) - {"cpu"}
-        if unknown:
-            raise ConfigError(f"unknown x86_amx config key(s): {', '.join(repr(k) for k in sorted(unknown))} (known: cpu)")
-        name = config.get("cpu", DEFAULT_CPU)
-        cpu_model(name)
-        return {"cpu": name}
+        return configure(config)
 
     def new_state(self, config: dict, journal: Journal) -> X86AmxState:
         return X86AmxState(journal, cpu_model(config["cpu"]))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..core.faults import Fault, MemoryFault
 from ..core.memory import Memory
-from .cpu import CpuModel
+from .config import CpuModel
 from .operands import Mem
 from .registers import GPR_VIEWS
 from .state import X86AmxState

@@ -27,7 +27,7 @@ from ..core.generators import BatchingGenerator, CaseGenerator, DrawingGenerator
 from ..core.machine import Machine
 from ..core.program import Program
 from ..core.trace import Init
-from .cpu import AMX_FEATURES, DEFAULT_MODEL_NAME, cpu_model, needs_amx
+from .config import AMX_FEATURES, DEFAULT_CPU, cpu_model, needs_amx
 from .fuzz_amx import AmxCase, AmxCaseDrawer, amx_cases
 from .fuzz_scalar import ScalarCase, build_batch, scalar_cases
 
@@ -122,7 +122,7 @@ def chosen_config(against: str) -> tuple[dict, str | None]:
         return {}, None
     name, how = host_model()
     if name is None:
-        return {}, f"simulating {DEFAULT_MODEL_NAME}, the default: no isasim CPU model matches this host {how}"
+        return {}, f"simulating {DEFAULT_CPU}, the default: no isasim CPU model matches this host {how}"
     return {"cpu": name}, f"simulating {name}, this host's model {how}"
 
 
@@ -136,7 +136,7 @@ def config_notes(against: str, config: dict, isa_subset: str | None) -> list[str
 
     if platform_problem() or not host_cpu().amx_features:
         return []  # no AMX program runs on this silicon: the campaign says so itself
-    name = config.get("cpu", DEFAULT_MODEL_NAME)
+    name = config.get("cpu", DEFAULT_CPU)
     modelled = cpu_model(name).features & AMX_FEATURES
     measured = host_amx()
     how = dict(measured.sources)
@@ -165,7 +165,7 @@ def run_fuzz(cases: int, seed: int, against: str = "silicon", isa_subset: str | 
         if why:
             notes.append(why)
     notes += config_notes(against, config, isa_subset)
-    fp16 = "AMX-FP16" in cpu_model(config.get("cpu", DEFAULT_MODEL_NAME)).features
+    fp16 = "AMX-FP16" in cpu_model(config.get("cpu", DEFAULT_CPU)).features
     generators = (GENERATORS[0], AmxGenerator(fp16=fp16)) if fp16 else GENERATORS
     summary = run_campaign(ISA_NAME, generators, cases, seed, against, isa_subset, lockstep, out_dir,
                            config=config, **options)

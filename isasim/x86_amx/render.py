@@ -10,7 +10,7 @@ from rich.text import Text
 from ..core.errors import IsasimError
 from ..core.program import Program
 from ..core.render import grid, hex_preview, key_value_table
-from .cpu import uses_amx
+from .config import uses_amx
 from .operands import Reg
 from .registers import GPR64, tile_number
 from .state import ELEMENT_TYPES, FLAG_NAMES, MAX_TILES, X86AmxState

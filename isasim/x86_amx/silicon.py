@@ -48,7 +48,7 @@ from ..core.faults import Fault
 from ..core.machine import DEFAULT_STEP_LIMIT, Machine
 from ..core.program import Program
 from ..core.trace import Init
-from .cpu import CPU_MODELS, model_with_features, uses_amx
+from .config import CPU_MODELS, model_with_features, uses_amx
 from .state import observed_arrays
 from .registers import GPR64
 

@@ -14,7 +14,7 @@ from isasim.core.faults import Fault
 from isasim.core.memory import Memory
 from isasim.x86_amx import scalar
 from isasim.x86_amx.context import X86Context
-from isasim.x86_amx.cpu import cpu_model
+from isasim.x86_amx.config import cpu_model
 from isasim.x86_amx.operands import Imm, Mem, Reg, Target
 from isasim.x86_amx.registers import GPR64, GPR_VIEWS
 from isasim.x86_amx.state import AF, CF, OF, PF, SF, ZF, X86AmxState

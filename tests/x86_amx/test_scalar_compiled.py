@@ -15,7 +15,7 @@ from isasim.core.memory import Memory
 from isasim.x86_amx import scalar
 from isasim.x86_amx.assembler import assemble
 from isasim.x86_amx.context import X86Context
-from isasim.x86_amx.cpu import cpu_model
+from isasim.x86_amx.config import cpu_model
 from isasim.x86_amx.decoder import decode_one
 from isasim.x86_amx.state import AF, CF, OF, PF, SF, ZF, X86AmxState
 

@@ -18,7 +18,7 @@ from isasim.core.diff import diff
 from isasim.core.machine import Machine
 from isasim.core.trace import Init
 from isasim.x86_amx import fuzz, fuzz_amx, silicon
-from isasim.x86_amx.cpu import CPU_MODELS, model_with_features
+from isasim.x86_amx.config import CPU_MODELS, model_with_features
 from isasim.x86_amx.kernels import tile_config
 from isasim.x86_amx.silicon import host_amx, host_cpu, platform_problem
 

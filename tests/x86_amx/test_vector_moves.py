@@ -18,7 +18,7 @@ from isasim.core.memory import Memory
 from isasim.x86_amx import ISA, vector
 from isasim.x86_amx.assembler import assemble
 from isasim.x86_amx.context import X86Context
-from isasim.x86_amx.cpu import cpu_model
+from isasim.x86_amx.config import cpu_model
 from isasim.x86_amx.decoder import decode_one
 from isasim.x86_amx.state import X86AmxState
 
@@ -172,7 +172,7 @@ def test_aligned_forms_fault_on_misaligned_memory():
 
 
 def test_a_cpu_without_avx512_raises_ud(monkeypatch):
-    from isasim.x86_amx import cpu as cpu_module
+    from isasim.x86_amx import config as cpu_module
 
     lacking = dataclasses.replace(cpu_model("emerald-rapids"), name="no-avx512",
                                   features=cpu_model("emerald-rapids").features - {"AVX512F", "AVX512BW", "AVX512VL"})

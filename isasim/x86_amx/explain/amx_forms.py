@@ -13,7 +13,7 @@ import inspect
 from ...core.explain import Cell, Code, Explanation, Paragraph, Section, Table
 from ...core.program import Instruction
 from .. import amx
-from ..cpu import CPU_MODELS
+from ..config import CPU_MODELS
 from . import tile_memory, tile_zero, tilecfg, tmul
 from .common import ISA_NAME, command, default_cpu, facts
 from .encoding_view import vex_encoding

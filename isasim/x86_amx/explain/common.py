@@ -17,7 +17,7 @@ from ...core.errors import IsasimError
 from ...core.explain import ExplainError, Figure, instruction_figure, run_example
 from ...core.program import Instruction
 from .. import CODE_BASE, ISA, scalar
-from ..cpu import CPU_MODELS, DEFAULT_CPU
+from ..config import CPU_MODELS, DEFAULT_CPU
 from ..operands import Mem
 from ..state import BYTES_PER_ROW, MAX_ROWS
 from .settings import Settings

@@ -1,4 +1,4 @@
-"""CPU models: which AMX features each Xeon generation has.
+"""The x86_amx configuration: the CPU models (which AMX features each Xeon generation has) and configure().
 
 An instruction whose feature the selected model lacks raises #UD, as it does on
 that silicon (TDPFP16PS on Emerald Rapids was measured to #UD).  The palette-1
@@ -42,8 +42,7 @@ CPU_MODELS = {
     )
 }
 
-DEFAULT_MODEL_NAME = "emerald-rapids"  # a trace's config "cpu" when it names none
-DEFAULT_CPU = DEFAULT_MODEL_NAME  # the older name, still imported by the ISA object
+DEFAULT_CPU = "emerald-rapids"  # a trace's config "cpu" when it names none
 
 
 def needs_amx(form) -> bool:
@@ -55,6 +54,17 @@ def uses_amx(program) -> bool:
     """Whether any instruction of ``program`` needs an AMX feature (so it needs an AMX host to
     run on silicon, and its TILECFG is worth showing)."""
     return any(needs_amx(ins.form) for ins in program.instructions)
+
+
+def configure(config: dict | None) -> dict:
+    """``config`` checked and completed: {"cpu": a model name}, the default model when it names none."""
+    config = dict(config or {})
+    unknown = set(config) - {"cpu"}
+    if unknown:
+        raise ConfigError(f"unknown x86_amx config key(s): {', '.join(repr(k) for k in sorted(unknown))} (known: cpu)")
+    name = config.get("cpu", DEFAULT_CPU)
+    cpu_model(name)
+    return {"cpu": name}
 
 
 def cpu_model(name: str) -> CpuModel:
