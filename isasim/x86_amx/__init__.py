@@ -11,7 +11,8 @@ from ..core.journal import Journal, record_memory_changes
 from ..core.program import Instruction, Program
 from . import amx, scalar
 from .assembler import assemble
-from .context import UD, X86Context
+from .context import X86Context
+from .faults import UD, fault_kind
 from .config import CPU_MODELS, configure, cpu_model
 from .decoder import disassemble
 from .state import STATUS_FLAGS, X86AmxState, observed_arrays
@@ -83,7 +84,7 @@ class X86Amx(Isa):
         import numpy as np
 
         from .amx import checked_tilecfg
-        from .context import Fault
+        from ..core.faults import Fault
 
         unknown = [name for name in arrays if name != "tilecfg" and name not in TILE_NAMES and name not in VECTOR_NAMES]
         if unknown:
@@ -204,8 +205,7 @@ class X86Amx(Isa):
 
     def fault_kind(self, text: str) -> str:
         """x86 exceptions are written #UD, #GP, #PF; a trace may leave out the '#'."""
-        text = text.strip()
-        return text if text.startswith("#") or not text.isupper() or len(text) > 3 else f"#{text}"
+        return fault_kind(text)
 
     def explainer(self):
         from .explain import EXPLAINER

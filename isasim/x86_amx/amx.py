@@ -29,7 +29,8 @@ from ..core import numerics
 from ..core.errors import AssemblyError
 from ..core.faults import Fault
 from ..core.program import FormTable, syntax_id
-from .context import GP, UD, X86Context
+from .context import X86Context
+from .faults import GENERAL_PROTECTION, GP, INVALID_OPCODE, PAGE_FAULT, UD
 from .encoding import VexOpcode, encode_memory, vex3
 from .operands import Mem, Reg
 from .registers import GPR_VIEWS, tile_number
@@ -276,21 +277,21 @@ def row_addresses(cpu: X86Context, mem: Mem | BoundSib):
 
 
 # The SDM's exception classes, as (kind, condition) for the ``faults`` of each form.
-_NOT_CONFIGURED = ("#UD", "tiles are not configured (TILECFG.palette is 0)")
+_NOT_CONFIGURED = (INVALID_OPCODE, "tiles are not configured (TILECFG.palette is 0)")
 AMX_E3_FAULTS = (  # TILELOADD, TILELOADDT1, TILESTORED
     _NOT_CONFIGURED,
-    ("#UD", "the tile is not configured (its rows or colsb is 0)"),
-    ("#UD", "the tile's colsb is not a multiple of 4"),
-    ("#UD", "start_row >= the tile's rows"),
-    ("#PF", "a row's bytes are not mapped (or, for a store, not writable); start_row := the faulting row, "
+    (INVALID_OPCODE, "the tile is not configured (its rows or colsb is 0)"),
+    (INVALID_OPCODE, "the tile's colsb is not a multiple of 4"),
+    (INVALID_OPCODE, "start_row >= the tile's rows"),
+    (PAGE_FAULT, "a row's bytes are not mapped (or, for a store, not writable); start_row := the faulting row, "
             "the rows before it stay done"),
 )
 TMUL_FAULTS = (
     _NOT_CONFIGURED,
-    ("#UD", "two of the three tile registers are the same"),
-    ("#UD", "a tile is not configured (rows or colsb 0), or a colsb is not a multiple of 4"),
-    ("#UD", "shape: C.colsb != B.colsb (N), C.rows != A.rows (M), or A.colsb / 4 != B.rows (K)"),
-    ("#UD", "K > tmul_maxk (16) or N * 4 > tmul_maxn (64 bytes)"),
+    (INVALID_OPCODE, "two of the three tile registers are the same"),
+    (INVALID_OPCODE, "a tile is not configured (rows or colsb 0), or a colsb is not a multiple of 4"),
+    (INVALID_OPCODE, "shape: C.colsb != B.colsb (N), C.rows != A.rows (M), or A.colsb / 4 != B.rows (K)"),
+    (INVALID_OPCODE, "K > tmul_maxk (16) or N * 4 > tmul_maxn (64 bytes)"),
 )
 
 # ---------------------------------------------------------------------------
@@ -299,11 +300,11 @@ TMUL_FAULTS = (
 
 
 @instruction("LDTILECFG m512", "VEX.128.NP.0F38.W0 49 !(11):000:bbb", ("ModRM:r/m (r)",), "AMX-TILE", faults=(
-    ("#GP", "palette > max_palette (1)"),
-    ("#GP", "a reserved byte is not 0 (bytes 2-15; 32-47, the colsb of tiles >= max_names; 56-63)"),
-    ("#GP", "colsb[t] > bytes_per_row (64) or rows[t] > max_rows (16)"),
-    ("#GP", "exactly one of rows[t] and colsb[t] is 0"),
-    ("#PF", "the 64 bytes at m512 are not mapped"),
+    (GENERAL_PROTECTION, "palette > max_palette (1)"),
+    (GENERAL_PROTECTION, "a reserved byte is not 0 (bytes 2-15; 32-47, the colsb of tiles >= max_names; 56-63)"),
+    (GENERAL_PROTECTION, "colsb[t] > bytes_per_row (64) or rows[t] > max_rows (16)"),
+    (GENERAL_PROTECTION, "exactly one of rows[t] and colsb[t] is 0"),
+    (PAGE_FAULT, "the 64 bytes at m512 are not mapped"),
 ))
 def ldtilecfg(cpu: X86Context, m512: Mem) -> None:
     """Load the tile configuration from 64 bytes of memory.
@@ -359,7 +360,7 @@ def checked_tilecfg(image: bytes, model) -> TileConfig:
 
 
 @instruction("STTILECFG m512", "VEX.128.66.0F38.W0 49 !(11):000:bbb", ("ModRM:r/m (w)",), "AMX-TILE",
-             faults=(("#PF", "the 64 bytes at m512 are not mapped or not writable"),))
+             faults=((PAGE_FAULT, "the 64 bytes at m512 are not mapped or not writable"),))
 def sttilecfg(cpu: X86Context, m512: Mem) -> None:
     """Store the tile configuration to 64 bytes of memory.
 
@@ -384,7 +385,7 @@ def tilerelease(cpu: X86Context) -> None:
 
 
 @instruction("TILEZERO tmm1", "VEX.128.F2.0F38.W0 49 11:rrr:000", ("ModRM:reg (w)",), "AMX-TILE", faults=(
-    _NOT_CONFIGURED, ("#UD", "tdest is not configured (its rows or colsb is 0)")))
+    _NOT_CONFIGURED, (INVALID_OPCODE, "tdest is not configured (its rows or colsb is 0)")))
 def tilezero(cpu: X86Context, tdest: int) -> None:
     """Zero all 16 rows x 64 bytes of tdest, whatever its configured shape, and reset start_row.
 

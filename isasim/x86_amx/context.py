@@ -1,7 +1,7 @@
-"""What an x86 semantics function sees: the state, memory and CPU model, plus the fault constructors.
+"""What an x86 semantics function sees: the state, memory and CPU model.
 
 The helpers are named after the SDM's pseudocode vocabulary so that semantics
-read like the manual: ``cpu.read_memory(address, n)``, ``raise UD("...")``.
+read like the manual: ``cpu.read_memory(address, n)``, ``raise UD("...")`` (the faults from faults.py).
 
 Three things could be called "cpu"; each has its own name.  The semantics' ``cpu``
 is this context (the simulated processor); ``cpu.model`` is the CpuModel it
@@ -11,29 +11,15 @@ simulates (features and limits), whose name is what a trace's config calls
 
 from __future__ import annotations
 
-from ..core.faults import Fault, MemoryFault
+from ..core.faults import MemoryFault
 from ..core.memory import Memory
 from .config import CpuModel
+from .faults import PF, UD
 from .operands import Mem
 from .registers import GPR_VIEWS
 from .state import X86AmxState
 
 ADDRESS_MASK = (1 << 64) - 1
-
-
-def UD(rule: str) -> Fault:
-    """#UD, invalid opcode: the instruction is undefined in this state or encoding."""
-    return Fault("#UD", rule)
-
-
-def GP(rule: str) -> Fault:
-    """#GP(0), general protection: e.g. an invalid tile configuration."""
-    return Fault("#GP", rule)
-
-
-def PF(fault: MemoryFault) -> Fault:
-    """#PF, page fault: a memory access to an address no mapped region covers."""
-    return Fault("#PF", fault.rule, address=fault.address, access=fault.access)
 
 
 class X86Context:

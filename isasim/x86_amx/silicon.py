@@ -49,6 +49,7 @@ from ..core.machine import DEFAULT_STEP_LIMIT, Machine
 from ..core.program import Program
 from ..core.trace import Init
 from .config import CPU_MODELS, model_with_features, uses_amx
+from .faults import GP, INVALID_OPCODE, PAGE_FAULT, UD
 from .state import observed_arrays
 from .registers import GPR64
 
@@ -258,7 +259,7 @@ def host_amx() -> MeasuredAmx:
                 if fault is None:
                     have.add(feature)
                     sources[feature] = "CPUID, and it executes" if feature in cpuid else EXECUTES_HIDDEN
-                elif fault.kind == "#UD":
+                elif fault.kind == INVALID_OPCODE:
                     have.discard(feature)
                     sources.pop(feature, None)
                     absent.append((feature, "raises #UD though CPUID reports it" if feature in cpuid
@@ -580,12 +581,12 @@ class ChildProcess:
 
 def _fault_from_signal(sig: int, info: SigInfo) -> Fault:
     if sig == signal.SIGILL:
-        return Fault("#UD", f"SIGILL (si_code {info.si_code}) on silicon")
+        return UD(f"SIGILL (si_code {info.si_code}) on silicon")
     if sig == signal.SIGSEGV and info.si_code == SI_KERNEL:
-        return Fault("#GP", "SIGSEGV (SI_KERNEL) on silicon")
+        return GP("SIGSEGV (SI_KERNEL) on silicon")
     if sig in (signal.SIGSEGV, signal.SIGBUS):
         kind = {1: "address not mapped", 2: "access not permitted"}.get(info.si_code, f"si_code {info.si_code}")
-        return Fault("#PF", f"{kind} at {info.si_addr:#x} on silicon", address=info.si_addr)
+        return Fault(PAGE_FAULT, f"{kind} at {info.si_addr:#x} on silicon", address=info.si_addr)
     return Fault(f"signal {sig}", f"{signal.Signals(sig).name} on silicon")
 
 

@@ -31,7 +31,8 @@ import iced_x86
 
 from ..core.errors import AssemblyError
 from ..core.program import FormTable, Instruction
-from .context import GP, X86Context
+from .context import X86Context
+from .faults import GP
 from .iced_forms import IcedRowsForm
 from .operands import Mem, Reg
 from .registers import GPR64, GPR_VIEWS, vector_register

@@ -14,6 +14,7 @@ from ...core.explain import Cell, Code, Explanation, Paragraph, Section, Table
 from ...core.program import Instruction
 from .. import amx
 from ..config import CPU_MODELS
+from ..faults import INVALID_OPCODE
 from . import tile_memory, tile_zero, tilecfg, tmul
 from .common import ISA_NAME, command, default_cpu, facts
 from .encoding_view import vex_encoding
@@ -50,9 +51,9 @@ def faults_table(form: amx.AmxForm) -> Table:
     lacking = [name for name, model in CPU_MODELS.items() if form.feature not in model.features]
     rows = []
     if lacking:
-        rows.append(["#UD", f"the CPU lacks {form.feature} (here: {', '.join(lacking)})"])
+        rows.append([INVALID_OPCODE, f"the CPU lacks {form.feature} (here: {', '.join(lacking)})"])
     else:
-        rows.append(["#UD", f"the CPU lacks {form.feature} (every modelled CPU has it)"])
+        rows.append([INVALID_OPCODE, f"the CPU lacks {form.feature} (every modelled CPU has it)"])
     rows += [[kind, rule] for kind, rule in form.faults]
     encoding_rules = [f"VEX.L is not {op.L}", f"VEX.W is not {op.W}"]
     if form.field_of("VEX.vvvv") is None:
@@ -70,7 +71,7 @@ def faults_table(form: amx.AmxForm) -> Table:
     if "tmm" in form.operand_kinds:
         encoding_rules.append("a tile number is 8-15 (VEX.R, VEX.B or vvvv bit 3 set)")
     encoding_rules.append("a 66/F2/F3/LOCK/REX prefix precedes VEX")
-    rows.append(["#UD", "encoding: " + "; ".join(encoding_rules)])
+    rows.append([INVALID_OPCODE, "encoding: " + "; ".join(encoding_rules)])
     return Table(["fault", "when"], [[Cell(k, "bad"), r] for k, r in rows])
 
 

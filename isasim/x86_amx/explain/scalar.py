@@ -12,6 +12,7 @@ import numpy as np
 from ...core.explain import Cell, Code, Explanation, Grid, Paragraph, Section, Table, fault_blocks
 from ...core.program import Instruction
 from .. import scalar
+from ..faults import PAGE_FAULT
 from ..operands import Imm, Mem, Reg, Target
 from ..registers import GPR64, GPR_VIEWS
 from ..state import FLAG_NAMES, RFLAGS_RESET
@@ -91,7 +92,7 @@ def explain_scalar(ins: Instruction, form, settings: Settings) -> Explanation:
     expl.sections.append(Section("Operation (the semantics the simulator executes)", [Code(form.doc)]))
     faults = []
     if any(isinstance(o, Mem) for o in ins.operands) and form.mnemonic not in ("lea", "nop"):
-        faults.append(["#PF", "the memory operand's bytes are not mapped (or, for a write, not writable)"])
+        faults.append([PAGE_FAULT, "the memory operand's bytes are not mapped (or, for a write, not writable)"])
     if form.undefined_flags:
         faults.append(["-", "flags the SDM leaves undefined: " + _flags_text(form.undefined_flags)
                        + " (isasim's deterministic choice is in the operation text)"])

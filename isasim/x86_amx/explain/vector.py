@@ -9,6 +9,7 @@ import numpy as np
 from ...core.explain import Cell, Code, Explanation, Grid, Paragraph, Section, Table, fault_blocks
 from ...core.program import Instruction
 from .. import vector
+from ..faults import INVALID_OPCODE, PAGE_FAULT
 from ..operands import Mem, Reg
 from ..registers import GPR64, GPR_VIEWS, vector_register
 from .common import DATA_ADDR, command, default_cpu, example_figure, facts, run_after_setup
@@ -51,11 +52,11 @@ def explain_vector(ins: Instruction, form, settings: Settings) -> Explanation:
          str(8 * o.size if isinstance(o, Mem) else vector_register(o.name).bits if vector_register(o.name)
              else GPR_VIEWS[o.name].bits)] for o in ins.operands]) if ins.operands else Paragraph("none")]))
     expl.sections.append(Section("Operation (the semantics the simulator executes)", [Code(form.doc)]))
-    faults = [["#UD", f"the CPU model lacks {', '.join(features)}"]]
+    faults = [[INVALID_OPCODE, f"the CPU model lacks {', '.join(features)}"]]
     if form.aligned and any(isinstance(o, Mem) for o in ins.operands):
         faults.append(["#GP(0)", "the memory operand is not aligned to its size"])
     if any(isinstance(o, Mem) for o in ins.operands):
-        faults.append(["#PF", "the memory operand's bytes are not mapped (or, for a write, not writable)"])
+        faults.append([PAGE_FAULT, "the memory operand's bytes are not mapped (or, for a write, not writable)"])
     expl.sections.append(Section("Faults", [Table(["fault", "when"], faults)]))
 
     rng = np.random.default_rng(settings.seed)
