@@ -44,10 +44,6 @@ class X86Amx(Isa):
     elf_machines = (62,)  # EM_X86_64
     # isasim-trace/1 kept the tiles in expect.tiles (by name) and TILECFG in expect.tilecfg
     legacy_array_keys = ("tiles", "tilecfg")
-    stepper_locations = """    rax ... r15, eax ... (any GPR view), rip, rflags   registers (p, w)
-    regs, cfg                                           every GPR and RFLAGS; TILECFG (p)
-    tmm0 ... tmm7 [TYPE] [hex] [all]                    a tile, int32 unless --show or TYPE (p, w)
-    tmmN[r][c]                                          one dword of a tile (w)"""
     kernel_names = ("int8_block", "int8_batch", "int8_per_block", "int8_microkernel", "bf16_block",
                     "bf16_microkernel")
 
@@ -121,27 +117,33 @@ class X86Amx(Isa):
             state.write_tile(t, tile)
 
     def render_state(self, state: X86AmxState, program: Program | None = None, **options):
-        from .render import state_view
+        from .views import state_view
 
         options["element_types"] = _by_tile_number(options.get("element_types"))
         return state_view(state, program, **options)
 
     # ---- step-through views --------------------------------------------------------
+    @property
+    def stepper_locations(self) -> str:
+        from .views import STEPPER_LOCATIONS  # (the views import rich: loading the ISA stays cheap)
+
+        return STEPPER_LOCATIONS
+
     def render_step(self, record, state: X86AmxState, program: Program | None = None, **options):
-        from .render import step_view
+        from .views import step_view
 
         options["element_types"] = _by_tile_number(options.get("element_types"))
         return step_view(record, state, program, **options)
 
     def render_item(self, state: X86AmxState, what: str, args: list[str], program: Program | None = None, **options):
-        from .render import item_view
+        from .views import item_view
 
         return item_view(state, what, args, program, **options)
 
     def watch_value(self, state: X86AmxState, what: str, element_types: dict[str, str]) -> WatchTarget | None:
         """A register, rflags, a whole tile (16 x 64 bytes, in its --show type, int32 by default) or one
         dword tmmN[r][c] of it."""
-        from .render import watch_value
+        from .views import watch_value
 
         value = watch_value(state, what)
         if value is None:
