@@ -91,13 +91,27 @@ def repeated(kernel: kernels.Kernel, times: int) -> str:
                       + ["        subs x28, x28, #1", "        b.ne again_whole_kernel", "        ret"]) + "\n"
 
 
-def seconds_per_run(run, kernel: kernels.Kernel, steps: int, budget: int) -> float:
+# The R extra runs of the 2R loop must take at least this share of the R loop's whole time, or the kernel's
+# own time is lost in the fixed costs' noise (a QEMU process start is ~50 ms): no figure is made of that.
+MIN_SIGNAL = 0.1
+
+
+def seconds_per_run(run, kernel: kernels.Kernel, steps: int, budget: int) -> float | None:
     """The time of one run of the kernel by ``run(program) -> seconds``: (a loop of 2R runs - a loop of R
     runs) / R, so fixed costs (start-up, loading A, B and C, a cold translation cache) cancel out; R
-    makes a loop of R runs about ``budget`` instructions."""
+    makes a loop of R runs about ``budget`` instructions.  None when the difference is within the fixed
+    costs' noise (see MIN_SIGNAL): an invalid measurement, which the report says instead of a figure."""
     times = max(1, min(0xFFFF, budget // steps))
     few, many = (ISA.assemble(repeated(kernel, r), source=kernel.name) for r in (times, 2 * times))
-    return max((run(many) - run(few)) / times, 1e-9)
+    few_s, many_s = run(few), run(many)
+    if many_s - few_s < MIN_SIGNAL * few_s:
+        return None
+    return (many_s - few_s) / times
+
+
+def _median(values: list) -> float | None:
+    """The median of valid measurements; None if any round was invalid (a mix would hide the noise)."""
+    return None if not values or None in values else statistics.median(values)
 
 
 class QemuTimer:
@@ -159,11 +173,14 @@ def measure(name: str, svl: int, size: tuple[int, int, int], rounds: int, qemu: 
         if qemu.reason is None:
             theirs.append(seconds_per_run(lambda program: qemu.run(kernel, program), kernel, steps, budgets[1]))
         reference.append(numpy_seconds(product))
+    isasim_s, qemu_s = _median(ours), _median(theirs)
     return {"kernel": name, "svl": svl, "m": M, "n": N, "k": K, "instructions": steps, "macs": kernel.macs,
-            "isasim_s": statistics.median(ours), "numpy_s": statistics.median(reference),
-            "isasim_over_numpy": statistics.median(o / r for o, r in zip(ours, reference)),
-            "qemu_s": statistics.median(theirs) if theirs else None,
-            "isasim_over_qemu": statistics.median(o / t for o, t in zip(ours, theirs)) if theirs else None}
+            "isasim_s": isasim_s, "numpy_s": statistics.median(reference),
+            "isasim_over_numpy": None if isasim_s is None else statistics.median(
+                o / r for o, r in zip(ours, reference)),
+            "qemu_s": qemu_s, "qemu_invalid": bool(theirs) and qemu_s is None,
+            "isasim_over_qemu": None if isasim_s is None or qemu_s is None else statistics.median(
+                o / t for o, t in zip(ours, theirs))}
 
 
 def kernel_rows(quick: bool, rounds: int) -> tuple[list[dict], str | None]:
@@ -181,12 +198,20 @@ def kernel_rows(quick: bool, rounds: int) -> tuple[list[dict], str | None]:
 def report(rows: list[dict], qemu_reason: str | None) -> list[str]:
     lines = [f"{'arm_sme kernel':<20}{'SVL':>5}{'M x N x K':>16}{'instr':>10}{'isasim s':>10}{'qemu ms':>9}"
              f"{'numpy ms':>10}{'isasim/qemu':>13}{'isasim/numpy':>14}"]
+    noisy = False
     for row in rows:
-        qemu_s = f"{row['qemu_s'] * 1e3:.2f}" if row["qemu_s"] is not None else "-"
+        noisy |= row["qemu_invalid"] or row["isasim_s"] is None
+        qemu_s = f"{row['qemu_s'] * 1e3:.2f}" if row["qemu_s"] is not None else "noise" if row["qemu_invalid"] else "-"
         vs_qemu = f"{row['isasim_over_qemu']:.0f}x" if row["isasim_over_qemu"] is not None else "-"
+        isasim_s = f"{row['isasim_s']:.3f}" if row["isasim_s"] is not None else "noise"
+        vs_numpy = f"{row['isasim_over_numpy']:.0f}x" if row["isasim_over_numpy"] is not None else "-"
         lines.append(f"{row['kernel']:<20}{row['svl']:>5}{row['m']:>6} x{row['n']:>4} x{row['k']:>4}"
-                     f"{row['instructions']:>10}{row['isasim_s']:>10.3f}{qemu_s:>9}{row['numpy_s'] * 1e3:>10.3f}"
-                     f"{vs_qemu:>13}{row['isasim_over_numpy']:>13.0f}x")
+                     f"{row['instructions']:>10}{isasim_s:>10}{qemu_s:>9}{row['numpy_s'] * 1e3:>10.3f}"
+                     f"{vs_qemu:>13}{vs_numpy:>14}")
+    if noisy:
+        lines.append(f"noise: the 2R-run loop took less than {MIN_SIGNAL:.0%} longer than the R-run loop, so the "
+                     f"kernel's time is lost in the fixed costs (process start-up, loading): no figure is given "
+                     f"(a size without --quick measures it)")
     if qemu_reason:
         lines.append(f"QEMU not timed: {qemu_reason}")
     target = next((row for row in rows if row.get("target")), None)
