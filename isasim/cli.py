@@ -19,6 +19,7 @@ import json
 import os
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from .core import arguments
@@ -27,6 +28,7 @@ from .core.errors import (EXIT_BAD_INPUT, EXIT_DIFFERENT, EXIT_FAULT, EXIT_OK, I
                           UsageError)
 from .core.isa import DEFAULT_ISA, get_isa, registered_isas
 from .core.machine import DEFAULT_STEP_LIMIT
+from .core.program import Program
 from .core.render import console, layout_width, markup_safe, region_grid
 from .core.replay import check, replay, step_json
 from .core.trace import (Init, Trace, expectations, load_json, parse_expect, parse_init, parse_trace, printable,
@@ -67,11 +69,25 @@ def is_object_file(path: str) -> bool:
         return False
 
 
-def load_program_and_init(args) -> tuple[str, dict, object, Init]:
+@dataclass(frozen=True)
+class Loaded:
+    """What a command's PROGRAM (and --init) load into: the ISA, its configuration, the program, its initial
+    state, the trace PROGRAM is (None for assembly or an object file), and the init file's expectations
+    with their producer (None where it has none; `run` checks them)."""
+
+    isa_name: str
+    config: dict
+    program: Program
+    init: Init
+    trace: Trace | None
+    expect: tuple[dict, str] | None
+
+
+def load_program_and_init(args) -> Loaded:
     """PROGRAM is assembly (with --init for the initial state), a trace file, or an object file (ELF)
     whose function --function names, loaded by the ISA's ``load_object`` hook."""
-    args.trace = None
-    args.expect = None  # what an init file says the run must end with (its "expect"), checked by `run`
+    trace = None
+    expect = None  # what an init file says the run must end with (its "expect"), checked by `run`
     function = getattr(args, "function", None)
     obj = not is_trace_file(args.program) and is_object_file(args.program)
     if function is not None and not obj:
@@ -86,7 +102,7 @@ def load_program_and_init(args) -> tuple[str, dict, object, Init]:
         if function is None:
             raise UsageError(f"{args.program} is an ELF object file: name the function to run with --function NAME")
     if is_trace_file(args.program):
-        trace = args.trace = read_trace(args.program)
+        trace = read_trace(args.program)
         config = dict(trace.config)
         text, source, init = "\n".join(trace.program), f"{args.program}:program", trace.init
         isa_name = trace.isa
@@ -101,8 +117,8 @@ def load_program_and_init(args) -> tuple[str, dict, object, Init]:
                 raise error.located(args.init)
             if isinstance(data, dict) and isinstance(data.get("config"), dict):
                 config.update(data["config"])
-            args.expect = init_expectations(data, args.init)
-    state_source = args.program if args.trace is not None else (args.init or args.program)
+            expect = init_expectations(data, args.init)
+    state_source = args.program if trace is not None else (args.init or args.program)
     isa = get_isa(isa_name)
     given = config_from_options(args, isa)
     config.update(given)
@@ -124,7 +140,7 @@ def load_program_and_init(args) -> tuple[str, dict, object, Init]:
         Machine(isa_name, config).load_init(program, init)
     except IsasimError as error:
         raise error.located(state_source)
-    return isa_name, config, program, init
+    return Loaded(isa_name, config, program, init, trace, expect)
 
 
 def init_expectations(data, source: str) -> tuple[dict, str] | None:
@@ -224,20 +240,21 @@ def parse_show(specs: list[str], isa_name: str) -> dict[str, str]:
 
 
 def cmd_run(args) -> int:
-    isa_name, config, program, init = load_program_and_init(args)
+    loaded = load_program_and_init(args)
+    isa_name, config, program, init = loaded.isa_name, loaded.config, loaded.program, loaded.init
     element_types = parse_show(args.show, isa_name)
-    if args.trace is not None:
+    if loaded.trace is not None:
         # A trace runs exactly as `replay` runs it (its per-step records kept when it has steps) and is
         # checked by the same code, so `run` and `replay` cannot give two verdicts on one trace.
         from dataclasses import replace
 
-        result, diffs = replay(replace(args.trace, config=config), max_steps=args.max_steps)
+        result, diffs = replay(replace(loaded.trace, config=config), max_steps=args.max_steps)
     else:
         from .core.backends import SimulatorBackend
 
         result, diffs = SimulatorBackend().run(isa_name, config, program, init, max_steps=args.max_steps), []
-        if args.expect is not None:  # the init file's expectations, checked by the code that checks a trace's
-            expect, producer = args.expect
+        if loaded.expect is not None:  # the init file's expectations, checked by the code that checks a trace's
+            expect, producer = loaded.expect
             lines = [ins.text for ins in program.instructions]
             diffs = check(Trace(isa_name, lines, config, producer, init, expect, None, args.init), result)
     machine = result.machine
@@ -252,15 +269,15 @@ def cmd_run(args) -> int:
             out.print(region_grid(machine.memory, view, hex_values=args.hex, width=width, all_rows=args.all_rows))
     if result.fault is not None:
         out.print(f"[bold red]fault[/bold red] {markup_safe(result.fault.describe())}")
-        beside = initial_state_beside(args)
+        beside = initial_state_beside(args, loaded)
         if beside is not None:  # an example's registers and memory live in the trace next to it
             out.print(f"{args.program} ran with no --init (no registers set, no memory mapped); its initial "
                       f"state is in {beside}: run that (isasim run {beside}), or give --init", markup=False,
                       soft_wrap=True)
-    checked = (args.program, args.trace.producer) if args.trace is not None and (
-        args.trace.expect or args.trace.steps is not None) else None  # what the result must be
-    if args.expect is not None and args.expect[0]:
-        checked = (args.init, args.expect[1])
+    checked = (args.program, loaded.trace.producer) if loaded.trace is not None and (
+        loaded.trace.expect or loaded.trace.steps is not None) else None  # what the result must be
+    if loaded.expect is not None and loaded.expect[0]:
+        checked = (args.init, loaded.expect[1])
     if checked is not None:
         where, producer = checked
         if diffs:
@@ -272,10 +289,10 @@ def cmd_run(args) -> int:
     return EXIT_FAULT if result.fault is not None else EXIT_OK
 
 
-def initial_state_beside(args) -> str | None:
+def initial_state_beside(args, loaded: Loaded) -> str | None:
     """For an assembly file run without --init, the trace beside it (X.s -> X.trace.json) that holds
     its initial state, if there is one."""
-    if args.trace is not None or args.init or getattr(args, "function", None) is not None:
+    if loaded.trace is not None or args.init or getattr(args, "function", None) is not None:
         return None
     path = Path(args.program)
     beside = path.with_name(path.stem + ".trace.json")
@@ -307,7 +324,8 @@ def cmd_record(args) -> int:
 
     # say so before a run that may take long
     check_outputs({"-o": args.output}, force=args.force, inputs=(args.program, args.init))
-    isa_name, config, program, init = load_program_and_init(args)
+    loaded = load_program_and_init(args)
+    isa_name, config, program, init = loaded.isa_name, loaded.config, loaded.program, loaded.init
     backend = get_backend(args.backend, isa_name, program)
     final = backend.run(isa_name, config, program, init, max_steps=args.max_steps, keep_records=args.steps)
     # A trace says where a run ended; a run that did not end, or faulted at no instruction of the
@@ -348,22 +366,22 @@ def cmd_record(args) -> int:
 def cmd_diff(args) -> int:
     from .core.diff import diff
 
-    isa_name, config, program, init = load_program_and_init(args)
-    args.against = args.against or default_oracle(get_isa(isa_name))
-    report = diff(isa_name, config, program, init, a=args.backend, b=args.against,
+    loaded = load_program_and_init(args)
+    against = args.against or default_oracle(get_isa(loaded.isa_name))
+    report = diff(loaded.isa_name, loaded.config, loaded.program, loaded.init, a=args.backend, b=against,
                   mode="lockstep" if args.lockstep else "final", max_steps=args.max_steps)
     out = console(color=not args.no_color)
     if report.identical:
         end = f", both end with {report.a_fault.kind} at instruction {report.a_fault.index}" if report.a_fault else ""
-        out.print(f"[bold green]identical[/bold green]: {args.backend} and {args.against} agree "
+        out.print(f"[bold green]identical[/bold green]: {args.backend} and {against} agree "
                   f"({report.mode}, {report.steps} instructions{end})")
         return EXIT_OK
     d = report.divergence
-    out.print(f"[bold red]DIVERGENCE[/bold red] {markup_safe(d.describe(args.backend, args.against))}")
+    out.print(f"[bold red]DIVERGENCE[/bold red] {markup_safe(d.describe(args.backend, against))}")
     if report.mode == "lockstep" and d.index is not None:  # in a loop, which run of the instruction it was
         out.print(f"  at step {d.index} (0-based) of the run", markup=False)
     if d.array is not None and isinstance(d.a, (bytes, bytearray)) and isinstance(d.b, (bytes, bytearray)):
-        out.print(side_by_side_row(d.a, d.b, args.backend, args.against))
+        out.print(side_by_side_row(d.a, d.b, args.backend, against))
     return EXIT_DIFFERENT
 
 
@@ -388,13 +406,13 @@ def cmd_fuzz(args) -> int:
     # a cluster is opened here (a malformed address: one line, before anything runs); local processes are
     # the campaign's own, as many as it has shards
     pool = pool_from_options(args) if args.cluster is not None else None
-    args.against = args.against or default_oracle(isa)
+    against = args.against or default_oracle(isa)
     try:
         if args.only is not None and args.only not in subsets:
             raise UsageError(f"argument --only: invalid choice for {args.isa}: '{args.only}' (choose from "
                              f"{', '.join(subsets)}) (see 'isasim fuzz --help')")
         with _campaign_progress(cases, color=not args.no_color) as progress:
-            summary = isa.run_fuzz(cases, args.seed, against=args.against, isa_subset=args.only,
+            summary = isa.run_fuzz(cases, args.seed, against=against, isa_subset=args.only,
                                    config=config_from_options(args, isa),
                                    lockstep=args.lockstep, out_dir=args.out or ".", shrink_seconds=args.shrink_seconds,
                                    draw=args.draw, workers=args.workers, pool=pool, progress=progress,
@@ -509,7 +527,8 @@ def side_by_side_row(a: bytes, b: bytes, name_a: str, name_b: str):
 def cmd_step(args) -> int:
     from .core.stepper import Stepper, run_scripted_session, session_console
 
-    isa_name, config, program, init = load_program_and_init(args)
+    loaded = load_program_and_init(args)
+    isa_name, config, program, init = loaded.isa_name, loaded.config, loaded.program, loaded.init
     if args.svg:
         from .core.output import check_outputs
 
@@ -581,7 +600,7 @@ def cmd_asm(args) -> int:
     if is_object_file(args.program) or args.function is not None:
         # a compiled function's listing: loaded as run loads it (no init: its addresses are the loader's)
         args.init = None
-        _isa_name, _config, program, _init = load_program_and_init(args)
+        program = load_program_and_init(args).program
     else:
         program = get_isa(args.isa).assemble(read_text(args.program), source=args.program)
     if args.hex:
