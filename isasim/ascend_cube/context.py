@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from isasim.core.faults import Fault, MemoryFault
+from isasim.core.faults import MemoryFault
 
+from . import faults
 from .chips import ALIGNMENT
 from .state import CTRL_FLOAT_NON_SATURATING, AscendState
 
@@ -25,14 +26,14 @@ class AscendContext:
     def check_aligned(self, buffer: str, offset: int, what: str) -> None:
         alignment = ALIGNMENT[buffer]
         if offset % alignment:
-            raise Fault("ALIGNMENT", f"{what} {buffer}[{offset}] is not {alignment}-byte aligned "
-                                     f"({buffer} addresses are multiples of {alignment} B)")
+            raise faults.alignment(f"{what} {buffer}[{offset}] is not {alignment}-byte aligned "
+                                   f"({buffer} addresses are multiples of {alignment} B)")
 
     def check_inside(self, buffer: str, offset: int, size: int, what: str) -> None:
         capacity = self.chip.buffers[buffer]
         if offset + size > capacity:
-            raise Fault("BUFFER_OVERFLOW", f"{what} {buffer}[{offset}] .. {buffer}[{offset + size - 1}] runs past "
-                                           f"the end of {buffer} ({capacity} B on {self.chip.name})")
+            raise faults.buffer_overflow(f"{what} {buffer}[{offset}] .. {buffer}[{offset + size - 1}] runs past "
+                                         f"the end of {buffer} ({capacity} B on {self.chip.name})")
 
     def read(self, buffer: str, offset: int, size: int, what: str) -> np.ndarray:
         self.check_inside(buffer, offset, size, what)
@@ -48,7 +49,7 @@ class AscendContext:
         try:
             return np.frombuffer(self.memory.read(address, size), dtype=np.uint8).copy()
         except MemoryFault as fault:
-            raise GM_FAULT(fault) from None
+            raise faults.gm_fault(fault) from None
 
     def gm_check(self, address: int, size: int, access: str = "read") -> None:
         """The GM_FAULT a read or write of these bytes would raise, touching nothing (an instruction checks
@@ -56,13 +57,13 @@ class AscendContext:
         try:
             self.memory.check(address, size, access)
         except MemoryFault as fault:
-            raise GM_FAULT(fault) from None
+            raise faults.gm_fault(fault) from None
 
     def gm_write(self, address: int, data: np.ndarray) -> None:
         try:
             self.memory.write(address, np.ascontiguousarray(data).view(np.uint8).tobytes())
         except MemoryFault as fault:
-            raise GM_FAULT(fault) from None
+            raise faults.gm_fault(fault) from None
 
     # ---- control ----------------------------------------------------------------------------------
     def reg(self, name: str) -> int:
@@ -76,7 +77,3 @@ class AscendContext:
         """CTRL[48] = 0: float results saturate (inf -> +-max, NaN -> 0); 1: inf and NaN pass through."""
         return not self.state.regs["ctrl"] & CTRL_FLOAT_NON_SATURATING
 
-
-def GM_FAULT(fault: MemoryFault) -> Fault:
-    """An access to GM no init region maps (or a write to a read-only one)."""
-    return Fault("GM_FAULT", fault.rule, address=fault.address, access=fault.access)

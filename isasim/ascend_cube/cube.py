@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from isasim.core.errors import IsasimError
-from isasim.core.faults import Fault
 
+from . import faults
 from .access import Access, contiguous
 from .chips import ELEMENT_BYTES
 
@@ -25,8 +25,8 @@ def accumulator_type(chip, a_type: str, b_type: str) -> str:
     for a, b, c in chip.mmad_types:
         if (a, b) == (a_type, b_type):
             return c
-    raise Fault("UNSUPPORTED", f"Mmad {a_type} x {b_type}: {chip.name} multiplies "
-                               + ", ".join(f"{a} x {b} -> {c}" for a, b, c in chip.mmad_types))
+    raise faults.unsupported(f"Mmad {a_type} x {b_type}: {chip.name} multiplies "
+                             + ", ".join(f"{a} x {b} -> {c}" for a, b, c in chip.mmad_types))
 
 
 def _storage(size: int):
@@ -118,7 +118,7 @@ def mmad_access(ctx, form, p) -> Access:
     m, n, k = p["m"], p["n"], p["k"]
     for name in ("m", "n", "k"):
         if p[name] > MAX_DIMENSION:
-            raise Fault("PARAM_RANGE", f"Mmad {name}={p[name]}: m, n and k are at most {MAX_DIMENSION}")
+            raise faults.param_range(f"Mmad {name}={p[name]}: m, n and k are at most {MAX_DIMENSION}")
     c_type = accumulator_type(ctx.chip, p["aType"], p["bType"])  # (the pair was checked when bound)
     ctx.check_aligned("L0C", p["c"], "c")
     ctx.check_aligned("L0A", p["a"], "a")

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from isasim.core.faults import Fault
-
+from . import faults
 from .access import Access, Span, contiguous
 from .chips import ELEMENT_BYTES
 
@@ -79,10 +78,10 @@ def _nd2nz_checked(ctx, p) -> tuple[int, int]:
     c0 = BLOCK // size
     ctx.check_aligned("L1", p["dst"], "dst")
     if p["dValue"] > p["srcDValue"]:
-        raise Fault("PARAM_RANGE", f"dValue {p['dValue']} exceeds the source row pitch srcDValue {p['srcDValue']}")
+        raise faults.param_range(f"dValue {p['dValue']} exceeds the source row pitch srcDValue {p['srcDValue']}")
     if p["ndNum"] * p["nValue"] * p["dValue"] * size > ctx.chip.buffers["L1"]:
-        raise Fault("PARAM_RANGE", f"Nd2Nz of {p['ndNum']} x {p['nValue']} x {p['dValue']} elements moves more "
-                                   f"than L1 holds, so its destination rows overlap (isasim refuses that)")
+        raise faults.param_range(f"Nd2Nz of {p['ndNum']} x {p['nValue']} x {p['dValue']} elements moves more "
+                                 f"than L1 holds, so its destination rows overlap (isasim refuses that)")
     last = (p["dst"] + (p["ndNum"] - 1) * p["dstNzMatrixStride"] * size
             + (((p["dValue"] - 1) // c0) * p["dstNzC0Stride"] + (p["nValue"] - 1) * p["dstNzNStride"]) * BLOCK
             + (min(c0, p["dValue"]) - 1) * size)
@@ -134,15 +133,15 @@ def check_bias_types(chip, p) -> None:
     """(srcType, dstType) is one of the chip's L1 -> bias table pairs."""
     pair = (p["srcType"], p["dstType"])
     if pair not in chip.bias_types:
-        raise Fault("UNSUPPORTED", f"DataCopy L1 -> BT from {pair[0]} to {pair[1]}: {chip.name} takes "
-                                   + ", ".join(f"{a} -> {b}" for a, b in chip.bias_types))
+        raise faults.unsupported(f"DataCopy L1 -> BT from {pair[0]} to {pair[1]}: {chip.name} takes "
+                                 + ", ".join(f"{a} -> {b}" for a, b in chip.bias_types))
 
 
 def check_transpose(chip, p) -> None:
     """A transposing LoadData is of a type the chip transposes."""
     if p["ifTranspose"] and p["dtype"] not in chip.transpose_types:
-        raise Fault("UNSUPPORTED", f"LoadData transpose of {p['dtype']}: {chip.name} transposes "
-                                   f"{' and '.join(chip.transpose_types)} only")
+        raise faults.unsupported(f"LoadData transpose of {p['dtype']}: {chip.name} transposes "
+                                 f"{' and '.join(chip.transpose_types)} only")
 
 
 def l1_to_bt_access(ctx, form, p) -> Access:
@@ -215,11 +214,11 @@ LOAD2D_V2_TYPES = ("int8", "uint8", "hifloat8", "float8_e5m2", "float8_e4m3fn", 
 def check_load2d_v2(chip, p) -> None:
     """The chip has LoadData2DParamsV2, and for the element type."""
     if chip.name not in LOAD2D_V2_CHIPS:
-        raise Fault("UNSUPPORTED", f"LoadData with LoadData2DParamsV2 (mStartPosition): {chip.name} has no "
-                                   f"such load (only {', '.join(LOAD2D_V2_CHIPS)}; it uses LoadData2DParams)")
+        raise faults.unsupported(f"LoadData with LoadData2DParamsV2 (mStartPosition): {chip.name} has no "
+                                 f"such load (only {', '.join(LOAD2D_V2_CHIPS)}; it uses LoadData2DParams)")
     if p["dtype"] not in LOAD2D_V2_TYPES:
-        raise Fault("UNSUPPORTED", f"LoadData with LoadData2DParamsV2 of {p['dtype']}: it takes "
-                                   f"{', '.join(LOAD2D_V2_TYPES)}")
+        raise faults.unsupported(f"LoadData with LoadData2DParamsV2 of {p['dtype']}: it takes "
+                                 f"{', '.join(LOAD2D_V2_TYPES)}")
 
 
 @dataclass(frozen=True)
@@ -244,19 +243,19 @@ def _load_2d_v2_checked(ctx, form, p) -> _LoadV2 | None:
         # the transposed block is square (b8: 32x32 = two fractals along M, b32: 16x16 = two along K), so the
         # region must tile into whole blocks: the documented mStep / kStep rules
         if (m_step * 16) % c0:
-            raise Fault("PARAM_RANGE", f"LoadData transpose of {p['dtype']}: mStep {m_step} must be a multiple of "
-                                       f"{c0 // 16}")
+            raise faults.param_range(f"LoadData transpose of {p['dtype']}: mStep {m_step} must be a multiple of "
+                                     f"{c0 // 16}")
         if (k_step * c0) % 16:
-            raise Fault("PARAM_RANGE", f"LoadData transpose of {p['dtype']}: kStep {k_step} must be a multiple of "
-                                       f"{16 // c0}")
+            raise faults.param_range(f"LoadData transpose of {p['dtype']}: kStep {k_step} must be a multiple of "
+                                     f"{16 // c0}")
     if m_step == 0 or k_step == 0:
         return None  # documented: a NOP
     rows, cols = (k_step * c0 // 16, m_step * 16 // c0) if p["ifTranspose"] else (m_step, k_step)
     if cols > 1 and p["dstStride"] < rows:
         # one load's fractals would land on each other, in an order the docs do not give (the QBMM kernel
         # splits such loads into several): isasim refuses rather than pick one
-        raise Fault("PARAM_RANGE", f"LoadData dstStride {p['dstStride']} is less than the {rows} destination "
-                                   f"fractals of a column, so the load's destination fractals overlap")
+        raise faults.param_range(f"LoadData dstStride {p['dstStride']} is less than the {rows} destination "
+                                 f"fractals of a column, so the load's destination fractals overlap")
     first = p["kStartPosition"] * p["srcStride"] + p["mStartPosition"]
     last = (p["kStartPosition"] + k_step - 1) * p["srcStride"] + p["mStartPosition"] + m_step - 1
     ctx.check_inside("L1", p["src"] + last * FRACTAL, FRACTAL, "src")

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from isasim.core.faults import Fault
-
+from . import faults
 from .access import Access, Span, contiguous
 from .atomic_math import atomic_add
 from .chips import ELEMENT_BYTES
@@ -28,22 +27,22 @@ def is_vector_mode(mode: str) -> bool:
 
 def check_mode(chip, mode: str, src_type: str, dst_type: str) -> None:
     if mode not in chip.quant_modes:
-        raise Fault("UNSUPPORTED", f"quantPre={mode}: {chip.name} has no such Fixpipe mode")
+        raise faults.unsupported(f"quantPre={mode}: {chip.name} has no such Fixpipe mode")
     e5m2 = mode.endswith("QF322FP8_PRE") and dst_type == "float8_e5m2"  # option fp8_e5m2_output decides
     if (src_type, dst_type) not in chip.fixpipe_types and not e5m2:
-        raise Fault("UNSUPPORTED", f"Fixpipe {src_type} -> {dst_type}: {chip.name} has no such output "
-                                   f"(its pairs: {', '.join(f'{a}->{b}' for a, b in chip.fixpipe_types)})")
+        raise faults.unsupported(f"Fixpipe {src_type} -> {dst_type}: {chip.name} has no such output "
+                                 f"(its pairs: {', '.join(f'{a}->{b}' for a, b in chip.fixpipe_types)})")
     from .fixpipe_math import QUANT_MODES
 
     spec = QUANT_MODES[mode]
     outputs = spec.outputs
     if mode == "NoQuant":
         if dst_type != src_type:
-            raise Fault("UNSUPPORTED", f"quantPre=NoQuant moves {src_type} unchanged, not to {dst_type}")
+            raise faults.unsupported(f"quantPre=NoQuant moves {src_type} unchanged, not to {dst_type}")
         return
     if src_type not in spec.l0c_dtypes or (dst_type not in outputs and not e5m2):
-        raise Fault("UNSUPPORTED", f"quantPre={mode} converts {' or '.join(spec.l0c_dtypes)} to "
-                                   f"{' or '.join(outputs)}, not {src_type} to {dst_type}")
+        raise faults.unsupported(f"quantPre={mode} converts {' or '.join(spec.l0c_dtypes)} to "
+                                 f"{' or '.join(outputs)}, not {src_type} to {dst_type}")
 
 
 def check_params(chip, p) -> None:
@@ -79,14 +78,14 @@ def fixpipe_access(ctx, form, p) -> Access:
     m, n, mode = p["mSize"], p["nSize"], p["quantPre"]
     ctx.check_aligned("L0C", p["src"], "src")
     if p["srcStride"] < -(-m // L0C_FRACTAL_SIDE) * L0C_FRACTAL_SIDE:
-        raise Fault("PARAM_RANGE", f"srcStride {p['srcStride']} is less than mSize {m} rounded up to 16")
+        raise faults.param_range(f"srcStride {p['srcStride']} is less than mSize {m} rounded up to 16")
     if p["nz2nd"] and p["dstStride"] < n:
-        raise Fault("PARAM_RANGE", f"dstStride {p['dstStride']} is less than nSize {n}: ND rows would overlap")
+        raise faults.param_range(f"dstStride {p['dstStride']} is less than nSize {n}: ND rows would overlap")
     reads = []
     if is_vector_mode(mode):
         if n > ctx.chip.quant_params_per_pass:
-            raise Fault("QUANT_PARAM", f"{mode} with nSize={n}: one pass takes {ctx.chip.quant_params_per_pass} "
-                                       f"per-channel words on {ctx.chip.name} (split N)")
+            raise faults.quant_param(f"{mode} with nSize={n}: one pass takes {ctx.chip.quant_params_per_pass} "
+                                     f"per-channel words on {ctx.chip.name} (split N)")
         words = contiguous("FB", ctx.reg("fpc"), QUANT_WORD_BYTES * n, "uint64")
         ctx.check_inside("FB", words.start, words.row_bytes, "the per-channel quant words at fpc")
         reads.append(words)
@@ -120,12 +119,12 @@ def fixpipe(ctx, form, p):
                                               ctx.options, output=p["dstType"] if p["dstType"] == "float8_e5m2"
                                               else None)
     except fixpipe_math.UnsupportedModeError as error:
-        raise Fault("UNSUPPORTED", str(error)) from None
+        raise faults.unsupported(str(error)) from None
     except FixpipeParamError as error:
-        raise Fault("QUANT_PARAM", f"quantPre={mode}: {error}") from None
+        raise faults.quant_param(f"quantPre={mode}: {error}") from None
     if out_type != p["dstType"]:
-        raise Fault("QUANT_PARAM", f"quantPre={mode} with this quant word writes {out_type} (bit 46, the sign "
-                                   f"bit, selects int8 or uint8), but dstType={p['dstType']}")
+        raise faults.quant_param(f"quantPre={mode} with this quant word writes {out_type} (bit 46, the sign "
+                                 f"bit, selects int8 or uint8), but dstType={p['dstType']}")
     size = ELEMENT_BYTES[out_type]
     out = np.ascontiguousarray(out).view(np.uint8).reshape(m, n * size)
     if form.buffers["dst"] == "GM":
@@ -167,7 +166,7 @@ def _write_gm(ctx, p, out: np.ndarray, out_type: str, size: int) -> None:
     atomic = ATOMIC_MODES[ctx.reg("atomic")]
     pieces = _placements(p, out, "GM", size)
     if atomic != "none" and atomic != out_type:
-        raise Fault("UNSUPPORTED", f"SetAtomicAdd({atomic}) adds {atomic}, but this Fixpipe writes {out_type}")
+        raise faults.unsupported(f"SetAtomicAdd({atomic}) adds {atomic}, but this Fixpipe writes {out_type}")
     for address, chunk in pieces:  # every row's GM mapped before the first is written
         ctx.gm_check(address, chunk.size, "write")
     if atomic == "none":
@@ -196,7 +195,7 @@ def set_fixpipe_config(ctx, form, p):
 def set_atomic_add(ctx, form, p):
     """atomic = dtype          (the fixpipe's GM writes add to GM in dtype)"""
     if p["dtype"] not in ATOMIC_MODES[1:]:
-        raise Fault("UNSUPPORTED", f"SetAtomicAdd<{p['dtype']}>: atomic add takes {', '.join(ATOMIC_MODES[1:])}")
+        raise faults.unsupported(f"SetAtomicAdd<{p['dtype']}>: atomic add takes {', '.join(ATOMIC_MODES[1:])}")
     ctx.set_reg("atomic", ATOMIC_MODES.index(p["dtype"]))
 
 

@@ -33,6 +33,7 @@ from isasim.core.isa import raising
 from isasim.core.program import FormTable
 
 from . import cube, datamove, fixpipe
+from .faults import ALIGNMENT, BUFFER_OVERFLOW, GM_FAULT, PARAM_RANGE, QUANT_PARAM, UNSUPPORTED
 from .chips import CHIPS
 
 DTYPES = ("int8", "uint8", "int16", "int32", "float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2",
@@ -150,12 +151,12 @@ def _default_text(p: Param) -> str:
 
 # ---- the declarations ----------------------------------------------------------------------------
 
-_GM_FAULT = ("GM_FAULT", "a GM byte read or written is not in mapped memory")
-_OVERFLOW = ("BUFFER_OVERFLOW", "a byte the instruction reads or writes lies past the end of a buffer")
-_ALIGN = ("ALIGNMENT", "a buffer address is not a multiple of its alignment (L0A/L0B 512 B, L0C 1024 B, BT 64 B, "
+_GM_FAULT = (GM_FAULT, "a GM byte read or written is not in mapped memory")
+_OVERFLOW = (BUFFER_OVERFLOW, "a byte the instruction reads or writes lies past the end of a buffer")
+_ALIGN = (ALIGNMENT, "a buffer address is not a multiple of its alignment (L0A/L0B 512 B, L0C 1024 B, BT 64 B, "
           "L1 32 B, FB 64 B)")
-_RANGE = ("PARAM_RANGE", "a parameter is outside the range the hardware takes")
-_UNSUPPORTED = ("UNSUPPORTED", "the chip has no such type pair or mode")
+_RANGE = (PARAM_RANGE, "a parameter is outside the range the hardware takes")
+_UNSUPPORTED = (UNSUPPORTED, "the chip has no such type pair or mode")
 
 
 def _burst(unit: str) -> tuple[Param, ...]:
@@ -184,9 +185,9 @@ _LOAD2D_V2 = (Param("dtype", "dtype", "the element type (the template argument)"
               Param("dstStride", "int", "destination fractals (512 B) from one K column to the next", 0),
               Param("ifTranspose", "bool", "transpose the loaded matrix (b8: mStep even; b32: kStep even)", False))
 _LOAD2D_V2_FAULTS = (_OVERFLOW, _ALIGN,
-                     ("PARAM_RANGE", "a field outside its width; with ifTranspose an odd mStep (8-bit) or kStep "
-                                     "(4-byte); destination fractals of one load that overlap"),
-                     ("UNSUPPORTED", "a chip without LoadData2DParamsV2 (910B), a type it does not load (int16)"))
+                     (PARAM_RANGE, "a field outside its width; with ifTranspose an odd mStep (8-bit) or kStep "
+                                   "(4-byte); destination fractals of one load that overlap"),
+                     (UNSUPPORTED, "a chip without LoadData2DParamsV2 (910B), a type it does not load (int16)"))
 
 _FIXPIPE = (Param("srcType", "dtype", "L0C element type", choices=("int32", "float32")),
             Param("dstType", "dtype", "output element type", choices=DTYPES),
@@ -200,8 +201,8 @@ _FIXPIPE = (Param("srcType", "dtype", "L0C element type", choices=("int32", "flo
             Param("nz2nd", "bool", "write the ND matrix (false: keep Nz fractals)", True))
 
 _FIXPIPE_FAULTS = (_OVERFLOW, _ALIGN, _RANGE, _UNSUPPORTED,
-                   ("QUANT_PARAM", "more per-channel words than one pass takes, or an M1 the chip forbids "
-                                   "(denormal, inf, NaN)"))
+                   (QUANT_PARAM, "more per-channel words than one pass takes, or an M1 the chip forbids "
+                                 "(denormal, inf, NaN)"))
 
 FORMS = FormTable()
 for _form in (
@@ -267,7 +268,7 @@ for _form in (
                 Param("disableGemv", "bool", "950: keep the fractal A layout when m is 1 (else GEMV reads A as ND)",
                       False)),
                "C = A.B (+ C, or + the bias row): int8 -> int32, float types -> float32", cube.mmad,
-               (_OVERFLOW, _ALIGN, ("PARAM_RANGE", "m, n or k above 4095"), _UNSUPPORTED), group="cube",
+               (_OVERFLOW, _ALIGN, (PARAM_RANGE, "m, n or k above 4095"), _UNSUPPORTED), group="cube",
                check_chip=cube.check_types, access=cube.mmad_access),
     AscendForm("Fixpipe", "L0C_to_GM", (Param("dst", "GM", "destination"), Param("src", "L0C", "source"), *_FIXPIPE),
                "move C from L0C to GM through the fixpipe: quantize, ReLU, Nz -> ND, atomic add",
