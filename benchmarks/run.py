@@ -46,7 +46,7 @@ import numpy as np  # noqa: E402
 from isasim.core.isa import get_isa  # noqa: E402
 from isasim.core.machine import Machine  # noqa: E402
 from isasim.x86_amx import kernels  # noqa: E402
-from isasim.x86_amx.silicon import host_cpu, platform_problem  # noqa: E402
+from isasim.x86_amx.oracle import host_cpu, platform_problem  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sme_kernels  # noqa: E402  (the arm_sme kernels' table, also runnable on its own)
@@ -152,7 +152,7 @@ def repeated(kernel: kernels.Kernel, repeats: int) -> str:
 def silicon_seconds_per_call(kernel: kernels.Kernel, rounds: int) -> float:
     """Median over rounds of (time of 2R calls - time of R calls) / R: the fixed cost of starting and
     stopping the child cancels out; R is chosen so a round takes some milliseconds."""
-    from isasim.x86_amx.silicon import time_on_silicon
+    from isasim.x86_amx.oracle import time_on_silicon
 
     isa = get_isa("x86_amx")
     calls = max(200, 2_000_000 // max(kernel.macs // 1000, 1))

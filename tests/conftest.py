@@ -37,7 +37,7 @@ def binutils_problem(*extra: str) -> str | None:
 
 @functools.cache
 def silicon_problem() -> str | None:
-    from isasim.x86_amx.silicon import platform_problem  # imported late: only runs that ask pay for it
+    from isasim.x86_amx.oracle import platform_problem  # imported late: only runs that ask pay for it
 
     problem = platform_problem()
     return f"no silicon backend here: {problem}" if problem else None
@@ -45,7 +45,7 @@ def silicon_problem() -> str | None:
 
 @functools.cache
 def amx_problem() -> str | None:
-    from isasim.x86_amx.silicon import host_cpu, platform_problem
+    from isasim.x86_amx.oracle import host_cpu, platform_problem
 
     problem = platform_problem() or host_cpu().why_no_amx()
     return f"AMX programs cannot run on this host: {problem}" if problem else None

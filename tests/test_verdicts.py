@@ -21,7 +21,7 @@ from isasim.cli import main
 from isasim.core.backends import Outcome
 from isasim.core.faults import Fault
 from isasim.x86_amx import ISA
-from isasim.x86_amx.silicon import RF, SiliconBackend, SiliconMemory
+from isasim.x86_amx.oracle import RF, SiliconBackend, SiliconMemory
 from isasim.x86_amx.state import STATUS_FLAGS
 
 needs_silicon = pytest.mark.needs_silicon  # tests/conftest.py

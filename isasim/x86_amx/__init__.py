@@ -298,7 +298,7 @@ ISA = X86Amx()
 
 def _register_backends() -> None:
     from ..core.backends import register_backend
-    from .silicon import SiliconBackend
+    from .oracle import SiliconBackend
 
     register_backend(SiliconBackend())
 

@@ -6,7 +6,7 @@ read like the manual: ``cpu.read_memory(address, n)``, ``raise UD("...")`` (the 
 Three things could be called "cpu"; each has its own name.  The semantics' ``cpu``
 is this context (the simulated processor); ``cpu.model`` is the CpuModel it
 simulates (features and limits), whose name is what a trace's config calls
-``"cpu"``; the machine isasim itself runs on is the host (``silicon.host_cpu()``).
+``"cpu"``; the machine isasim itself runs on is the host (``oracle.host_cpu()``).
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ def chosen_config(against: str) -> tuple[dict, str | None]:
     silicon.host_model), the default model otherwise (no note)."""
     if against != "silicon":
         return {}, None
-    from .silicon import host_model, platform_problem
+    from .oracle import host_model, platform_problem
 
     if platform_problem():
         return {}, None
@@ -132,7 +132,7 @@ def config_notes(against: str, config: dict, isa_subset: str | None) -> list[str
     configuration's doing, not the simulator's."""
     if against != "silicon" or isa_subset not in (None, "amx"):
         return []
-    from .silicon import host_amx, host_cpu, platform_problem
+    from .oracle import host_amx, host_cpu, platform_problem
 
     if platform_problem() or not host_cpu().amx_features:
         return []  # no AMX program runs on this silicon: the campaign says so itself

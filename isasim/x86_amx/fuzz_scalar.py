@@ -460,7 +460,7 @@ def _render_compiled(b: _ScalarBuilder, spec: dict) -> _Block:
 def vector_shape() -> tuple[int, int]:
     """(registers, bits) of the vector registers the fuzzer may use: what this host's CPU has (a case must
     run on the silicon it is compared with), or (0, 0) on a host without AVX, where no case uses them."""
-    from .silicon import host_cpu, platform_problem
+    from .oracle import host_cpu, platform_problem
 
     if platform_problem() is not None or "avx" not in host_cpu().flags:
         return 0, 0

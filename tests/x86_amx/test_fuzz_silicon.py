@@ -24,7 +24,7 @@ from isasim.core.machine import Machine
 from isasim.core.trace import Init, read_trace
 from isasim.x86_amx import fuzz, fuzz_amx, fuzz_scalar, scalar, vector
 from isasim.x86_amx.operands import Reg
-from isasim.x86_amx.silicon import SiliconBackend, host_amx, host_cpu, platform_problem
+from isasim.x86_amx.oracle import SiliconBackend, host_amx, host_cpu, platform_problem
 from test_amx_faults import AFTER_RELEASE, FULL, SHAPE_MISMATCHES, cfg_with
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from isasim.core.errors import ConfigError
 from isasim.core.replay import check, replay
 from isasim.core.trace import parse_trace, trace_json
 from isasim.x86_amx import ISA, kernels
-from isasim.x86_amx.silicon import host_cpu, platform_problem
+from isasim.x86_amx.oracle import host_cpu, platform_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "x86_amx"

@@ -19,7 +19,7 @@ from isasim.core.diff import diff
 from isasim.core.errors import ConfigError, IsasimError
 from isasim.core.trace import Init
 from isasim.x86_amx import ISA
-from isasim.x86_amx.silicon import PTRACE_CONT, ChildProcess, SiliconBackend, host_cpu
+from isasim.x86_amx.oracle import PTRACE_CONT, ChildProcess, SiliconBackend, host_cpu
 
 pytestmark = pytest.mark.needs_silicon  # tests/conftest.py
 
@@ -136,7 +136,7 @@ def test_cli_diff_record_and_replay_on_silicon(tmp_path):
 
 
 def test_time_on_silicon_runs_natively_and_refuses_faulting_programs():
-    from isasim.x86_amx.silicon import time_on_silicon
+    from isasim.x86_amx.oracle import time_on_silicon
 
     program = ISA.assemble("mov rcx, 100000\ntop: add rax, 3\ndec rcx\njnz top\nret")
     assert time_on_silicon(program, INIT) > 0

@@ -17,10 +17,11 @@ import pytest
 from isasim.core.diff import diff
 from isasim.core.machine import Machine
 from isasim.core.trace import Init
-from isasim.x86_amx import fuzz, fuzz_amx, silicon
+from isasim.x86_amx import fuzz, fuzz_amx
+from isasim.x86_amx.oracle import backend as silicon
 from isasim.x86_amx.config import CPU_MODELS, model_with_features
 from isasim.x86_amx.kernels import tile_config
-from isasim.x86_amx.silicon import host_amx, host_cpu, platform_problem
+from isasim.x86_amx.oracle import host_amx, host_cpu, platform_problem
 
 SEED = int(os.environ.get("ISASIM_FUZZ_SEED", "20250101"))
 NO_AMX = platform_problem() or host_cpu().why_no_amx()

@@ -1,6 +1,6 @@
 """The silicon backend's child process: map the job's memory and code, then stop under ptrace.
 
-Standard library only, and started by path (``python -S silicon_child.py``), so it is
+Standard library only, and started by path (``python -S child.py``), so it is
 ready in milliseconds.  It reads one JSON line: {"amx": bool, "mappings": [[start, end,
 prot, [[address, hex], ...]], ...]}; asks for AMX tile permission if told to; maps every
 page range at its exact address (never over an existing mapping); copies the bytes in;
