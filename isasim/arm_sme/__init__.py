@@ -16,11 +16,10 @@ from ..core.faults import Fault
 from ..core.isa import ArraySpec, ConfigOption, Isa, WatchTarget
 from ..core.journal import Journal, record_memory_changes
 from ..core.program import Instruction, Program
-from . import assembler, decoder, state as state_module, views
+from . import assembler, decoder, views
+from .config import CODE_BASE, DEFAULT_FEATURES, DEFAULT_SVL, FEATURES, SVLS, configure
 from .context import UNDEFINED, SmeContext
-from .state import P_NAMES, Z_NAMES, ArmSmeState
-
-CODE_BASE = 0x10000
+from .state import P_NAMES, Z_NAMES, ZT0_BYTES, ArmSmeState
 
 
 class ArmSme(Isa):
@@ -28,18 +27,18 @@ class ArmSme(Isa):
     title = "Arm SME2 (A64)"
     code_base = CODE_BASE
     config_options = (ConfigOption("--svl", "svl", f"streaming vector length in bits "
-                                   f"({', '.join(map(str, state_module.SVLS))}; default {state_module.DEFAULT_SVL})",
+                                   f"({', '.join(map(str, SVLS))}; default {DEFAULT_SVL})",
                                    "BITS"),
                       ConfigOption("--features", "features",
-                                   f"comma-separated architecture features ({', '.join(state_module.FEATURES)}; "
-                                   f"default {','.join(state_module.DEFAULT_FEATURES)}): an instruction whose "
+                                   f"comma-separated architecture features ({', '.join(FEATURES)}; "
+                                   f"default {','.join(DEFAULT_FEATURES)}): an instruction whose "
                                    f"feature is missing is UNDEFINED", "LIST"))
     default_oracle = "qemu"  # what `isasim diff` compares with unless --against says otherwise
     legacy_array_keys = ()
     stepper_locations = views.STEPPER_LOCATIONS
 
     def configure(self, config: dict | None) -> dict:
-        return state_module.configure(config)
+        return configure(config)
 
     def config_title(self, config: dict) -> str:
         return f"SVL {config['svl']}"
@@ -71,7 +70,7 @@ class ArmSme(Isa):
         svlb = config["svl"] // 8
         vectors = views.VECTOR_VIEWS
         return ([ArraySpec("za", svlb * svlb, views.ZA_VIEWS, row_bytes=svlb),
-                 ArraySpec("zt0", state_module.ZT0_BYTES, vectors, row_bytes=state_module.ZT0_BYTES)]
+                 ArraySpec("zt0", ZT0_BYTES, vectors, row_bytes=ZT0_BYTES)]
                 + [ArraySpec(name, svlb, vectors, row_bytes=svlb) for name in Z_NAMES]
                 + [ArraySpec(name, svlb // 8, views.PREDICATE_VIEWS, row_bytes=svlb // 8) for name in P_NAMES]
                 + [ArraySpec("ffr", svlb // 8, views.PREDICATE_VIEWS, row_bytes=svlb // 8)])

@@ -189,7 +189,7 @@ class SmeCase:
     svl: int
 
     def lines(self) -> list[str]:
-        from . import CODE_BASE
+        from .config import CODE_BASE
 
         n = len(self.slots)
         lines = [slot_text(slot, i, n, CODE_BASE) for i, slot in enumerate(self.slots)]

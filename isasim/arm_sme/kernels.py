@@ -50,13 +50,12 @@ import numpy as np
 
 from ..core.errors import ConfigError
 from ..core.trace import Init, RegionView, Trace
-from .state import SVLS
+from .config import DEFAULT_SVL, SVLS
 
 A_BASE = 0x100000
 REGION_ALIGN = 0x1000  # each region starts on its own page, after the one before it
 MAX_KERNEL_MEMORY_BYTES = 32 * 2**20  # as for the AMX kernels: the trace carries every byte as hex
 PAD_BYTE = 0xA5  # lanes past M or N in the UMOPA panels: nonzero, so a missing predicate shows
-DEFAULT_SVL = 512
 
 
 class KernelSizeError(ConfigError):

@@ -32,7 +32,7 @@ def test_the_subsets_are_mixed_and_every_form_group():
 
 
 def test_every_form_gets_random_valid_encodings_that_assemble_back_to_the_same_word():
-    from isasim.arm_sme import CODE_BASE
+    from isasim.arm_sme.config import CODE_BASE
 
     for form in FORMS:
         if form.id in ALWAYS_UNDEFINED:
@@ -86,7 +86,7 @@ def test_the_known_qemu_differences_are_kept_out_of_the_cases():
 
 
 def slot_text_and_fields(form, seed):
-    from isasim.arm_sme import CODE_BASE
+    from isasim.arm_sme.config import CODE_BASE
 
     slot = draw_slot(form, seed)
     return None if slot is None else (slot_text(slot, 0, 1, CODE_BASE), dict(slot.fields))

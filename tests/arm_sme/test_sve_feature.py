@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from isasim.arm_sme.state import configure
+from isasim.arm_sme.config import configure
 from isasim.core.errors import ConfigError
 
 

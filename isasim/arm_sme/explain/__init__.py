@@ -20,7 +20,8 @@ from ...core.explain import (
 from ..assembler import statement_text
 from ..forms import FORMS, UNDEFINED_FORMS, A64Form
 from ..operands import BranchTarget, OperandError, parse_int
-from ..state import DEFAULT_SVL, MASK64, X_NAMES, configure
+from ..config import DEFAULT_SVL, configure
+from ..state import MASK64, X_NAMES
 from ..tiles import vector_group_rows
 from .checks import check
 from .figures import figure

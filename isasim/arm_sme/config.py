@@ -1,0 +1,44 @@
+"""The configurations an arm_sme machine can have: its streaming vector length and its features.
+
+``configure`` checks a configuration and completes it with the defaults; the state (state.py), the
+semantics and the views read the result, ``{"svl": 512, "features": ["SME2", "SME_I16I64"]}``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..core.errors import ConfigError
+
+CODE_BASE = 0x10000  # where assembled code is placed unless told otherwise
+SVLS = (128, 256, 512, 1024, 2048)  # the streaming vector lengths the architecture allows, in bits
+DEFAULT_SVL = 512
+FEATURES = ("SME2", "SME_I16I64", "SVE")  # the named features a configuration may list
+# SME_I16I64 is optional in the architecture, on unless the config drops it.  SVE (FEAT_SVE) is off:
+# the core isasim models by default has SME without SVE, so the SVE instructions it has (PTRUE,
+# LD1W, CNTB...) are UNDEFINED outside streaming mode; with "SVE" listed they run there too, at a
+# non-streaming vector length equal to the SVL (context.SmeContext.VL).
+DEFAULT_FEATURES = ("SME2", "SME_I16I64")
+
+
+def configure(config: dict | None) -> dict:
+    """The configuration with its defaults: ``{"svl": 512, "features": ["SME2", "SME_I16I64"]}``."""
+    config = dict(config or {})
+    unknown = set(config) - {"svl", "features"}
+    if unknown:
+        raise ConfigError(f"unknown arm_sme config key(s): {', '.join(repr(k) for k in sorted(unknown))} "
+                          f"(known: features, svl)")
+    svl = config.get("svl", DEFAULT_SVL)
+    if isinstance(svl, str):  # decimal digits only: int() would also take "٥١٢" and "5_12"
+        svl = int(svl) if re.fullmatch(r"[0-9]{1,5}", svl) else None
+    if isinstance(svl, bool) or svl not in SVLS:
+        raise ConfigError(f"SVL {config.get('svl')!r} is not a streaming vector length "
+                          f"(one of {', '.join(map(str, SVLS))} bits)")
+    features = config.get("features", list(DEFAULT_FEATURES))
+    if isinstance(features, str):
+        features = [f.strip() for f in features.split(",") if f.strip()]
+    features = [str(f).upper() for f in features]
+    bad = [f for f in features if f not in FEATURES]
+    if bad:
+        raise ConfigError(f"unknown arm_sme feature {bad[0]!r} (known: {', '.join(FEATURES)})")
+    return {"svl": svl, "features": [f for f in FEATURES if f in features]}
