@@ -14,7 +14,7 @@ import pytest
 from cli_harness import error_line
 from isasim import cli
 from isasim.core.trace import parse_trace, trace_json
-from isasim.x86_amx import kernels
+from isasim.x86_amx.kernels import article as kernels
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_TRACE = ROOT / "examples" / "x86_amx" / "int8_block.trace.json"

@@ -113,7 +113,7 @@ SUBSETS = tuple(g.subset for g in GENERATORS)
 def chosen_config(against: str) -> tuple[dict, str | None]:
     """The CPU model to simulate when the user named none, and a note saying which and why: this host's
     when the other backend is its silicon (by family and model, or by the AMX features it executes:
-    silicon.host_model), the default model otherwise (no note)."""
+    oracle.host_model), the default model otherwise (no note)."""
     if against != "silicon":
         return {}, None
     from .oracle import host_model, platform_problem

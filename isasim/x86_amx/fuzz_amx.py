@@ -54,9 +54,8 @@ from hypothesis import strategies as st
 
 from ..core.trace import Init
 from . import amx
-from .kernels import tile_config
 from .operands import Reg
-from .state import TILECFG_BYTES, TILECFG_PALETTE, TILECFG_START_ROW, colsb_bytes, rows_byte
+from .state import TILECFG_BYTES, TILECFG_PALETTE, TILECFG_START_ROW, colsb_bytes, rows_byte, tile_config
 
 MASK64 = (1 << 64) - 1
 

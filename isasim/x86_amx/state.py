@@ -52,6 +52,13 @@ def tilecfg_image(palette: int, start_row: int, colsb, rows) -> bytes:
     return bytes(image)
 
 
+def tile_config(shapes: dict[int, tuple[int, int]], start_row: int = 0, *, palette: int = 1) -> bytes:
+    """The 64-byte configuration (palette 1 unless told); shapes maps tile -> (rows, colsb)."""
+    rows = [shapes.get(t, (0, 0))[0] for t in range(MAX_TILES)]
+    colsb = [shapes.get(t, (0, 0))[1] for t in range(MAX_TILES)]
+    return tilecfg_image(palette, start_row, colsb, rows)
+
+
 def observed_arrays(tilecfg: bytes, xtiledata: bytes) -> dict[str, bytes]:
     """What a trace sees of the tiles (the one definition, for the simulator's state and silicon's):
     TILECFG as STTILECFG stores it (64 zero bytes while unconfigured), and each configured tile with a

@@ -84,7 +84,7 @@ def _probe_executes(line: str) -> Fault | None:
     """Run ``line`` once in the backend's child after a LDTILECFG of tmm0-2; the fault it raised, if any.
     The child is the one every program runs in (same AMX permission, same mappings), so what the probe
     sees is what a program would see."""
-    from ..kernels import tile_config
+    from ..state import tile_config
 
     full = {t: (16, 64) for t in range(3)}
     program = Machine("x86_amx", {"cpu": "granite-rapids"}).assemble(f"ldtilecfg [rcx]\n{line}\nret")
