@@ -12,13 +12,12 @@ from those declarations), context.py (what semantics see), dots.py / sme.py / sc
 from __future__ import annotations
 
 from ..core.errors import ConfigError
-from ..core.faults import Fault
 from ..core.isa import ArraySpec, ConfigOption, Isa, WatchTarget
 from ..core.journal import Journal, record_memory_changes
 from ..core.program import Instruction, Program
 from . import assembler, decoder, views
 from .config import CODE_BASE, DEFAULT_FEATURES, DEFAULT_SVL, FEATURES, SVLS, configure
-from .context import UNDEFINED, SmeContext
+from .context import SmeContext
 from .state import P_NAMES, Z_NAMES, ZT0_BYTES, ArmSmeState
 
 

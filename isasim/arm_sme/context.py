@@ -11,17 +11,12 @@ import numpy as np
 
 from ..core.faults import Fault, MemoryFault
 from . import tiles
+from .faults import translation, undefined
 from .state import MASK64, ArmSmeState
 
-UNDEFINED = "UNDEFINED"
 # What a semantics function returns to end the program (RET: isasim runs one function, as a test harness
 # calls it); otherwise None (the next instruction) or a branch offset from the instruction's address.
 END = object()
-TRANSLATION = "TRANSLATION"  # a data access no init region maps (Arm: a translation fault on that address)
-
-
-def undefined(rule: str) -> Fault:
-    return Fault(UNDEFINED, rule)
 
 
 def group_slice(rows: list[int]) -> slice:
@@ -174,17 +169,17 @@ class SmeContext:
         try:
             return self.memory.read(address & MASK64, size)
         except MemoryFault as fault:
-            raise Fault(TRANSLATION, fault.rule, address=fault.address, access=fault.access) from None
+            raise translation(fault) from None
 
     def check_write(self, address: int, size: int) -> None:
         """The translation fault a write of ``size`` bytes at ``address`` would take, writing nothing."""
         try:
             self.memory.check(address & MASK64, size, "write")
         except MemoryFault as fault:
-            raise Fault(TRANSLATION, fault.rule, address=fault.address, access=fault.access) from None
+            raise translation(fault) from None
 
     def write_memory(self, address: int, data: bytes) -> None:
         try:
             self.memory.write(address & MASK64, data)
         except MemoryFault as fault:
-            raise Fault(TRANSLATION, fault.rule, address=fault.address, access=fault.access) from None
+            raise translation(fault) from None

@@ -18,9 +18,10 @@ from ...core.explain import (
     ReferencePage, Section, Table, fault_blocks, run_example, setup_blocks,
 )
 from ..assembler import statement_text
+from ..config import DEFAULT_SVL, configure
+from ..faults import TRANSLATION, UNDEFINED
 from ..forms import FORMS, UNDEFINED_FORMS, A64Form
 from ..operands import BranchTarget, OperandError, parse_int
-from ..config import DEFAULT_SVL, configure
 from ..state import MASK64, X_NAMES
 from ..tiles import vector_group_rows
 from .checks import check
@@ -46,23 +47,23 @@ _EXAMPLE_FIELDS = {"Rv": 1, "off3": 3, "Zn": 1, "Zm": 2, "i": 1, "mask": 0x11, "
                    "immr": 4, "imms": 11, "shift": 1, "option": 2, "b40": 3, "cond": 11, "Ra": 4}
 
 _FAULTS = {
-    "dot": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
-            ("UNDEFINED", "the form's feature is not in the configuration (SME_I16I64 forms)")],
-    "za": [("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
-    "outer": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
-              ("UNDEFINED", "the form's feature is not in the configuration (SME_I16I64 forms)")],
-    "fp_dot": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
-    "fp_outer": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
-    "za_vector_memory": [("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
-                         ("TRANSLATION", "the SVL/8 bytes are not all in mapped memory (or a store's are read-only)")],
-    "za_move": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)")],
-    "za_memory": [("UNDEFINED", "PSTATE.SM is 0 (not in streaming mode)"), ("UNDEFINED", "PSTATE.ZA is 0 (ZA off)"),
-                  ("TRANSLATION", "an active element's bytes are not in mapped memory (or a store's are read-only)")],
-    "z_memory": [("UNDEFINED", "PSTATE.SM is 0 and the config lacks \"SVE\" (the default core: SME without FEAT_SVE)"),
-                 ("TRANSLATION", "an active element's bytes are not in mapped memory (or a store's are read-only)")],
-    "predicate": [("UNDEFINED",
+    "dot": [(UNDEFINED, "PSTATE.SM is 0 (not in streaming mode)"), (UNDEFINED, "PSTATE.ZA is 0 (ZA off)"),
+            (UNDEFINED, "the form's feature is not in the configuration (SME_I16I64 forms)")],
+    "za": [(UNDEFINED, "PSTATE.ZA is 0 (ZA off)")],
+    "outer": [(UNDEFINED, "PSTATE.SM is 0 (not in streaming mode)"), (UNDEFINED, "PSTATE.ZA is 0 (ZA off)"),
+              (UNDEFINED, "the form's feature is not in the configuration (SME_I16I64 forms)")],
+    "fp_dot": [(UNDEFINED, "PSTATE.SM is 0 (not in streaming mode)"), (UNDEFINED, "PSTATE.ZA is 0 (ZA off)")],
+    "fp_outer": [(UNDEFINED, "PSTATE.SM is 0 (not in streaming mode)"), (UNDEFINED, "PSTATE.ZA is 0 (ZA off)")],
+    "za_vector_memory": [(UNDEFINED, "PSTATE.ZA is 0 (ZA off)"),
+                         (TRANSLATION, "the SVL/8 bytes are not all in mapped memory (or a store's are read-only)")],
+    "za_move": [(UNDEFINED, "PSTATE.SM is 0 (not in streaming mode)"), (UNDEFINED, "PSTATE.ZA is 0 (ZA off)")],
+    "za_memory": [(UNDEFINED, "PSTATE.SM is 0 (not in streaming mode)"), (UNDEFINED, "PSTATE.ZA is 0 (ZA off)"),
+                  (TRANSLATION, "an active element's bytes are not in mapped memory (or a store's are read-only)")],
+    "z_memory": [(UNDEFINED, "PSTATE.SM is 0 and the config lacks \"SVE\" (the default core: SME without FEAT_SVE)"),
+                 (TRANSLATION, "an active element's bytes are not in mapped memory (or a store's are read-only)")],
+    "predicate": [(UNDEFINED,
                    "PSTATE.SM is 0 and the config lacks \"SVE\" (the default core: SME without FEAT_SVE)")],
-    "memory": [("TRANSLATION", "the 8 bytes are not all in mapped memory (or a store's are read-only)")],
+    "memory": [(TRANSLATION, "the 8 bytes are not all in mapped memory (or a store's are read-only)")],
 }
 
 
@@ -324,7 +325,7 @@ def _operand_texts(ins) -> list[str]:
 
 def _faults(form: A64Form) -> list[tuple[str, str]]:
     if form.id in UNDEFINED_FORMS:
-        return [("UNDEFINED", UNDEFINED_FORMS[form.id])]
+        return [(UNDEFINED, UNDEFINED_FORMS[form.id])]
     return _FAULTS.get("za_vector_memory" if form.id in ("LDR_za", "STR_za") else form.group, [])
 
 

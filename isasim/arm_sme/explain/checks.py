@@ -8,6 +8,7 @@ a line or two; checks_za, checks_scalar and checks_memory hold the ones worked t
 from __future__ import annotations
 
 from ...core.explain import Check
+from ..faults import UNDEFINED
 from ..forms import UNDEFINED_FORMS
 from ..state import MASK64, X_NAMES
 from .before_state import before_p, pattern_count, signed, tile_slice
@@ -36,7 +37,7 @@ def check(ins, run) -> list:
     form = ins.form
     if run.fault is not None:
         if run.setup_fault is None and form.id in UNDEFINED_FORMS:
-            return [Check("the fault the machine raised", "UNDEFINED", run.fault.kind)]
+            return [Check("the fault the machine raised", UNDEFINED, run.fault.kind)]
         return []
     if form.group in WORKED:
         return WORKED[form.group](ins, run)

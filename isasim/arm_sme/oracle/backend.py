@@ -24,6 +24,7 @@ from ...core.machine import DEFAULT_STEP_LIMIT
 from ...core.memory import Memory
 from ...core.program import Program
 from ...core.trace import Init
+from ..faults import ALIGNMENT, TRANSLATION, UNDEFINED
 from .qemu import Fault, OracleError, has_sve, run_many
 from .tools import clang_problem, qemu_problem
 
@@ -34,7 +35,7 @@ X_NAMES = tuple(f"x{n}" for n in range(31))
 Z_NAMES = tuple(f"z{n}" for n in range(32))
 P_NAMES = tuple(f"p{n}" for n in range(16))
 # How a signal in the harness reads as an arm_sme fault kind (the names isasim.arm_sme raises).
-FAULT_KINDS = {"SIGILL": "UNDEFINED", "SIGSEGV": "TRANSLATION", "SIGBUS": "ALIGNMENT"}
+FAULT_KINDS = {"SIGILL": UNDEFINED, "SIGSEGV": TRANSLATION, "SIGBUS": ALIGNMENT}
 QEMU_ABORTED = "QEMU aborted"  # the run's "fault" when QEMU's process died without an answer
 
 
