@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from isasim import explain_cli
+from isasim.cli import explain as explain_cli
 from isasim.core.explain import (
     BitField, Cell, Check, Code, Encoding, EncodingUnit, ExplainError, ExplainOption, ExplainOptions, Explanation,
     Figure, Grid, Paragraph, Section, Table, render_block, render_html, render_markdown, render_svg,

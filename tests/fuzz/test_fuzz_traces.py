@@ -31,8 +31,8 @@ from typing import Any, Callable
 import pytest
 from rich.console import Console
 
-from isasim import cli
-from isasim.core.errors import IsasimError
+from isasim.cli import loading, running
+from isasim.core.errors import EXIT_OK, IsasimError
 from isasim.core.show import show_trace
 from isasim.core.trace import parse_init, parse_json_text, parse_trace
 
@@ -214,8 +214,9 @@ def _args(**values) -> argparse.Namespace:
 def cli_reads(monkeypatch):
     """The CLI's file reader and console replaced: the command reads the mutant and prints nowhere."""
     current: dict[str, Any] = {}
-    monkeypatch.setattr(cli, "read_trace", lambda path: current["trace"])
-    monkeypatch.setattr(cli, "console", _quiet_console)
+    monkeypatch.setattr(loading, "read_trace", lambda path: current["trace"])
+    monkeypatch.setattr(running, "read_trace", lambda path: current["trace"])
+    monkeypatch.setattr(running, "console", _quiet_console)
     return current
 
 
@@ -267,7 +268,7 @@ def test_fuzz_init_reader(record_property):
 def test_fuzz_run(cli_reads, consumer_stream, record_property):
     def consume(trace):
         cli_reads["trace"] = trace
-        cli.cmd_run(_args())
+        running.cmd_run(_args())
 
     _fuzz_consumer("run", consume, consumer_stream, record_property)
 
@@ -275,8 +276,8 @@ def test_fuzz_run(cli_reads, consumer_stream, record_property):
 def test_fuzz_replay(cli_reads, consumer_stream, record_property):
     def consume(trace):
         cli_reads["trace"] = trace
-        cli.cmd_replay(argparse.Namespace(traces=["fuzz.trace.json"], backend="sim", max_steps=MAX_STEPS,
-                                          max_report=10, no_color=True))
+        running.cmd_replay(argparse.Namespace(traces=["fuzz.trace.json"], backend="sim", max_steps=MAX_STEPS,
+                                              max_report=10, no_color=True))
 
     _fuzz_consumer("replay", consume, consumer_stream, record_property)
 
@@ -294,7 +295,7 @@ def test_fuzz_show(consumer_stream, record_property):
 def test_fuzz_diff_sim_against_sim(cli_reads, consumer_stream, record_property):
     def consume(trace):
         cli_reads["trace"] = trace
-        code = cli.cmd_diff(_args(backend="sim", against="sim", lockstep=False))
-        assert code == cli.EXIT_OK, "the simulator differs from itself"
+        code = running.cmd_diff(_args(backend="sim", against="sim", lockstep=False))
+        assert code == EXIT_OK, "the simulator differs from itself"
 
     _fuzz_consumer("diff", consume, consumer_stream, record_property)

@@ -12,17 +12,17 @@ range an independent run of the same loop, and C is assembled from the parts.
 
 from __future__ import annotations
 
+from ..core.arguments import positive_int
+from ..core.errors import EXIT_DIFFERENT, EXIT_OK, UsageError
+from ..core.isa import DEFAULT_ISA, get_isa, registered_isas
+from ..core.render import console
+from ..core.trace import write_trace
+from .options import add_config_options, config_from_options
 
-from .cli import add_config_options, config_from_options
-from .core.arguments import positive_int
-from .core.errors import EXIT_DIFFERENT, EXIT_OK, UsageError
-from .core.isa import DEFAULT_ISA, get_isa, registered_isas
-from .core.render import console
-from .core.trace import write_trace
 
-
-def register(sub) -> None:
-    p = sub.add_parser("kernel", help="write one of the seed article's kernels, at any size, as a trace file")
+def register(subparsers) -> None:
+    """Add ``kernel`` to the ``isasim`` command."""
+    p = subparsers.add_parser("kernel", help="write one of the seed article's kernels, at any size, as a trace file")
     p.add_argument("name", metavar="NAME",
                    help="the kernel (" + "; ".join(f"{name}: {', '.join(get_isa(name).kernel_names)}"
                                                   for name in registered_isas()
@@ -44,7 +44,7 @@ def register(sub) -> None:
     p.add_argument("--max-steps", type=positive_int, metavar="N",
                    help="with --run: the most instructions a run (or each part) may execute "
                         "(default: the program's length plus a million)")
-    from .core import parallel
+    from ..core import parallel
 
     parallel.add_options(p, "the kernel's output blocks (with --run)")
     p.add_argument("--no-color", action="store_true", help="plain text output")
@@ -52,7 +52,7 @@ def register(sub) -> None:
 
 
 def cmd_kernel(args) -> int:
-    from .core.output import check_outputs
+    from ..core.output import check_outputs
 
     isa_name = args.isa
     isa = get_isa(isa_name)
@@ -86,7 +86,7 @@ def cmd_kernel(args) -> int:
 def _run(args, kernel, out, in_parallel: bool) -> int:
     """Simulate ``kernel`` (in this process, or split on the pool the options open) and hold C to its
     expected bytes."""
-    from .core.kernel_parallel import contiguous, run_parts, run_whole
+    from ..core.kernel_parallel import contiguous, run_parts, run_whole
 
     trace = kernel.trace()  # the ISA and configuration the kernel's trace runs with
     address, expected = kernel.expected[0]
@@ -95,7 +95,7 @@ def _run(args, kernel, out, in_parallel: bool) -> int:
     if in_parallel:
         from dataclasses import replace
 
-        from .core.parallel import pool_from_options
+        from ..core.parallel import pool_from_options
 
         with pool_from_options(args) as pool:  # a malformed --cluster: one line, before anything runs
             parts = [replace(part, max_steps=limit) for part in kernel.parts(pool.workers)]

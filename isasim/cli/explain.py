@@ -1,9 +1,8 @@
-"""The ``explain`` and ``docs`` subcommands.
+"""The ``explain`` command.
 
     isasim explain INSTRUCTION [--isa ISA] [--seed S] [--init FILE] [--svg FILE] [--html FILE] [--force]
                                [--width W] [--no-color] [the ISA explainer's own options]
     isasim explain FILE.o --function NAME --at LOC [the same options]
-    isasim docs [--out DIR] [--check] [--force]
 
 INSTRUCTION is assembly text (quoted) or the bytes of one instruction in hex, with
 spaces or not; or an object file, whose function NAME's instruction LOC (an index, a label
@@ -12,29 +11,30 @@ or an address, as the stepper's ``break`` takes it) is explained from its bytes.
 (``OPTIONS``, see :class:`isasim.core.explain.Explainer`); this module adds them to the
 parser and hands their values to the explainer by name.  The ISAs' configuration options
 (arm_sme: ``--svl``, ``--features``) are taken as ``run`` takes them and reach the explainer
-in ``ExplainOptions.config``.  ``cli.build_parser`` adds both
-subcommands with ``register(sub, common)``.  Neither replaces a file it did not write
-without ``--force`` (see :mod:`isasim.core.output` and :mod:`isasim.docs`).
+in ``ExplainOptions.config``.  ``isasim.cli.build_parser`` adds the
+command with ``register(sub, common)``.  It replaces no file it did not write without
+``--force`` (see :mod:`isasim.core.output`).
 """
 
 from __future__ import annotations
 
-from .core.isa import DEFAULT_ISA
-
 import argparse
 from pathlib import Path
 
-from .core.errors import IsasimError
-from .core.explain import (
+from ..core.errors import IsasimError
+from ..core.explain import (
     EXPLAINERS, ExplainError, ExplainOptions, explainer, print_explanation, render_html, render_svg,
     split_instruction_argument,
 )
-from .core.output import check_outputs, write_output
-from .core.render import console
+from ..core.isa import DEFAULT_ISA
+from ..core.output import check_outputs, write_output
+from ..core.render import console
+from .loading import is_object_file
+from .options import config_dest, config_from_options, config_options
 
 
 def _load_init(path: str):
-    from .core.trace import load_json, parse_init
+    from ..core.trace import load_json, parse_init
 
     data = load_json(path)
     try:
@@ -58,8 +58,6 @@ def cmd_explain(args) -> int:
     for option in _isa_options():
         if option.dest not in own and getattr(args, option.dest, None) is not None:
             raise ExplainError(f"{option.flag} is not an explain option of ISA {isa}")
-    from .cli import config_from_options
-
     options = ExplainOptions(
         seed=args.seed, init=_load_init(args.init) if args.init else None, init_source=args.init,
         max_steps=getattr(args, "max_steps", None) or 10_000,
@@ -88,10 +86,9 @@ def _compiled_instruction(args, isa_name: str) -> tuple[str, None, bytes] | None
     as the object file holds them (the ISA's ``load_object`` reads the function, as ``run`` does; LOC is
     an index, a label or an address, as the stepper's ``break`` takes it).  None for an instruction given
     as text or hex."""
-    from .cli import is_object_file
-    from .core.isa import get_isa
-    from .core.stepper import locate_instruction
-    from .core.trace import Init
+    from ..core.isa import get_isa
+    from ..core.stepper import locate_instruction
+    from ..core.trace import Init
 
     words = args.instruction
     obj = len(words) == 1 and is_object_file(words[0])
@@ -124,26 +121,6 @@ def _compiled_instruction(args, isa_name: str) -> tuple[str, None, bytes] | None
     return heading, None, bytes(ins.encoding)
 
 
-def cmd_docs(args) -> int:
-    from .docs import check_docs, default_docs_dir, write_docs
-
-    out = console(color=not args.no_color)
-    if args.out is None:
-        args.out = str(default_docs_dir(Path.cwd()))
-    if args.check:
-        stale = check_docs(args.out)
-        if stale:
-            out.print(f"{len(stale)} reference file(s) differ from what the definitions generate: "
-                      + ", ".join(stale[:10]) + (" ..." if len(stale) > 10 else "")
-                      + f" (run 'isasim docs --out {args.out}')")
-            return 1
-        out.print(f"{args.out} is up to date")
-        return 0
-    written = write_docs(args.out, force=args.force)
-    out.print(f"wrote {len(written)} files under {args.out}")
-    return 0
-
-
 def _isa_options():
     """The explain options every ISA's explainer declares, each flag once (the first declaration's help)."""
     seen = {}
@@ -156,8 +133,7 @@ def _isa_options():
 def _add_config_options(parser) -> None:
     """The ISAs' configuration options (arm_sme's --svl, --features), as `run` has them, except a flag an
     explainer declares itself: x86_amx's explain --cpu stays its explainer's option, so its output is unchanged."""
-    from .cli import config_dest, config_options
-    from .core.isa import get_isa
+    from ..core.isa import get_isa
 
     declared = set(parser._option_string_actions)  # argparse keeps no public list of the flags it has
     for flag, (_key, isas) in config_options().items():
@@ -169,8 +145,9 @@ def _add_config_options(parser) -> None:
 
 
 def register(subparsers, common) -> None:
-    """Add ``explain`` and ``docs`` to the ``isasim`` command (``common`` is cli.build_parser's helper)."""
-    from .core.arguments import non_negative_int, positive_int
+    """Add ``explain`` to the ``isasim`` command (``common`` adds the options every command has, as
+    isasim.cli.options.add_common_options does)."""
+    from ..core.arguments import non_negative_int, positive_int
 
     value_types = {"text": str, "count": non_negative_int}
     p = subparsers.add_parser("explain", help="explain one instruction: encoding, operation, faults, a worked example")
@@ -198,12 +175,3 @@ def register(subparsers, common) -> None:
                    help="terminal width to lay out for, in columns (default: the terminal's)")
     p.add_argument("--force", action="store_true", help="overwrite the --svg or --html file if it exists")
     p.set_defaults(func=cmd_explain)
-
-    p = subparsers.add_parser("docs", help="generate the per-instruction reference pages")
-    p.add_argument("--out", metavar="DIR", default=None,
-                   help="directory to write into (default: docs/ in an isasim checkout, otherwise a new isasim-docs/)")
-    p.add_argument("--check", action="store_true", help="only check that the pages in --out are up to date")
-    p.add_argument("--force", action="store_true",
-                   help="write into a directory that already holds files isasim docs did not generate")
-    p.add_argument("--no-color", action="store_true", help="plain text output")
-    p.set_defaults(func=cmd_docs)

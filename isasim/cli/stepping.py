@@ -1,0 +1,96 @@
+"""The commands that show a run step by step: ``step`` (the stepper, interactive or scripted) and ``show`` (a
+trace file's steps, in the terminal or as an HTML page).
+
+    isasim step PROGRAM [--init INIT.json] [--commands "s 3; p tmm0 int32; c"] [--against BACKEND] [--svg FILE]
+    isasim show TRACE.json [--html FILE]
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..core.arguments import positive_int
+from ..core.errors import EXIT_OK, UsageError
+from ..core.isa import get_isa
+from ..core.render import console, markup_safe
+from ..core.trace import read_trace
+from .loading import load_program_and_init, read_text
+from .options import other_backends, parse_show
+
+
+def register(subparsers, common) -> None:
+    """Add step and show to the isasim command."""
+    p = subparsers.add_parser("step", help="step through a program instruction by instruction")
+    common(p)
+    p.add_argument("--commands", help="run these commands instead of prompting, e.g. \"s 3; p tmm0 int32; c\"")
+    p.add_argument("--commands-file", help="run the commands in this file instead of prompting")
+    p.add_argument("--against", help=f"also step this backend ({other_backends()}) and stop at the first difference")
+    p.add_argument("--backend", default="sim", help=f"whose state to show: sim (default) or {other_backends()}")
+    p.add_argument("--show", action="append", metavar="ARRAY:TYPE",
+                   help="element type of an array in the views, e.g. tmm0:int8")
+    p.add_argument("--hex", action="store_true", help="show array elements in hex")
+    p.add_argument("--svg", metavar="FILE", help="also save the scripted session as an SVG picture")
+    p.add_argument("--svg-width", type=positive_int, default=110, help="terminal width of the SVG (default %(default)s)")
+    p.add_argument("--force", action="store_true", help="overwrite the SVG file if it exists")
+    p.set_defaults(func=cmd_step)
+
+    p = subparsers.add_parser("show", help="show a trace file in the terminal or as an HTML page")
+    p.add_argument("trace", metavar="TRACE", help="the trace file (.json) to show")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page instead")
+    p.add_argument("--force", action="store_true", help="overwrite the HTML file if it exists")
+    p.add_argument("--no-color", action="store_true", help="plain text output")
+    p.set_defaults(func=cmd_show)
+
+
+def cmd_step(args) -> int:
+    from ..core.stepper import Stepper, run_scripted_session, session_console
+
+    loaded = load_program_and_init(args)
+    isa_name, config, program, init = loaded.isa_name, loaded.config, loaded.program, loaded.init
+    if args.svg:
+        from ..core.output import check_outputs
+
+        check_outputs({"--svg": args.svg}, force=args.force,  # before the session, not after it
+                      inputs=(args.program, args.init, args.commands_file))
+        if args.commands is None and not args.commands_file:
+            raise UsageError("--svg records a scripted session: give --commands or --commands-file")
+    out = session_console(color=not args.no_color, svg=args.svg, svg_width=args.svg_width)
+    stepper = Stepper(isa_name, config, program, init, out=out, max_steps=args.max_steps, against=args.against,
+                      backend=args.backend, element_types=parse_show(args.show, isa_name), hex_values=args.hex)
+    count = len(program.instructions)
+    out.print(f"[bold]{markup_safe(args.program)}[/bold]: {count} instruction{'' if count == 1 else 's'} on "
+              f"{markup_safe(get_isa(isa_name).config_title(config))}"
+              + (f", checked against {markup_safe(args.against)}" if args.against else "")
+              + (f", stepping on {markup_safe(args.backend)}" if args.backend != "sim" else ""))
+    out.print("[dim]commands: s [N], c, back [N], b LOC, w LOC, p WHAT [TYPE], l, i, help, q[/dim]")
+    stepper.show_position()
+    script = args.commands
+    if args.commands_file:
+        script = read_text(args.commands_file)
+    if script is not None:
+        run_scripted_session(stepper, script, svg=args.svg, title=f"isasim step {Path(args.program).name}",
+                             force=args.force)
+        return EXIT_OK
+    stepper.interact()
+    return EXIT_OK
+
+
+def cmd_show(args) -> int:
+    from ..core.show import show_trace
+
+    trace = read_trace(args.trace)
+    if args.html:
+        from ..core.output import check_outputs, write_output
+
+        check_outputs({"--html": args.html}, force=args.force, inputs=(args.trace,))
+        recorder = console(color=True, width=120)
+        recorder.record = True
+        recorder.file = open(os.devnull, "w")  # noqa: SIM115 - only the recording is wanted
+        show_trace(trace, recorder)
+        write_output(args.html, recorder.export_html(inline_styles=True), force=args.force)
+        console(color=not args.no_color).print(f"wrote {markup_safe(args.html)}")
+        return EXIT_OK
+    show_trace(trace, console(color=not args.no_color))
+    return EXIT_OK
+
