@@ -9,11 +9,10 @@ from __future__ import annotations
 from ..core.errors import DecodeError
 from ..core.program import Instruction, Program
 from .forms import FORMS
+from .instructions import make_instruction
 
 
 def decode_word(word: int, address: int) -> Instruction:
-    from .assembler import make_instruction
-
     for form in FORMS:
         if form.encoding.matches(word):
             fields = form.encoding.unpack(word)

@@ -319,7 +319,7 @@ def _memory_form_texts(form, rng) -> list[str]:
     """Three encodings of ``form``: its offset fields all ones, only their top bit set (the most negative
     offset of a signed field), and random; each with random registers."""
     from isasim.arm_sme import ISA
-    from isasim.arm_sme.assembler import statement_text
+    from isasim.arm_sme.instructions import statement_text
     from isasim.core.errors import IsasimError
 
     texts = []
@@ -378,7 +378,7 @@ def test_every_form_explains_random_encodings(form):
     import random
 
     from isasim.arm_sme import ISA
-    from isasim.arm_sme.assembler import statement_text
+    from isasim.arm_sme.instructions import statement_text
     from isasim.arm_sme.forms import UNDEFINED_FORMS
     from isasim.core.errors import IsasimError
 

@@ -32,7 +32,7 @@ import random
 import re
 
 from isasim.arm_sme import ISA
-from isasim.arm_sme.assembler import operand_texts
+from isasim.arm_sme.instructions import operand_texts
 from isasim.arm_sme.forms import FORMS
 from isasim.core.errors import IsasimError
 

@@ -17,10 +17,10 @@ from ...core.explain import (
     BitField, Code, Encoding, EncodingUnit, ExplainError, ExplainOption, ExplainOptions, Explainer, Explanation, Paragraph,
     ReferencePage, Section, Table, fault_blocks, run_example, setup_blocks,
 )
-from ..assembler import statement_text
-from ..config import DEFAULT_SVL, configure
+from ..config import CODE_BASE, DEFAULT_SVL, configure
 from ..faults import TRANSLATION, UNDEFINED
 from ..forms import FORMS, UNDEFINED_FORMS, A64Form
+from ..instructions import instruction_text, operand_texts, statement_text
 from ..operands import BranchTarget, OperandError, parse_int
 from ..state import MASK64, X_NAMES
 from ..tiles import vector_group_rows
@@ -91,9 +91,7 @@ _KINDS = {"za_group": "a ZA vector group: Wv (W8-W11), offset, VGx2/VGx4",
 def example_text(form: A64Form) -> str:
     fields = {name: min(_EXAMPLE_FIELDS.get(name, 0), (1 << box.width) - 1)
               for name, box in form.encoding.fields.items()}
-    from ..assembler import instruction_text
-
-    return instruction_text(form, fields, 0x10000, comment=False)
+    return instruction_text(form, fields, CODE_BASE, comment=False)
 
 
 def parse_wv(text: str | None) -> int | None:
@@ -316,8 +314,6 @@ def _short(value) -> str:
 
 def _operand_texts(ins) -> list[str]:
     """Each operand as the instruction writes it; a branch target with the address it reaches."""
-    from ..assembler import operand_texts
-
     fields = ins.extra["fields"]
     return [f"{text} (to {kind.comment(fields, ins.address)})" if isinstance(kind, BranchTarget) else text
             for kind, text in zip(ins.form.operands, operand_texts(ins.form, fields))]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ...core.explain import Encoding, Figure, instruction_figure
 from ...core.render import element_text
-from ..assembler import statement_text
+from ..instructions import statement_text
 
 INACTIVE = "inactive"  # the role of an element a predicate leaves inactive: drawn grey
 MAX_GROUP_ELEMENTS = 8  # ZA elements of each group vector drawn (the lanes feeding them beside)
