@@ -2,7 +2,7 @@
 DataCopy, LoadData, Mmad and Fixpipe with every quant mode of the 910B and the 950.
 
 ``ISA`` is the object the core engine plugs in (see :mod:`isasim.core.isa`), built as
-``isasim.arm_sme`` is: chips.py (the chip models), state.py (the state), forms.py (every
+``isasim.arm_sme`` is: config.py (the chip models and configure()), state.py (the state), forms.py (every
 instruction declared once, after its Ascend C call), assembler.py (parser and printer, both
 from those declarations), context.py (what semantics see), datamove.py / cube.py /
 fixpipe.py (the semantics), views/ (what run and step show) and explain/.  The arithmetic is
@@ -21,43 +21,11 @@ from ..core.isa import ArraySpec, ConfigOption, Isa, WatchTarget
 from ..core.journal import Journal
 from ..core.program import NoEncodingError, Program
 from . import assembler, views
-from .chips import BUFFER_NAMES, CHIPS, DEFAULT_CHIP
+from .config import BUFFER_NAMES, CHIPS, DEFAULT_CHIP, configure
 from .context import AscendContext
 from .state import AscendState, array_name
 
 CODE_BASE = 0x0  # instructions are one address apart from here: an instruction's address is its index
-
-
-def configure(config: dict | None) -> dict:
-    """``{"chip": "910B" | "950", "options": {NAME: VALUE}}`` checked, with every option's value filled in
-    (the trace's config says which settings a run used).  ``options`` may also be the command line's
-    ``NAME=VALUE,NAME=VALUE`` text."""
-    config = dict(config or {})
-    unknown = sorted(set(config) - {"chip", "options"})
-    if unknown:
-        raise ConfigError(f"unknown ascend_cube config key(s): {', '.join(map(repr, unknown))} "
-                          f"(it takes chip and options)")
-    chip = str(config.get("chip", DEFAULT_CHIP))
-    if chip not in CHIPS:
-        raise ConfigError(f"unknown chip '{chip}' (ascend_cube models {', '.join(CHIPS)})")
-    given = config.get("options") or {}
-    if isinstance(given, str):
-        given = _option_text(given)
-    if not isinstance(given, dict):
-        raise ConfigError("config.options is an object of NAME: VALUE")
-    from .options import resolve_options
-
-    return {"chip": chip, "options": resolve_options(chip, given)}
-
-
-def _option_text(text: str) -> dict:
-    given = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, eq, value = item.partition("=")
-        if not eq or not name.strip() or not value.strip():
-            raise ConfigError(f"--option {item!r}: expected NAME=VALUE")
-        given[name.strip()] = value.strip()
-    return given
 
 
 class AscendCube(Isa):

@@ -60,7 +60,7 @@ def cmd_qbmm(args) -> int:
     from isasim.core.output import check_outputs
     from isasim.core.render import console, markup_safe
 
-    from . import configure
+    from .config import configure, option_text
     from .kernels import qbmm
     from .kernels.qbmm_run import compare, run
 
@@ -87,10 +87,8 @@ def cmd_qbmm(args) -> int:
         raise UsageError(f"{args.case} has no expect: give -o OUT.npy (and/or --trace FILE) to keep C, "
                          f"or --step / --blocks")
     if args.option:
-        from . import _option_text
-
         for text in args.option:
-            case.options.update(_option_text(text))
+            case.options.update(option_text(text))
     config = configure({"chip": case.chip, "options": case.options})  # a bad option: one line, now
     case.options = config["options"]
     # every machine simulating here holds the GM image: one, or one per local worker

@@ -12,7 +12,7 @@ import numpy as np
 from isasim.core.faults import MemoryFault
 
 from . import faults
-from .chips import ALIGNMENT
+from .config import ALIGNMENT
 from .state import CTRL_FLOAT_NON_SATURATING, AscendState
 
 

@@ -14,7 +14,7 @@ from isasim.core.errors import IsasimError
 
 from . import faults
 from .access import Access, contiguous
-from .chips import ELEMENT_BYTES
+from .config import ELEMENT_BYTES
 
 MAX_DIMENSION = 4095  # MmadParams m, n, k: each in [0, 4095]
 L0C_SIDE = 16

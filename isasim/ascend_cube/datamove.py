@@ -14,7 +14,7 @@ import numpy as np
 
 from . import faults
 from .access import Access, Span, contiguous
-from .chips import ELEMENT_BYTES
+from .config import ELEMENT_BYTES
 
 BLOCK = 32  # the burst and stride unit of DataCopyParams, and one C0 row of a fractal: 32 bytes
 FRACTAL = 512  # one L0A/L0B fractal: 16 rows x 32 bytes

@@ -12,7 +12,7 @@ import numpy as np
 from . import faults
 from .access import Access, Span, contiguous
 from .atomic_math import atomic_add
-from .chips import ELEMENT_BYTES
+from .config import ELEMENT_BYTES
 from .numerics import FixpipeParamError
 from .state import ATOMIC_MODES
 

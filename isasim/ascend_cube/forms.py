@@ -34,7 +34,7 @@ from isasim.core.program import FormTable
 
 from . import cube, datamove, fixpipe
 from .faults import ALIGNMENT, BUFFER_OVERFLOW, GM_FAULT, PARAM_RANGE, QUANT_PARAM, UNSUPPORTED
-from .chips import CHIPS
+from .config import CHIPS
 
 DTYPES = ("int8", "uint8", "int16", "int32", "float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2",
           "hifloat8")

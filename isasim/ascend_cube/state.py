@@ -21,7 +21,7 @@ import numpy as np
 from isasim.core.errors import ConfigError, IsasimError
 from isasim.core.journal import Journal, Location
 
-from .chips import BUFFER_NAMES, CHIPS
+from .config import BUFFER_NAMES, CHIPS
 
 REGISTER_NAMES = ("quant_pre", "fpc", "atomic", "ctrl")
 REGISTER_BITS = {"quant_pre": 64, "fpc": 32, "atomic": 8, "ctrl": 64}

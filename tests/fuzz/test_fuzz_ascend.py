@@ -33,7 +33,7 @@ import time
 import pytest
 
 from isasim.ascend_cube import ISA
-from isasim.ascend_cube.chips import ALIGNMENT, CHIPS
+from isasim.ascend_cube.config import ALIGNMENT, CHIPS
 from isasim.ascend_cube.explain import EXPLAINER
 from isasim.ascend_cube.forms import FORMS, LOCATION_KINDS
 from isasim.core.errors import IsasimError

@@ -78,7 +78,7 @@ than one pass takes; an M1 the chip forbids; a sign bit that disagrees with the 
 
 
 def _chips_table() -> str:
-    from ..chips import CHIPS
+    from ..config import CHIPS
 
     rows = ["| chip | arch | L1 | L0A / L0B | L0C | BT | FB | quant words per pass | A in L0A | Fixpipe modes |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]

@@ -14,7 +14,7 @@ import numpy as np
 
 from isasim.core.explain import Cell, Check, Grid, Paragraph, Table
 
-from ..chips import CHIPS, ELEMENT_BYTES
+from ..config import CHIPS, ELEMENT_BYTES
 
 BLOCK, FRACTAL = 32, 512
 

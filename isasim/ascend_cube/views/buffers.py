@@ -19,7 +19,7 @@ from isasim.core.isa import WatchTarget
 from isasim.core.numerics import ELEMENT_TYPES
 from isasim.core.render import grid, hex_preview, key_value_table
 
-from ..chips import BUFFER_NAMES
+from ..config import BUFFER_NAMES
 from ..numbers import LITERAL, NumberError, read_integer, shown
 from ..state import ATOMIC_MODES, REGISTER_NAMES, AscendState, array_name
 

@@ -1,7 +1,10 @@
-"""The Ascend chips isasim models, with the capacities and features their instructions check.
+"""The ascend_cube configuration: the Ascend chips isasim models, with the capacities and features their
+instructions check, and configure().
 
 Every number here is from public Huawei material (the sources are named beside each
-field); ``docs/ascend_cube/`` says which facts are documented and which are choices.
+field); ``docs/ascend_cube/`` says which facts are documented and which are choices.  What
+public material leaves open is not here but in :mod:`.options`, whose settings configure()
+resolves into the configuration.
 
 - ``910B``: Atlas A2/A3, ``__NPU_ARCH__`` 2201.
 - ``950``: Ascend 950PR/950DT, ``__NPU_ARCH__`` 3510.
@@ -10,6 +13,9 @@ field); ``docs/ascend_cube/`` says which facts are documented and which are choi
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from ..core.errors import ConfigError
+from .options import resolve_options
 
 KIB = 1024
 
@@ -87,3 +93,34 @@ ALIGNMENT = {"L0A": 512, "L0B": 512, "L0C": 1024, "BT": 64, "L1": 32, "FB": 64}
 
 ELEMENT_BYTES = {"int8": 1, "uint8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1, "hifloat8": 1, "float16": 2,
                  "bfloat16": 2, "int16": 2, "int32": 4, "float32": 4}
+
+
+def configure(config: dict | None) -> dict:
+    """``{"chip": "910B" | "950", "options": {NAME: VALUE}}`` checked, with every option's value filled in
+    (the trace's config says which settings a run used).  ``options`` may also be the command line's
+    ``NAME=VALUE,NAME=VALUE`` text."""
+    config = dict(config or {})
+    unknown = sorted(set(config) - {"chip", "options"})
+    if unknown:
+        raise ConfigError(f"unknown ascend_cube config key(s): {', '.join(map(repr, unknown))} "
+                          f"(it takes chip and options)")
+    chip = str(config.get("chip", DEFAULT_CHIP))
+    if chip not in CHIPS:
+        raise ConfigError(f"unknown chip '{chip}' (ascend_cube models {', '.join(CHIPS)})")
+    given = config.get("options") or {}
+    if isinstance(given, str):
+        given = option_text(given)
+    if not isinstance(given, dict):
+        raise ConfigError("config.options is an object of NAME: VALUE")
+    return {"chip": chip, "options": resolve_options(chip, given)}
+
+
+def option_text(text: str) -> dict:
+    """``NAME=VALUE,NAME=VALUE`` (the command line's --option) as {NAME: VALUE}, unchecked."""
+    given = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip() or not value.strip():
+            raise ConfigError(f"--option {item!r}: expected NAME=VALUE")
+        given[name.strip()] = value.strip()
+    return given
