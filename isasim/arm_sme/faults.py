@@ -2,7 +2,7 @@
 makes one (``raise undefined("...")``).
 
 Semantics and the form checks raise these; the qemu backend reports QEMU's signals as the same kinds
-(oracle/backend.py); explain lists them beside each form.
+(oracle/observation.py); explain lists them beside each form.
 """
 
 from __future__ import annotations

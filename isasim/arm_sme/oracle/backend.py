@@ -21,71 +21,19 @@ import re
 from ...core.backends import Backend, Outcome
 from ...core.faults import Fault as CoreFault
 from ...core.machine import DEFAULT_STEP_LIMIT
-from ...core.memory import Memory
 from ...core.program import Program
 from ...core.trace import Init
-from ..faults import ALIGNMENT, TRANSLATION, UNDEFINED
+from .observation import QEMU_ABORTED, fill_defaults, harness_memory, observed, oracle_state, reported_fault
 from .qemu import Fault, OracleError, has_sve, run_many
 from .tools import clang_problem, qemu_problem
 
 X30 = re.compile(r"\b[wx]30\b")  # named by an instruction: the harness's link register (RET alone is fine)
 
 
-X_NAMES = tuple(f"x{n}" for n in range(31))
-Z_NAMES = tuple(f"z{n}" for n in range(32))
-P_NAMES = tuple(f"p{n}" for n in range(16))
-# How a signal in the harness reads as an arm_sme fault kind (the names isasim.arm_sme raises).
-FAULT_KINDS = {"SIGILL": UNDEFINED, "SIGSEGV": TRANSLATION, "SIGBUS": ALIGNMENT}
-QEMU_ABORTED = "QEMU aborted"  # the run's "fault" when QEMU's process died without an answer
-
-
 def program_snippet(program: Program, count: int | None = None) -> str:
     """The program's first ``count`` instructions (all by default) as ``.inst`` words."""
     words = [int.from_bytes(i.encoding, "little") for i in program.instructions[:count]]
     return "".join(f"\t.inst 0x{word:08x}\n" for word in words)
-
-
-def oracle_state(init: Init) -> dict:
-    """A trace's initial state in the oracle's terms (streaming mode and ZA off unless svcr says)."""
-    regs = init.regs
-    state = {"x": [regs.get(name, 0) for name in X_NAMES], "sp": regs.get("sp", 0),
-             "nzcv": regs.get("nzcv", 0), "svcr": regs.get("svcr", 0),
-             "regions": [(address, data, writable) for address, data, writable in init.memory]}
-    arrays = init.arrays
-    if any(name in arrays for name in Z_NAMES):
-        state["z"] = [arrays.get(name) for name in Z_NAMES]
-    if any(name in arrays for name in P_NAMES):
-        state["p"] = [arrays.get(name) for name in P_NAMES]
-    for name in ("za", "zt0"):
-        if name in arrays:
-            state[name] = arrays[name]
-    return state
-
-
-def _fill_defaults(state: dict, svl_bits: int) -> dict:
-    svlb = svl_bits // 8
-    state = dict(state)
-    state["z"] = [data if data is not None else bytes(svlb) for data in state.get("z", [None] * 32)]
-    state["p"] = [data if data is not None else bytes(svlb // 8) for data in state.get("p", [None] * 16)]
-    return state
-
-
-def observed(result: dict, init: Init, svl_bits: int) -> dict:
-    """The oracle's end state as Isa.observe gives the simulator's: {"regs": ..., "arrays": ...}."""
-    regs = dict(zip(X_NAMES, result["x"]))
-    regs |= {"sp": result["sp"], "nzcv": result["nzcv"], "svcr": result["svcr"]}
-    arrays = {"za": result["za"], "zt0": result["zt0"]}
-    arrays |= dict(zip(Z_NAMES, result["z"])) | dict(zip(P_NAMES, result["p"]))
-    arrays["ffr"] = init.arrays.get("ffr", bytes(svl_bits // 64))
-    return {"regs": regs, "arrays": arrays}
-
-
-def _memory(regions: list[tuple[int, bytes, bool]]) -> Memory:
-    memory = Memory()
-    for address, data, writable in regions:
-        if data:
-            memory.map(address, data, writable=writable)
-    return memory
 
 
 class QemuBackend(Backend):
@@ -131,17 +79,18 @@ class QemuBackend(Backend):
     def run(self, isa: str, config: dict, program: Program, init: Init, *,
             max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Outcome:
         svl = config["svl"]
-        state = _fill_defaults(oracle_state(init), svl)
+        state = fill_defaults(oracle_state(init), svl)
         try:
             (result,) = run_many([(program_snippet(program), state)], svl, timeout=self.timeout,
                                  sve=has_sve(config))
         except OracleError as error:
             if "ran longer than" in str(error):
-                return Outcome({}, _memory(state["regions"]), CoreFault("timeout", str(error)), None, timed_out=True)
+                return Outcome({}, harness_memory(state["regions"]), CoreFault("timeout", str(error)), None,
+                               timed_out=True)
             if "gave no result" in str(error):
                 # QEMU itself died on this program (an assertion in its helpers, say): that is its
                 # answer, a divergence to report and for a fuzzer to shrink, not a crash of isasim.
-                return Outcome({}, _memory(state["regions"]), CoreFault(QEMU_ABORTED, str(error)), None)
+                return Outcome({}, harness_memory(state["regions"]), CoreFault(QEMU_ABORTED, str(error)), None)
             raise
         fault = None
         if isinstance(result, Fault):
@@ -152,7 +101,7 @@ class QemuBackend(Backend):
                                  sve=has_sve(config))
             if isinstance(result, Fault):
                 raise OracleError(f"the program's first {before} instructions fault on their own: {result}")
-        return Outcome(observed(result, init, svl), _memory(result["regions"]), fault, steps=None)
+        return Outcome(observed(result, init, svl), harness_memory(result["regions"]), fault, steps=None)
 
     def lockstep(self, isa: str, config: dict, program: Program, init: Init, *, max_steps: int = DEFAULT_STEP_LIMIT):
         """Yield (index, pc, observed, memory, fault) after every instruction, as QEMU ran it."""
@@ -162,9 +111,7 @@ class QemuBackend(Backend):
 
     @staticmethod
     def _fault(fault: Fault, program: Program) -> CoreFault:
-        kind = FAULT_KINDS.get(fault.signal, fault.signal)
-        address = None if fault.signal == "SIGILL" else fault.address
-        core = CoreFault(kind, f"{fault.signal} under QEMU", address=address)
+        core = reported_fault(fault)
         if fault.index is not None and fault.index < len(program.instructions):
             instruction = program.instructions[fault.index]
             core.index, core.pc, core.instruction = fault.index, instruction.address, instruction.text

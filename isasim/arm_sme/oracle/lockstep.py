@@ -49,6 +49,7 @@ from ...core.faults import Fault as CoreFault
 from ...core.machine import DEFAULT_STEP_LIMIT, Machine
 from ...core.program import Instruction, Program
 from ...core.trace import Init
+from .observation import QEMU_ABORTED, fill_defaults, harness_memory, observed, oracle_state, reported_fault
 from .qemu import Fault, OracleError, has_sve, run_many
 
 NOP = 0xD503201F
@@ -137,30 +138,21 @@ class QemuSteps:
     """The generator behind QemuBackend.lockstep: (index, pc, observed, memory, fault) per step."""
 
     def __init__(self, backend, config: dict, program: Program, init: Init, max_steps: int = DEFAULT_STEP_LIMIT):
-        from .backend import _fill_defaults, oracle_state
-
         self.backend, self.config, self.program, self.init = backend, config, program, init
         self.svl = config["svl"]
         self.path = executed_path(config, program, init, max_steps)
-        self.initial = _fill_defaults(oracle_state(init), self.svl)
+        self.initial = fill_defaults(oracle_state(init), self.svl)
 
     def _observed(self, result: dict):
-        from .backend import _memory, observed
-
-        return observed(result, self.init, self.svl), _memory(result["regions"])
+        return observed(result, self.init, self.svl), harness_memory(result["regions"])
 
     def _fault(self, fault: Fault, step: PathStep) -> CoreFault:
-        from .backend import FAULT_KINDS
-
-        address = None if fault.signal == "SIGILL" else fault.address
-        core = CoreFault(FAULT_KINDS.get(fault.signal, fault.signal), f"{fault.signal} under QEMU", address=address)
+        core = reported_fault(fault)
         core.index, core.pc, core.instruction = step.instruction.index, step.pc, step.instruction.text
         return core
 
     @staticmethod
     def _aborted(error: OracleError, step: PathStep) -> CoreFault:
-        from .backend import QEMU_ABORTED
-
         core = CoreFault(QEMU_ABORTED, str(error))
         core.index, core.pc, core.instruction = step.instruction.index, step.pc, step.instruction.text
         return core
