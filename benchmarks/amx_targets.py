@@ -53,7 +53,7 @@ from isasim.core.isa import get_isa  # noqa: E402
 from isasim.core.machine import Machine  # noqa: E402
 from isasim.core.trace import read_trace  # noqa: E402
 from isasim.x86_amx import kernels  # noqa: E402
-from isasim.x86_amx.fuzz_amx import AmxCaseDrawer, amx_cases  # noqa: E402
+from isasim.x86_amx.fuzz.amx import AmxCaseDrawer, amx_cases  # noqa: E402
 
 KERNEL_TARGETS = {"int8_microkernel": 5.0, "bf16_microkernel": 20.0}  # at most this many times numpy's time
 BLOCK_TARGET_US = 50.0

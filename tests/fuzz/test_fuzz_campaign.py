@@ -286,7 +286,7 @@ for name in sys.argv[1:]:
     __import__(name)  # what the process imported before the campaign drew
 from isasim.arm_sme import ISA, fuzz as sme_fuzz
 from isasim.core.fuzz import draw_cases
-from isasim.x86_amx.fuzz_scalar import scalar_cases
+from isasim.x86_amx.fuzz.scalar import scalar_cases
 digest = hashlib.sha256()
 for generator in sme_fuzz.generators(ISA.configure({})["svl"])[:3]:
     for case in draw_cases(generator.cases(), 12, 5):

@@ -18,7 +18,8 @@ from isasim.core.backends import BACKENDS, SimulatorBackend
 from isasim.core.fuzz import DRAWER, HYPOTHESIS, draw_cases
 from isasim.core.machine import Machine
 from isasim.core.trace import read_trace
-from isasim.x86_amx import fuzz, fuzz_amx
+from isasim.x86_amx import fuzz
+from isasim.x86_amx.fuzz import amx as fuzz_amx
 
 AMX_SEED_OFFSET = [g.subset for g in fuzz.GENERATORS].index("amx")  # a subset draws from seed + its position
 

@@ -30,7 +30,7 @@ from isasim.core.program import Program
 from isasim.x86_amx import amx, assembler, kernels, scalar
 from isasim.x86_amx.assembler import Assembler, assemble, attach_labels
 from isasim.x86_amx.decoder import decode_one, disassemble
-from isasim.x86_amx.fuzz_amx import AmxCaseDrawer
+from isasim.x86_amx.fuzz.amx import AmxCaseDrawer
 from isasim.x86_amx.operands import Imm
 from isasim.x86_amx.registers import GPR64
 

@@ -12,7 +12,7 @@ import numpy as np
 from isasim.core.faults import Fault
 from isasim.core.fuzz import draw_cases
 from isasim.core.machine import Machine
-from isasim.x86_amx import fuzz_amx
+from isasim.x86_amx.fuzz import amx as fuzz_amx
 from isasim.x86_amx.kernels import tile_config
 
 # What amx_cases writes (its code's every branch), by the assembled instruction's mnemonic

@@ -22,7 +22,8 @@ from isasim.core.diff import diff
 from isasim.core.fuzz import FuzzSummary, draw_cases, write_fresh
 from isasim.core.machine import Machine
 from isasim.core.trace import Init, read_trace
-from isasim.x86_amx import fuzz, fuzz_amx, fuzz_scalar, scalar, vector
+from isasim.x86_amx import fuzz, scalar, vector
+from isasim.x86_amx.fuzz import amx as fuzz_amx, scalar as fuzz_scalar
 from isasim.x86_amx.operands import Reg
 from isasim.x86_amx.oracle import SiliconBackend, host_amx, host_cpu, platform_problem
 from test_amx_faults import AFTER_RELEASE, FULL, SHAPE_MISMATCHES, cfg_with

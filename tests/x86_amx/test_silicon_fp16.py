@@ -17,7 +17,8 @@ import pytest
 from isasim.core.diff import diff
 from isasim.core.machine import Machine
 from isasim.core.trace import Init
-from isasim.x86_amx import fuzz, fuzz_amx
+from isasim.x86_amx import fuzz
+from isasim.x86_amx.fuzz import amx as fuzz_amx
 from isasim.x86_amx.oracle import backend as silicon
 from isasim.x86_amx.config import CPU_MODELS, model_with_features
 from isasim.x86_amx.kernels import tile_config

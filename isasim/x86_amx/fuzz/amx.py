@@ -52,10 +52,10 @@ import struct
 import numpy as np
 from hypothesis import strategies as st
 
-from ..core.trace import Init
-from . import amx
-from .operands import Reg
-from .state import TILECFG_BYTES, TILECFG_PALETTE, TILECFG_START_ROW, colsb_bytes, rows_byte, tile_config
+from ...core.trace import Init
+from .. import amx
+from ..operands import Reg
+from ..state import TILECFG_BYTES, TILECFG_PALETTE, TILECFG_START_ROW, colsb_bytes, rows_byte, tile_config
 
 MASK64 = (1 << 64) - 1
 

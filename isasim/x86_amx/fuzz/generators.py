@@ -1,12 +1,12 @@
 """Differential fuzzing of x86_amx: its two case generators, for the ISA-neutral campaign engine
 (:mod:`isasim.core.fuzz`), and what a run of them counts.
 
-``scalar`` (:mod:`.fuzz_scalar`) draws random programs of the scalar subset, which runs on any
-x86-64 host and batches many cases into one program; ``amx`` (:mod:`.fuzz_amx`) draws tile
+``scalar`` (:mod:`.scalar`) draws random programs of the scalar subset, which runs on any
+x86-64 host and batches many cases into one program; ``amx`` (:mod:`.amx`) draws tile
 programs, run one by one and only where the CPU offers AMX when the other backend is silicon.
 With both, a quarter of the cases are AMX.  ``run_fuzz`` is what ``isasim fuzz`` runs.
 
-AMX cases are drawn by default with numpy (fuzz_amx.AmxCaseDrawer, about 0.1 ms a case), not
+AMX cases are drawn by default with numpy (amx.AmxCaseDrawer, about 0.1 ms a case), not
 with the hypothesis strategy (15-30 ms a case, as long as running one on the simulator and on
 silicon): the time of a campaign then goes to comparing programs.  A divergent drawn case is shrunk
 greedily over ``AmxGenerator.reductions``; ``draw="hypothesis"`` (``isasim fuzz --draw hypothesis``)
@@ -21,15 +21,15 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from ..core.campaign import run_campaign
-from ..core.fuzz import FuzzSummary
-from ..core.generators import BatchingGenerator, CaseGenerator, DrawingGenerator
-from ..core.machine import Machine
-from ..core.program import Program
-from ..core.trace import Init
-from .config import AMX_FEATURES, DEFAULT_CPU, cpu_model, needs_amx
-from .fuzz_amx import AmxCase, AmxCaseDrawer, amx_cases
-from .fuzz_scalar import ScalarCase, build_batch, scalar_cases
+from ...core.campaign import run_campaign
+from ...core.fuzz import FuzzSummary
+from ...core.generators import BatchingGenerator, CaseGenerator, DrawingGenerator
+from ...core.machine import Machine
+from ...core.program import Program
+from ...core.trace import Init
+from ..config import AMX_FEATURES, DEFAULT_CPU, cpu_model, needs_amx
+from .amx import AmxCase, AmxCaseDrawer, amx_cases
+from .scalar import ScalarCase, build_batch, scalar_cases
 
 ISA_NAME = "x86_amx"
 
@@ -51,7 +51,7 @@ class _Generator(CaseGenerator):
 
 
 class ScalarGenerator(_Generator, BatchingGenerator):
-    """Scalar cases (see fuzz_scalar), many to a program."""
+    """Scalar cases (see fuzz/scalar.py), many to a program."""
 
     subset = "scalar"
     probe = "nop"
@@ -72,7 +72,7 @@ class ScalarGenerator(_Generator, BatchingGenerator):
 
 
 class AmxGenerator(_Generator, DrawingGenerator):
-    """AMX cases (see fuzz_amx), one to a program: a fault ends a program."""
+    """AMX cases (see fuzz/amx.py), one to a program: a fault ends a program."""
 
     subset = "amx"
     probe = "tilerelease"
@@ -116,7 +116,7 @@ def chosen_config(against: str) -> tuple[dict, str | None]:
     oracle.host_model), the default model otherwise (no note)."""
     if against != "silicon":
         return {}, None
-    from .oracle import host_model, platform_problem
+    from ..oracle import host_model, platform_problem
 
     if platform_problem():
         return {}, None
@@ -132,7 +132,7 @@ def config_notes(against: str, config: dict, isa_subset: str | None) -> list[str
     configuration's doing, not the simulator's."""
     if against != "silicon" or isa_subset not in (None, "amx"):
         return []
-    from .oracle import host_amx, host_cpu, platform_problem
+    from ..oracle import host_amx, host_cpu, platform_problem
 
     if platform_problem() or not host_cpu().amx_features:
         return []  # no AMX program runs on this silicon: the campaign says so itself

@@ -38,14 +38,14 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from ..core.diff import DiffReport
-from ..core.isa import get_isa
-from ..core.program import Program
-from ..core.trace import Init
-from . import CODE_BASE, scalar
-from .operands import Target
-from .registers import GPR64, GPR_VIEWS, gpr_name
-from .state import CF, OF, PF, SF, ZF
+from ...core.diff import DiffReport
+from ...core.isa import get_isa
+from ...core.program import Program
+from ...core.trace import Init
+from .. import CODE_BASE, scalar
+from ..operands import Target
+from ..registers import GPR64, GPR_VIEWS, gpr_name
+from ..state import CF, OF, PF, SF, ZF
 
 ISA_NAME = "x86_amx"
 MASK64 = (1 << 64) - 1
@@ -460,7 +460,7 @@ def _render_compiled(b: _ScalarBuilder, spec: dict) -> _Block:
 def vector_shape() -> tuple[int, int]:
     """(registers, bits) of the vector registers the fuzzer may use: what this host's CPU has (a case must
     run on the silicon it is compared with), or (0, 0) on a host without AVX, where no case uses them."""
-    from .oracle import host_cpu, platform_problem
+    from ..oracle import host_cpu, platform_problem
 
     if platform_problem() is not None or "avx" not in host_cpu().flags:
         return 0, 0
