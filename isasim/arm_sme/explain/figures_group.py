@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ...core.explain import Arrow, Cell, Grid
 from ..tiles import vector_group_rows
-from .figures import (
+from .drawing import (
     MAX_GROUP_ELEMENTS, element_bits, elided, example_figure, fp_text, hex_text, int_text, join_captions, window,
 )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...core.explain import Cell, Grid
 from ..tiles import tile_rows
-from .figures import (
+from .drawing import (
     INACTIVE, MAX_TILE_ELEMENTS, element_bits, elided, example_figure, fp_text, hex_text, int_text, join_captions,
     predicate, predicate_active, tile_vectors_text, window,
 )

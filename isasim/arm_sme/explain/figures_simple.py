@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...core.explain import Cell, Grid
 from ...core.render import hex_preview
-from .figures import INACTIVE, example_figure, join_captions, predicate_active, window
+from .drawing import INACTIVE, example_figure, join_captions, predicate_active, window
 
 MAX_WRITES = 12  # journal writes listed (SMSTART's zeroing writes 48 registers and ZA)
 MAX_PREDICATE_ELEMENTS = 32
