@@ -153,7 +153,7 @@ class X86AmxState:
         self.tilecfg = TileConfig()
         self._tiles = np.zeros((MAX_TILES, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
         self._tile_views = list(self._tiles)  # made once: creating a numpy view costs as much as a small copy
-        # Additions into tiles not yet made: tile -> its waiting products (an amx.WaitingProducts).
+        # Additions into tiles not yet made: tile -> its waiting products (a numerics.products.WaitingProducts).
         # See accumulate; every read of tile data settles them first.
         self._deferred: dict[int, object] = {}
         # Shape checks that passed under the current TILECFG, so a kernel's loop does not

@@ -21,7 +21,7 @@ from isasim.core.errors import StepLimitExceeded
 from isasim.core.machine import Machine
 from isasim.x86_amx import ISA
 from isasim.x86_amx.kernels import tile_config
-from isasim.x86_amx.amx import DwordDotProducts
+from isasim.x86_amx.numerics.products import DwordDotProducts
 
 CFG, DATA, OUT = 0x1000, 0x10000, 0x80000
 FORMS = {"tdpbssd": (True, True), "tdpbsud": (True, False), "tdpbusd": (False, True), "tdpbuud": (False, False)}

@@ -22,7 +22,7 @@ from isasim.core import numerics
 from isasim.core.machine import Machine
 from isasim.x86_amx import ISA
 from isasim.x86_amx import numerics as tmul_numerics
-from isasim.x86_amx.amx import DwordDotProducts, PairDotProducts, exact_totals
+from isasim.x86_amx.numerics.products import DwordDotProducts, PairDotProducts, exact_totals
 from isasim.x86_amx.kernels import tile_config
 from isasim.x86_amx.scalar import CONDITIONS
 from isasim.x86_amx.registers import GPR64

@@ -6,7 +6,7 @@ import pytest
 
 from isasim.core import numerics
 from isasim.x86_amx import numerics as tmul_numerics
-from isasim.x86_amx.amx import PairDotProducts
+from isasim.x86_amx.numerics.products import PairDotProducts
 
 
 def _values(rng, kind, shape):

@@ -37,7 +37,7 @@ from isasim.core.numerics import (
     is_denormal32,
     is_nan32,
 )
-from isasim.x86_amx import numerics as nx
+from isasim.x86_amx.numerics import tmul as nx
 from isasim.x86_amx.numerics import (
     DEFAULT_NAN32,
     tmul_add32,
