@@ -132,7 +132,7 @@ class ArmSme(Isa):
 
     @property
     def fuzz_subsets(self) -> tuple[str, ...]:
-        from .fuzz import subsets  # mixed and every form group; importing it imports no hypothesis
+        from .fuzz.form_generator import subsets  # mixed and every form group; importing it imports no hypothesis
 
         return subsets()
 

@@ -14,7 +14,8 @@ from cli_harness import error_line
 from isasim import cli
 from isasim.arm_sme import ISA
 from isasim.arm_sme.forms import FORMS
-from isasim.arm_sme.fuzz import MIXED, FormGenerator, draw_slot, slot_text, subsets
+from isasim.arm_sme.fuzz.cases import draw_slot, slot_text
+from isasim.arm_sme.fuzz.form_generator import MIXED, FormGenerator, subsets
 from isasim.core.fuzz import draw_cases
 from isasim.core.machine import Machine
 
@@ -71,7 +72,7 @@ def test_the_known_qemu_differences_are_kept_out_of_the_cases():
     # elements after the last active one unzeroed); stores and ZA tile-slice loads never use the bases
     # near the block's end (isasim's partial writes before a fault, QEMU's none; QEMU's abort on a ZA
     # slice element split across the end of mapped memory)
-    from isasim.arm_sme.fuzz import ALL_TRUE_P, EDGE_BASES
+    from isasim.arm_sme.fuzz.cases import ALL_TRUE_P, EDGE_BASES
 
     for form in FORMS:
         for seed in range(20):
@@ -126,7 +127,7 @@ def test_a_lockstep_campaign_compares_after_every_instruction(tmp_path, capsys):
 
 
 def test_lockstep_cases_leave_out_what_turns_za_off():
-    from isasim.arm_sme.fuzz import turns_za_off
+    from isasim.arm_sme.fuzz.form_generator import turns_za_off
 
     mode = FormGenerator("mode", 256, lockstep=True).forms()
     assert {form.id for form in FORMS if turns_za_off(form)} == {"SMSTOP", "SMSTOP_ZA"}
