@@ -21,8 +21,8 @@ from isasim.core.explain import (
 )
 from isasim.core.faults import Fault
 
-from .. import ISA
-from ..assembler import value_text
+from ..assembler import assemble, value_text
+from ..config import CHIPS, configure
 from ..forms import FORMS
 from . import example_data, worked
 
@@ -78,8 +78,6 @@ than one pass takes; an M1 the chip forbids; a sign bit that disagrees with the 
 
 
 def _chips_table() -> str:
-    from ..config import CHIPS
-
     rows = ["| chip | arch | L1 | L0A / L0B | L0C | BT | FB | quant words per pass | A in L0A | Fixpipe modes |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for chip in CHIPS.values():
@@ -126,8 +124,8 @@ class AscendExplainer(Explainer):
         if code is not None:
             raise ExplainError("ascend_cube has no binary encoding (none is public): give the instruction as text")
         try:
-            config = ISA.configure(options.config)
-            program = ISA.assemble(instruction, source="explain")
+            config = configure(options.config)
+            program = assemble(instruction, "ascend_cube", "explain", base=0)
         except IsasimError as error:
             raise ExplainError(str(error)) from None
         if len(program.instructions) != 1:
@@ -139,7 +137,7 @@ class AscendExplainer(Explainer):
         if form.chips and config["chip"] not in form.chips:
             # a form the configured chip lacks altogether: explain it on a chip that has it, and say so
             moved = [Paragraph(f"{config['chip']} has no {form.id}: this example runs on the {form.chips[0]}.")]
-            config = ISA.configure({**(options.config or {}), "chip": form.chips[0]})
+            config = configure({**(options.config or {}), "chip": form.chips[0]})
         sections = [
             Section("Encoding", [Paragraph("ascend_cube has no binary encoding (Huawei publishes none): the "
                                            "program text is the instruction, one per address.")]),
