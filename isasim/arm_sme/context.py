@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.faults import Fault, MemoryFault
-from . import tiles
+from .semantics import za_tiles
 from .faults import translation, undefined
 from .state import MASK64, ArmSmeState
 
@@ -135,11 +135,11 @@ class SmeContext:
         return int.from_bytes(self.state.p[g].tobytes(), "little") & bits == bits
 
     def ZAslice(self, tile: int, esize: int, vertical: bool, index: int) -> np.ndarray:
-        return tiles.read_slice(self.state.za, tile, esize, vertical, index)
+        return za_tiles.read_slice(self.state.za, tile, esize, vertical, index)
 
     def set_ZAslice(self, tile: int, esize: int, vertical: bool, index: int, data: np.ndarray) -> None:
         """ZAslice[tile, esize, vertical, index] = data, journalled as the ZA vectors it changes."""
-        for row, start, stop, element in tiles.slice_rows(tile, esize, vertical, index, self.svlb):
+        for row, start, stop, element in za_tiles.slice_rows(tile, esize, vertical, index, self.svlb):
             eb = esize // 8
             part = data[element * eb:element * eb + (stop - start)]
             if not np.array_equal(self.state.za[row, start:stop], part):

@@ -102,7 +102,7 @@ def run_isasim(text: str, state: dict, svl: int, features: list | None = None, m
         # with either off it runs SMSTART first (zeroing what that mode change zeroes): do the same,
         # with isasim's own SMSTART, so that both sides report what the harness can see.
         from isasim.arm_sme.context import SmeContext
-        from isasim.arm_sme.sme import set_modes
+        from isasim.arm_sme.semantics.modes import set_modes
         set_modes(SmeContext(machine.state, machine.memory), sm=True, za=True)
     observed = ISA.observe(machine.state)
     regs, arrays = observed["regs"], observed["arrays"]

@@ -1,6 +1,6 @@
 """`isasim explain --isa arm_sme`: --svl and --wv, the vector-group section, the worked example's check line.
 
-The rows the vector-group section shows are compared with tiles.vector_group_rows (what the
+The rows the vector-group section shows are compared with za_tiles.vector_group_rows (what the
 simulator executes) and with the ZA vectors the machine's journal says the step wrote.  Every form's
 example ends with one Check that holds at SVL 128, 512 and 2048 and over seeds; the dot and outer
 product tables name lanes that hold what they show in the example's before-state and add up to the
@@ -16,7 +16,7 @@ import pytest
 import isasim.arm_sme.explain as arm_sme_explain
 from isasim.arm_sme.explain import example_text
 from isasim.arm_sme.forms import FORMS
-from isasim.arm_sme.tiles import vector_group_rows
+from isasim.arm_sme.semantics.za_tiles import vector_group_rows
 from isasim.cli import main
 from isasim.core.explain import Check, ExplainOptions, Table, explain
 

@@ -1,8 +1,8 @@
 """The arm_sme explain pictures (``--svg``, ``--html``, docs/arm_sme/*.svg), checked against the machine.
 
 What the pictures draw is compared with the worked example's run, read independently here: the
-ZA vectors the journal says the step wrote, the predicates in the machine, tiles.read_slice's and
-tiles.slice_rows's positions of a slice, the tile's elements in the machine's ZA.
+ZA vectors the journal says the step wrote, the predicates in the machine, za_tiles.read_slice's and
+za_tiles.slice_rows's positions of a slice, the tile's elements in the machine's ZA.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from isasim.arm_sme.explain import example_text
 from isasim.arm_sme.forms import FORMS
-from isasim.arm_sme.tiles import read_slice, slice_rows, tile_rows
+from isasim.arm_sme.semantics.za_tiles import read_slice, slice_rows, tile_rows
 from isasim.cli import main
 from isasim.core.explain import ExplainOptions, explain, render_svg
 

@@ -4,7 +4,7 @@ groups, tiles, lanes and memory, back and goto, width folding at SVL 2048, bad c
 
 The vector groups' rows are checked against QEMU: a golden trace of traces/arm_sme/ is stepped and
 the rows `p za.s[...]` names must be the ZA vectors QEMU's expected ZA differs from the initial one in
-(and tiles.vector_group_rows, what the simulator executes)."""
+(and za_tiles.vector_group_rows, what the simulator executes)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 
 from cli_harness import error_line
 from isasim import cli
-from isasim.arm_sme import tiles
+from isasim.arm_sme.semantics import za_tiles
 from isasim.arm_sme.views.pictures import flags_text
 from isasim.core.trace import read_trace
 
@@ -137,9 +137,9 @@ def test_the_za_vectors_a_step_writes_are_named_and_listed(capsys, tmp_path):
     shown = records(step_on(capsys, tmp_path, "s 14", 512))
     assert "za[5] written, 1 not zero" in shown[LDR_ZA]
     mova = shown[MOVA]  # vertical slice w12 + 1 = 6 of ZA1.S: element 6 of each of its 16 rows
-    rows = [int(r) for r in tiles.tile_rows(1, 32, 64)]
+    rows = [int(r) for r in za_tiles.tile_rows(1, 32, 64)]
     assert "16 written" in mova and all(row_values(mova, f"za[{r}]") for r in rows)
-    group = tiles.vector_group_rows(64, 0, 0, 4)
+    group = za_tiles.vector_group_rows(64, 0, 0, 4)
     assert " ".join(f"za[{r}]" for r in group) + " written" in shown[UDOT]
 
 
@@ -171,7 +171,7 @@ def test_p_vector_group_names_the_rows_qemu_writes(capsys, name, wraps):
     v, offset, nreg, svl = (int(g) for g in m.groups()[:4])
     printed = [int(r) for r in m.group(5).split(",")]
     wv = trace.init.regs[f"x{v}"]
-    assert printed == tiles.vector_group_rows(svl // 8, wv, offset, nreg)
+    assert printed == za_tiles.vector_group_rows(svl // 8, wv, offset, nreg)
     assert printed == _qemu_written_rows(path)
     assert ("the MOD wraps it" in out) == wraps
     assert ("upper 32 bits" in out) == bool(wv >> 32)
@@ -181,7 +181,7 @@ def test_p_vector_group_names_the_rows_qemu_writes(capsys, name, wraps):
 
 def test_p_vector_group_shows_the_rows_lanes(capsys, tmp_path):
     out = step_on(capsys, tmp_path, "s 14; p za.s[w8, 0, vgx4] hex", 128)
-    rows = tiles.vector_group_rows(16, 0, 0, 4)
+    rows = za_tiles.vector_group_rows(16, 0, 0, 4)
     assert f"ZA vectors {', '.join(map(str, rows))}" in out and "vstride = (SVL/8) / 4 = 16 / 4 = 4" in out
     program, init = _files(tmp_path, 128)
     from isasim.core.machine import Machine
@@ -216,14 +216,14 @@ def test_tile_views_horizontal_and_vertical(capsys, tmp_path, svl):
                commands="p za1h.s hex; p za1v.s hex; p za3v.d[1]; p za1h.s[2][3]")
     assert "za1h.s  the rows of za1.s" in out and "za1v.s  the columns of za1.s shown as rows" in out
     horizontal, vertical = out.split("za1v.s  the columns")
-    rows = tiles.tile_rows(1, 32, svl // 8)
+    rows = za_tiles.tile_rows(1, 32, svl // 8)
     for i, row in enumerate(rows):
         cells = [c for line in horizontal.splitlines() for c in line.split()[2:]
                  if line.split()[:2] == [f"{i}:", f"za[{row}]"]]
         assert cells == [f"{v:08x}" for v in za[row].view(np.uint32)]
         column = za[rows, 4 * i:4 * i + 4].reshape(-1).view(np.uint32)  # vertical slice i: element i of each row
         assert row_values(vertical, f"za1v.s[{i}]") == [f"{v:08x}" for v in column]
-    d_rows = tiles.tile_rows(3, 64, svl // 8)
+    d_rows = za_tiles.tile_rows(3, 64, svl // 8)
     assert row_values(out, "za3v.d[1]") == [str(v) for v in za[d_rows, 8:16].reshape(-1).view(np.uint64)]
     # the program does not type ZA: int32
     assert row_values(out, "za1h.s[2][3]") == [str(za[rows[2], 12:16].view(np.int32)[0])]
@@ -339,7 +339,7 @@ def test_fp_forms_show_their_formats(capsys):
 def test_every_svl(capsys, tmp_path, svl):
     out = step_on(capsys, tmp_path, "s 14; p za.s[w8, 0, vgx4]; p z0.b; p p1.s", svl)
     svlb = svl // 8
-    rows = tiles.vector_group_rows(svlb, 0, 0, 4)
+    rows = za_tiles.vector_group_rows(svlb, 0, 0, 4)
     assert f"at SVL {svl}: ZA vectors {', '.join(map(str, rows))}" in out
     assert f"z0.b  {svlb} lanes of uint8" in out and f"p1.s  {svl // 32} elements of 32 bits: {svl // 32} active" in out
     assert row_values(records(out)[LD1B], "z0.b") == lanes((MEMORY * 2)[:svlb], np.uint8)
@@ -392,9 +392,9 @@ def test_written_za_vectors_and_changed_lanes_are_highlighted(tmp_path):
     assert stepper.run_script("s") is None  # the UDOT
     text = screen.getvalue()
     bold_yellow, dim = r"\x1b\[1;33m", r"\x1b\[2m"  # a label's padding is inside its style
-    for row in tiles.vector_group_rows(16, 0, 0, 4):  # 0, 4, 8, 12
+    for row in za_tiles.vector_group_rows(16, 0, 0, 4):  # 0, 4, 8, 12
         assert re.search(rf"{bold_yellow} *za\[{row}\]", text)
-    for row in tiles.tile_rows(1, 32, 16):  # 1, 5, 9, 13: written by the LDR and MOVA before
+    for row in za_tiles.tile_rows(1, 32, 16):  # 1, 5, 9, 13: written by the LDR and MOVA before
         assert re.search(rf"{dim} *za\[{row}\]", text)
     assert re.search(r"\x1b\[1;33m +-?\d+\x1b\[0m", text)  # changed lanes
 

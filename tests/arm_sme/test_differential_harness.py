@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-import isasim.arm_sme.dots as dots
+from isasim.arm_sme.semantics import integer_dots
 from differential import address_in, compare_with_qemu, first_difference, random_state, run_isasim
 
 pytestmark = [pytest.mark.needs_qemu, pytest.mark.needs_clang]
@@ -37,12 +37,12 @@ def test_agreeing_cases_agree_and_change_state():
 
 
 def test_a_planted_bug_is_found(monkeypatch):
-    real = dots.za_dot
+    real = integer_dots.za_dot
 
     def off_by_one(cpu, shape, group, n, m):
         real(cpu, shape, group, n, (m + 1) % 32 if shape.second == "single" else m)
 
-    monkeypatch.setattr(dots, "za_dot", off_by_one)
+    monkeypatch.setattr(integer_dots, "za_dot", off_by_one)
     comparison = compare_with_qemu(_cases(random.Random(1))[:4], SVL)
     assert len(comparison.mismatches) == 4 and all("za row" in m for m in comparison.mismatches), comparison.mismatches
 

@@ -226,7 +226,7 @@ def test_a_planted_rounding_bug_is_found(monkeypatch):
     planted in the array form the instruction executes (fp_products calls FPMulAdd_ZA_array), as the
     per-element FPMul and FPAdd applied to each element."""
     import isasim.arm_sme.fp as fp
-    import isasim.arm_sme.fp_products as fp_products
+    from isasim.arm_sme.semantics import fp_products
     from dataclasses import replace
 
     def unfused(addend, op1, op2):

@@ -32,7 +32,7 @@ import pytest
 
 from isasim.arm_sme import ISA
 from isasim.arm_sme.forms import FORMS
-from isasim.arm_sme.tiles import slice_rows
+from isasim.arm_sme.semantics.za_tiles import slice_rows
 from isasim.core.errors import IsasimError
 
 from differential import compare_with_qemu, first_difference, random_state, run_isasim
@@ -353,7 +353,7 @@ def test_accesses_running_off_mapped_memory_fault_as_on_qemu(svl):
 @pytest.mark.parametrize("svl", (128, 512))
 def test_whole_vector_accesses_running_off_mapped_memory_fault_as_on_qemu(svl):
     """The same loads and stores with every predicate all true, the case isasim reads or writes in one
-    access (loads.py _read_active, _write_active): past the end of the block each faults as on QEMU, a
+    access (semantics/vector_memory.py _read_active, _write_active): past the end of the block each faults as on QEMU, a
     faulting store writes nothing, and those that fit agree byte for byte."""
     rng = random.Random(SEED + 13 * svl)
     cases = []

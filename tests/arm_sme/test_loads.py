@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from isasim.arm_sme import tiles
+from isasim.arm_sme.semantics import za_tiles
 from smeharness import run
 
 ON = {"svcr": 3}
@@ -31,7 +31,7 @@ def test_ld1w_vertical_tile_slice_zeroes_inactive_elements():
                           arrays={"za": za, "p3": _p(svl, 32, [0, 2])}, memory=[(DATA, IMAGE, True)])
     assert result.fault is None
     column = (6 + 1) % 4
-    got = [tiles.read_slice(machine.state.za, 2, 32, True, column)[4 * e:4 * e + 4].tobytes() for e in range(4)]
+    got = [za_tiles.read_slice(machine.state.za, 2, 32, True, column)[4 * e:4 * e + 4].tobytes() for e in range(4)]
     start = 2 * 4  # x1 * 4 bytes
     assert got == [IMAGE[start:start + 4], bytes(4), IMAGE[start + 8:start + 12], bytes(4)]
     other = np.delete(machine.state.za.view(np.uint32), [2, 6, 10, 14], axis=0)  # rows outside ZA2.S untouched
@@ -117,7 +117,7 @@ def test_ldr_str_of_whole_z_and_p_registers(svl):
 @pytest.mark.parametrize("program", ["st1w {z1.s}, p0, [x0]", "st1w {za0h.s[w12, 0]}, p0, [x0]"])
 def test_a_store_that_faults_part_way_writes_nothing(program):
     # the first active elements are mapped, the last one is not: the fault names that element's
-    # address, and no element was written (isasim's documented choice, loads._write_elements)
+    # address, and no element was written (isasim's documented choice, vector_memory._write_elements)
     svl = 128  # four .s elements in 16 bytes; only the first 12 are mapped
     region = bytes(12)
     machine, result = run(program, svl=svl, regs={**ON, "x0": DATA, "x12": 0}, memory=[(DATA, region, True)],

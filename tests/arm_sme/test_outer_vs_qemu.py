@@ -85,15 +85,15 @@ def test_a_planted_predicate_bug_is_found(monkeypatch):
     (esize) container, a plausible misreading of the ASL, disagrees with QEMU."""
     import numpy as np
 
-    import isasim.arm_sme.outer_products as outer_products
+    from isasim.arm_sme.semantics import integer_outer_products
 
     def wide_predicate(cpu, z, g, shape, signed):
         dim = cpu.VL // shape.esize
-        elements = cpu.Z(z).view(outer_products.SOURCE_TYPES[shape.source_bits, signed]).astype(np.int64)
+        elements = cpu.Z(z).view(integer_outer_products.SOURCE_TYPES[shape.source_bits, signed]).astype(np.int64)
         active = cpu.ActiveElements(g, shape.esize)
         return np.where(active[:, None], elements.reshape(dim, shape.ways), 0)
 
-    monkeypatch.setattr(outer_products, "_masked_operand", wide_predicate)
+    monkeypatch.setattr(integer_outer_products, "_masked_operand", wide_predicate)
     svl = 256
     comparison = compare_with_qemu(outer_cases(random.Random(SEED), svl)[:40], svl)
     assert len(comparison.mismatches) >= 10, comparison.report(svl)

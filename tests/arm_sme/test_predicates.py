@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from isasim.arm_sme.predicates import pred_count
+from isasim.arm_sme.semantics.predicates_and_counts import pred_count
 from smeharness import run
 
 STREAMING = {"svcr": 1}

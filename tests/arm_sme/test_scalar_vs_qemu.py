@@ -21,8 +21,9 @@ import random
 
 import pytest
 
-from isasim.arm_sme import ISA, scalar
+from isasim.arm_sme import ISA
 from isasim.arm_sme.forms import FORMS
+from isasim.arm_sme.semantics import scalar
 
 from differential import MEMORY_BASE, compare_with_qemu, random_state
 

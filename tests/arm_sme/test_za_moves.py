@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from isasim.arm_sme import tiles
+from isasim.arm_sme.semantics import za_tiles
 from smeharness import run
 
 ON = {"svcr": 3}
@@ -15,9 +15,9 @@ DATA = 0x40000
 
 
 def test_tile_rows_interleave():
-    assert list(tiles.tile_rows(1, 32, 16)) == [1, 5, 9, 13]  # ZA1.S at SVL 128
-    assert list(tiles.tile_rows(0, 8, 16)) == list(range(16))
-    assert list(tiles.tile_rows(15, 128, 64)) == [15, 31, 47, 63]
+    assert list(za_tiles.tile_rows(1, 32, 16)) == [1, 5, 9, 13]  # ZA1.S at SVL 128
+    assert list(za_tiles.tile_rows(0, 8, 16)) == list(range(16))
+    assert list(za_tiles.tile_rows(15, 128, 64)) == [15, 31, 47, 63]
 
 
 @pytest.mark.parametrize("svl", [128, 512])
@@ -68,7 +68,7 @@ def test_mova_vector_to_vertical_slice_writes_only_active_elements():
                      arrays={"z3": zn.tobytes(), **p})
     column = (0xFFFF_FFFF + 7) % 16  # = 6
     za = machine.state.za.view(np.uint16)  # 32 vectors of 16 .h elements
-    rows = tiles.tile_rows(1, 16, 32)
+    rows = za_tiles.tile_rows(1, 16, 32)
     assert list(za[rows, column]) == [1, 2, 3, 4, 5, 6, 7, 8] + [0] * 8
     assert int(np.count_nonzero(za)) == 8
 

@@ -23,7 +23,7 @@ from ..forms import FORMS, UNDEFINED_FORMS, A64Form
 from ..instructions import instruction_text, operand_texts, statement_text
 from ..operands import BranchTarget, OperandError, parse_int
 from ..state import MASK64, X_NAMES
-from ..tiles import vector_group_rows
+from ..semantics.za_tiles import vector_group_rows
 from .checks import check
 from .figures import figure
 
@@ -258,7 +258,7 @@ class ArmSmeExplainer(Explainer):
 
 def _vector_group_blocks(ins, group, run) -> list:
     """ZA[Wv, offs, VGx<nreg>] worked out for the example's SVL and Xv, with the rows from
-    tiles.vector_group_rows (what the simulator executes) and the Z lists' registers."""
+    za_tiles.vector_group_rows (what the simulator executes) and the Z lists' registers."""
     v, offset, nreg = group
     svlb = run.machine.state.svlb
     svl = svlb * 8
@@ -284,7 +284,7 @@ def _vector_group_blocks(ins, group, run) -> list:
     blocks = [Table(["", "for this example"], facts, title=f"ZA[w{v}, {offset}, VGx{nreg}] at SVL {svl}")]
     blocks.append(Table(["r", "vec + r * vstride", "ZA vector"],
                         [[str(r), f"{vec} + {r} * {vstride}", f"ZA[{row}]"] for r, row in enumerate(rows)],
-                        title="The ZA vectors of the group (tiles.vector_group_rows, what the simulator runs)"))
+                        title="The ZA vectors of the group (za_tiles.vector_group_rows, what the simulator runs)"))
     written = sorted({w.where.subscript for w in run.record.writes if getattr(w.where, "name", None) == "za"}) \
         if run.record is not None and not run.fault else []
     if written:

@@ -91,7 +91,7 @@ def _check_line(ins, run) -> Check:
         got = bytes(state.z[first] if to_vectors else state.za[vec]).hex()
         return Check(f"{'z%d' % first if to_vectors else 'ZA[%d]' % vec} (the group's first vector)", expected, got)
     if form.group == "za_move":
-        from .. import tiles
+        from ..semantics import za_tiles
 
         esize = 8 << "bhsdq".index(form.id[-1])
         eb = esize // 8
@@ -103,7 +103,7 @@ def _check_line(ins, run) -> Check:
         slice_before = tile_slice(before["za"], tile, esize, vertical, index)
         source = slice_before if to_vector else before["z"][ops[2]]
         target = state.z[ops[0]] if to_vector else tile_slice(state.za, tile, esize, vertical, index)
-        where = f"z{ops[0]}" if to_vector else tiles.tile_text(tile, form.id[-1], vertical) + f"[{index}]"
+        where = f"z{ops[0]}" if to_vector else za_tiles.tile_text(tile, form.id[-1], vertical) + f"[{index}]"
         if first is None:  # merging: an inactive element keeps its old value
             old = before["z"][ops[0]] if to_vector else slice_before
             return Check(f"{where} (p{g} has no active element: it keeps its old bytes)", bytes(old).hex(),
@@ -119,7 +119,7 @@ def _check_line(ins, run) -> Check:
         return Check(f"{form.id[-1]}{t} and memory at {address:#x}", bytes(machine.memory.read(address, size)).hex(),
                      bytes(register).hex())
     if form.group in ("za_memory", "z_memory"):
-        from .. import tiles
+        from ..semantics import za_tiles
 
         if form.group == "za_memory":
             esize = msize = 8 << "bhsdq".index(form.id[-1])
@@ -143,7 +143,7 @@ def _check_line(ins, run) -> Check:
             tile, vertical, s, offset = ops[0]
             index = ((regs[f"x{s}"] & 0xFFFFFFFF) + offset) % (state.svl // esize)
             element = bytes(tile_slice(state.za, tile, esize, vertical, index)[first * eb:(first + 1) * eb])
-            where = tiles.tile_text(tile, form.id[-1], vertical) + f"[{index}]"
+            where = za_tiles.tile_text(tile, form.id[-1], vertical) + f"[{index}]"
         else:
             element = bytes(state.z[ops[0]][first * eb:(first + 1) * eb])
             where = f"z{ops[0]}"
@@ -192,7 +192,7 @@ def _check_line(ins, run) -> Check:
 def _no_active_element(ins, run, g: int, esize: int) -> Check:
     """A contiguous load or store whose predicate has no active element: a load zeroes its whole
     destination (inactive elements are zero), a store writes no memory."""
-    from .. import tiles
+    from ..semantics import za_tiles
 
     form, state, ops = ins.form, run.machine.state, ins.operands
     if not form.mnemonic.startswith("ld"):
@@ -202,7 +202,7 @@ def _no_active_element(ins, run, g: int, esize: int) -> Check:
         tile, vertical, s, offset = ops[0]
         index = ((run.before["regs"][f"x{s}"] & 0xFFFFFFFF) + offset) % (state.svl // esize)
         target = tile_slice(state.za, tile, esize, vertical, index)
-        where = tiles.tile_text(tile, form.id[-1], vertical) + f"[{index}]"
+        where = za_tiles.tile_text(tile, form.id[-1], vertical) + f"[{index}]"
     else:
         target, where = state.z[ops[0]], f"z{ops[0]}"
     return Check(f"{where} (p{g} has no active element: all of it zeroed)", bytes(len(target)).hex(),

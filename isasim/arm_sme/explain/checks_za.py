@@ -106,7 +106,7 @@ def fp_dot_blocks(ins, run) -> list:
     """ZA element 0 of the group's first vector, from the per-element definition in fp.py (FPDotAdd_ZA or
     BFDotAdd), which the instruction does not run: it runs their array forms over the whole group."""
     from ..fp import BFDotAdd, FPDotAdd_ZA
-    from ..fp_products import FPCR
+    from ..semantics.fp_products import FPCR
 
     shape = ins.form.extra["shape"]
     (v, offset), n, m = ins.operands
@@ -135,7 +135,7 @@ def fp_outer_blocks(ins, run) -> list:
     """ZAda.S element (0, 0), from the per-element definition in fp.py (FPMulAdd_ZA, FPDotAdd_ZA or
     BFDotAdd) with the Operation's predication: the instruction runs the array forms over the tile."""
     from ..fp import FP32, BFDotAdd, FPDotAdd_ZA, FPMulAdd_ZA
-    from ..fp_products import FPCR
+    from ..semantics.fp_products import FPCR
 
     shape = ins.form.extra["shape"]
     da, a, b, n, m = ins.operands

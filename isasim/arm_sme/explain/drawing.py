@@ -68,7 +68,7 @@ def elided(what: str, drawn: range, total: int) -> str:
 
 
 def tile_vectors_text(name: str, vectors) -> str:
-    """Which ZA vectors a tile's rows are (tiles.tile_rows): "za1.s is ZA vectors 1, 5, ... (one in 4)"."""
+    """Which ZA vectors a tile's rows are (za_tiles.tile_rows): "za1.s is ZA vectors 1, 5, ... (one in 4)"."""
     if len(vectors) == 1:
         return f"{name} is ZA vector {int(vectors[0])}"
     step = int(vectors[1]) - int(vectors[0])

@@ -8,7 +8,7 @@ The group's vectors are the ZA vectors the machine's journal wrote, in the order
 from __future__ import annotations
 
 from ...core.explain import Arrow, Cell, Grid
-from ..tiles import vector_group_rows
+from ..semantics.za_tiles import vector_group_rows
 from .drawing import (
     MAX_GROUP_ELEMENTS, element_bits, elided, example_figure, fp_text, hex_text, int_text, join_captions, window,
 )

@@ -9,7 +9,7 @@ reaches (no k with both ``ways*row + k`` active in Pn and ``ways*col + k`` in Pm
 from __future__ import annotations
 
 from ...core.explain import Cell, Grid
-from ..tiles import tile_rows
+from ..semantics.za_tiles import tile_rows
 from .drawing import (
     INACTIVE, MAX_TILE_ELEMENTS, element_bits, elided, example_figure, fp_text, hex_text, int_text, join_captions,
     predicate, predicate_active, tile_vectors_text, window,

@@ -12,7 +12,7 @@ from ...core.errors import IsasimError
 from ...core.faults import Fault
 from ...core.explain import Arrow, Cell, Grid
 from ..state import MASK64, X_NAMES
-from ..tiles import ELEMENT_BYTES, slice_rows, tile_rows, tile_text
+from ..semantics.za_tiles import ELEMENT_BYTES, slice_rows, tile_rows, tile_text
 from .drawing import (
     INACTIVE, MAX_SLICE_ELEMENTS, WINDOW_ROWS, element_bits, elided, example_figure, hex_text, join_captions,
     predicate, predicate_active, tile_vectors_text, window,

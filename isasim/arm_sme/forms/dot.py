@@ -3,8 +3,8 @@ indexed; VGx2 and VGx4), and the vertical dots UVDOT, SVDOT, USVDOT, SUVDOT (ind
 
 from __future__ import annotations
 
-from .. import dots
-from ..dots import DotShape
+from ..semantics import integer_dots
+from ..semantics.integer_dots import DotShape
 from ..encoding import Encoding
 from ..operands import ZaVectorGroup, ZIndexed, ZList, ZReg
 from .base import A64Form, add
@@ -59,7 +59,7 @@ def _dot_form(mnemonic, za, src, ways, s1, s2, feature, nreg, second, pattern, v
     return A64Form(
         id=f"{mnemonic.upper()}_za{za}_{src}_{second}_vgx{nreg}", mnemonic=mnemonic, syntax=syntax,
         summary=summary, encoding=Encoding(pattern), operands=(group, zn, zm),
-        execute=dots.bound(shape), feature=feature, doc=dots.asl(mnemonic, shape),
+        execute=integer_dots.bound(shape), feature=feature, doc=integer_dots.asl(mnemonic, shape),
         group="dot", extra={"shape": shape})
 
 

@@ -4,9 +4,9 @@ indexed; VGx2 and VGx4)."""
 
 from __future__ import annotations
 
-from .. import fp_products
+from ..semantics import fp_products
 from ..encoding import Encoding
-from ..fp_products import FPDotShape, FPOuterShape
+from ..semantics.fp_products import FPDotShape, FPOuterShape
 from ..operands import PredMerge, ZaTile, ZaVectorGroup, ZIndexed, ZList, ZReg
 from .base import A64Form, add
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from .. import sme
+from ..semantics import modes
 from ..encoding import Encoding
 from ..operands import TileList
 from .base import A64Form, add
@@ -20,7 +20,7 @@ for _text, _crm, _sm, _za in (("smstart", "0111", True, True), ("smstop", "0110"
         id=_text.upper().replace(" ", "_"), mnemonic=_text.split()[0], syntax=_text.upper(),
         summary=f"{'set' if 'start' in _text else 'clear'} {_what}",
         encoding=Encoding(f"11010101 00000011 0100 {_crm} 01111111"),
-        execute=partial(sme.set_modes, sm=_sm, za=_za), feature="SME", group="mode",
+        execute=partial(modes.set_modes, sm=_sm, za=_za), feature="SME", group="mode",
         doc=("IF PSTATE.SM != new_sm THEN ResetSVEState();  // Z0-Z31, P0-P15, FFR = 0; ZA kept\n"
              "IF PSTATE.ZA == '0' AND new_za == '1' THEN ResetSMEState();  // ZA, ZT0 = 0\n"
              "PSTATE.SM = new_sm; PSTATE.ZA = new_za;  // for the bits this form writes"),
@@ -29,7 +29,7 @@ for _text, _crm, _sm, _za in (("smstart", "0111", True, True), ("smstop", "0110"
 add(A64Form(
     id="ZERO_tiles", mnemonic="zero", syntax="ZERO {<mask>}", summary="zero a list of ZA tiles ({za}: all of ZA)",
     encoding=Encoding("11000000 00001000 00000000 mask:8"), operands=(TileList(),),
-    execute=sme.zero_tiles, feature="SME", group="za",
+    execute=modes.zero_tiles, feature="SME", group="za",
     doc=("CheckSMEAndZAEnabled();\n"
          "for row = 0 to (SVL DIV 8)-1\n"
          "    IF mask<row MOD 8> == '1' THEN ZAvector[row] = Zeros();  // ZAt.D holds rows t, t+8, ...")))

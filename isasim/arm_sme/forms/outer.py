@@ -3,10 +3,10 @@ MOPS forms (4-way .B->.S and .H->.D), and the SME2 2-way .H->.S UMOPA/SMOPA/UMOP
 
 from __future__ import annotations
 
-from .. import outer_products
+from ..semantics import integer_outer_products
 from ..encoding import Encoding
 from ..operands import PredMerge, ZaTile, ZReg
-from ..outer_products import OuterShape
+from ..semantics.integer_outer_products import OuterShape
 from .base import A64Form, add
 
 # Encodings (Arm ARM C9.2; bit 31 first).  u0 = 1: Zn is unsigned; u1 = 1: Zm is unsigned; S = 1: subtract.
@@ -43,7 +43,8 @@ def _outer_form(stem, s1, s2, za, src, subtract) -> A64Form:
         id=f"{mnemonic.upper()}_za{za}_{src}", mnemonic=mnemonic, syntax=syntax, summary=summary,
         encoding=Encoding(pattern),
         operands=(ZaTile(za, "ZAda"), PredMerge("Pn"), PredMerge("Pm"), ZReg(src, "Zn"), ZReg(src, "Zm")),
-        execute=outer_products.bound(shape), feature=FEATURES[za, src], doc=outer_products.asl(mnemonic, shape),
+        execute=integer_outer_products.bound(shape), feature=FEATURES[za, src],
+        doc=integer_outer_products.asl(mnemonic, shape),
         group="outer", extra={"shape": shape})
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from .. import scalar
+from ..semantics import scalar
 from ..encoding import Encoding
 from ..operands import (AddImm, BaseOffset, BaseOnly, BitfieldImm, BitmaskImm, BitNumber, BranchTarget, Condition,
                         ExtendedReg, GReg, Imm, MovImm, MovWideImm, OperandError, PreIndex, QReg, ShiftedReg, SImm,

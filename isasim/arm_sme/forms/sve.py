@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from .. import loads, predicates
+from ..semantics import predicates_and_counts, vector_memory
 from ..encoding import Encoding
 from ..operands import (GReg, Governing, MulVlAddress, Pattern, PReg, ScalarPlusScalar, SImm, SplitVlAddress,
                         VectorRegister, ZList)
@@ -25,7 +25,7 @@ for _msize, _esize in _CONTIGUOUS:
     _how = "" if _msize == _esize else (" (each zero-extended)", " (each truncated)")
     for _m in ("ld1", "st1"):
         _load = _m == "ld1"
-        _function = loads.ld1_z if _load else loads.st1_z
+        _function = vector_memory.ld1_z if _load else vector_memory.st1_z
         _head = "1010010 dtype=" + _LOAD_DTYPE[_msize, _esize] if _load else \
             f"1110010 msz={_SIZE_BITS[_msize]} size={_SIZE_BITS[_esize]}"
         _p = "<Pg>/Z" if _load else "<Pg>"
@@ -49,7 +49,7 @@ for _msize, _esize in _CONTIGUOUS:
 # SVE LDR/STR of a whole Z or P register: [Xn|SP{, #imm, MUL VL}], imm -256..255 (imm9h:imm9l)
 for _m, _top in (("ldr", "10000101"), ("str", "11100101")):
     for _r, _bits, _tail in (("z", "010", "Zt:5"), ("p", "000", "0 Pt:4")):
-        _function = getattr(loads, f"{_m}_{_r}")
+        _function = getattr(vector_memory, f"{_m}_{_r}")
         add(A64Form(
             f"{_m.upper()}_{_r}", _m, f"{_m.upper()} <{_r.upper()}t>, [<Xn|SP>{{, #<imm>, MUL VL}}]",
             f"{'load' if _m == 'ldr' else 'store'} a whole {'Z' if _r == 'z' else 'predicate'} register "
@@ -66,8 +66,8 @@ for _t, (_sz, _esize) in SIZES.items():
         f"PTRUE_{_t}", "ptrue", f"PTRUE <Pd>.{_t.upper()}{{, <pattern>}}",
         f"set the first elements a pattern counts of a predicate of {_esize}-bit elements (the rest clear)",
         Encoding(f"00100101 size={_sz} 011 000 111000 pattern:5 0 Pd:4"), (PReg(_t, "Pd"), Pattern()),
-        partial(predicates.ptrue, esize=_esize), feature="SME",
-        doc=predicates.ptrue.__doc__.replace("esize", str(_esize)),
+        partial(predicates_and_counts.ptrue, esize=_esize), feature="SME",
+        doc=predicates_and_counts.ptrue.__doc__.replace("esize", str(_esize)),
         group="predicate"))
     for _width, _sf in ((64, "1"), (32, "0")):
         for _m, _u, _how in (("whilelt", "0", "signed"), ("whilelo", "1", "unsigned")):
@@ -77,31 +77,33 @@ for _t, (_sz, _esize) in SIZES.items():
                 f"a predicate of {_esize}-bit elements: element e active while {_r}n + e < {_r}m ({_how}); sets NZCV",
                 Encoding(f"00100101 size={_sz} 1 Rm:5 000 sf={_sf} U={_u} 1 Rn:5 0 Pd:4"),
                 (PReg(_t, "Pd"), GReg("Rn", _width), GReg("Rm", _width)),
-                partial(predicates.whilelt, esize=_esize, width=_width, unsigned=_u == "1"), feature="SME",
-                doc=predicates.whilelt.__doc__.replace("esize", str(_esize)).replace("rsize", str(_width)),
+                partial(predicates_and_counts.whilelt, esize=_esize, width=_width, unsigned=_u == "1"), feature="SME",
+                doc=predicates_and_counts.whilelt.__doc__.replace("esize", str(_esize)).replace("rsize", str(_width)),
                 group="predicate"))
     add(A64Form(
         f"CNT{'W' if _t == 's' else _t.upper()}", f"cnt{'w' if _t == 's' else _t}",
         f"CNT{'W' if _t == 's' else _t.upper()} <Xd>{{, <pattern>{{, MUL #<imm>}}}}",
         f"the number of {_esize}-bit elements a pattern counts, times a multiplier",
         Encoding(f"00000100 size={_sz} 10 imm4:4 11100 0 pattern:5 Rd:5"), (GReg("Rd"), Pattern(multiplier=True)),
-        partial(predicates.cnt, esize=_esize), feature="SME", doc=predicates.cnt.__doc__.replace("esize", str(_esize)),
+        partial(predicates_and_counts.cnt, esize=_esize), feature="SME",
+        doc=predicates_and_counts.cnt.__doc__.replace("esize", str(_esize)),
         group="count"))
 
 for _form in (
     A64Form("RDSVL", "rdsvl", "RDSVL <Xd>, #<imm>", "the streaming vector length in bytes, times -32..31",
-            Encoding("00000100 1 0 1 11111 01011 imm6:6 Rd:5"), (GReg("Rd"), SImm("imm6", 6)), predicates.rdsvl,
-            feature="SME", doc=predicates.rdsvl.__doc__, group="count"),
+            Encoding("00000100 1 0 1 11111 01011 imm6:6 Rd:5"), (GReg("Rd"), SImm("imm6", 6)),
+            predicates_and_counts.rdsvl,
+            feature="SME", doc=predicates_and_counts.rdsvl.__doc__, group="count"),
     A64Form("ADDVL", "addvl", "ADDVL <Xd|SP>, <Xn|SP>, #<imm>", "add -32..31 times the vector length in bytes",
             Encoding("00000100 0 01 Rn:5 01010 imm6:6 Rd:5"), (X_OR_SP("Rd"), X_OR_SP("Rn"), SImm("imm6", 6)),
-            predicates.addvl, feature="SME", doc=predicates.addvl.__doc__, group="count"),
+            predicates_and_counts.addvl, feature="SME", doc=predicates_and_counts.addvl.__doc__, group="count"),
     A64Form("ADDSVL", "addsvl", "ADDSVL <Xd|SP>, <Xn|SP>, #<imm>",
             "add -32..31 times the streaming vector length in bytes",
             Encoding("00000100 0 01 Rn:5 01011 imm6:6 Rd:5"), (X_OR_SP("Rd"), X_OR_SP("Rn"), SImm("imm6", 6)),
-            predicates.addsvl, feature="SME", doc=predicates.addsvl.__doc__, group="count"),
+            predicates_and_counts.addsvl, feature="SME", doc=predicates_and_counts.addsvl.__doc__, group="count"),
     A64Form("ADDSPL", "addspl", "ADDSPL <Xd|SP>, <Xn|SP>, #<imm>",
             "add -32..31 times the streaming predicate length in bytes",
             Encoding("00000100 0 11 Rn:5 01011 imm6:6 Rd:5"), (X_OR_SP("Rd"), X_OR_SP("Rn"), SImm("imm6", 6)),
-            predicates.addspl, feature="SME", doc=predicates.addspl.__doc__, group="count"),
+            predicates_and_counts.addspl, feature="SME", doc=predicates_and_counts.addspl.__doc__, group="count"),
 ):
     add(_form)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from .. import loads, za_moves
+from ..semantics import vector_memory, za_moves
 from ..encoding import Encoding
 from ..operands import (Governing, MulVlAddress, PredMerge, ScalarPlusScalar, ZaArrayVector, ZaSlice, ZaSliceList,
                         ZaVectorGroup, ZList, ZReg)
@@ -68,7 +68,7 @@ for _t, (_sz, _q, _esize) in _TILE_SIZES.items():
     _letter = {"b": "b", "h": "h", "s": "w", "d": "d", "q": "q"}[_t]
     _shift = (_esize // 8).bit_length() - 1
     for _m, _bit, _governing in (("ld1", "0", Governing(zeroing=True)), ("st1", "1", Governing(zeroing=False))):
-        _function = loads.ld1_tile if _m == "ld1" else loads.st1_tile
+        _function = vector_memory.ld1_tile if _m == "ld1" else vector_memory.st1_tile
         add(A64Form(
             f"{_m.upper()}{_letter.upper()}_za_{_t}", f"{_m}{_letter}",
             f"{_m.upper()}{_letter.upper()} {{<ZAt><HV>.{_t.upper()}[<Ws>, <offs>]}}, <Pg>{'/Z' if _m == 'ld1' else ''}"

@@ -219,7 +219,7 @@ class BitmaskImm:
         return f"#{self.value(fields):#x}"
 
     def value(self, fields: dict) -> int:
-        from ..scalar import DecodeBitMasks
+        from ..semantics.scalar import DecodeBitMasks
 
         wmask, _ = DecodeBitMasks(fields.get("N", 0), fields["imms"], fields["immr"], True, self.width)
         return wmask

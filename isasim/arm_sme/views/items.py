@@ -13,7 +13,7 @@ from ...core.isa import WatchTarget
 from ...core.numerics import ELEMENT_TYPES
 from ...core.program import Program
 from ...core.render import grid
-from .. import tiles
+from ..semantics import za_tiles
 from ..state import ArmSmeState
 from . import locations
 from .locations import Predicate, Tile, VectorGroup, ZaVector, ZRegister
@@ -136,16 +136,16 @@ def watch_value(state: ArmSmeState, what: str, element_types: dict[str, str]) ->
         data = state.z[location.number]
         if location.suffix is None:
             return WatchTarget(data.tobytes(), element_types.get(name, VECTOR_VIEWS[0]))
-        size = tiles.ELEMENT_BYTES[location.suffix]
+        size = za_tiles.ELEMENT_BYTES[location.suffix]
         element = sized_type(location.suffix, [], element_types.get(f"z{location.number}"), name)
         if location.lane is not None:
             data = data[location.lane * size:(location.lane + 1) * size]
         return WatchTarget(data.tobytes(), element)
     element = sized_type(location.suffix, [], element_types.get("za"), name)
     if location.slice is None:
-        rows = tiles.tile_rows(location.tile, location.esize, state.svlb)
+        rows = za_tiles.tile_rows(location.tile, location.esize, state.svlb)
         return WatchTarget(state.za[rows].tobytes(), element)
-    data = tiles.read_slice(state.za, location.tile, location.esize, location.vertical, location.slice)
+    data = za_tiles.read_slice(state.za, location.tile, location.esize, location.vertical, location.slice)
     if location.element is not None:
         size = location.esize // 8
         data = data[location.element * size:(location.element + 1) * size]
@@ -159,7 +159,8 @@ def tile_values(state: ArmSmeState, name: str):
     if not isinstance(location, Tile):
         return None
     slices = range(state.svl // location.esize) if location.slice is None else [location.slice]
-    data = np.stack([tiles.read_slice(state.za, location.tile, location.esize, location.vertical, i) for i in slices])
+    data = np.stack([za_tiles.read_slice(state.za, location.tile, location.esize, location.vertical, i)
+                     for i in slices])
     return data, location.suffix, name
 
 

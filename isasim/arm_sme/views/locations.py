@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from ...core.errors import IsasimError
-from .. import tiles
+from ..semantics import za_tiles
 from ..operands import ZaVectorGroup
 from ..operands.common import OperandError, parse_int
 
@@ -50,7 +50,7 @@ class Tile:
 
     @property
     def esize(self) -> int:
-        return 8 * tiles.ELEMENT_BYTES[self.suffix]
+        return 8 * za_tiles.ELEMENT_BYTES[self.suffix]
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ def parse(name: str, svlb: int):
             if suffix is None:
                 raise IsasimError(f"{name[:60]}: say the lane's size, as in z{number}.s[{lane_text.strip()[:40]}]")
             lane = _index(lane_text, name)
-            lanes = svlb // tiles.ELEMENT_BYTES[suffix]
+            lanes = svlb // za_tiles.ELEMENT_BYTES[suffix]
             if lane >= lanes:
                 raise IsasimError(f"z{number}.{suffix} has {lanes} lanes at SVL {8 * svlb}, "
                                   f"z{number}.{suffix}[0] to [{lanes - 1}], not [{lane_text.strip()[:40]}]")
@@ -161,10 +161,10 @@ def _vector_group(name: str, suffix: str) -> VectorGroup:
 
 
 def _tile(name: str, number: int, direction: str, suffix: str, subscripts: list[int], svlb: int) -> Tile:
-    if suffix not in tiles.ELEMENT_BYTES:
+    if suffix not in za_tiles.ELEMENT_BYTES:
         raise IsasimError(f"{name}: a tile's elements are .b, .h, .s, .d or .q, not .{suffix}")
-    esize = 8 * tiles.ELEMENT_BYTES[suffix]
-    count = tiles.tile_count(esize)
+    esize = 8 * za_tiles.ELEMENT_BYTES[suffix]
+    count = za_tiles.tile_count(esize)
     if number >= count:
         raise IsasimError(f"the .{suffix} tiles are za0.{suffix} to za{count - 1}.{suffix}, not za{number}.{suffix}")
     if subscripts and not direction or len(subscripts) > 2:

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from ...core.numerics import ELEMENT_TYPES
 from ...core.render import grid, hex_preview, key_value_table
-from .. import tiles
+from ..semantics import za_tiles
 from ..state import SVCR_SM, SVCR_ZA, ArmSmeState
 from .locations import Tile, VectorGroup
 from .types import element_bytes, suffix_of
@@ -132,7 +132,7 @@ def _marks(active: np.ndarray) -> list[str]:
 def predicate_view(name: str, suffix: str, new: bytes, old: bytes | None = None, *, width: int = 100) -> Group:
     """A predicate as one mark per element of size ``suffix`` (1 active, 0 not), in groups of MARK_GROUP,
     folded to ``width``; with ``old``, the old marks above the new."""
-    size = tiles.ELEMENT_BYTES[suffix]
+    size = za_tiles.ELEMENT_BYTES[suffix]
     now = active_elements(new, size)
     title = f"{name}.{suffix}  {len(now)} elements of {8 * size} bits: {int(now.sum())} active"
     lines = [("new", now)]
@@ -162,12 +162,12 @@ def memory_text(address: int, old: bytes, new: bytes, width: int) -> Text:
 
 def vector_group_view(state: ArmSmeState, group: VectorGroup, element: str, *, hex_values: bool = False,
                       width: int = 100) -> Group:
-    """Which ZA vectors a group names, worked out as the ASL does (tiles.vector_group_rows, what the
+    """Which ZA vectors a group names, worked out as the ASL does (za_tiles.vector_group_rows, what the
     simulator executes), then those vectors' lanes."""
     xv = state.read_register(f"x{group.v}")
     low = xv & 0xFFFFFFFF
     vstride = state.svlb // group.nreg
-    rows = tiles.vector_group_rows(state.svlb, xv, group.offset, group.nreg)
+    rows = za_tiles.vector_group_rows(state.svlb, xv, group.offset, group.nreg)
     vec = rows[0]
     wrap = (f"; {low} + {group.offset} >= {vstride}, so the MOD wraps it" if low + group.offset >= vstride else "")
     upper = f" (x{group.v}'s upper 32 bits, {xv >> 32:#x}, do not count)" if xv >> 32 else ""
@@ -191,10 +191,10 @@ def tile_view(state: ArmSmeState, tile: Tile, element: str, *, hex_values: bool 
     """A whole tile (horizontal: its rows, each a ZA vector; vertical: its columns, each shown as a row),
     one slice, or one element."""
     esize, svlb = tile.esize, state.svlb
-    rows = tiles.tile_rows(tile.tile, esize, svlb)
-    name = tiles.tile_text(tile.tile, tile.suffix)
+    rows = za_tiles.tile_rows(tile.tile, esize, svlb)
+    name = za_tiles.tile_text(tile.tile, tile.suffix)
     if tile.slice is not None:
-        data = tiles.read_slice(state.za, tile.tile, esize, tile.vertical, tile.slice)
+        data = za_tiles.read_slice(state.za, tile.tile, esize, tile.vertical, tile.slice)
         values, kind = typed(data.reshape(1, -1), element)
         if tile.element is not None:
             text = grid(values[:, tile.element:tile.element + 1], kind, hex_digits=digits_for(element, hex_values),
@@ -205,18 +205,18 @@ def tile_view(state: ArmSmeState, tile: Tile, element: str, *, hex_values: bool 
                  f"element {tile.slice} of ZA vectors {', '.join(map(str, rows[:3]))}, ...")
         return grid(values, kind, title=f"{tile.text}  {values.shape[1]} {element}: {where}",
                     hex_digits=digits_for(element, hex_values), width=width, row_labels=[tile.text])
-    count = tiles.tile_count(esize)
+    count = za_tiles.tile_count(esize)
     if not tile.vertical:
         values, kind = typed(state.za[rows], element)
-        title = f"{tiles.tile_text(tile.tile, tile.suffix, False)}  the rows of {name}, {len(rows)} x {element}"
+        title = f"{za_tiles.tile_text(tile.tile, tile.suffix, False)}  the rows of {name}, {len(rows)} x {element}"
         note = f"row i is horizontal slice i, ZA vector {count}i + {tile.tile}"
         labels = [f"{i}: {vector_name(row, rows[-1])}" for i, row in enumerate(rows)]
     else:
-        slices = np.stack([tiles.read_slice(state.za, tile.tile, esize, True, i) for i in range(len(rows))])
+        slices = np.stack([za_tiles.read_slice(state.za, tile.tile, esize, True, i) for i in range(len(rows))])
         values, kind = typed(slices, element)
-        title = (f"{tiles.tile_text(tile.tile, tile.suffix, True)}  the columns of {name} shown as rows, "
+        title = (f"{za_tiles.tile_text(tile.tile, tile.suffix, True)}  the columns of {name} shown as rows, "
                  f"{len(rows)} x {element}")
         note = f"row i is vertical slice i; its element j is in ZA vector {count}j + {tile.tile}"
-        labels = [f"{tiles.tile_text(tile.tile, tile.suffix, True)}[{i}]" for i in range(len(rows))]
+        labels = [f"{za_tiles.tile_text(tile.tile, tile.suffix, True)}[{i}]" for i in range(len(rows))]
     return Group(Text(title, style="bold"), Text(note, style="dim"),
                  grid(values, kind, hex_digits=digits_for(element, hex_values), width=width, row_labels=labels))

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .context import END
-from .state import MASK64
+from ..context import END
+from ..state import MASK64
 
 
 

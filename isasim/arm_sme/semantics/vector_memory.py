@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.faults import Fault
+from ...core.faults import Fault
 
 
 def _read_elements(cpu, address: int, active: np.ndarray, mbytes: int) -> np.ndarray:

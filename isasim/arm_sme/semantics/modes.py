@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .state import ZaTurnedOff
+from ..state import ZaTurnedOff
 
 
 def set_modes(cpu, sm: bool | None, za: bool | None) -> None:

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import fp
-from .fp import FP32, FPCR_DEFAULT, BFDotAdd_array, FPDotAdd_ZA_array, FPMulAdd_ZA_array
-from .tiles import tile_rows, vector_group_rows
+from ..fp import FP32, FPCR_DEFAULT, BFDotAdd_array, FPDotAdd_ZA_array, FPMulAdd_ZA_array
+from .za_tiles import tile_rows, vector_group_rows
 
 FPCR = FPCR_DEFAULT  # the FPCR every form reads (the trace format has no FPCR: see fp.py)
 

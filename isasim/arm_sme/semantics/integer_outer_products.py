@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dots import ACCUMULATOR_TYPES, SOURCE_TYPES
-from .tiles import tile_rows
+from .integer_dots import ACCUMULATOR_TYPES, SOURCE_TYPES
+from .za_tiles import tile_rows
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .tiles import vector_group_rows
+from .za_tiles import vector_group_rows
 
 SOURCE_TYPES = {(8, False): np.uint8, (8, True): np.int8, (16, False): np.uint16, (16, True): np.int16}
 ACCUMULATOR_TYPES = {32: np.uint32, 64: np.uint64}  # ZA elements; the sums wrap modulo 2^esize

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .state import MASK64
+from ..state import MASK64
 
 
 def pred_count(pattern: int, esize: int, vl: int) -> int:

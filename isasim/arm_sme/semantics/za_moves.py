@@ -2,14 +2,14 @@
 (a tile slice to or from a Z register; llvm prints MOVA as its alias MOV).
 
 The Operation of each is the Arm ARM's (C9.2 LDR (array vector), STR (array vector),
-MOVA (tile to vector), MOVA (vector to tile)); the tile and slice geometry is tiles.py's.
+MOVA (tile to vector), MOVA (vector to tile)); the tile and slice geometry is za_tiles.py's.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .tiles import vector_group_rows
+from .za_tiles import vector_group_rows
 
 
 def ldr_za(cpu, vector, address):
