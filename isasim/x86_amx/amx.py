@@ -32,8 +32,7 @@ from .context import X86Context
 from .faults import GENERAL_PROTECTION, GP, INVALID_OPCODE, PAGE_FAULT, UD
 from .encoding import VexOpcode, encode_memory, vex3
 from .numerics.products import DwordDotProducts, PairDotProducts
-from .operands import Mem, Reg
-from .registers import GPR_VIEWS, tile_number
+from .operands import GPR_VIEWS, Mem, Reg, tile_number
 from .state import BYTES_PER_ROW, MAX_ROWS, MAX_TILES, TILECFG_RESERVED, TileConfig
 
 # ---------------------------------------------------------------------------

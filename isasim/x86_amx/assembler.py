@@ -44,8 +44,7 @@ from ..core.errors import AssemblyError, DecodeError, IsasimError
 from ..core.program import Instruction, Program
 from . import amx, scalar, vector
 from .decoder import decode_assembled, decode_one
-from .operands import Imm, Mem, Reg, Target
-from .registers import GPR_VIEWS, TILE_REGISTERS, vector_register
+from .operands import GPR_VIEWS, TILE_REGISTERS, Imm, Mem, Reg, Target, vector_register
 
 _SIZE_WORDS = {"byte": 1, "word": 2, "dword": 4, "qword": 8, "xmmword": 16, "ymmword": 32, "zmmword": 64}
 # GNU as's blanks; str.strip() and \s would also take Unicode spaces, which GNU as calls junk.

@@ -15,8 +15,7 @@ from ..core.faults import MemoryFault
 from ..core.memory import Memory
 from .config import CpuModel
 from .faults import PF, UD
-from .operands import Mem
-from .registers import GPR_VIEWS
+from .operands import GPR_VIEWS, Mem
 from .state import X86AmxState
 
 ADDRESS_MASK = (1 << 64) - 1

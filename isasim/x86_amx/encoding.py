@@ -25,8 +25,7 @@ import re
 from dataclasses import dataclass
 
 from ..core.errors import AssemblyError
-from .operands import Mem
-from .registers import GPR64
+from .operands import GPR64, Mem
 
 PP_CODES = {"NP": 0b00, "66": 0b01, "F3": 0b10, "F2": 0b11}
 PP_NAMES = {v: k for k, v in PP_CODES.items()}

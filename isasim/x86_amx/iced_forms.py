@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable, ClassVar
 
 from ..core.program import syntax_id
+from .operands import operand_text
 
 
 class IcedRowsForm:
@@ -48,8 +49,6 @@ class IcedRowsForm:
 
     def format(self, operands: tuple) -> str:
         """Canonical text, as ``objdump -M intel`` prints it (no column padding)."""
-        from .scalar import operand_text  # scalar.py defines the operand syntax and imports this module
-
         if not operands:
             return self.mnemonic
         return f"{self.mnemonic} " + ",".join(operand_text(o) for o in operands)

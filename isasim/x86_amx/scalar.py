@@ -59,7 +59,7 @@ low half for the one-operand form) and clear ZF and AF.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
 import iced_x86
@@ -68,8 +68,7 @@ from ..core.errors import AssemblyError
 from ..core.program import FormTable, Instruction
 from .context import X86Context
 from .iced_forms import IcedRowsForm
-from .operands import SIZE_NAMES, Imm, Mem, Reg, Target
-from .registers import GPR64, GPR_VIEWS, GprView
+from .operands import GPR64, GPR_VIEWS, SIZE_NAMES, GprView, Imm, Mem, Reg, Target, operand_text
 from .state import AF, CF, OF, PF, SF, STATUS_FLAGS, ZF
 
 HALT = object()  # returned by RET's semantics: the kernel is over
@@ -162,7 +161,7 @@ def read(cpu: X86Context, operand, bits: int) -> int:
 
 
 def write(cpu: X86Context, operand, value: int, bits: int) -> None:
-    """DEST := value: 32-bit register writes zero-extend, 8/16-bit writes merge (registers.py)."""
+    """DEST := value: 32-bit register writes zero-extend, 8/16-bit writes merge (operands/registers.py)."""
     value %= 1 << bits
     if isinstance(operand, Reg):
         cpu.state.write_gpr(GPR_VIEWS[operand.name], value)
@@ -912,31 +911,6 @@ FLAGS_WRITTEN: dict[str, int] = {"add": STATUS_FLAGS, "sub": STATUS_FLAGS, "cmp"
                                  # a shift by 0 writes no flag: count the shifts as writing none, so a flag
                                  # undefined before stays undefined (those a shift defines are still compared)
                                  "shl": 0, "sal": 0, "shr": 0, "sar": 0}
-
-# ---------------------------------------------------------------------------
-# Printing (objdump -M intel)
-# ---------------------------------------------------------------------------
-
-
-def memory_text(mem: Mem) -> str:
-    """A memory operand as objdump prints it (``Mem.__str__``).
-
-    objdump shows the displacement the encoding carries, even when it is 0
-    (``[rbp+0x0]``, ``[rbx*4+0x0]``).  Decoded and canonical operands record its
-    size in ``disp_size``; for an operand without it, GNU as's choice is assumed:
-    a displacement only when the value is not 0, or the base is rbp/r13 (which
-    cannot be encoded without one), or there is no base.
-    """
-    if not mem.disp_size and (not mem.base or mem.base in ("rbp", "r13")):
-        mem = replace(mem, disp_size=4 if not mem.base else 1)
-    return str(mem)
-
-
-def operand_text(operand) -> str:
-    if isinstance(operand, Mem):
-        return memory_text(operand)
-    return str(operand)
-
 
 # ---------------------------------------------------------------------------
 # Encoding (GNU as's choices, iced's encoder)

@@ -18,7 +18,7 @@ import numpy as np
 from ..core import numerics
 from ..core.errors import IsasimError
 from ..core.journal import Journal, Location
-from .registers import GPR_VIEWS, GPR64, GprView, vector_register
+from .operands import GPR_VIEWS, GPR64, GprView, vector_register
 
 MAX_TILES = 8  # palette 1: max_names
 MAX_ROWS = 16  # palette 1: max_rows

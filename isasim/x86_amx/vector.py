@@ -34,8 +34,7 @@ from ..core.program import FormTable, Instruction
 from .context import X86Context
 from .faults import GP
 from .iced_forms import IcedRowsForm
-from .operands import Mem, Reg
-from .registers import GPR64, GPR_VIEWS, vector_register
+from .operands import GPR64, GPR_VIEWS, Mem, Reg, vector_register
 
 FEATURE = "SSE2"  # the lowest feature of the module; each form's rows say which one they need
 _MASK64 = (1 << 64) - 1

@@ -17,7 +17,7 @@ from gnu_binutils import gas, needs_binutils
 
 from isasim.x86_amx import ISA, amx
 from isasim.x86_amx.operands import Mem, Reg
-from isasim.x86_amx.registers import GPR64
+from isasim.x86_amx.operands import GPR64
 
 TILES = [f"tmm{i}" for i in range(8)]
 DISPS = [0, 1, -1, 0x7F, 0x80, -0x80, -0x81, 0x7FFFFFFF, -0x80000000]

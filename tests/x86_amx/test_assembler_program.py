@@ -32,7 +32,7 @@ from isasim.x86_amx.assembler import Assembler, assemble, attach_labels
 from isasim.x86_amx.decoder import decode_one, disassemble
 from isasim.x86_amx.fuzz.amx import AmxCaseDrawer
 from isasim.x86_amx.operands import Imm
-from isasim.x86_amx.registers import GPR64
+from isasim.x86_amx.operands import GPR64
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "x86_amx").glob("*.s"))
 BASE = 0x1000

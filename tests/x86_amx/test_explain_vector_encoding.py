@@ -15,7 +15,7 @@ import pytest
 
 from isasim.core.explain import ExplainOptions
 from isasim.x86_amx.explain import explain
-from isasim.x86_amx.registers import GPR_VIEWS, vector_register
+from isasim.x86_amx.operands import GPR_VIEWS, vector_register
 
 try:
     from gnu_binutils import gas, needs_binutils

@@ -25,7 +25,7 @@ from isasim.x86_amx import numerics as tmul_numerics
 from isasim.x86_amx.numerics.products import DwordDotProducts, PairDotProducts, exact_totals
 from isasim.x86_amx.kernels import tile_config
 from isasim.x86_amx.scalar import CONDITIONS
-from isasim.x86_amx.registers import GPR64
+from isasim.x86_amx.operands import GPR64
 
 CFG, DATA, OTHER, OUT = 0x1000, 0x10000, 0x40000, 0x80000
 EDGES = (0, 1, 2, 0x7F, 0x80, 0xFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x100000000,

@@ -16,7 +16,7 @@ from isasim.x86_amx import scalar
 from isasim.x86_amx.context import X86Context
 from isasim.x86_amx.config import cpu_model
 from isasim.x86_amx.operands import Imm, Mem, Reg, Target
-from isasim.x86_amx.registers import GPR64, GPR_VIEWS
+from isasim.x86_amx.operands import GPR64, GPR_VIEWS
 from isasim.x86_amx.state import AF, CF, OF, PF, SF, ZF, X86AmxState
 
 needs_binutils = pytest.mark.needs_binutils("objcopy", "nm")  # tests/conftest.py; gas() below runs all four
@@ -229,7 +229,7 @@ def random_lines(seed: int, count: int) -> list[str]:
     """Seeded random lines of the subset: every width, register, addressing shape and immediate edge."""
     import random
 
-    from isasim.x86_amx.registers import gpr_name
+    from isasim.x86_amx.operands import gpr_name
 
     rng = random.Random(seed)
 
@@ -589,7 +589,7 @@ def test_mnemonics_and_forms():
     kind=st.sampled_from(["imm", "mem", "reg"]),
 )
 def test_decode_inverts_encode(op, dest, bits, value, base, index, scale, disp, kind):
-    from isasim.x86_amx.registers import gpr_name
+    from isasim.x86_amx.operands import gpr_name
 
     reg = Reg(gpr_name(GPR64.index(dest), bits))
     if kind == "imm":
@@ -852,7 +852,7 @@ def test_journal_records_the_writes():
 @given(op=st.sampled_from(["add", "sub", "cmp"]), bits=st.sampled_from([8, 16, 32, 64]),
        a=st.integers(0, (1 << 64) - 1), b=st.integers(0, (1 << 64) - 1))
 def test_add_sub_flags_against_reference(op, bits, a, b):
-    from isasim.x86_amx.registers import gpr_name
+    from isasim.x86_amx.operands import gpr_name
 
     mask = (1 << bits) - 1
     a, b = a & mask, b & mask
@@ -875,7 +875,7 @@ def test_add_sub_flags_against_reference(op, bits, a, b):
 @settings(max_examples=300, deadline=None)
 @given(bits=st.sampled_from([16, 32, 64]), a=st.integers(0, (1 << 64) - 1), b=st.integers(0, (1 << 64) - 1))
 def test_imul_against_reference(bits, a, b):
-    from isasim.x86_amx.registers import gpr_name
+    from isasim.x86_amx.operands import gpr_name
 
     mask = (1 << bits) - 1
     a, b = a & mask, b & mask

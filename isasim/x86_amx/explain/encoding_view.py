@@ -17,8 +17,7 @@ from ...core.explain import BitField, Encoding, EncodingUnit
 from ...core.program import Instruction
 from .. import amx, scalar
 from ..encoding import MAP_NAMES, PP_NAMES, DecodedModRM, VexFields, decode_modrm
-from ..operands import Target
-from ..registers import GPR64
+from ..operands import GPR64, Target
 
 
 def _byte(code: bytes, offset: int, name: str, fields: list[BitField]) -> EncodingUnit:

@@ -13,8 +13,7 @@ from ...core.explain import Cell, Code, Explanation, Grid, Paragraph, Section, T
 from ...core.program import Instruction
 from .. import scalar
 from ..faults import PAGE_FAULT
-from ..operands import Imm, Mem, Reg, Target
-from ..registers import GPR64, GPR_VIEWS
+from ..operands import GPR64, GPR_VIEWS, Imm, Mem, Reg, Target, operand_text
 from ..state import FLAG_NAMES, RFLAGS_RESET
 from .common import DATA_ADDR, ISA_NAME, command, default_cpu, example_figure, facts, run_after_setup
 from .encoding_view import legacy_encoding
@@ -86,7 +85,7 @@ def explain_scalar(ins: Instruction, form, settings: Settings) -> Explanation:
     for o in ins.operands:
         what = {Reg: "register", Mem: "memory", Imm: "immediate", Target: "branch target"}[type(o)]
         bits = "" if isinstance(o, Target) or (isinstance(o, Mem) and o.size is None) else str(scalar.width(o))
-        operand_rows.append([scalar.operand_text(o), what, bits])
+        operand_rows.append([operand_text(o), what, bits])
     expl.sections.append(Section("Operands", [Table(["operand", "kind", "bits"], operand_rows)
                                                if operand_rows else Paragraph("none")]))
     expl.sections.append(Section("Operation (the semantics the simulator executes)", [Code(form.doc)]))

@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.explain import Arrow, Cell, Check, Grid, Paragraph, Table, fault_blocks, setup_blocks
-from ..operands import Mem, Reg
-from ..registers import tile_number
+from ..operands import Mem, Reg, tile_number
 from ..state import BYTES_PER_ROW, MAX_ROWS, MAX_TILES
 from .common import (
     CFG_ADDR, DATA_ADDR, OLD_ADDR, REGION, example_figure, free_address, hex_bytes, init_regions, mem_registers,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.explain import Cell, Check, Grid, Table, fault_blocks, setup_blocks
-from ..registers import tile_number
+from ..operands import tile_number
 from ..state import BYTES_PER_ROW, MAX_ROWS, MAX_TILES, TileConfig
 from .common import (
     CFG_ADDR, DATA_ADDR, REGION, example_figure, free_address, hex_bytes, init_regions, run_after_setup, scratch,

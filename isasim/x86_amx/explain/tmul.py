@@ -18,7 +18,7 @@ from ...core.explain import (
     Arrow, Cell, Check, ExplainError, Grid, Paragraph, Table, fault_blocks, setup_blocks,
 )
 from .. import numerics as tmul_numerics
-from ..registers import tile_number
+from ..operands import tile_number
 from ..state import BYTES_PER_ROW, MAX_ROWS
 from .common import (
     A_ADDR, B_ADDR, C_ADDR, CFG_ADDR, REGION, example_figure, fp32_text, free_address, half_text, init_regions,

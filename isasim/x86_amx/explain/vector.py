@@ -10,8 +10,7 @@ from ...core.explain import Cell, Code, Explanation, Grid, Paragraph, Section, T
 from ...core.program import Instruction
 from .. import vector
 from ..faults import INVALID_OPCODE, PAGE_FAULT
-from ..operands import Mem, Reg
-from ..registers import GPR64, GPR_VIEWS, vector_register
+from ..operands import GPR64, GPR_VIEWS, Mem, Reg, vector_register
 from .common import DATA_ADDR, command, default_cpu, example_figure, facts, run_after_setup
 from .encoding_view import vector_encoding
 from .settings import Settings

@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ...core.campaign import run_campaign
-from ...core.fuzz import FuzzSummary
+from ...core.fuzz.results import FuzzSummary
 from ...core.generators import BatchingGenerator, CaseGenerator, DrawingGenerator
 from ...core.machine import Machine
 from ...core.program import Program

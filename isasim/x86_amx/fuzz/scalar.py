@@ -43,8 +43,7 @@ from ...core.isa import get_isa
 from ...core.program import Program
 from ...core.trace import Init
 from .. import CODE_BASE, scalar
-from ..operands import Target
-from ..registers import GPR64, GPR_VIEWS, gpr_name
+from ..operands import GPR64, GPR_VIEWS, Target, gpr_name
 from ..state import CF, OF, PF, SF, ZF
 
 ISA_NAME = "x86_amx"

@@ -24,7 +24,7 @@ from ...core.faults import Fault
 from ...core.program import Program
 from ...core.trace import Init
 from ..faults import GP, PAGE_FAULT, UD
-from ..registers import GPR64
+from ..operands import GPR64
 from .host import XFEATURE_XTILECFG, XFEATURE_XTILEDATA, host_cpu, libc, xsave_offset
 
 PAGE = 4096

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from ...core.errors import IsasimError
 from ...core.program import Program
-from ..registers import tile_number
+from ..operands import tile_number
 from ..state import ELEMENT_TYPES, X86AmxState
 from .pictures import flags_text, infer_element_types, registers_table, tile_grid, tilecfg_table
 

@@ -9,8 +9,7 @@ from rich.text import Text
 
 from ...core.program import Program
 from ...core.render import grid, key_value_table
-from ..operands import Reg
-from ..registers import GPR64, tile_number
+from ..operands import GPR64, Reg, tile_number
 from ..state import ELEMENT_TYPES, FLAG_NAMES, MAX_TILES, X86AmxState
 
 

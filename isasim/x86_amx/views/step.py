@@ -9,7 +9,7 @@ from rich.text import Text
 from ...core.program import Program
 from ...core.render import grid, hex_preview, key_value_table
 from ..config import uses_amx
-from ..registers import tile_number
+from ..operands import tile_number
 from ..state import ELEMENT_TYPES, MAX_TILES, X86AmxState
 from .pictures import flags_text, infer_element_types, registers_table, released_tile_grid, tile_grid, tilecfg_table
 

@@ -7,7 +7,7 @@ displacements in hex, memory as ``SIZE PTR [base+index*scale+disp]``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 SIZE_NAMES = {1: "BYTE", 2: "WORD", 4: "DWORD", 8: "QWORD", 16: "XMMWORD", 32: "YMMWORD", 64: "ZMMWORD"}
 
@@ -83,3 +83,23 @@ class Target:
 
 
 Operand = Reg | Imm | Mem | Target
+
+
+def memory_text(mem: Mem) -> str:
+    """A memory operand as objdump prints it (``Mem.__str__``).
+
+    objdump shows the displacement the encoding carries, even when it is 0
+    (``[rbp+0x0]``, ``[rbx*4+0x0]``).  Decoded and canonical operands record its
+    size in ``disp_size``; for an operand without it, GNU as's choice is assumed:
+    a displacement only when the value is not 0, or the base is rbp/r13 (which
+    cannot be encoded without one), or there is no base.
+    """
+    if not mem.disp_size and (not mem.base or mem.base in ("rbp", "r13")):
+        mem = replace(mem, disp_size=4 if not mem.base else 1)
+    return str(mem)
+
+
+def operand_text(operand) -> str:
+    if isinstance(operand, Mem):
+        return memory_text(operand)
+    return str(operand)
