@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from isasim.ascend_cube.kernels import qbmm
-from isasim.ascend_cube.kernels.qbmm_case import load_case
+from isasim.ascend_cube.kernels.qbmm_case_file import load_case
 from isasim.ascend_cube.kernels.qbmm_size import (
     MAX_GM_BYTES, MAX_INSTRUCTIONS, MAX_SCHEDULER_STEPS, MAX_TRACE_GM_BYTES, kernel_size,
 )

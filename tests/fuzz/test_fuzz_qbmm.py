@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from isasim.ascend_cube.kernels.qbmm_case import load_case
+from isasim.ascend_cube.kernels.qbmm_case_file import load_case
 from isasim.ascend_cube.kernels.qbmm_size import kernel_size
 from isasim.ascend_cube.kernels.qbmm_tiling import tiling_for
 from isasim.cli import main

@@ -37,7 +37,8 @@ import numpy as np
 
 from isasim.core.trace import Init, RegionView, Trace
 
-from .qbmm_case import STORAGE, CaseError, QbmmCase, load_case, nz_shape  # noqa: F401 (load_case: the entry point)
+from .qbmm_case import STORAGE, CaseError, QbmmCase, nz_shape
+from .qbmm_case_file import load_case  # noqa: F401 (the entry point: qbmm.build(qbmm.load_case(path)))
 from .qbmm_rules import Dataflow, dataflow
 from .qbmm_scale import channel_words, tensor_word
 from .qbmm_scheduler import Tile, ceil_div, core_tiles

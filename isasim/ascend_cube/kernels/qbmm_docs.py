@@ -11,7 +11,7 @@ def _doc(module) -> str:
 
 
 def qbmm_page() -> str:
-    from . import qbmm, qbmm_case, qbmm_rules, qbmm_scale, qbmm_scheduler, qbmm_size, qbmm_tiling
+    from . import qbmm, qbmm_case_file, qbmm_rules, qbmm_scale, qbmm_scheduler, qbmm_size, qbmm_tiling
 
     modes = ["| L0C | C | per tensor | per channel |", "| --- | --- | --- | --- |",
              "| int32 | int32 | NoQuant (scale ignored) | NoQuant (scale ignored) |"]
@@ -24,7 +24,7 @@ def qbmm_page() -> str:
         "```", "isasim qbmm CASE.json [-o OUT.npy] [--trace OUT.trace.json] [--force]",
         "isasim qbmm CASE.json --step [--block I] [--commands \"s 5; p l0c.nd[16x16]\"] [--svg session.svg]",
         "isasim qbmm CASE.json --blocks", "```", "",
-        "## The case file", "", _doc(qbmm_case), "",
+        "## The case file", "", _doc(qbmm_case_file), "",
         "## What the kernel takes", "", _doc(qbmm_rules), "", "\n".join(modes), "",
         "## The quant words", "", _doc(qbmm_scale), "",
         "## The instruction stream", "", _doc(qbmm), "",

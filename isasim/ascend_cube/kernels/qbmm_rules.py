@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .qbmm_case import CaseError
+
 FP8 = ("float8_e4m3fn", "float8_e5m2")
 ATOMIC_TYPES = ("float32",)  # the kernel's SetAtomicAdd<float>()
 
@@ -59,8 +61,6 @@ def l0c_type(a_type: str, b_type: str) -> str | None:
 
 def dataflow(case) -> Dataflow:
     """The kernel's data flow for ``case``, or a CaseError saying why the kernel has none."""
-    from .qbmm_case import CaseError
-
     def refuse(message: str):
         raise CaseError(message, source=case.source)
 
@@ -121,8 +121,6 @@ MAX_PITCH = 65535  # Nd2NzParams.srcDValue is 16 bits: the row pitch of A or B i
 
 def check_combination(case) -> None:
     """Refuse, in one line, a case the kernel has no data flow for."""
-    from .qbmm_case import CaseError
-
     dataflow(case)
     pitches = {"A": case.m if case.transpose_a else case.k, "B": case.k if case.transpose_b else case.n}
     for name, pitch in pitches.items():

@@ -27,6 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .qbmm_case import STORAGE, CaseError
+from .qbmm_rules import dataflow
+
 MAX_GM_BYTES = 256 * 2**20
 MAX_TRACE_GM_BYTES = 32 * 2**20
 MAX_INSTRUCTIONS = 250_000
@@ -53,8 +56,6 @@ class KernelSize:
     def check(self, source: str, *, machines: int = 1, trace: bool = False) -> None:
         """Refuse (CaseError, one line) a run past a limit: ``machines`` simulating machines here, a trace
         written or not."""
-        from .qbmm_case import CaseError
-
         def refuse(message: str):
             raise CaseError(message, source=source)
 
@@ -77,9 +78,6 @@ class KernelSize:
 def gm_image_bytes(case) -> int:
     """The kernel's GM image from the case's numbers (nothing allocated, no array read): the arrays' sizes
     from the shapes the case gives them, C's from m, n and batch_c, the per-channel words from n."""
-    from .qbmm_case import STORAGE
-    from .qbmm_rules import dataflow
-
     def nbytes(key: str) -> int:
         return math.prod(case.shape_of(key)) * np.dtype(STORAGE[case.type_of(key)]).itemsize
 

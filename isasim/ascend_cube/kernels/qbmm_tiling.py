@@ -27,6 +27,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
+from isasim.core.trace import brief
+
+from .qbmm_case import CaseError
 from .qbmm_scheduler import TailSplit, ceil_div
 
 L1_SIZE = 512 * 1024
@@ -96,10 +99,6 @@ def default_tiling(case, scale_words: bool, bias_bytes: int) -> QbmmTiling:
 
 def tiling_for(case, scale_words: bool, bias_bytes: int) -> QbmmTiling:
     """The case's tiling: the fields it gives over the default, checked."""
-    from isasim.core.trace import brief
-
-    from .qbmm_case import CaseError
-
     tiling = default_tiling(case, scale_words, bias_bytes)
     given = case.tiling or {}
     unknown = sorted(set(given) - set(FIELDS))
@@ -121,8 +120,6 @@ def tiling_for(case, scale_words: bool, bias_bytes: int) -> QbmmTiling:
 
 def check_tiling(case, t: QbmmTiling, scale_words: bool, bias_bytes: int) -> None:
     """Refuse, in one line naming the field and the limit, a tiling the kernel cannot run on the 950."""
-    from .qbmm_case import CaseError
-
     def refuse(message: str):
         raise CaseError(f"tiling: {message}", source=case.source)
 
