@@ -48,7 +48,7 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from isasim.core.fuzz import draw_cases  # noqa: E402
+from isasim.core.fuzz.drawing import draw_cases  # noqa: E402
 from isasim.core.isa import get_isa  # noqa: E402
 from isasim.core.machine import Machine  # noqa: E402
 from isasim.core.trace import read_trace  # noqa: E402

@@ -42,7 +42,12 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from .errors import ConfigError, IsasimError
-from .fuzz import FoundDivergence, FuzzSummary, Shard, ShardSettings, _draw_ways, _subsets, run_shard, write_fresh
+from .fuzz.drawing import draw_ways
+from .fuzz.results import FoundDivergence, FuzzSummary
+from .fuzz.runner import run_shard
+from .fuzz.shard import Shard, ShardSettings
+from .fuzz.subsets import fuzzable_subsets
+from .fuzz.traces import write_fresh
 from .generators import CaseGenerator
 from .parallel import Pool, WorkerInfo, default_workers
 
@@ -297,9 +302,9 @@ def run_campaign(isa_name: str, generators: Sequence[CaseGenerator], cases: int 
     one diffs at most ``shrink_candidates`` smaller cases (then the result depends on the seed only)
     and takes at most ``shrink_seconds``.  ``progress(summary)`` is called after each shard is merged.
 
-    draw: how the cases are drawn (see :func:`.fuzz._draw_ways`).  journal: keep the campaign in
+    draw: how the cases are drawn (see :func:`.fuzz.drawing.draw_ways`).  journal: keep the campaign in
     ``out_dir`` (campaign.json, shards/), and resume an unfinished one there; fresh: start over even
-    so.  runner: what runs a shard (default :func:`.fuzz.run_shard`; a module-level function with its
+    so.  runner: what runs a shard (default :func:`.fuzz.runner.run_shard`; a module-level function with its
     signature, for a test that must reach into the workers).
     """
     if cases is not None and cases < 0:
@@ -308,8 +313,8 @@ def run_campaign(isa_name: str, generators: Sequence[CaseGenerator], cases: int 
         raise ConfigError("max_divergences must be at least 1")
     started = time.monotonic()
     mode = "lockstep" if lockstep else "final"
-    subsets, skipped = _subsets(isa_name, generators, against, isa_subset)
-    ways = _draw_ways(generators, subsets, draw)
+    subsets, skipped = fuzzable_subsets(isa_name, generators, against, isa_subset)
+    ways = draw_ways(generators, subsets, draw)
     config = config or {}
     summary = FuzzSummary(isa_name, "sim", against, seed, mode, subsets, skipped, draws=ways)
     sizes = shard_sizes(generators, mode, batch_size, shard_size)

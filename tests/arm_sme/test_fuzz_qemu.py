@@ -16,7 +16,7 @@ from isasim.arm_sme import ISA
 from isasim.arm_sme.forms import FORMS
 from isasim.arm_sme.fuzz.cases import draw_slot, slot_text
 from isasim.arm_sme.fuzz.form_generator import MIXED, FormGenerator, subsets
-from isasim.core.fuzz import draw_cases
+from isasim.core.fuzz.drawing import draw_cases
 from isasim.core.machine import Machine
 
 

@@ -13,10 +13,10 @@ from collections import Counter
 import pytest
 
 from isasim.cli import main
-from isasim.core import fuzz
 from isasim.core.backends import BACKENDS, SimulatorBackend
 from isasim.core.campaign import plan_shards, run_campaign
 from isasim.core.errors import ConfigError
+from isasim.core.fuzz.subsets import FuzzUnavailable
 from isasim.core.isa import KNOWN_ISAS
 from isasim.core.trace import read_trace
 from toy_isa.fuzz import BatchedSums, Shaky, Sum, Sums, big_addend
@@ -101,7 +101,7 @@ def test_a_subset_the_other_backend_cannot_run_is_named(tmp_path, monkeypatch):
             return "not on this host"
 
     monkeypatch.setitem(BACKENDS, "nowhere", Nowhere())
-    with pytest.raises(fuzz.FuzzUnavailable, match="cannot fuzz sums programs against nowhere here: not on"):
+    with pytest.raises(FuzzUnavailable, match="cannot fuzz sums programs against nowhere here: not on"):
         campaign(tmp_path, against="nowhere", isa_subset="sums")
     with pytest.raises(ConfigError, match=r"unknown subset 'x' \(batched or sums\)"):
         campaign(tmp_path, isa_subset="x")

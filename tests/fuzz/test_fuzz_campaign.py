@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 
 from isasim.cli import main
-from isasim.core import campaign, fuzz as core_fuzz
+from isasim.core import campaign
 from isasim.core.backends import BACKENDS, SimulatorBackend
 from isasim.core.errors import ConfigError, IsasimError
+from isasim.core.fuzz.runner import run_shard
 from isasim.core.parallel import Pool, local_cluster
 from isasim.x86_amx import fuzz
 
@@ -46,7 +47,7 @@ class PlantedTdpbuudTmm6(SimulatorBackend):
 def planted_runner(shard, generator, settings):
     """Runs a shard wherever it lands, the planted backend registered there first."""
     BACKENDS.setdefault(PLANTED, PlantedTdpbuudTmm6())
-    return core_fuzz.run_shard(shard, generator, settings)
+    return run_shard(shard, generator, settings)
 
 
 def killing_runner(flag: str, victim: str, shard, generator, settings):
@@ -285,7 +286,7 @@ import hashlib, sys
 for name in sys.argv[1:]:
     __import__(name)  # what the process imported before the campaign drew
 from isasim.arm_sme import ISA, fuzz as sme_fuzz
-from isasim.core.fuzz import draw_cases
+from isasim.core.fuzz.drawing import draw_cases
 from isasim.x86_amx.fuzz.scalar import scalar_cases
 digest = hashlib.sha256()
 for generator in sme_fuzz.generators(ISA.configure({})["svl"])[:3]:
@@ -306,7 +307,7 @@ def test_the_same_seed_draws_the_same_programs_whatever_the_process_imported_bef
     from hypothesis.internal.conjecture import providers
 
     assert hasattr(providers, "_get_local_constants") and hasattr(providers, "CONSTANTS_CACHE"), \
-        "hypothesis no longer has the internals core.fuzz._without_local_constants replaces: look again"
+        "hypothesis no longer has the internals core.fuzz.drawing._without_local_constants replaces: look again"
 
     def drawn(*imports: str) -> str:
         done = subprocess.run([sys.executable, "-c", DRAW_PROGRAMS, *imports], capture_output=True, text=True,

@@ -15,7 +15,7 @@ import pytest
 
 from isasim.cli import main
 from isasim.core.backends import BACKENDS, SimulatorBackend
-from isasim.core.fuzz import DRAWER, HYPOTHESIS, draw_cases
+from isasim.core.fuzz.drawing import DRAWER, HYPOTHESIS, draw_cases
 from isasim.core.machine import Machine
 from isasim.core.trace import read_trace
 from isasim.x86_amx import fuzz

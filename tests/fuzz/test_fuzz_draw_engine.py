@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from isasim.cli import main
-from isasim.core import fuzz
 from isasim.core.backends import BACKENDS
 from isasim.core.campaign import plan_shards, run_campaign
 from isasim.core.errors import ConfigError
+from isasim.core.fuzz.drawing import DRAWER, HYPOTHESIS, draw_cases
 from isasim.core.generators import CaseGenerator, DrawingGenerator
 from isasim.core.isa import KNOWN_ISAS, get_isa
 from isasim.core.trace import read_trace
@@ -85,24 +85,24 @@ def counts_of(cases) -> Counter:
 
 def test_a_generator_that_draws_runs_its_own_cases_by_default(tmp_path):
     summary = campaign(tmp_path, "drawn")
-    assert summary.draws == {"drawn": fuzz.DRAWER} and summary.cases == Counter(drawn=30)
+    assert summary.draws == {"drawn": DRAWER} and summary.cases == Counter(drawn=30)
     assert summary.instructions == counts_of(drawn_sums(30, 3))  # DrawnSums is generator 0: seed + 0
     again = campaign(tmp_path, "drawn")
     assert again.instructions == summary.instructions
 
 
 def test_hypothesis_still_draws_when_asked_and_for_a_generator_without_a_drawer(tmp_path):
-    asked = campaign(tmp_path, "drawn", draw=fuzz.HYPOTHESIS)
-    assert asked.draws == {"drawn": fuzz.HYPOTHESIS}
-    assert asked.instructions == counts_of(fuzz.draw_cases(DrawnSums().cases(), 30, 3))
+    asked = campaign(tmp_path, "drawn", draw=HYPOTHESIS)
+    assert asked.draws == {"drawn": HYPOTHESIS}
+    assert asked.instructions == counts_of(draw_cases(DrawnSums().cases(), 30, 3))
     plain = campaign(tmp_path, "sums")
-    assert plain.draws == {"sums": fuzz.HYPOTHESIS}
-    assert plain.instructions == counts_of(fuzz.draw_cases(Sums().cases(), 30, 4))  # generator 1: seed + 1
+    assert plain.draws == {"sums": HYPOTHESIS}
+    assert plain.instructions == counts_of(draw_cases(Sums().cases(), 30, 4))  # generator 1: seed + 1
 
 
 def test_a_shard_says_how_its_cases_are_drawn():
     shards = plan_shards("toy", GENERATORS, ["drawn", "sums"], 10, 7, "sim", "final", {},
-                              {"drawn": fuzz.DRAWER, "sums": fuzz.HYPOTHESIS})
+                              {"drawn": DRAWER, "sums": HYPOTHESIS})
     assert [(s.subset, s.seed, s.draw) for s in shards] == [("drawn", 7, "numpy"), ("sums", 8, "hypothesis")]
     assert plan_shards("toy", GENERATORS, ["drawn"], 10, 7, "sim", "final", {})[0].draw == "hypothesis"
 
@@ -110,7 +110,7 @@ def test_a_shard_says_how_its_cases_are_drawn():
 def test_asking_for_a_drawer_a_subset_lacks_or_an_unknown_way_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match=r"^sums cases have no numpy drawer \(only drawn, cut, drawnbatched have "
                                           r"one\): draw them with hypothesis$"):
-        campaign(tmp_path, "sums", draw=fuzz.DRAWER)
+        campaign(tmp_path, "sums", draw=DRAWER)
     with pytest.raises(ConfigError, match=r"unknown way to draw cases 'dice' \(hypothesis or numpy\)"):
         campaign(tmp_path, "drawn", draw="dice")
 

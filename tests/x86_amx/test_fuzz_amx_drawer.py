@@ -10,7 +10,7 @@ from collections import Counter
 import numpy as np
 
 from isasim.core.faults import Fault
-from isasim.core.fuzz import draw_cases
+from isasim.core.fuzz.drawing import draw_cases
 from isasim.core.machine import Machine
 from isasim.x86_amx.fuzz import amx as fuzz_amx
 from isasim.x86_amx.kernels import tile_config

@@ -19,7 +19,9 @@ import pytest
 from amxharness import tilecfg_bytes
 from isasim.cli import main
 from isasim.core.diff import diff
-from isasim.core.fuzz import FuzzSummary, draw_cases, write_fresh
+from isasim.core.fuzz.drawing import draw_cases
+from isasim.core.fuzz.results import FuzzSummary
+from isasim.core.fuzz.traces import write_fresh
 from isasim.core.machine import Machine
 from isasim.core.trace import Init, read_trace
 from isasim.x86_amx import fuzz, scalar, vector
