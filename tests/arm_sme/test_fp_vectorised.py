@@ -1,10 +1,10 @@
-"""The array forms in isasim/arm_sme/fp.py (what the FP instructions execute) against the per-element
-functions (the definition explain prints), bit for bit, on 200,000 lanes per operation: random bit
-patterns and biased ones (specials, denormals, values near the smallest normal and the largest finite,
-short mantissas whose products tie, addends that cancel the product or the dot product, all-zero
-lanes).  Both the public array form and the general masked form it falls back on are compared on
-every lane, and the public form again on 20,000 of the lanes in blocks of 8 (where its fallback is
-the scalar function).
+"""The array forms in isasim/arm_sme/numerics/fp_arrays.py (what the FP instructions execute) against the
+per-element functions of fp_asl.py (the definition explain prints), bit for bit, on 200,000 lanes per
+operation: random bit patterns and biased ones (specials, denormals, values near the smallest normal
+and the largest finite, short mantissas whose products tie, addends that cancel the product or the dot
+product, all-zero lanes).  Both the public array form and the general masked form it falls back on are
+compared on every lane, and the public form again on 20,000 of the lanes in blocks of 8 (where its
+fallback is the scalar function).
 
 This checks an optimisation against the definition; test_fp_vs_qemu.py checks the instructions
 against QEMU.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from isasim.arm_sme import fp
+from isasim.arm_sme.numerics import fp_arrays, fp_asl
 
 LANES = 200_000
 CHUNKS = 4  # the lanes are compared in chunks so a failure names its inputs without a huge message
@@ -27,7 +27,8 @@ BF16_SPECIALS = [0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1, 0x7F81, 0x0001,
 SINGLE_SPECIALS = [0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7F800001,
                    0x00000001, 0x80000001, 0x007FFFFF, 0x00800000, 0x3F800000, 0xBF800000, 0x7F7FFFFF,
                    0xFF7FFFFF, 0x00400000, 0x33800000]
-FORMATS = {"half": (fp.FP16, HALF_SPECIALS), "bf16": (fp.BF16, BF16_SPECIALS), "single": (fp.FP32, SINGLE_SPECIALS)}
+FORMATS = {"half": (fp_asl.FP16, HALF_SPECIALS), "bf16": (fp_asl.BF16, BF16_SPECIALS),
+           "single": (fp_asl.FP32, SINGLE_SPECIALS)}
 
 
 def biased(rng: np.random.Generator, count: int, kind: str) -> np.ndarray:
@@ -70,14 +71,14 @@ def values(bits: np.ndarray, kind: str) -> np.ndarray:
 
 
 def compare(name: str, scalar, inputs) -> None:
-    """fp.<name> (the array form the instructions run) and fp._<general form> (the one that handles every
-    lane with masks, which the first uses for lanes with an infinity or NaN) against the scalar
-    function on every lane."""
+    """fp_arrays.<name> (the array form the instructions run) and fp_arrays._<general form> (the one that
+    handles every lane with masks, which the first uses for lanes with an infinity or NaN) against the
+    scalar function on every lane."""
     columns = [column.tolist() for column in inputs]
     wanted = np.array([scalar(*lane) for lane in zip(*columns)], dtype=np.uint32)
     general = "_" + name.replace("_array", "_general")
     for form in (name, general):
-        got = np.asarray(getattr(fp, form)(*inputs), dtype=np.uint32)
+        got = np.asarray(getattr(fp_arrays, form)(*inputs), dtype=np.uint32)
         wrong = np.flatnonzero(got != wanted)
         assert wrong.size == 0, (f"{form}: {wrong.size} of {got.size} lanes differ, e.g. inputs "
                                  f"{[hex(column[wrong[0]]) for column in columns]}: array {got[wrong[0]]:#010x},"
@@ -85,11 +86,11 @@ def compare(name: str, scalar, inputs) -> None:
 
 
 def compare_in_blocks(name: str, scalar, inputs, block: int = 8, count: int = 20_000) -> None:
-    """fp.<name> on blocks of a few lanes (an instruction's arrays at small SVLs), where the lanes it
+    """fp_arrays.<name> on blocks of a few lanes (an instruction's arrays at small SVLs), where the lanes it
     cannot take the short way are recomputed by the scalar function instead of the general form."""
     columns = [np.concatenate([column[:count // 2], column[-count // 2:]]) for column in inputs]  # random, biased
     wanted = [scalar(*lane) for lane in zip(*(column.tolist() for column in columns))]
-    got = np.concatenate([getattr(fp, name)(*(column[k:k + block] for column in columns))
+    got = np.concatenate([getattr(fp_arrays, name)(*(column[k:k + block] for column in columns))
                           for k in range(0, count, block)])
     wrong = np.flatnonzero(got != np.array(wanted, dtype=np.uint32))
     assert wrong.size == 0, f"{name} in blocks of {block}: {wrong.size} of {count} lanes differ, e.g. {wrong[0]}"
@@ -126,7 +127,7 @@ def chunks(columns):
 
 def test_fpmuladd_za_array_matches_fpmuladd_za():
     def scalar(addend, op1, op2):
-        return fp.FPMulAdd_ZA(addend, op1, op2, fp.FP32, fp.FPCR_DEFAULT)
+        return fp_asl.FPMulAdd_ZA(addend, op1, op2, fp_asl.FP32, fp_asl.FPCR_DEFAULT)
 
     inputs = lanes(1, "single", 2, dot=False)
     for columns in chunks(inputs):
@@ -137,7 +138,7 @@ def test_fpmuladd_za_array_matches_fpmuladd_za():
 def test_fpdotadd_za_array_matches_fpdotadd_za():
     # lanes() yields (addend, op1_a, op1_b, op2_a, op2_b)
     def scalar(addend, op1_a, op1_b, op2_a, op2_b):
-        return fp.FPDotAdd_ZA(addend, op1_a, op1_b, op2_a, op2_b, fp.FPCR_DEFAULT)
+        return fp_asl.FPDotAdd_ZA(addend, op1_a, op1_b, op2_a, op2_b, fp_asl.FPCR_DEFAULT)
 
     inputs = lanes(2, "half", 4, dot=True)
     for columns in chunks(inputs):
@@ -147,7 +148,7 @@ def test_fpdotadd_za_array_matches_fpdotadd_za():
 
 def test_bfdotadd_array_matches_bfdotadd():
     def scalar(addend, op1_a, op1_b, op2_a, op2_b):
-        return fp.BFDotAdd(addend, op1_a, op1_b, op2_a, op2_b, fp.FPCR_DEFAULT)
+        return fp_asl.BFDotAdd(addend, op1_a, op1_b, op2_a, op2_b, fp_asl.FPCR_DEFAULT)
 
     inputs = lanes(3, "bf16", 4, dot=True)
     for columns in chunks(inputs):
@@ -162,7 +163,7 @@ def test_the_lanes_reach_every_case(name):
     kind, sources, dot = {"FPMulAdd_ZA_array": ("single", 2, False), "FPDotAdd_ZA_array": ("half", 4, True),
                           "BFDotAdd_array": ("bf16", 4, True)}[name]
     columns = lanes(4, kind, sources, dot)
-    result = getattr(fp, name)(*columns)
+    result = getattr(fp_arrays, name)(*columns)
     exponent, fraction = (result >> 23) & 0xFF, result & 0x7FFFFF
     assert (result == 0x7FC00000).sum() > 1000  # default NaNs
     assert ((exponent == 0xFF) & (fraction == 0)).sum() > 1000  # infinities
@@ -188,10 +189,10 @@ def test_a_host_not_rounding_to_nearest_is_refused():
     ones = np.array([0x3F800000], dtype=np.uint32)
     try:
         assert libm.fesetround(towards_zero) == 0
-        assert not fp._host_rounds_to_nearest()
+        assert not fp_arrays._host_rounds_to_nearest()
         with pytest.raises(RuntimeError, match="round to nearest"):
-            fp.FPMulAdd_ZA_array(ones, ones, ones)
+            fp_arrays.FPMulAdd_ZA_array(ones, ones, ones)
     finally:
         libm.fesetround(saved)
-    assert fp._host_rounds_to_nearest()
-    assert fp.FPMulAdd_ZA_array(ones, ones, ones)[0] == 0x40000000  # 1 + 1*1 = 2
+    assert fp_arrays._host_rounds_to_nearest()
+    assert fp_arrays.FPMulAdd_ZA_array(ones, ones, ones)[0] == 0x40000000  # 1 + 1*1 = 2

@@ -225,14 +225,14 @@ def test_a_planted_rounding_bug_is_found(monkeypatch):
     """Rounding FMOPA's product before the add (two roundings) must show as a mismatch.  The bug is
     planted in the array form the instruction executes (fp_products calls FPMulAdd_ZA_array), as the
     per-element FPMul and FPAdd applied to each element."""
-    import isasim.arm_sme.fp as fp
+    from isasim.arm_sme.numerics import fp_asl
     from isasim.arm_sme.semantics import fp_products
     from dataclasses import replace
 
     def unfused(addend, op1, op2):
-        fpcr = replace(fp.FPCR_DEFAULT, DN=1)
-        product = fp.FPMul(int(op1), int(op2), fp.FP32, fpcr)
-        return fp.FPAdd(int(addend), product, fp.FP32, fpcr)
+        fpcr = replace(fp_asl.FPCR_DEFAULT, DN=1)
+        product = fp_asl.FPMul(int(op1), int(op2), fp_asl.FP32, fpcr)
+        return fp_asl.FPAdd(int(addend), product, fp_asl.FP32, fpcr)
 
     monkeypatch.setattr(fp_products, "FPMulAdd_ZA_array", np.vectorize(unfused, otypes=[np.uint32]))
     comparison = compare_with_qemu(_hand_cases()[:1], HAND_SVL)

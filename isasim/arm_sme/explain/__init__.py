@@ -5,7 +5,7 @@ bit diagram) with the word's bits in them, the operands, the Operation (the form
 faults (an SME instruction's mode checks), for a form with a ZA vector group the group's
 arithmetic at the example's SVL and Wv (``--svl``, ``--wv``), and a worked example: the
 instruction run on the simulator on random data, and one result of it worked out here (in plain
-integer arithmetic, or with fp.py's per-element functions) beside what the machine wrote.
+integer arithmetic, or with fp_asl.py's per-element functions) beside what the machine wrote.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from ..faults import TRANSLATION, UNDEFINED
 from ..forms import FORMS, UNDEFINED_FORMS, A64Form
 from ..instructions import instruction_text, operand_texts, statement_text
 from ..operands import BranchTarget, OperandError, parse_int
-from ..state import MASK64, X_NAMES
 from ..semantics.za_tiles import vector_group_rows
+from ..state import MASK64, X_NAMES
 from .checks import check
 from .figures import figure
 

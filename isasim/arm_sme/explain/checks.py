@@ -1,5 +1,5 @@
 """The worked example's check line for each arm_sme form: one result of the step worked out here
-from the form's Operation (in plain integer arithmetic, or with fp.py's per-element functions),
+from the form's Operation (in plain integer arithmetic, or with fp_asl.py's per-element functions),
 beside what the machine wrote, after the tables that show the steps.  The instruction itself runs
 the simulator's semantics; these computations are the explanation's arithmetic, shown so a reader
 can follow it.  This module dispatches by the form's group and holds the families whose account is

@@ -1,6 +1,6 @@
 """The worked element of the products into ZA: the integer dot products (ZA[vec] element 0) and
 outer products (ZAda element (0, 0)) way by way in plain integers, and the floating-point ones'
-inputs beside fp.py's per-element definition.  Each returns its tables and one Check against the
+inputs beside fp_asl.py's per-element definition.  Each returns its tables and one Check against the
 ZA element the machine wrote."""
 
 from __future__ import annotations
@@ -103,9 +103,9 @@ def _input_row(what: str, run, register: int, k: int, bits: int, kind: str, *ext
 
 
 def fp_dot_blocks(ins, run) -> list:
-    """ZA element 0 of the group's first vector, from the per-element definition in fp.py (FPDotAdd_ZA or
+    """ZA element 0 of the group's first vector, from the per-element definition in fp_asl.py (FPDotAdd_ZA or
     BFDotAdd), which the instruction does not run: it runs their array forms over the whole group."""
-    from ..fp import BFDotAdd, FPDotAdd_ZA
+    from ..numerics.fp_asl import BFDotAdd, FPDotAdd_ZA
     from ..semantics.fp_products import FPCR
 
     shape = ins.form.extra["shape"]
@@ -127,14 +127,14 @@ def fp_dot_blocks(ins, run) -> list:
     expected = dot_add(addend, lane(run, n, 0, 16), lane(run, n, 1, 16), lane(run, pair[0], pair[1], 16),
                        lane(run, pair[0], pair[1] + 1, 16), FPCR)
     got = int.from_bytes(bytes(run.machine.state.za[vec][:4]), "little")
-    return [table, Check(f"ZA[{vec}] element 0 (ZA.S), by fp.{dot_add.__name__} one element at a time",
+    return [table, Check(f"ZA[{vec}] element 0 (ZA.S), by fp_asl.{dot_add.__name__} one element at a time",
                          _fp_text(expected), _fp_text(got))]
 
 
 def fp_outer_blocks(ins, run) -> list:
-    """ZAda.S element (0, 0), from the per-element definition in fp.py (FPMulAdd_ZA, FPDotAdd_ZA or
+    """ZAda.S element (0, 0), from the per-element definition in fp_asl.py (FPMulAdd_ZA, FPDotAdd_ZA or
     BFDotAdd) with the Operation's predication: the instruction runs the array forms over the tile."""
-    from ..fp import FP32, BFDotAdd, FPDotAdd_ZA, FPMulAdd_ZA
+    from ..numerics.fp_asl import FP32, BFDotAdd, FPDotAdd_ZA, FPMulAdd_ZA
     from ..semantics.fp_products import FPCR
 
     shape = ins.form.extra["shape"]
@@ -167,5 +167,5 @@ def fp_outer_blocks(ins, run) -> list:
         expected = dot_add(addend, erow[0], erow[1], ecol[0], ecol[1], FPCR) \
             if (prow[0] and pcol[0]) or (prow[1] and pcol[1]) else addend
     got = int.from_bytes(bytes(run.machine.state.za[vector][:4]), "little")
-    return [table, Check(f"ZA{da}.S element (0, 0) (ZA[{vector}] element 0), by fp.{name} one element at a time",
+    return [table, Check(f"ZA{da}.S element (0, 0) (ZA[{vector}] element 0), by fp_asl.{name} one element at a time",
                          _fp_text(expected), _fp_text(got))]

@@ -2,11 +2,12 @@
 BFMOPA/BFMOPS) and the SME2 FDOT/BFDOT .H->.S into ZA vector groups, exactly as the Arm ARM's
 Operations (C9.2.116/118 FMOPA/FMOPS non-widening, 115/117 widening, 43/45 BFMOPA/BFMOPS widening,
 78-80 FDOT, 16-18 BFDOT).  The Operation text (explain) names the per-element functions of
-isasim.arm_sme.fp (FPMulAdd_ZA, FPDotAdd_ZA, BFDotAdd), the definition; execution applies their array
-forms (FPMulAdd_ZA_array, ...) to a whole tile or vector group at once, with the FPCR at its reset
-value (fp.FPCR_DEFAULT).  The array forms give the same bit patterns element for element (fp.py says
-why, tests/arm_sme/test_fp_vectorised.py compares them), and writing an element with its old value is
-no write (the journal keeps only changes), so one whole-tile write equals the ASL's per-element updates.
+isasim.arm_sme.numerics.fp_asl (FPMulAdd_ZA, FPDotAdd_ZA, BFDotAdd), the definition; execution applies
+their array forms (numerics/fp_arrays.py: FPMulAdd_ZA_array, ...) to a whole tile or vector group at once,
+with the FPCR at its reset value (fp_asl.FPCR_DEFAULT).  The array forms give the same bit patterns
+element for element (fp_arrays.py says why, tests/arm_sme/test_fp_vectorised.py compares them), and
+writing an element with its old value is no write (the journal keeps only changes), so one whole-tile
+write equals the ASL's per-element updates.
 
 Outer products: tile element (row, col) of ZAda.S.  Non-widening: it is updated only when element
 ``row`` of Pn and element ``col`` of Pm are both active.  Widening: Zn holds a dim x 2 matrix of
@@ -22,10 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..fp import FP32, FPCR_DEFAULT, BFDotAdd_array, FPDotAdd_ZA_array, FPMulAdd_ZA_array
+from ...core.numerics import FP32
+from ..numerics.fp_arrays import BFDotAdd_array, FPDotAdd_ZA_array, FPMulAdd_ZA_array
+from ..numerics.fp_asl import FPCR_DEFAULT
 from .za_tiles import tile_rows, vector_group_rows
 
-FPCR = FPCR_DEFAULT  # the FPCR every form reads (the trace format has no FPCR: see fp.py)
+FPCR = FPCR_DEFAULT  # the FPCR every form reads (the trace format has no FPCR: see fp_asl.py)
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ class FPDotShape:
 
 def fp_outer_product(cpu, shape: FPOuterShape, da: int, a: int, b: int, n: int, m: int) -> None:
     """The whole tile at once: every element's FPMulAdd_ZA / FPDotAdd_ZA / BFDotAdd through the array
-    forms in fp.py (the same rules as the per-element functions the Operation text names, compared with
+    forms in fp_arrays.py (the same rules as the per-element functions the Operation text names, compared with
     them lane by lane in tests/arm_sme/test_fp_vectorised.py)."""
     cpu.CheckStreamingSVEAndZAEnabled()
     dim = cpu.VL // 32
@@ -78,7 +81,7 @@ def fp_outer_product(cpu, shape: FPOuterShape, da: int, a: int, b: int, n: int, 
 
 def fp_za_dot(cpu, shape: FPDotShape, group: tuple[int, int], n: int, m) -> None:
     """Every element of every vector of the group at once, indexed [r, e] as the ASL's loops (the array
-    forms of FPDotAdd_ZA / BFDotAdd in fp.py)."""
+    forms of FPDotAdd_ZA / BFDotAdd in fp_arrays.py)."""
     cpu.CheckStreamingSVEAndZAEnabled()
     v, offset = group
     elements = cpu.VL // 32
