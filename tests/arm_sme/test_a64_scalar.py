@@ -13,7 +13,7 @@ import pytest
 from clang_oracle import assert_refused_in_one_line
 from isasim.arm_sme import ISA
 from isasim.arm_sme.operands import BitmaskImm
-from isasim.arm_sme.semantics.scalar import ConditionHolds, DecodeBitMasks
+from isasim.arm_sme.numerics.integer_asl import ConditionHolds, DecodeBitMasks
 from isasim.core.errors import IsasimError
 from isasim.core.machine import Machine
 

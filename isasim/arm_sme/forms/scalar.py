@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..semantics import scalar
 from ..encoding import Encoding
+from ..numerics.integer_asl import DecodeBitMasks, HighestSetBit, Ones
 from ..operands import (AddImm, BaseOffset, BaseOnly, BitfieldImm, BitmaskImm, BitNumber, BranchTarget, Condition,
                         ExtendedReg, GReg, Imm, MovImm, MovWideImm, OperandError, PreIndex, QReg, ShiftedReg, SImm,
                         TestReg, UnscaledOffset)
 from ..operands.scalar import CONDITION_SYNONYMS, CONDITIONS
+from ..semantics import scalar
 from .base import A64Form, Alias, add
 
 
@@ -141,7 +142,7 @@ for _width in (32, 64):
 def _bitmask_undefined(width):
     def undefined(fields):
         try:
-            scalar.DecodeBitMasks(fields.get("N", 0), fields["imms"], fields["immr"], True, width)
+            DecodeBitMasks(fields.get("N", 0), fields["imms"], fields["immr"], True, width)
         except ValueError as error:
             return str(error)
         return None
@@ -151,8 +152,8 @@ def _bitmask_undefined(width):
 def _bitmask_canonical(fields):
     """The encoding llvm (and isasim) assemble for the same value: DecodeBitMasks reads only the low
     log2(esize) bits of immr, so a word may set the others; the assembler leaves them clear."""
-    length = scalar.HighestSetBit((fields.get("N", 0) << 6) | (~fields["imms"] & 0x3F))
-    return {**fields, "immr": fields["immr"] & scalar.Ones(length)}
+    length = HighestSetBit((fields.get("N", 0) << 6) | (~fields["imms"] & 0x3F))
+    return {**fields, "immr": fields["immr"] & Ones(length)}
 
 
 def _move_wide_preferred(width, fields):

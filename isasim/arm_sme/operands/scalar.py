@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..numerics.integer_asl import DecodeBitMasks
 from .common import REGISTER_NUMBER, OperandError, _shape, parse_int
 
 
@@ -219,8 +220,6 @@ class BitmaskImm:
         return f"#{self.value(fields):#x}"
 
     def value(self, fields: dict) -> int:
-        from ..semantics.scalar import DecodeBitMasks
-
         wmask, _ = DecodeBitMasks(fields.get("N", 0), fields["imms"], fields["immr"], True, self.width)
         return wmask
 
