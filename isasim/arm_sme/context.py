@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.faults import Fault, MemoryFault
-from .semantics import za_tiles
 from .faults import translation, undefined
+from .semantics import za_tiles
 from .state import MASK64, ArmSmeState
 
 # What a semantics function returns to end the program (RET: isasim runs one function, as a test harness

@@ -9,10 +9,10 @@ machine (memory and registers after the step, ZA and Z before it where the step 
 from __future__ import annotations
 
 from ...core.errors import IsasimError
-from ...core.faults import Fault
 from ...core.explain import Arrow, Cell, Grid
-from ..state import MASK64, X_NAMES
+from ...core.faults import Fault
 from ..semantics.za_tiles import ELEMENT_BYTES, slice_rows, tile_rows, tile_text
+from ..state import MASK64, X_NAMES
 from .drawing import (
     INACTIVE, MAX_SLICE_ELEMENTS, WINDOW_ROWS, element_bits, elided, example_figure, hex_text, join_captions,
     predicate, predicate_active, tile_vectors_text, window,

@@ -3,10 +3,10 @@ indexed; VGx2 and VGx4), and the vertical dots UVDOT, SVDOT, USVDOT, SUVDOT (ind
 
 from __future__ import annotations
 
-from ..semantics import integer_dots
-from ..semantics.integer_dots import DotShape
 from ..encoding import Encoding
 from ..operands import ZaVectorGroup, ZIndexed, ZList, ZReg
+from ..semantics import integer_dots
+from ..semantics.integer_dots import DotShape
 from .base import A64Form, add
 
 

@@ -4,10 +4,10 @@ indexed; VGx2 and VGx4)."""
 
 from __future__ import annotations
 
-from ..semantics import fp_products
 from ..encoding import Encoding
-from ..semantics.fp_products import FPDotShape, FPOuterShape
 from ..operands import PredMerge, ZaTile, ZaVectorGroup, ZIndexed, ZList, ZReg
+from ..semantics import fp_products
+from ..semantics.fp_products import FPDotShape, FPOuterShape
 from .base import A64Form, add
 
 # ---- outer products into a ZA tile (Arm ARM C9.2.43/45, 115-118) -------------------------------------

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..semantics import modes
 from ..encoding import Encoding
 from ..operands import TileList
+from ..semantics import modes
 from .base import A64Form, add
 
 

@@ -3,9 +3,9 @@ MOPS forms (4-way .B->.S and .H->.D), and the SME2 2-way .H->.S UMOPA/SMOPA/UMOP
 
 from __future__ import annotations
 
-from ..semantics import integer_outer_products
 from ..encoding import Encoding
 from ..operands import PredMerge, ZaTile, ZReg
+from ..semantics import integer_outer_products
 from ..semantics.integer_outer_products import OuterShape
 from .base import A64Form, add
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..semantics import predicates_and_counts, vector_memory
 from ..encoding import Encoding
 from ..operands import (GReg, Governing, MulVlAddress, Pattern, PReg, ScalarPlusScalar, SImm, SplitVlAddress,
                         VectorRegister, ZList)
+from ..semantics import predicates_and_counts, vector_memory
 from .base import X_OR_SP, A64Form, add
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..semantics import vector_memory, za_moves
 from ..encoding import Encoding
 from ..operands import (Governing, MulVlAddress, PredMerge, ScalarPlusScalar, ZaArrayVector, ZaSlice, ZaSliceList,
                         ZaVectorGroup, ZList, ZReg)
+from ..semantics import vector_memory, za_moves
 from .base import A64Form, add
 
 

@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass
 
 from ...core.errors import IsasimError
-from ..semantics import za_tiles
 from ..operands import ZaVectorGroup
 from ..operands.common import OperandError, parse_int
+from ..semantics import za_tiles
 
 LANE_SUFFIXES = "bhsd"  # a Z register's or a predicate's element sizes
 
