@@ -142,8 +142,8 @@ class AscendCube(Isa):
 
     # ---- optional hooks ----------------------------------------------------------------------------------
     def register_commands(self, sub, common) -> None:
-        """``isasim qbmm``: the seed's quantised batch-matmul kernel (:mod:`.command`)."""
-        from .command import register
+        """``isasim qbmm``: the seed's quantised batch-matmul kernel (:mod:`.kernels.qbmm_command`)."""
+        from .kernels.qbmm_command import register
 
         register(sub, common)
 

@@ -12,8 +12,8 @@
 
 The command belongs to ascend_cube: the ISA registers it (``register_commands``), so the core
 command line knows no kernel.  Every size the run allocates is worked out from the case before
-anything is built, and a run past a limit of :mod:`.kernels.qbmm_size` is refused in one line.  Exit status: 0 done (PASS), 1 C differs from the case's
-expectation, 2 bad input (one line), as the other commands.
+anything is built, and a run past a limit of :mod:`.qbmm_size` is refused in one line.  Exit status:
+0 done (PASS), 1 C differs from the case's expectation, 2 bad input (one line), as the other commands.
 """
 
 from __future__ import annotations
@@ -22,14 +22,10 @@ import io
 
 import numpy as np
 
-EXIT_OK, EXIT_DIFFERENT = 0, 1
+from isasim.core.arguments import positive_int
+from isasim.core.errors import EXIT_DIFFERENT, EXIT_OK
+
 SVG_WIDTH = 110  # isasim step's default
-
-
-def _positive_int(text: str) -> int:
-    from isasim.core.arguments import positive_int
-
-    return positive_int(text)
 
 
 def register(sub, common) -> None:
@@ -42,7 +38,7 @@ def register(sub, common) -> None:
     p.add_argument("--blocks", action="store_true", help="list the kernel's tiling and blocks, and stop")
     p.add_argument("--commands", help="with --step: run these stepper commands instead of prompting")
     p.add_argument("--svg", metavar="FILE", help="with --step --commands: also save the session as an SVG picture")
-    p.add_argument("--svg-width", type=_positive_int, default=SVG_WIDTH,
+    p.add_argument("--svg-width", type=positive_int, default=SVG_WIDTH,
                    help="terminal width of the SVG (default %(default)s)")
     p.add_argument("--option", action="append", metavar="NAME=VALUE",
                    help="an ascend_cube behaviour public material leaves open (docs/ascend_cube/options.md); "
@@ -60,9 +56,9 @@ def cmd_qbmm(args) -> int:
     from isasim.core.output import check_outputs
     from isasim.core.render import console, markup_safe
 
-    from .config import configure, option_text
-    from .kernels import qbmm
-    from .kernels.qbmm_run import compare, run
+    from ..config import configure, option_text
+    from . import qbmm
+    from .qbmm_run import compare, run
 
     modes = sum(bool(x) for x in (args.step, args.blocks))
     if modes > 1:
@@ -111,7 +107,7 @@ def cmd_qbmm(args) -> int:
     if in_parallel:
         from isasim.core.parallel import pool_from_options
 
-        from .kernels.qbmm_run import run_parallel
+        from .qbmm_run import run_parallel
 
         with pool_from_options(args) as pool:  # a malformed --cluster: one line, before anything runs
             out.print(summary + f"; blocks in groups on {markup_safe(pool.where)}")
@@ -149,7 +145,6 @@ def cmd_qbmm(args) -> int:
 
 
 def _step(args, kernel, config, out) -> int:
-    from isasim.core.errors import EXIT_OK as OK
     from isasim.core.stepper import Stepper
     from isasim.core.render import markup_safe
 
@@ -181,9 +176,9 @@ def _step(args, kernel, config, out) -> int:
 
         run_scripted_session(stepper, args.commands, svg=args.svg, title=f"isasim qbmm {Path(args.case).name} --step",
                              force=args.force)
-        return OK
+        return EXIT_OK
     stepper.interact()
-    return OK
+    return EXIT_OK
 
 
 def _first_l0c(program) -> int:
