@@ -1,5 +1,5 @@
-"""The arm_sme GEMM kernels (isasim.arm_sme.kernels): the packing is the loop the module docstring
-states, every kernel at SVL 128, 512 and 2048 and several sizes (ragged M, N and K included) meets
+"""The arm_sme GEMM kernels (isasim.arm_sme.kernels): the packing is the loop the builders' module
+docstrings state, every kernel at SVL 128, 512 and 2048 and several sizes (ragged M, N and K included) meets
 its INT64 reference on the simulator, the committed examples are what the builder makes, bad sizes
 are one-line errors, and (with QEMU) the same traces agree on QEMU."""
 
@@ -14,6 +14,9 @@ import numpy as np
 import pytest
 
 from isasim.arm_sme import ISA, kernels
+from isasim.arm_sme.kernels import packing
+from isasim.arm_sme.kernels.kernel import KernelSizeError
+from isasim.arm_sme.kernels.udot_gemm import udot_indexed_gemm
 from isasim.cli import main
 from isasim.core.replay import replay
 from isasim.core.trace import parse_trace, trace_json
@@ -36,7 +39,7 @@ def test_a_and_b_panels_are_the_documented_loop():
     rng = np.random.default_rng(3)
     dim, kpl = 4, 4
     a = rng.integers(0, 256, size=(6, 7)).astype(np.uint8)  # 2 row blocks, 2 k groups, both ragged
-    want = np.full((2, 2, dim * kpl), kernels.PAD_BYTE, dtype=np.uint8)
+    want = np.full((2, 2, dim * kpl), packing.PAD_BYTE, dtype=np.uint8)
     for rb in range(2):
         for g in range(2):
             for i in range(dim):
@@ -46,8 +49,8 @@ def test_a_and_b_panels_are_the_documented_loop():
                         want[rb][g][i * kpl + kk] = 0  # K padding adds nothing
                     elif m < 6:
                         want[rb][g][i * kpl + kk] = a[m][k]
-    assert (kernels.pack_a_panels(a, dim, kpl, kernels.PAD_BYTE) == want).all()
-    assert (kernels.pack_b_panels(a.T.copy(), dim, kpl, kernels.PAD_BYTE) == want).all()
+    assert (packing.pack_a_panels(a, dim, kpl, packing.PAD_BYTE) == want).all()
+    assert (packing.pack_b_panels(a.T.copy(), dim, kpl, packing.PAD_BYTE) == want).all()
 
 
 def test_a_broadcast_is_the_documented_loop():
@@ -63,13 +66,13 @@ def test_a_broadcast_is_the_documented_loop():
                         m, k = 4 * q + r, kpl * g + kk
                         if m < 5 and k < 3:
                             want[q][g][r][j * kpl + kk] = a[m][k]
-    assert (kernels.pack_a_broadcast(a, dim, kpl) == want).all()
+    assert (packing.pack_a_broadcast(a, dim, kpl) == want).all()
 
 
 def test_indexed_kernel_b_quad_is_the_documented_loop():
     """b_quad[c][g][4i + kk] = B[4g + kk][4c + i], the 16 bytes repeated in every 128-bit segment."""
-    kernel = kernels.udot_indexed_gemm(M=3, N=6, K=5, svl=256)
-    _a, b, _c0 = kernels.operands(3, 6, 5, 8)
+    kernel = udot_indexed_gemm(M=3, N=6, K=5, svl=256)
+    _a, b, _c0 = packing.operands(3, 6, 5, 8)
     vl = 256 // 8
     want = np.zeros((2, 2, vl), dtype=np.uint8)  # 2 column quads (N padded to 8), 2 k groups
     for c in range(2):
@@ -99,7 +102,7 @@ def test_reference_is_int64_wrapped_to_32_bits():
     b = np.full((4, 1), 65535, np.uint16)
     c0 = np.zeros((1, 1), np.int32)
     exact = 4 * 65535 * 65535  # past 2^32: the accumulator keeps it mod 2^32
-    assert int(kernels.reference(a, b, c0)[0, 0]) == (exact + 2**31) % 2**32 - 2**31
+    assert int(packing.reference(a, b, c0)[0, 0]) == (exact + 2**31) % 2**32 - 2**31
 
 
 def test_committed_kernel_examples_are_what_make_examples_writes(tmp_path):
@@ -131,7 +134,7 @@ def test_example_is_what_the_builder_makes_and_passes(name, capsys):
 ])
 def test_impossible_sizes_are_one_line_errors(options, message):
     for name in ISA.kernel_names:
-        with pytest.raises(kernels.KernelSizeError) as caught:
+        with pytest.raises(KernelSizeError) as caught:
             kernels.build(name, **options)
         assert message in str(caught.value) and "\n" not in str(caught.value)
 
