@@ -88,8 +88,7 @@ def leaves_out_undefined(config: dict, *backends) -> bool:
     other than the one the simulator models (its undefined values are its own choice), no when both are
     the modelled machine or the simulator, which claims those values.  replay.measured_elsewhere is the
     same rule for a trace, so `diff` and `replay` compare the same bits."""
-    return any(measured_elsewhere(backend.producer(), config) for backend in backends
-               if getattr(backend, "producer", None) is not None)
+    return any(measured_elsewhere(backend.producer(), config) for backend in backends)
 
 
 def diff(isa_name: str, config: dict, program: Program, init: Init, *, a: str = "sim", b: str = "silicon",
