@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from isasim.ascend_cube.kernels import qbmm as qbmm_kernel  # noqa: E402
 from isasim.ascend_cube.kernels.qbmm_run import run as run_kernel  # noqa: E402
-from isasim.ascend_cube.numerics import pack_scale  # noqa: E402
+from isasim.ascend_cube.numerics.quant_word import pack_scale  # noqa: E402
 
 SIZE, BATCH = 1024, 4
 QUICK_SIZE, QUICK_BATCH = 128, 2

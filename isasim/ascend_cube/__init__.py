@@ -6,9 +6,9 @@ DataCopy, LoadData, Mmad and Fixpipe with every quant mode of the 910B and the 9
 instruction declared once, after its Ascend C call), assembler.py (parser and printer, both
 from those declarations), context.py (what semantics see), datamove.py / cube.py /
 fixpipe.py (the semantics), views/ (what run and step show) and explain/.  The arithmetic is
-in pure modules beside them: numerics.py (formats, the quant word), layouts.py (fractals),
-mmad_math.py and fixpipe_math.py, and options.py names every behaviour public material does
-not settle.
+in pure modules beside them, numerics/ (formats, fractal layouts, the quant word, Mmad, Fixpipe
+and atomic-add arithmetic), and options.py names every behaviour public material does not
+settle.
 
 There is no public binary encoding, no Ascend hardware and no CANN toolkit here: a program
 is its text, and runs on the simulator only.

@@ -1,9 +1,9 @@
 """Mmad: C = A.B on the cube unit, with C from zero, from the bias table, or accumulated.
 
 The buffers hold fractals (A: Zz on 910B and Nz on 950 in L0A; B: Zn in L0B; C: Nz 16x16 in
-L0C); :mod:`.layouts` turns them into matrices and back, and :func:`.mmad_math.mmad` does the
-arithmetic, exactly as the options say.  m, n and k are padded to whole fractals in the
-buffers; the padding is neither read into the product nor written.
+L0C); :mod:`.numerics.layouts` turns them into matrices and back, and
+:func:`.numerics.mmad_math.mmad` does the arithmetic, exactly as the options say.  m, n and k are
+padded to whole fractals in the buffers; the padding is neither read into the product nor written.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def a_layout(chip, m: int, disable_gemv: bool) -> str:
 def matrix_bytes(buffer: str, layout: str, rows: int, cols: int, dtype: str) -> int:
     """Bytes of a rows x cols matrix in ``layout`` in ``buffer``, padded to whole fractals (L0C's are 16 x 16
     whatever the type; L0A's and L0B's 16 x 32 bytes); an ND (GEMV) row is not padded."""
-    from . import layouts
+    from .numerics import layouts
 
     size = ELEMENT_BYTES[dtype]
     if layout == "ND":
@@ -54,7 +54,7 @@ def matrix_bytes(buffer: str, layout: str, rows: int, cols: int, dtype: str) -> 
 
 
 def _fractal_along(buffer: str, layout: str, dtype: str) -> tuple[int, int]:
-    from . import layouts
+    from .numerics import layouts
 
     fractal = layouts.L0C_FRACTAL if buffer == "L0C" else layouts.fractal_shape(dtype)
     return (fractal[1], fractal[0]) if layout == "Zn" else fractal  # Zn: (K0 rows of K, N0 columns)
@@ -62,7 +62,7 @@ def _fractal_along(buffer: str, layout: str, dtype: str) -> tuple[int, int]:
 
 def read_matrix(ctx, buffer: str, offset: int, layout: str, rows: int, cols: int, dtype: str) -> np.ndarray:
     """The rows x cols matrix (element bits) whose fractals start at buffer[offset], in ``layout``."""
-    from . import layouts
+    from .numerics import layouts
 
     size = ELEMENT_BYTES[dtype]
     data = ctx.read(buffer, offset, matrix_bytes(buffer, layout, rows, cols, dtype), buffer).view(_storage(size))
@@ -75,7 +75,7 @@ def read_matrix(ctx, buffer: str, offset: int, layout: str, rows: int, cols: int
 
 def write_matrix(ctx, offset: int, matrix: np.ndarray, dtype: str) -> None:
     """Write ``matrix`` (element bits) into L0C's Nz fractals at offset, leaving the padding as it was."""
-    from . import layouts
+    from .numerics import layouts
 
     rows, cols = matrix.shape
     padded = layouts.padded_shape(rows, cols, layouts.L0C_FRACTAL)
@@ -92,7 +92,7 @@ class NotSimulated(IsasimError):
 
 def check_types(chip, p) -> None:
     """The chip multiplies aType by bType (and isasim simulates that product)."""
-    from . import mmad_math
+    from .numerics import mmad_math
 
     accumulator_type(chip, p["aType"], p["bType"])
     try:
@@ -152,7 +152,7 @@ def mmad(ctx, form, p):
        = L0C[c] as m x n (Nz)            otherwise (accumulate; also isBias)
     L0C[c] = C0 + A.B    int8: exact int32 sum (wrap or saturate: option l0c_int32_overflow)
                          float: float32 (option mmad_float_accumulation; CTRL[48] saturation)"""
-    from . import mmad_math
+    from .numerics import mmad_math
 
     if not mmad_access(ctx, form, p).reads:  # every check made; m, n or k is 0: a NOP
         return

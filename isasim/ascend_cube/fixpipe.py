@@ -1,6 +1,6 @@
 """The fixpipe: L0C -> GM or L1 with quantization, ReLU, Nz -> ND and atomic add; and its control.
 
-The arithmetic of every quant mode is :func:`isasim.ascend_cube.fixpipe_math.quantize`
+The arithmetic of every quant mode is :func:`isasim.ascend_cube.numerics.fixpipe_math.quantize`
 (pure, element by element); this module reads L0C, the quant words and the control
 state, checks what the hardware checks, and writes the result where FixpipeParams say.
 """
@@ -11,9 +11,9 @@ import numpy as np
 
 from . import faults
 from .access import Access, Span, contiguous
-from .atomic_math import atomic_add
 from .config import ELEMENT_BYTES
-from .numerics import FixpipeParamError
+from .numerics.atomic_math import atomic_add
+from .numerics.quant_word import FixpipeParamError
 from .state import ATOMIC_MODES
 
 L0C_FRACTAL_SIDE = 16  # L0C holds 16x16 fractals of 4-byte elements
@@ -32,7 +32,7 @@ def check_mode(chip, mode: str, src_type: str, dst_type: str) -> None:
     if (src_type, dst_type) not in chip.fixpipe_types and not e5m2:
         raise faults.unsupported(f"Fixpipe {src_type} -> {dst_type}: {chip.name} has no such output "
                                  f"(its pairs: {', '.join(f'{a}->{b}' for a, b in chip.fixpipe_types)})")
-    from .fixpipe_math import QUANT_MODES
+    from .numerics.fixpipe_math import QUANT_MODES
 
     spec = QUANT_MODES[mode]
     outputs = spec.outputs
@@ -108,7 +108,7 @@ def fixpipe(ctx, form, p):
                                                  round, + offset, saturate (fixpipe_math)
     nz2nd: dst[i*dstStride + j] = out[i][j]      else Nz: blocks of 16 columns (32 for int8) dstStride x 32 B apart
     GM with SetAtomicAdd: dst = dst + out in the atomic type"""
-    from . import fixpipe_math
+    from .numerics import fixpipe_math
 
     fixpipe_access(ctx, form, p)
     m, n, mode = p["mSize"], p["nSize"], p["quantPre"]

@@ -17,11 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from isasim.ascend_cube.numerics import fixpipe_math
+from isasim.ascend_cube.options import resolve_options
+
 GOLDENS = Path(__file__).parent / "goldens"
-fixpipe_math = pytest.importorskip(
-    "isasim.ascend_cube.fixpipe_math",
-    reason="isasim.ascend_cube.fixpipe_math (quantize) not committed yet by the numerics engineer")
-from isasim.ascend_cube.options import resolve_options  # noqa: E402
 
 FILES = ["asc_data_copy_l0c2gm_s%d.json" % i for i in range(1, 7)] + [
     "asc_fixpipe_l0c2gm_s4.json", "asc_fixpipe_l0c2gm_s5.json",

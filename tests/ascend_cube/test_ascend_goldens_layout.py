@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from isasim.ascend_cube.numerics import layouts
+
 GOLDENS = Path(__file__).parent / "goldens"
-layouts = pytest.importorskip("isasim.ascend_cube.layouts",
-                              reason="isasim.ascend_cube.layouts (nz_to_nd) not committed yet")
 CASES = json.loads((GOLDENS / "opsnn_nz_to_nd.json").read_text())["cases"]
 
 

@@ -10,12 +10,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pytest
+
+from isasim.ascend_cube.numerics import quant_word
 
 GOLDENS = Path(__file__).parent / "goldens"
-numerics = pytest.importorskip(
-    "isasim.ascend_cube.numerics",
-    reason="isasim.ascend_cube.numerics (pack_scale, decode_quant_word) not committed yet")
 
 
 def _load(name):
@@ -33,7 +31,7 @@ def _report(label, equal):
 
 def test_trans_quant_param_v2_scale_and_offset_round_mode_0():
     data = _load("opsnn_trans_quant_param_v2_pack.json")
-    got = [numerics.pack_scale(_f32(s), float(_f32(o)), round_mode=0) for s, o in zip(data["scale"], data["offset"])]
+    got = [quant_word.pack_scale(_f32(s), float(_f32(o)), round_mode=0) for s, o in zip(data["scale"], data["offset"])]
     want = [int(w, 16) for w in data["word"]]
     equal = [g == w for g, w in zip(got, want)]
     _report("OPSNN TransQuantParamV2 executor (scale + offset, round_mode 0)", equal)
@@ -43,7 +41,7 @@ def test_trans_quant_param_v2_scale_and_offset_round_mode_0():
 
 def test_npu_trans_quant_param_scale_only():
     data = _load("opp_npu_trans_quant_param_pack.json")
-    got = [numerics.pack_scale(_f32(s)) for s in data["scale"]]
+    got = [quant_word.pack_scale(_f32(s)) for s in data["scale"]]
     want = [int(w, 16) for w in data["word"]]
     equal = [g == w for g, w in zip(got, want)]
     _report("OPP npu_trans_quant_param golden (scale only)", equal)
@@ -56,7 +54,7 @@ def test_pack_u64_scale_fields():
     # compare M1 (31..13), offset (45..37) and sign (46).
     pack = _load("opsnn_matmul_quant_util.json")["pack"]
     fields = (0xFFFFE000) | (0x1FF << 37) | (1 << 46)
-    got = [numerics.pack_scale(_f32(s), float(_f32(o))) & fields for s, o in zip(pack["scale"], pack["offset"])]
+    got = [quant_word.pack_scale(_f32(s), float(_f32(o))) & fields for s, o in zip(pack["scale"], pack["offset"])]
     want = [int(w, 16) & fields for w in pack["word"]]
     equal = [g == w for g, w in zip(got, want)]
     _report("OPSNN pack_u64_scale (bits 13-31, 37-46)", equal)
@@ -70,7 +68,7 @@ def test_u64_to_deq_scale_and_offset_decode():
     dec = _load("opsnn_matmul_quant_util.json")["decode"]
     m1_equal, off_equal, bad = [], [], []
     for word, m1, off in zip(dec["word"], dec["m1_f32"], dec["offset"]):
-        q = numerics.decode_quant_word(int(word, 16), dec["chip"])
+        q = quant_word.decode_quant_word(int(word, 16), dec["chip"])
         m1_equal.append(q.m1 == float(_f32(m1)))
         off_equal.append(q.offset == off)
         if not (m1_equal[-1] and off_equal[-1]):
@@ -88,7 +86,7 @@ def test_double_scale_word_matches_qbmmv3_golden():
     assert groups
     bad = []
     for g in groups:
-        got = numerics.double_scale_word(_f32(g["params"]["scale_f32"]), _f32(g["params"]["pertoken_f32"]))
+        got = quant_word.double_scale_word(_f32(g["params"]["scale_f32"]), _f32(g["params"]["pertoken_f32"]))
         if got != int(g["word"], 16):
             bad.append((g["case"], hex(got), g["word"]))
     _report("OPSNN qbmmv3 golden merged double-scale word", [True] * (len(groups) - len(bad)) + [False] * len(bad))

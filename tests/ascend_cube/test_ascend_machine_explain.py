@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from isasim.core.explain import ExplainOptions
-from isasim.ascend_cube import mmad_math
+from isasim.ascend_cube.numerics import mmad_math
 from isasim.ascend_cube.explain import EXAMPLES, EXPLAINER
 
 MMADS = [
@@ -101,7 +101,7 @@ def test_explain_shows_the_options_a_run_used():
 
 
 def _fixpipe_cases():
-    from isasim.ascend_cube.fixpipe_math import QUANT_MODES
+    from isasim.ascend_cube.numerics.fixpipe_math import QUANT_MODES
 
     for mode, spec in QUANT_MODES.items():
         for out in spec.outputs:

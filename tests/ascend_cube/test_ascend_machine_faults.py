@@ -10,7 +10,7 @@ import pytest
 
 from isasim import cli
 from isasim.core.machine import Machine
-from isasim.ascend_cube.numerics import pack_scale
+from isasim.ascend_cube.numerics.quant_word import pack_scale
 
 SETUP = "SetAtomicNone()"  # index 0, so the faulting line is instruction 1
 GM = [(0x100000, bytes(range(256)) * 16, True), (0x300000, bytes(8192), True)]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from isasim.core.machine import Machine
-from isasim.ascend_cube.numerics import pack_scale
+from isasim.ascend_cube.numerics.quant_word import pack_scale
 
 A_GM, B_GM, C_GM, WORDS_GM = 0x100000, 0x200000, 0x300000, 0x400000
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from isasim import cli
-from isasim.ascend_cube.numerics import pack_scale
+from isasim.ascend_cube.numerics.quant_word import pack_scale
 
 import pytest
 

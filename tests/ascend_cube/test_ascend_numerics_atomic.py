@@ -5,7 +5,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from isasim.ascend_cube.atomic_math import atomic_add
+from isasim.ascend_cube.numerics.atomic_math import atomic_add
 from isasim.ascend_cube.options import resolve_options
 
 DEFAULT = resolve_options("910B", {})

@@ -15,9 +15,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from isasim.ascend_cube.fixpipe_math import (QUANT_MODES, UnsupportedModeError, element_steps, modes_for_chip,
-                                             quantize)
-from isasim.ascend_cube.numerics import FixpipeParamError, pack_scale
+from isasim.ascend_cube.numerics.fixpipe_math import (QUANT_MODES, UnsupportedModeError, element_steps,
+                                                      modes_for_chip, quantize)
+from isasim.ascend_cube.numerics.quant_word import FixpipeParamError, pack_scale
 from isasim.ascend_cube.options import resolve_options
 
 en_dtypes = pytest.importorskip("en_dtypes", reason="en-dtypes (the HiFloat8 oracle) is not installed")

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from isasim.ascend_cube import formats
+from isasim.ascend_cube.numerics import formats
 
 en_dtypes = pytest.importorskip("en_dtypes", reason="en-dtypes (the HiFloat8 oracle) is not installed: "
                                 "pip install -e '.[test]'")

@@ -11,7 +11,7 @@ element at a time, independently of the reshapes the module uses:
 import numpy as np
 import pytest
 
-from isasim.ascend_cube import layouts
+from isasim.ascend_cube.numerics import layouts
 
 
 def test_fractal_shapes_are_16_rows_of_32_bytes():

@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from isasim.ascend_cube.mmad_math import accumulator_dtype, mmad
+from isasim.ascend_cube.numerics.mmad_math import accumulator_dtype, mmad
 from isasim.ascend_cube.options import resolve_options
 
 en_dtypes = pytest.importorskip("en_dtypes", reason="en-dtypes (the HiFloat8 oracle) is not installed")

@@ -4,7 +4,7 @@ decoding against the bit tables of 随路量化.md, and the option that reads th
 import numpy as np
 import pytest
 
-from isasim.ascend_cube.numerics import (FixpipeParamError, decode_quant_word, double_scale_word, pack_scale)
+from isasim.ascend_cube.numerics.quant_word import (FixpipeParamError, decode_quant_word, double_scale_word, pack_scale)
 from isasim.ascend_cube.options import resolve_options
 
 

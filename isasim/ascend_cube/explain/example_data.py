@@ -39,7 +39,7 @@ def values(span: Span, rows: int, rng: np.random.Generator, quant_word) -> np.nd
         data = (halves.astype(np.float16).view(np.uint16) if dtype != "bfloat16"
                 else (halves.view(np.uint32) >> 16).astype(np.uint16)).view(np.uint8)
     elif dtype in ("float8_e4m3fn", "float8_e5m2", "hifloat8"):
-        from ..formats import decode
+        from ..numerics.formats import decode
 
         codes = rng.integers(0, 256, count, dtype=np.uint8)
         finite = np.isfinite(np.asarray(decode(codes, dtype), dtype=np.float64))

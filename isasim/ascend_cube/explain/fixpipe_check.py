@@ -77,7 +77,7 @@ def _to_float32(q: Fraction) -> Fraction:
 def explained_output(value_bits: int, l0c_dtype: str, mode: str, word: int, relu: bool, out_dtype: str,
                      chip: str, options: dict) -> int | None:
     """The element's output bits, or None where this explanation does not work the mode out itself."""
-    from ..fixpipe_math import float_saturates
+    from ..numerics.fixpipe_math import float_saturates
 
     base = mode[1:] if mode.startswith("V") else mode
     if l0c_dtype == "int32":

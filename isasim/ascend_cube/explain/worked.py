@@ -22,7 +22,7 @@ BLOCK, FRACTAL = 32, 512
 def quant_word(p, rng) -> int:
     """A quant word as aclnnTransQuantParam packs it: a scale (and an offset for the int8 outputs), bit 46 set
     for a signed int8 output."""
-    from ..numerics import pack_scale
+    from ..numerics.quant_word import pack_scale
 
     int8_out = p["dstType"] in ("int8", "uint8")
     scale = rng.choice([2.0 ** -rng.randrange(6, 12), rng.uniform(0.001, 0.02)]) if int8_out else \
@@ -40,8 +40,8 @@ def example_regs(form, p, rng) -> dict:
 
 
 def _decode(bits: np.ndarray, dtype: str) -> np.ndarray:
-    """8-bit float codes as their values (the numerics engineer's exact decoders)."""
-    from .. import formats
+    """8-bit float codes as their values (the exact decoders of numerics.formats)."""
+    from ..numerics import formats
 
     return np.asarray(formats.decode(bits, dtype), dtype=np.float64)
 
@@ -304,7 +304,7 @@ def _mmad(p, before, state, chip: str, options: dict):
 
 
 def _fixpipe(form, p, before, state, memory, chip: str, options: dict):
-    from .. import fixpipe_math
+    from ..numerics import fixpipe_math
     from .fixpipe_check import explained_output
 
     i, j = (p["mSize"] - 1) // 2, (p["nSize"] - 1) // 3

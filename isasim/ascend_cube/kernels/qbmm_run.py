@@ -9,7 +9,7 @@ import numpy as np
 
 from isasim.core.errors import IsasimError
 
-from ..formats import decode
+from ..numerics.formats import decode
 from .qbmm import QbmmKernel
 from .qbmm_case import STORAGE, QbmmCase
 

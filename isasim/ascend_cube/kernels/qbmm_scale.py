@@ -6,16 +6,16 @@
 - Per tensor, a float32 or bfloat16 scale: the kernel "converts and packs it into the uint64
   scaleScalar_" (seed 003).  bfloat16 widens exactly to float32; the word keeps the float32's
   bits 31..13 (the M1 field the Fixpipe reads) and sets bit 46, as TransQuantParam's
-  round_mode 0 does (:func:`isasim.ascend_cube.numerics.pack_scale`).
+  round_mode 0 does (:func:`isasim.ascend_cube.numerics.quant_word.pack_scale`).
 - A and B both per tensor: the float32 product scale_a x scale_b (one rounding, ties to even),
-  truncated to bits 31..13 (:func:`isasim.ascend_cube.numerics.double_scale_word`).
+  truncated to bits 31..13 (:func:`isasim.ascend_cube.numerics.quant_word.double_scale_word`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..numerics import double_scale_word, pack_scale
+from ..numerics.quant_word import double_scale_word, pack_scale
 
 
 def scale_values(array: np.ndarray, scale_type: str) -> np.ndarray:

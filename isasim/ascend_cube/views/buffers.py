@@ -74,9 +74,9 @@ def l0c_matrix(state: AscendState, rows: int, cols: int, element: str, *, offset
 
 
 def quant_word_rows(word: int, chip: str) -> list[tuple[str, str]]:
-    """The scalar quant word, field by field (numerics.decode_quant_word), or why it does not decode."""
+    """The scalar quant word, field by field (quant_word.decode_quant_word), or why it does not decode."""
     try:
-        from ..numerics import decode_quant_word
+        from ..numerics.quant_word import decode_quant_word
 
         decoded = decode_quant_word(word, chip)
     except ImportError:

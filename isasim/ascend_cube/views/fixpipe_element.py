@@ -3,8 +3,8 @@
 The Fixpipe is the one at the pc (about to run) or, if the pc is past it, the last one before: L0C
 and the quant words are what it reads (a Fixpipe changes neither), so the steps shown are the ones
 it takes or took for element (I, J): the L0C value, the quant word (quant_pre, or column J's word in
-FB for a V-mode), the scale multiply and the conversion, each as :func:`..fixpipe_math.element_steps`
-works it out.
+FB for a V-mode), the scale multiply and the conversion, each as
+:func:`..numerics.fixpipe_math.element_steps` works it out.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _fixpipe_instruction(state, program):
 def fixpipe_element(state, program, what: str):
     """The view of ``fixpipe[I,J]``, or None when ``what`` is not one."""
     from ..fixpipe import is_vector_mode
-    from ..fixpipe_math import element_steps
+    from ..numerics.fixpipe_math import element_steps
 
     found = PATTERN.fullmatch(what.lower().replace(" ", ""))
     if not found:

@@ -16,8 +16,6 @@ bits   field   meaning
 
 Packing a float32 scale follows aclnnTransQuantParam(V2/V3) and the V2 device kernel:
 truncation (``& 0xFFFFE000``) or, with round_mode 1, round to nearest even at bit 13.
-
-The format conversions live in ``formats``; they are re-exported here.
 """
 
 from __future__ import annotations
@@ -28,16 +26,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..core.numerics import float_to_fp32_bits, fp32_bits_to_float
+from ...core.numerics import float_to_fp32_bits, fp32_bits_to_float
+from ..options import default_options
 from . import formats
-from .formats import (decode, decode_exact, f32_to_bf16_rint, f32_to_e4m3fn, f32_to_e5m2, f32_to_f16_rint,
-                      f32_to_hif8_half_away, f32_to_hif8_hybrid, round_exact)
-from .options import default_options
 
 __all__ = ["FixpipeParamError", "QuantWord", "decode_quant_word", "pack_scale", "double_scale_word",
-           "m1_bits_value", "round_to_s9", "add_offset_saturate", "SIGN_BIT", "M1_MASK",
-           "decode", "decode_exact", "round_exact", "f32_to_f16_rint", "f32_to_bf16_rint", "f32_to_e4m3fn",
-           "f32_to_e5m2", "f32_to_hif8_half_away", "f32_to_hif8_hybrid"]
+           "m1_bits_value", "round_to_s9", "add_offset_saturate", "SIGN_BIT", "M1_MASK"]
 
 M1_MASK = 0xFFFFE000  # the float32 bits the hardware reads: sign, exponent, top 10 mantissa bits
 SIGN_BIT = 1 << 46

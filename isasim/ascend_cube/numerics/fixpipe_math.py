@@ -27,7 +27,7 @@ import numpy as np
 
 from . import formats
 from .formats import BITS_DTYPE, FLOAT_FORMATS, decode_exact, round_exact
-from .numerics import add_offset_saturate, decode_quant_word, round_to_s9
+from .quant_word import add_offset_saturate, decode_quant_word, round_to_s9
 
 __all__ = ["QuantMode", "QUANT_MODES", "UnsupportedModeError", "modes_for_chip", "output_dtype",
            "float_saturates", "quantize", "element_steps"]

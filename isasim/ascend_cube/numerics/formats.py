@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.numerics import bf16_bits_to_float, fp16_bits_to_float, fp32_bits_to_float
+from ...core.numerics import bf16_bits_to_float, fp16_bits_to_float, fp32_bits_to_float
 
 __all__ = ["FLOAT_FORMATS", "FloatFormat", "ROUNDINGS", "BITS_DTYPE", "MIN_NORMAL_EXPONENT", "is_subnormal",
            "decode", "decode_exact",
