@@ -14,7 +14,8 @@ from trace_mutations import json_values, only_documented_errors, paths, replaced
 
 from isasim.core.replay import replay
 from isasim.core.trace import parse_trace
-from isasim.x86_amx import ISA, amx
+from isasim.x86_amx import ISA
+from isasim.x86_amx.forms import amx
 
 SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

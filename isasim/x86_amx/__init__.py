@@ -9,7 +9,7 @@ from ..core.errors import ConfigError
 from ..core.isa import ArraySpec, ConfigOption, Isa, WatchTarget
 from ..core.journal import Journal, record_memory_changes
 from ..core.program import Instruction, Program
-from . import amx, scalar
+from .forms import scalar as scalar_forms
 from .assembler import assemble
 from .context import X86Context
 from .faults import UD, fault_kind
@@ -79,7 +79,7 @@ class X86Amx(Isa):
         each tile as its rows x colsb bytes, as TILELOADD of a dense block would leave it."""
         import numpy as np
 
-        from .amx import checked_tilecfg
+        from .semantics.amx import checked_tilecfg
         from ..core.faults import Fault
 
         unknown = [name for name in arrays if name != "tilecfg" and name not in TILE_NAMES and name not in VECTOR_NAMES]
@@ -259,8 +259,8 @@ class X86Amx(Isa):
         plus those undefined before that it does not write (e.g. IMUL's SF, ZF, AF, PF)."""
         undefined = undefined or 0
         if instruction.invalid is None:
-            written = scalar.FLAGS_WRITTEN.get(instruction.form.mnemonic, 0)
-            undefined = (undefined & ~written) | scalar.UNDEFINED_FLAGS.get(instruction.form.mnemonic, 0)
+            written = scalar_forms.FLAGS_WRITTEN.get(instruction.form.mnemonic, 0)
+            undefined = (undefined & ~written) | scalar_forms.UNDEFINED_FLAGS.get(instruction.form.mnemonic, 0)
         return undefined
 
     def comparable(self, observed: dict, undefined: int | None) -> dict:

@@ -42,7 +42,8 @@ from dataclasses import dataclass
 
 from ..core.errors import AssemblyError, DecodeError, IsasimError
 from ..core.program import Instruction, Program
-from . import amx, scalar, vector
+from .encoding import scalar as scalar_encoding, vector as vector_encoding
+from .forms import amx, scalar, vector
 from .decoder import decode_assembled, decode_one
 from .operands import GPR_VIEWS, TILE_REGISTERS, Imm, Mem, Reg, Target, vector_register
 
@@ -426,7 +427,7 @@ def _read_line(raw: str) -> tuple[tuple[tuple[str, ...], str | None, str], ...]:
             operand_text = parts[1] if len(parts) > 1 else ""
             # objdump's prefix words before a NOP ("data16 cs nop WORD PTR [...]") belong to the mnemonic
             # (split on the single spaces joined here: str.split() would also split on U+0085 and kin)
-            while mnemonic.split(" ")[-1] in scalar.NOP_PREFIX_WORDS and operand_text:
+            while mnemonic.split(" ")[-1] in scalar_encoding.NOP_PREFIX_WORDS and operand_text:
                 parts = _BLANK_RUN.split(operand_text, 1)
                 mnemonic += " " + ascii_lower(parts[0])
                 operand_text = parts[1] if len(parts) > 1 else ""
@@ -752,11 +753,11 @@ class Assembler:
                         raise
                     continue
                 return form.encode(operands)
-        if scalar.accepts(mnemonic):
-            _form, _ops, code = scalar.encode(mnemonic, operands, address, long_branch=st.long_branch)
+        if scalar_encoding.accepts(mnemonic):
+            _form, _ops, code = scalar_encoding.encode(mnemonic, operands, address, long_branch=st.long_branch)
             return code
         if mnemonic in vector.MNEMONICS:
-            _form, _ops, code = vector.encode(mnemonic, operands, address)
+            _form, _ops, code = vector_encoding.encode(mnemonic, operands, address)
             return code
         raise AssemblyError(f"unknown mnemonic '{mnemonic}'")
 
@@ -790,7 +791,7 @@ class Assembler:
             else:
                 probe = st.operands  # let the encoder say what is wrong with them
             # The rel32 form's length, found by encoding it once (5 for jmp, 6 for jcc).
-            _f, _o, long_code = scalar.encode(st.mnemonic, probe, self.base, long_branch=True)
+            _f, _o, long_code = scalar_encoding.encode(st.mnemonic, probe, self.base, long_branch=True)
             st.branch = True
             st.long_size = len(long_code)
             st.size = 2  # every branch starts short, as GNU as starts its frags
@@ -877,7 +878,7 @@ class Assembler:
                 continue
             address = st.address
             try:
-                _f, _o, code = scalar.encode(st.mnemonic, (self._branch_target(st, self.labels),), address,
+                _f, _o, code = scalar_encoding.encode(st.mnemonic, (self._branch_target(st, self.labels),), address,
                                              long_branch=st.long_branch)
             except IsasimError as error:
                 raise error.located(self.source, st.line)

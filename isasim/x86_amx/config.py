@@ -29,7 +29,7 @@ class CpuModel:
 
 
 _AMX_BASE = frozenset({"AMX-TILE", "AMX-INT8", "AMX-BF16"})
-# The vector features vector.py's forms need; every AMX Xeon has AVX-512 (F, BW, VL among it).
+# The vector features forms/vector.py's forms need; every AMX Xeon has AVX-512 (F, BW, VL among it).
 VECTOR_FEATURES = frozenset({"SSE2", "AVX", "AVX2", "AVX512F", "AVX512BW", "AVX512VL"})
 AMX_FEATURES = _AMX_BASE | {"AMX-FP16"}  # the CPUID features an AMX form can need
 

@@ -24,8 +24,9 @@ import iced_x86
 
 from ..core.errors import DecodeError, IsasimError
 from ..core.program import Instruction, Program
-from . import amx, scalar, vector
-from .encoding import MAP_NAMES, PP_NAMES, VexFields, decode_modrm
+from .encoding import scalar as scalar_encoding, vector as vector_encoding
+from .encoding.vex import MAP_NAMES, PP_NAMES, VexFields, decode_modrm
+from .forms import amx
 from .operands import Mem, Reg
 
 _UD_PREFIXES = {0x66: "66", 0xF2: "F2", 0xF3: "F3", 0xF0: "LOCK"}
@@ -235,7 +236,7 @@ def _note_if_noncanonical(instruction: Instruction, canonical: bytes) -> None:
 
 
 def _decode_scalar(code: bytes, pos: int, address: int, *, assembled: bool = False) -> Instruction | None:
-    instruction = scalar.decode(code, pos, address)
+    instruction = scalar_encoding.decode(code, pos, address)
     if instruction is None:
         return None
     if assembled:
@@ -247,7 +248,7 @@ def _decode_scalar(code: bytes, pos: int, address: int, *, assembled: bool = Fal
         return None if problem else instruction
     try:
         spelled = " ".join(instruction.extra.get("prefixes", ()) + (instruction.form.mnemonic,))
-        _form, _operands, canonical = scalar.encode(spelled, instruction.operands, address)
+        _form, _operands, canonical = scalar_encoding.encode(spelled, instruction.operands, address)
     except IsasimError as error:  # the decoded operands are not something the text can say
         raise DecodeError(f"cannot decode the bytes at {address:#x} ({instruction.encoding.hex(' ')}): "
                           f"'{instruction.text}' does not assemble ({error.message})") from None
@@ -263,11 +264,11 @@ def _decode_scalar(code: bytes, pos: int, address: int, *, assembled: bool = Fal
 
 
 def _decode_vector(code: bytes, pos: int, address: int, *, assembled: bool = False) -> Instruction | None:
-    instruction = vector.decode(code, pos, address)
+    instruction = vector_encoding.decode(code, pos, address)
     if instruction is None or assembled:
         return instruction
     try:
-        _form, _operands, canonical = vector.encode(instruction.form.mnemonic, instruction.operands, address)
+        _form, _operands, canonical = vector_encoding.encode(instruction.form.mnemonic, instruction.operands, address)
     except IsasimError as error:
         raise DecodeError(f"cannot decode the bytes at {address:#x} ({instruction.encoding.hex(' ')}): "
                           f"'{instruction.text}' does not assemble ({error.message})") from None

@@ -82,7 +82,7 @@ def _iced(code: bytes, address: int) -> tuple[int, str, str, bool]:
 
 def _known(mnemonic: str) -> bool:
     """Whether isasim simulates some form of ``mnemonic``."""
-    from . import amx, scalar
+    from .forms import amx, scalar
 
     return mnemonic in scalar.MNEMONICS or any(f.mnemonic.lower() == mnemonic for f in amx.FORMS)
 

@@ -54,7 +54,7 @@ def test_a_form_table_keys_forms_by_id_and_finds_every_form_of_a_mnemonic():
 
 
 def test_the_x86_forms_are_core_forms_with_unique_ids():
-    from isasim.x86_amx import amx, scalar
+    from isasim.x86_amx.forms import amx, scalar
 
     forms = amx.FORMS + scalar.FORMS
     assert all(isinstance(form, Form) for form in forms)

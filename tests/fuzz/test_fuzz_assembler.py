@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from isasim.core.errors import IsasimError
-from isasim.x86_amx import amx, scalar
+from isasim.x86_amx.forms import amx, scalar
 from isasim.x86_amx.assembler import assemble
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,8 @@ import pytest
 
 from gnu_binutils import gas, needs_binutils
 
-from isasim.x86_amx import ISA, amx
+from isasim.x86_amx import ISA
+from isasim.x86_amx.forms import amx
 from isasim.x86_amx.operands import Mem, Reg
 from isasim.x86_amx.operands import GPR64
 

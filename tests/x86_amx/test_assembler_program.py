@@ -27,7 +27,8 @@ from test_vector_moves import CASES as VECTOR_CASES
 
 from isasim.core.errors import AssemblyError, IsasimError
 from isasim.core.program import Program
-from isasim.x86_amx import amx, assembler, kernels, scalar
+from isasim.x86_amx import assembler, kernels
+from isasim.x86_amx.forms import amx, scalar
 from isasim.x86_amx.assembler import Assembler, assemble, attach_labels
 from isasim.x86_amx.decoder import decode_one, disassemble
 from isasim.x86_amx.fuzz.amx import AmxCaseDrawer

@@ -26,7 +26,7 @@ import pytest
 from gnu_binutils import needs_binutils, objdump_decode_many, window_offsets
 from isasim.core.errors import DecodeError, IsasimError
 from isasim.core.isa import get_isa
-from isasim.x86_amx import amx
+from isasim.x86_amx.forms import amx
 from isasim.x86_amx.decoder import decode_one, disassemble, listing
 from isasim.x86_amx.operands import Reg, Target
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from isasim.docs import generate
-from isasim.x86_amx import amx, scalar, vector
+from isasim.x86_amx.forms import amx, scalar, vector
 
 
 def test_one_page_per_form_with_every_section():

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from isasim.core.explain import Code, Encoding, Table, render_html, render_markdown, render_svg, to_text
-from isasim.x86_amx import amx, scalar, vector
+from isasim.x86_amx.forms import amx, scalar, vector
 from isasim.x86_amx.explain import reference_pages
 
 from explain_helpers import blocks, ex, fields

@@ -24,10 +24,12 @@ from isasim.core.fuzz.results import FuzzSummary
 from isasim.core.fuzz.traces import write_fresh
 from isasim.core.machine import Machine
 from isasim.core.trace import Init, read_trace
-from isasim.x86_amx import fuzz, scalar, vector
+from isasim.x86_amx import fuzz
+from isasim.x86_amx.forms import scalar as scalar_forms, vector as vector_forms
 from isasim.x86_amx.fuzz import amx as fuzz_amx, scalar as fuzz_scalar
 from isasim.x86_amx.operands import Reg
 from isasim.x86_amx.oracle import SiliconBackend, host_amx, host_cpu, platform_problem
+from isasim.x86_amx.semantics import scalar, vector
 from test_amx_faults import AFTER_RELEASE, FULL, SHAPE_MISMATCHES, cfg_with
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,7 +98,7 @@ def inc_that_sets_cf(cpu, dest):
 
 @needs_silicon
 def test_a_planted_bug_is_found_shrunk_and_written_as_a_trace(tmp_path, monkeypatch):
-    monkeypatch.setattr(scalar.FORMS["INC_dest"], "semantics", inc_that_sets_cf)
+    monkeypatch.setattr(scalar_forms.FORMS["INC_dest"], "semantics", inc_that_sets_cf)
     summary = fuzz.run_fuzz(300, 2, against="silicon", isa_subset="scalar", out_dir=tmp_path, max_divergences=1,
                             shrink_candidates=40, shrink_seconds=120)
     assert len(summary.divergences) == 1, summary
@@ -128,7 +130,7 @@ def movups_that_zeroes_the_upper_bits(cpu, dest, src):
 @needs_silicon
 @pytest.mark.skipif(not fuzz_scalar.vector_shape()[0], reason="this host's CPU has no AVX: no case draws vector moves")
 def test_a_planted_vector_bug_is_found_in_a_batch_and_written_as_a_trace(tmp_path, monkeypatch):
-    monkeypatch.setattr(vector.FORMS["MOVUPS_dest_src"], "semantics", movups_that_zeroes_the_upper_bits)
+    monkeypatch.setattr(vector_forms.FORMS["MOVUPS_dest_src"], "semantics", movups_that_zeroes_the_upper_bits)
     summary = fuzz.run_fuzz(300, 4, against="silicon", isa_subset="scalar", out_dir=tmp_path, max_divergences=1,
                             shrink_candidates=20, shrink_seconds=120)
     assert len(summary.divergences) == 1, summary

@@ -1,4 +1,4 @@
-"""The plain-run paths (amx._PLAIN_RUN_PATHS, scalar._PLAIN_RUN_PATHS, the grouped settle of
+"""The plain-run paths (semantics.plain_run.PLAIN_RUN_PATHS, the grouped settle of
 X86AmxState._settle) against what they stand in for.
 
 A plain ``run()`` takes these paths; ``step()`` records every write and so runs the semantics
@@ -24,7 +24,7 @@ from isasim.x86_amx import ISA
 from isasim.x86_amx import numerics as tmul_numerics
 from isasim.x86_amx.numerics.products import DwordDotProducts, PairDotProducts, exact_totals
 from isasim.x86_amx.kernels import tile_config
-from isasim.x86_amx.scalar import CONDITIONS
+from isasim.x86_amx.semantics.scalar import CONDITIONS
 from isasim.x86_amx.operands import GPR64
 
 CFG, DATA, OTHER, OUT = 0x1000, 0x10000, 0x40000, 0x80000

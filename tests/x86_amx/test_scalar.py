@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from isasim.core.errors import AssemblyError
 from isasim.core.faults import Fault
 from isasim.core.memory import Memory
-from isasim.x86_amx import scalar
+from isasim.x86_amx.encoding import scalar
+from isasim.x86_amx.forms import scalar as scalar_forms
+from isasim.x86_amx.semantics.scalar import HALT
 from isasim.x86_amx.context import X86Context
 from isasim.x86_amx.config import cpu_model
 from isasim.x86_amx.operands import Imm, Mem, Reg, Target
@@ -360,7 +362,7 @@ def test_known_text_differences_from_objdump():
 # Branches: rel8 / rel32 at the limits, forward and backward, every alias
 # ---------------------------------------------------------------------------
 
-JCC_SPELLINGS = sorted(m for m in scalar.MNEMONICS if m.startswith("j") and m != "jmp")
+JCC_SPELLINGS = sorted(m for m in scalar_forms.MNEMONICS if m.startswith("j") and m != "jmp")
 
 
 def branch_program() -> list[str]:
@@ -567,13 +569,13 @@ def test_mnemonics_and_forms():
                      "jg", "jnle", "jge", "jnl", "jl", "jnge", "jle", "jng", "js", "jns", "jo", "jno", "jp", "jpe",
                      "jnp", "jpo", "jmp", "mov", "movabs", "add", "sub", "inc", "dec", "cmp", "test", "xor", "lea",
                      "imul", "nop", "ret"):
-        assert spelling in scalar.MNEMONICS
-    for form in scalar.FORMS:
+        assert spelling in scalar_forms.MNEMONICS
+    for form in scalar_forms.FORMS:
         assert form.feature == "BASE" and form.doc and form.syntax and form.codes and form.rows
-    assert scalar.UNDEFINED_FLAGS["imul"] == SF | ZF | AF | PF
-    assert scalar.UNDEFINED_FLAGS["test"] == scalar.UNDEFINED_FLAGS["xor"] == AF
-    assert scalar.UNDEFINED_FLAGS["add"] == scalar.UNDEFINED_FLAGS["jz"] == 0
-    assert set(scalar.UNDEFINED_FLAGS) == set(scalar.MNEMONICS)
+    assert scalar_forms.UNDEFINED_FLAGS["imul"] == SF | ZF | AF | PF
+    assert scalar_forms.UNDEFINED_FLAGS["test"] == scalar_forms.UNDEFINED_FLAGS["xor"] == AF
+    assert scalar_forms.UNDEFINED_FLAGS["add"] == scalar_forms.UNDEFINED_FLAGS["jz"] == 0
+    assert set(scalar_forms.UNDEFINED_FLAGS) == set(scalar_forms.MNEMONICS)
 
 
 @settings(max_examples=300, deadline=None)
@@ -823,7 +825,7 @@ def test_jcc_after_cmp(a, b, taken):
 
 
 def test_jcc_aliases_have_the_same_condition():
-    for alias, name in scalar.ALIASES.items():
+    for alias, name in scalar_forms.ALIASES.items():
         if not alias.startswith("j"):
             continue  # sal is shl's alias, not a branch
         cpu_form = scalar.encode(alias, (Target(0x1010),), 0x1000)[0]
@@ -836,7 +838,7 @@ def test_jmp_nop_ret():
     assert run(cpu, "nop DWORD PTR [rax]") is None  # r/m not accessed: nothing mapped at 0
     form, ops, _ = scalar.encode("jmp", (Target(0x1234, "there"),), 0x1000)
     assert form.execute(cpu, ops) == 0x1234
-    assert run(cpu, "ret") is scalar.HALT
+    assert run(cpu, "ret") is HALT
     assert cpu.state.journal.take() == []
 
 

@@ -12,7 +12,8 @@ import pytest
 from isasim.core.errors import AssemblyError
 from isasim.core.faults import Fault
 from isasim.core.memory import Memory
-from isasim.x86_amx import scalar
+from isasim.x86_amx.encoding import scalar as scalar_encoding
+from isasim.x86_amx.forms import scalar
 from isasim.x86_amx.assembler import assemble
 from isasim.x86_amx.context import X86Context
 from isasim.x86_amx.config import cpu_model
@@ -81,7 +82,7 @@ GXX_BYTES = [
 def test_gxx_bytes_decode_to_objdump_text(hexcode, text):
     code = bytes.fromhex(hexcode)
     if text is None:
-        assert scalar.decode(code, 0, 0x1000) is None
+        assert scalar_encoding.decode(code, 0, 0x1000) is None
         return
     ins = decode_one(code, 0, 0x1000)
     assert (ins.text, ins.encoding) == (text, code)

@@ -1,4 +1,4 @@
-"""The vector moves and zeroing idioms g++ 12 emits around AMX kernels (vector.py, issue 15).
+"""The vector moves and zeroing idioms g++ 12 emits around AMX kernels (forms/vector.py, issue 15).
 
 Encodings against GNU as, text against objdump, g++'s own bytes; semantics by the SDM's Operation
 sections: a legacy SSE write keeps bits 511:128, a VEX/EVEX write zeroes them, VZEROUPPER clears
@@ -15,7 +15,8 @@ import pytest
 from isasim.core.errors import AssemblyError
 from isasim.core.faults import Fault
 from isasim.core.memory import Memory
-from isasim.x86_amx import ISA, vector
+from isasim.x86_amx import ISA
+from isasim.x86_amx.encoding import vector
 from isasim.x86_amx.assembler import assemble
 from isasim.x86_amx.context import X86Context
 from isasim.x86_amx.config import cpu_model
@@ -215,7 +216,7 @@ def test_a_kernel_prologue_runs_on_the_machine():
 HOST_FLAGS = next((line.split(":", 1)[1].split() for line in Path("/proc/cpuinfo").read_text().splitlines()
                    if line.startswith("flags")), []) if Path("/proc/cpuinfo").exists() else []
 SILICON_DATA = 0x10000
-# Every SSE/AVX/AVX2 form and direction vector.py has, on seeded registers and memory, then each
+# Every SSE/AVX/AVX2 form and direction forms/vector.py has, on seeded registers and memory, then each
 # register stored, so that both the registers and the memory are compared.
 SSE_AVX_PROGRAM = """
     pxor xmm0, xmm1

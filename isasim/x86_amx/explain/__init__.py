@@ -67,8 +67,8 @@ _VECTOR_EXAMPLES = {
 
 def explain(instruction: str | None, code: bytes | None, options: ExplainOptions) -> Explanation:
     # the topic modules load on first use: the command's parser imports this package for OPTIONS alone
-    from .. import amx
-    from .. import vector as vector_forms
+    from ..forms import amx
+    from ..forms import vector as vector_forms
     from .amx_forms import explain_amx
     from .common import parse_instruction
     from .scalar import explain_scalar
@@ -84,7 +84,7 @@ def explain(instruction: str | None, code: bytes | None, options: ExplainOptions
 
 
 def reference_pages() -> list[ReferencePage]:
-    from .. import amx, scalar, vector
+    from ..forms import amx, scalar, vector
 
     pages = []
     for form in amx.FORMS:

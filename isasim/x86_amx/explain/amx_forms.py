@@ -12,7 +12,7 @@ import inspect
 
 from ...core.explain import Cell, Code, Explanation, Paragraph, Section, Table
 from ...core.program import Instruction
-from .. import amx
+from ..forms import amx
 from ..config import CPU_MODELS
 from ..faults import INVALID_OPCODE
 from . import tile_memory, tile_zero, tilecfg, tmul

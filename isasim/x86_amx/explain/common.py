@@ -16,8 +16,9 @@ from ...core import numerics
 from ...core.errors import IsasimError
 from ...core.explain import ExplainError, Figure, instruction_figure, run_example
 from ...core.program import Instruction
-from .. import CODE_BASE, ISA, scalar
+from .. import CODE_BASE, ISA
 from ..config import CPU_MODELS, DEFAULT_CPU
+from ..forms import scalar
 from ..operands import Mem
 from ..state import BYTES_PER_ROW, MAX_ROWS
 from .settings import Settings

@@ -15,8 +15,9 @@ import iced_x86
 
 from ...core.explain import BitField, Encoding, EncodingUnit
 from ...core.program import Instruction
-from .. import amx, scalar
-from ..encoding import MAP_NAMES, PP_NAMES, DecodedModRM, VexFields, decode_modrm
+from ..encoding import iced
+from ..encoding.vex import MAP_NAMES, PP_NAMES, DecodedModRM, VexFields, decode_modrm
+from ..forms import amx
 from ..operands import GPR64, Target
 
 
@@ -216,13 +217,13 @@ def legacy_encoding(ins: Instruction) -> tuple[Encoding, str, str]:
     opcode_tokens = [t for t in tokens if re.fullmatch(r"[0-9A-F]{2}(\+r[bwdo])?", t)]
 
     def operand_register(i: int) -> str:
-        return scalar._NAME_OF_REGISTER.get(instr.op_register(i), "?")
+        return iced.NAME_OF_REGISTER.get(instr.op_register(i), "?")
 
     for token in opcode_tokens:
         byte = code[pos]
         if "+r" in token:
             number = byte & 7 | (rex & 1) << 3
-            index = next(i for i, k in enumerate(kinds) if k in scalar._REG_KINDS)
+            index = next(i for i, k in enumerate(kinds) if k in iced.REG_KINDS)
             fields = [BitField(3, 5, "opcode", byte >> 3, f"{token[:2]} + register"),
                       BitField(0, 3, "reg", byte & 7, f"register {number}: {operand_register(index)}")]
         else:
@@ -233,8 +234,8 @@ def legacy_encoding(ins: Instruction) -> tuple[Encoding, str, str]:
     if slash is not None:
         decoded = decode_modrm(code, pos, rex >> 1 & 1, rex & 1)
         reg, rm = decoded.reg, decoded.rm
-        reg_index = next((i for i, k in enumerate(kinds) if k in scalar._REG_KINDS), None)
-        rm_index = next((i for i, k in enumerate(kinds) if k in scalar._RM_KINDS or k == scalar._OK.MEM), None)
+        reg_index = next((i for i, k in enumerate(kinds) if k in iced.REG_KINDS), None)
+        rm_index = next((i for i, k in enumerate(kinds) if k in iced.RM_KINDS or k == iced.OK.MEM), None)
         if slash == "/r" and reg_index is not None:
             reg_meaning = f"register {reg | (rex >> 2 & 1) << 3}: {operand_register(reg_index)}"
         else:
@@ -251,7 +252,7 @@ def legacy_encoding(ins: Instruction) -> tuple[Encoding, str, str]:
         size = offsets.immediate_size
         data = code[offsets.immediate_offset:offsets.immediate_offset + size]
         value = int.from_bytes(data, "little", signed=True)
-        if any(k in scalar._BRANCH_KINDS for k in kinds):
+        if any(k in iced.BRANCH_KINDS for k in kinds):
             target = ins.operands[0].address if ins.operands and isinstance(ins.operands[0], Target) else 0
             meaning = f"{value:+#x}: target = next instruction {ins.next_address:#x} {value:+#x} = {target:#x}"
             name = f"rel{8 * size}"

@@ -11,9 +11,9 @@ import numpy as np
 
 from ...core.explain import Cell, Code, Explanation, Grid, Paragraph, Section, Table, fault_blocks
 from ...core.program import Instruction
-from .. import scalar
 from ..faults import PAGE_FAULT
-from ..operands import GPR64, GPR_VIEWS, Imm, Mem, Reg, Target, operand_text
+from ..operands import GPR64, GPR_VIEWS, Imm, Mem, Reg, Target, operand_text, width
+from ..semantics import scalar
 from ..state import FLAG_NAMES, RFLAGS_RESET
 from .common import DATA_ADDR, ISA_NAME, command, default_cpu, example_figure, facts, run_after_setup
 from .encoding_view import legacy_encoding
@@ -28,7 +28,7 @@ def _scalar_values(ins, rng, regs_given: dict) -> tuple[dict, list]:
         if isinstance(o, Reg):
             names.append(o.name)
     if ins.form.mnemonic == "imul" and len(ins.operands) == 1:
-        low, high = scalar._IMUL_ACCUMULATORS[scalar.width(ins.operands[0])]
+        low, high = scalar._IMUL_ACCUMULATORS[width(ins.operands[0])]
         names += [low, high]
     for name in names:
         view = GPR_VIEWS[name]
@@ -84,7 +84,7 @@ def explain_scalar(ins: Instruction, form, settings: Settings) -> Explanation:
     operand_rows = []
     for o in ins.operands:
         what = {Reg: "register", Mem: "memory", Imm: "immediate", Target: "branch target"}[type(o)]
-        bits = "" if isinstance(o, Target) or (isinstance(o, Mem) and o.size is None) else str(scalar.width(o))
+        bits = "" if isinstance(o, Target) or (isinstance(o, Mem) and o.size is None) else str(width(o))
         operand_rows.append([operand_text(o), what, bits])
     expl.sections.append(Section("Operands", [Table(["operand", "kind", "bits"], operand_rows)
                                                if operand_rows else Paragraph("none")]))

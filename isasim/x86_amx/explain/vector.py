@@ -1,4 +1,4 @@
-"""``isasim explain`` of the vector moves (vector.py): the opcode rows, the operands, the operation, and a
+"""``isasim explain`` of the vector moves (forms/vector.py): the opcode rows, the operands, the operation, and a
 worked example that shows each vector register's 512 bits before and after, so the upper-bits rule of
 the encoding (SSE keeps bits 511:128, VEX/EVEX zero them) is visible."""
 
@@ -8,7 +8,7 @@ import numpy as np
 
 from ...core.explain import Cell, Code, Explanation, Grid, Paragraph, Section, Table, fault_blocks
 from ...core.program import Instruction
-from .. import vector
+from ..forms import vector
 from ..faults import INVALID_OPCODE, PAGE_FAULT
 from ..operands import GPR64, GPR_VIEWS, Mem, Reg, vector_register
 from .common import DATA_ADDR, command, default_cpu, example_figure, facts, run_after_setup

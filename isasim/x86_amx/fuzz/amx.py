@@ -53,7 +53,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ...core.trace import Init
-from .. import amx
+from ..forms import amx
 from ..operands import Reg
 from ..state import TILECFG_BYTES, TILECFG_PALETTE, TILECFG_START_ROW, colsb_bytes, rows_byte, tile_config
 

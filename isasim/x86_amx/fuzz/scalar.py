@@ -42,8 +42,11 @@ from ...core.diff import DiffReport
 from ...core.isa import get_isa
 from ...core.program import Program
 from ...core.trace import Init
-from .. import CODE_BASE, scalar
+from .. import CODE_BASE
+from ..encoding import scalar as scalar_encoding
+from ..forms import scalar
 from ..operands import GPR64, GPR_VIEWS, Target, gpr_name
+from ..semantics.scalar import CONDITIONS as JCC_CONDITIONS
 from ..state import CF, OF, PF, SF, ZF
 
 ISA_NAME = "x86_amx"
@@ -81,7 +84,7 @@ LEA_DISPLACEMENTS = (0, 1, -1, 0x7F, -0x80, 0x80, 0x7FFFFFFF, -(1 << 31), 0x1234
 
 STATUS_TESTED = CF | PF | ZF | SF | OF  # the flags a Jcc can observe (AF has none)
 # (canonical mnemonic and its aliases, flags the condition reads)
-CONDITIONS = [(("j" + cc,) + aliases, reads) for (cc, _m, _t, aliases), reads in zip(scalar.CONDITIONS, (
+CONDITIONS = [(("j" + cc,) + aliases, reads) for (cc, _m, _t, aliases), reads in zip(JCC_CONDITIONS, (
     OF, OF, CF, CF, ZF, ZF, CF | ZF, CF | ZF, SF, SF, PF, PF, SF | OF, SF | OF, ZF | SF | OF, ZF | SF | OF))]
 # The Jcc that jumps when the flag is CLEAR (so the fall-through records a set flag).
 CAPTURE_JUMPS = ((CF, "jae"), (PF, "jnp"), (ZF, "jne"), (SF, "jns"), (OF, "jno"))
@@ -750,7 +753,7 @@ def body_code(case: ScalarCase) -> bytes:
             continue
         mnemonic, label = what
         target = end if label is None else labels[label]
-        code += scalar.encode(mnemonic, (Target(target),), where[i], long_branch=long[i])[2]
+        code += scalar_encoding.encode(mnemonic, (Target(target),), where[i], long_branch=long[i])[2]
     return bytes(code)
 
 
@@ -796,7 +799,7 @@ def build_batch(cases: list[ScalarCase], *, capture: bool = True) -> Batch:
         for flag, jump in CAPTURE_JUMPS:
             if capture and case.defined & flag:  # the flag's byte becomes 1 when the flag is set
                 store = line_code(f"mov BYTE PTR [{block + BOOK_FLAGS + CAPTURE_OFFSET[flag]:#x}], 0x1")
-                code += scalar.encode(jump, (Target(len(store) + 2),), 0)[2] + store
+                code += scalar_encoding.encode(jump, (Target(len(store) + 2),), 0)[2] + store
         slots[i * SLOT : (i + 1) * SLOT] = case.scratch
     if any(case.vectors for case in cases):  # what the cases left is in their blocks: the end compares memory
         code += zero_vectors()

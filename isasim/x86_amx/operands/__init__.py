@@ -5,8 +5,8 @@ operands and branch targets, printed as ``objdump -M intel`` prints them), and t
 
 from .registers import (GPR64, GPR_VIEWS, TILE_REGISTERS, VECTOR_REGISTERS, GprView, VectorRegister, gpr_name,
                         tile_number, vector_register)
-from .syntax import SIZE_NAMES, Imm, Mem, Operand, Reg, Target, memory_text, operand_text
+from .syntax import SIZE_NAMES, Imm, Mem, Operand, Reg, Target, memory_text, operand_text, signed, width
 
 __all__ = ["GPR64", "GPR_VIEWS", "TILE_REGISTERS", "VECTOR_REGISTERS", "GprView", "VectorRegister", "gpr_name",
            "tile_number", "vector_register", "SIZE_NAMES", "Imm", "Mem", "Operand", "Reg", "Target", "memory_text",
-           "operand_text"]
+           "operand_text", "signed", "width"]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from .registers import GPR_VIEWS
+
 SIZE_NAMES = {1: "BYTE", 2: "WORD", 4: "DWORD", 8: "QWORD", 16: "XMMWORD", 32: "YMMWORD", 64: "ZMMWORD"}
 
 
@@ -103,3 +105,18 @@ def operand_text(operand) -> str:
     if isinstance(operand, Mem):
         return memory_text(operand)
     return str(operand)
+
+
+def width(operand) -> int:
+    """Operand size in bits: a register's view, a memory operand's size, an immediate's width."""
+    if isinstance(operand, Reg):
+        return GPR_VIEWS[operand.name].bits
+    if isinstance(operand, Mem):
+        return operand.size * 8
+    return operand.bits
+
+
+def signed(value: int, bits: int) -> int:
+    """``value`` (reduced to ``bits`` bits) read as a two's-complement number."""
+    value %= 1 << bits
+    return value - (1 << bits) if value >> (bits - 1) else value

@@ -1,0 +1,246 @@
+"""The scalar x86-64 subset's forms: one declaration per form.
+
+    ScalarForm: a core Form (.id, .mnemonic, .syntax, .summary), .feature ("BASE"), .doc (explain text),
+        .execute(cpu: X86Context, operands) -> None (fall through) | int (jump target) | HALT
+        .prepare(instruction) -> bind(cpu) -> a function that executes it and returns the next rip
+            (None: the program ends): the execute contract of isasim.core.isa (the first step shared
+            by every machine that runs the program, the function kept in the machine's decode cache)
+        .format(operands) -> canonical text as `objdump -M intel` prints it (without
+        objdump's column padding), e.g. "mov rax,QWORD PTR [rdi+0x8]".
+
+Each form is its SDM syntax line, the mnemonic objdump prints, the flags the SDM leaves
+undefined, and its semantics function (semantics/scalar.py).  Its encodings are not
+written here: the form owns the iced-x86 ``Code`` values (the rows of the SDM opcode
+table, e.g. ``o64 83 /0 ib  ADD r/m64, imm8``) found by asking iced's ``OpCodeInfo``
+for every 64-bit legacy Code with the form's mnemonic (ROWS, CODE_FORMS, CANDIDATES
+below), which encoding/scalar.py encodes and decodes with.
+
+    MNEMONICS: frozenset[str]
+        every mnemonic the assembler accepts for scalar instructions, aliases included
+        (jnz, jz, jc, ...), lower case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, ClassVar
+
+import iced_x86
+
+from ...core.program import FormTable
+from ..context import X86Context
+from ..encoding.iced import (ACC_KINDS, CODE_NAMES, FIXED_REG_KINDS, IMM_FIELD_BITS, IMPLIED_ONE, MNEMONIC_NAMES, OK,
+                             REG_KINDS, RM_KINDS, SUPPORTED_KINDS)
+from ..operands import GPR_VIEWS
+from ..semantics import scalar as semantics
+from ..semantics.plain_run import PLAIN_RUN_PATHS
+from ..semantics.scalar import CONDITIONS, HALT, JCC
+from ..state import AF, CF, OF, PF, SF, STATUS_FLAGS, ZF
+from .iced_rows import IcedRowsForm
+
+FEATURE = "BASE"
+
+
+@dataclass
+class ScalarForm(IcedRowsForm):
+    syntax: str  # the SDM's instruction column, generic over widths, e.g. "ADD dest, src"
+    mnemonic: str  # as objdump prints it: "add", "je", "movabs"
+    iced_mnemonic: str  # iced-x86's Mnemonic name of the rows this form owns
+    semantics: Callable = field(repr=False)
+    aliases: tuple[str, ...] = ()  # further spellings the assembler accepts (jz for je)
+    undefined_flags: int = 0  # status flags the SDM leaves undefined
+    only_codes: tuple[str, ...] = ()  # restrict the form to these iced Codes
+    feature: str = FEATURE
+    codes: list[int] = field(default_factory=list)  # iced Codes (SDM opcode rows), filled below
+    element_types: tuple[str, ...] = ()  # (as AmxForm's: no scalar operand is a typed array)
+    # MOVZX/MOVSX/MOVSXD and the shifts take operands of different widths (movzx eax, BYTE PTR [rdi];
+    # shl rax, cl): the operand size is the first operand's, and each row says what the others must be.
+    mixed_widths: bool = False
+
+    row_table: ClassVar[dict] = {}  # iced Code -> its Row (this module's ROWS)
+
+    def execute(self, cpu: X86Context, operands: tuple):
+        return self.semantics(cpu, *operands)
+
+    def prepare(self, instruction):
+        """The execute contract (isasim.core.isa; see AmxForm.prepare): ``bind(cpu)``, whose function returns
+        the next rip (None: HALT)."""
+        operands, next_address = instruction.operands, instruction.next_address
+        semantics, fast = self.semantics, PLAIN_RUN_PATHS.get(self.semantics)
+
+        def bind(cpu: X86Context):
+            def execute() -> int | None:
+                target = semantics(cpu, *operands)
+                if target is None:
+                    return next_address
+                return None if target is HALT else target
+
+            return execute if fast is None else (fast(cpu, execute, next_address, *operands) or execute)
+
+        return bind
+
+
+FORMS = FormTable()  # every scalar form, by id (see core.program.FormTable)
+
+
+def declare(semantics: Callable, syntax: str, *, iced: str | None = None, aliases: tuple[str, ...] = (),
+            undefined: int = 0, codes: tuple[str, ...] = (), mixed_widths: bool = False) -> ScalarForm:
+    """Declare a scalar instruction: its semantics and its SDM syntax line (its iced rows are found below)."""
+    name = syntax.split()[0]
+    form = ScalarForm(syntax, name.lower(), iced or name, semantics, aliases, undefined, codes,
+                      mixed_widths=mixed_widths)
+    FORMS.add(form)
+    return form
+
+
+# ---------------------------------------------------------------------------
+# The forms
+# ---------------------------------------------------------------------------
+
+
+declare(semantics.mov, "MOV dest, src")
+declare(semantics.mov, "MOVABS r64, imm64", codes=("MOV_R64_IMM64",), iced="MOV")
+declare(semantics.lea, "LEA dest, m")
+declare(semantics.movzx, "MOVZX dest, src", mixed_widths=True)
+declare(semantics.movsx, "MOVSX dest, src", mixed_widths=True)
+declare(semantics.movsxd, "MOVSXD dest, src", mixed_widths=True)
+declare(semantics.cdqe, "CDQE", codes=("CDQE",))
+declare(semantics.xchg, "XCHG dest, src", codes=("XCHG_RM8_R8", "XCHG_RM16_R16", "XCHG_RM32_R32", "XCHG_RM64_R64",
+                                      "XCHG_R16_AX", "XCHG_R32_EAX", "XCHG_R64_RAX"))
+declare(semantics.push, "PUSH src", codes=("PUSH_R64", "PUSH_R16", "PUSH_RM64", "PUSH_RM16", "PUSHQ_IMM8", "PUSHQ_IMM32"))
+declare(semantics.pop, "POP dest", codes=("POP_R64", "POP_R16", "POP_RM64", "POP_RM16"))
+declare(semantics.leave, "LEAVE", codes=("LEAVEQ",))
+declare(semantics.add, "ADD dest, src")
+declare(semantics.sub, "SUB dest, src")
+declare(semantics.cmp, "CMP src1, src2")
+declare(semantics.inc, "INC dest")
+declare(semantics.dec, "DEC dest")
+declare(semantics.xor, "XOR dest, src", undefined=AF)
+declare(semantics.test, "TEST src1, src2", undefined=AF)
+declare(semantics.imul, "IMUL dest, src1, src2", undefined=SF | ZF | AF | PF)
+declare(semantics.shl, "SHL dest, count", aliases=("sal",), undefined=OF | AF, mixed_widths=True)
+declare(semantics.shr, "SHR dest, count", undefined=OF | AF, mixed_widths=True)
+declare(semantics.sar, "SAR dest, count", undefined=OF | AF, mixed_widths=True)
+declare(semantics.jmp, "JMP rel")
+for _cc, _meaning, _test, _aliases in CONDITIONS:
+    declare(JCC[_cc], f"J{_cc.upper()} rel", aliases=_aliases)
+declare(semantics.nop, "NOP", codes=("NOPD", "NOP_RM16", "NOP_RM32", "NOP_RM64"))
+declare(semantics.ret, "RET", codes=("RETNQ",))
+
+
+# ---------------------------------------------------------------------------
+# The iced-x86 opcode rows of each form
+# ---------------------------------------------------------------------------
+
+
+# Rows iced knows that GNU as never emits for this subset, or that are not this subset.
+_EXCLUDED_CODES = {
+    "TEST_RM8_IMM8_F6R1", "TEST_RM16_IMM16_F7R1", "TEST_RM32_IMM32_F7R1", "TEST_RM64_IMM32_F7R1",  # F6/F7 /1
+    "NOPW", "NOPQ",  # 66 90 is xchg ax,ax (given to XCHG below) and REX.W 90 is rex.W nop to objdump
+    "PUSH_IMM16", "PUSHW_IMM8",  # pushw imm: GNU as writes push imm as the 64-bit push
+    "MOVSXD_R16_RM16",  # GNU as refuses movsxd ax, cx (operand size mismatch)
+    "RETNW", "RETNW_IMM16", "RETNQ_IMM16",
+    "JMP_RM16", "JMP_RM64", "JMP_M1616", "JMP_M1632", "JMP_M1664",  # indirect jumps
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    """What the encoder and decoder need to know about one iced Code."""
+
+    code: int
+    kinds: tuple[int, ...]
+    bits: int | None  # operand size, from the first register/memory operand
+    op_code_string: str
+    instruction_string: str
+    operand_bits: tuple = ()  # per operand: its own width (movzx r32, r/m8: 32, 8; an immediate: its field)
+
+    @property
+    def has_accumulator(self) -> bool:
+        return any(k in ACC_KINDS for k in self.kinds)
+
+
+def _row_bits(kinds: tuple[int, ...]) -> int | None:
+    for k in kinds:
+        for table in (RM_KINDS, REG_KINDS):
+            if k in table:
+                return table[k]
+        if k in ACC_KINDS:
+            return GPR_VIEWS[ACC_KINDS[k]].bits
+    if kinds and kinds[0] in (OK.IMM8SEX64, OK.IMM32SEX64):
+        return 64  # push imm: a 64-bit push of the sign-extended immediate
+    return None
+
+
+def _operand_bits(kind: int, bits: int | None) -> int | None:
+    """One operand's own width in a row whose operand size is ``bits``."""
+    for table in (RM_KINDS, REG_KINDS):
+        if kind in table:
+            return table[kind]
+    if kind in ACC_KINDS:
+        return GPR_VIEWS[ACC_KINDS[kind]].bits
+    if kind in FIXED_REG_KINDS or kind == IMPLIED_ONE:
+        return 8
+    if kind in IMM_FIELD_BITS and bits:
+        return min(IMM_FIELD_BITS[kind], bits)  # a shift's imm8 count is 8 bits whatever the operand size
+    return bits
+
+
+ROWS: dict[int, Row] = ScalarForm.row_table
+CODE_FORMS: dict[int, ScalarForm] = {}  # iced Code -> the form that owns it
+CANDIDATES: dict[str, list[int]] = {}  # mnemonic as written -> rows to try
+
+
+def _build_tables() -> None:
+    by_iced: dict[str, list[ScalarForm]] = {}
+    for form in FORMS:
+        by_iced.setdefault(form.iced_mnemonic, []).append(form)
+    for code in sorted(CODE_NAMES):
+        name = CODE_NAMES[code]
+        try:
+            info = iced_x86.OpCodeInfo(code)
+        except ValueError:
+            continue
+        forms = by_iced.get(MNEMONIC_NAMES.get(info.mnemonic, ""), [])
+        if not forms or not info.mode64 or info.encoding != iced_x86.EncodingKind.LEGACY:
+            continue
+        kinds = tuple(info.op_kind(i) for i in range(info.op_count))
+        if name in _EXCLUDED_CODES or not set(kinds) <= SUPPORTED_KINDS:
+            continue
+        claimed = [f for f in forms if name in f.only_codes]
+        owners = claimed or [f for f in forms if not f.only_codes]
+        if not owners:
+            continue
+        bits = _row_bits(kinds)
+        ROWS[code] = Row(code, kinds, bits, info.op_code_string, info.instruction_string,
+                           tuple(_operand_bits(k, bits) for k in kinds))
+        owners[0].codes.append(code)
+        CODE_FORMS[code] = owners[0]
+    for form in FORMS:
+        for spelling in (form.mnemonic, *form.aliases):
+            CANDIDATES.setdefault(spelling, []).extend(form.codes)
+    # "mov rax, 0x80000000" is written as mov but needs MOVABS's row.
+    (movabs,) = FORMS.of_mnemonic("movabs")
+    CANDIDATES["mov"].extend(movabs.codes)
+    # 66 90 is iced's NOPW, objdump's and GNU as's "xchg ax,ax" (o16 90+rw with AX twice).
+    (xchg,) = FORMS.of_mnemonic("xchg")
+    nopw = iced_x86.Code.NOPW
+    ROWS[nopw] = Row(nopw, (OK.R16_OPCODE, OK.AX), 16, "o16 90", "XCHG AX, AX", (16, 16))
+    CODE_FORMS[nopw] = xchg
+
+
+_build_tables()
+
+MNEMONICS: frozenset[str] = frozenset(CANDIDATES)
+ALIASES: dict[str, str] = {a: f.mnemonic for f in FORMS for a in f.aliases}
+
+# mnemonic (aliases included) -> RFLAGS bits the SDM leaves undefined after it.
+UNDEFINED_FLAGS: dict[str, int] = {m: FORMS.of_mnemonic(ALIASES.get(m, m))[0].undefined_flags
+                                   for m in sorted(MNEMONICS)}
+# The status flags each instruction writes (defined or not); the others keep their values.
+FLAGS_WRITTEN: dict[str, int] = {"add": STATUS_FLAGS, "sub": STATUS_FLAGS, "cmp": STATUS_FLAGS, "xor": STATUS_FLAGS,
+                                 "test": STATUS_FLAGS, "imul": STATUS_FLAGS, "inc": STATUS_FLAGS & ~CF,
+                                 "dec": STATUS_FLAGS & ~CF,
+                                 # a shift by 0 writes no flag: count the shifts as writing none, so a flag
+                                 # undefined before stays undefined (those a shift defines are still compared)
+                                 "shl": 0, "sal": 0, "shr": 0, "sar": 0}

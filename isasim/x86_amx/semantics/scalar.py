@@ -1,0 +1,516 @@
+"""The semantics of the scalar x86-64 subset a hand-written AMX kernel loop (and a compiled function) needs.
+
+The subset is MOV (and MOVABS, which is what objdump calls ``mov r64, imm64``), MOVZX,
+MOVSX, MOVSXD, CDQE, XCHG, PUSH, POP, LEAVE, ADD, SUB, INC, DEC, CMP, TEST, XOR, LEA,
+IMUL (1, 2 and 3 operands), SHL/SAL, SHR, SAR, JMP, the sixteen Jcc, NOP (``90`` and
+``0F 1F /0``) and RET.  Each function reads like the SDM's Operation section; its
+docstring is the ``isasim explain`` text.  The forms that run them are declared in
+forms/scalar.py, their encodings in encoding/scalar.py.
+
+Each function returns None (fall through), a jump target, or HALT (RET: the kernel is over).
+
+Flags the SDM leaves undefined get the values Emerald Rapids silicon gives them
+(forms/scalar.py's UNDEFINED_FLAGS lists them so that comparisons with other CPUs can
+mask them): TEST and XOR clear AF; the IMUL forms set SF and PF from the truncated
+result (the low half for the one-operand form) and clear ZF and AF.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..context import X86Context
+from ..operands import GPR_VIEWS, Imm, Mem, Reg, Target, signed, width
+from ..state import AF, CF, OF, PF, SF, STATUS_FLAGS, ZF
+
+HALT = object()  # returned by RET's semantics: the kernel is over
+
+_MASK64 = (1 << 64) - 1
+
+
+# ---------------------------------------------------------------------------
+# Shared pseudocode helpers (the SDM's vocabulary)
+# ---------------------------------------------------------------------------
+
+
+def read(cpu: X86Context, operand, bits: int) -> int:
+    """The operand's value as an unsigned ``bits``-bit number (immediates come sign-extended)."""
+    if isinstance(operand, Reg):
+        return cpu.state.read_gpr(GPR_VIEWS[operand.name])
+    if isinstance(operand, Mem):
+        data = cpu.read_memory(cpu.effective_address(operand), bits // 8)
+        return int.from_bytes(data, "little")
+    return operand.value % (1 << bits)
+
+
+def write(cpu: X86Context, operand, value: int, bits: int) -> None:
+    """DEST := value: 32-bit register writes zero-extend, 8/16-bit writes merge (operands/registers.py)."""
+    value %= 1 << bits
+    if isinstance(operand, Reg):
+        cpu.state.write_gpr(GPR_VIEWS[operand.name], value)
+    else:
+        cpu.write_memory(cpu.effective_address(operand), value.to_bytes(bits // 8, "little"))
+
+
+def parity(value: int) -> bool:
+    """PF: set when the low byte of the result has an even number of 1 bits."""
+    return _EVEN_PARITY[value & 0xFF]
+
+
+_EVEN_PARITY = [bin(byte).count("1") % 2 == 0 for byte in range(256)]
+
+
+def result_flags(result: int, bits: int) -> int:
+    """SF, ZF and PF of a ``bits``-wide result, as RFLAGS bits."""
+    return (SF if result >> (bits - 1) & 1 else 0) | (ZF if result == 0 else 0) | _PF_BIT[result & 0xFF]
+
+
+_PF_BIT = [PF if even else 0 for even in _EVEN_PARITY]  # the low byte -> PF as an RFLAGS bit
+
+
+def add_flags(a: int, b: int, bits: int) -> int:
+    """The status flags of a + b: CF carry out of the top bit, OF signed overflow, AF carry out of bit 3.
+    (result_flags written out: a kernel's loop counter runs through here on every iteration.)"""
+    r = (a + b) % (1 << bits)
+    return ((CF if (a + b) >> bits else 0)
+            | (OF if ((a ^ r) & (b ^ r)) >> (bits - 1) & 1 else 0)
+            | (AF if (a ^ b ^ r) & 0x10 else 0)
+            | (SF if r >> (bits - 1) & 1 else 0) | (0 if r else ZF) | _PF_BIT[r & 0xFF])
+
+
+def sub_flags(a: int, b: int, bits: int) -> int:
+    """The status flags of a - b: CF borrow (a < b unsigned), OF signed overflow, AF borrow from bit 4."""
+    r = (a - b) % (1 << bits)
+    return ((CF if a < b else 0)
+            | (OF if ((a ^ b) & (a ^ r)) >> (bits - 1) & 1 else 0)
+            | (AF if (a ^ b ^ r) & 0x10 else 0)
+            | (SF if r >> (bits - 1) & 1 else 0) | (0 if r else ZF) | _PF_BIT[r & 0xFF])
+
+
+def logic_flags(r: int, bits: int) -> int:
+    """CF := 0; OF := 0; SF, ZF, PF from the result; AF (undefined) := 0."""
+    return result_flags(r, bits)
+
+
+def set_flags(cpu: X86Context, flags: int, written: int = STATUS_FLAGS) -> None:
+    """Write the status flags ``written`` (RFLAGS bits) with their values in ``flags``;
+    every other RFLAGS bit keeps its value."""
+    cpu.state.set_rflags(cpu.state.rflags & ~written | flags & written)
+
+
+# ---------------------------------------------------------------------------
+# Data movement and address arithmetic
+# ---------------------------------------------------------------------------
+
+
+def mov(cpu: X86Context, dest, src) -> None:
+    """Copy src to dest; no flags change.
+
+        DEST := SRC
+
+    An immediate is sign-extended to the operand size (``mov rax, -1`` is
+    C7 /0 with imm32 0xffffffff).  A 64-bit immediate that does not fit in 32
+    signed bits needs B8+r with imm64, which objdump calls MOVABS.  Writing a
+    32-bit register zero-extends into the 64-bit register; 8- and 16-bit writes
+    leave the other bits alone.
+    """
+    bits = width(dest)
+    write(cpu, dest, read(cpu, src, bits), bits)
+
+
+def lea(cpu: X86Context, dest, m: Mem) -> None:
+    """Load the effective address of m into dest; memory is not accessed and no flags change.
+
+        DEST := EffectiveAddress(SRC)   (truncated to the size of DEST)
+    """
+    bits = width(dest)
+    write(cpu, dest, cpu.effective_address(m), bits)
+
+
+def movzx(cpu: X86Context, dest, src) -> None:
+    """Copy a byte or word to a wider register, zero-extended; no flags change.
+
+        DEST := ZeroExtend(SRC)
+
+    The 32-bit destination forms zero bits 63:32 as every 32-bit write does.
+    """
+    write(cpu, dest, read(cpu, src, width(src)), width(dest))
+
+
+def movsx(cpu: X86Context, dest, src) -> None:
+    """Copy a byte or word to a wider register, sign-extended; no flags change.
+
+        DEST := SignExtend(SRC)
+    """
+    bits = width(src)
+    write(cpu, dest, signed(read(cpu, src, bits), bits), width(dest))
+
+
+def movsxd(cpu: X86Context, dest, src) -> None:
+    """Copy a doubleword to a 64-bit register, sign-extended (GNU as: movslq); no flags change.
+
+        DEST := SignExtend(SRC)
+
+    With a 32- or 16-bit destination (no REX.W) it is a plain move of that width,
+    as the SDM's table says (``movsxd eax, ecx`` is ``63 c1``).
+    """
+    bits = width(src)
+    write(cpu, dest, signed(read(cpu, src, bits), bits), width(dest))
+
+
+def cdqe(cpu: X86Context) -> None:
+    """Sign-extend EAX into RAX (GNU as: cltq); no flags change.
+
+        RAX := SignExtend(EAX)
+    """
+    write(cpu, Reg("rax"), signed(read(cpu, Reg("eax"), 32), 32), 64)
+
+
+def xchg(cpu: X86Context, dest, src) -> None:
+    """Exchange dest and src; no flags change.
+
+        TEMP := DEST; DEST := SRC; SRC := TEMP
+
+    ``xchg ax, ax`` (66 90) is what GNU as pads with; ``90`` itself is NOP (it does
+    not zero-extend EAX as ``xchg eax, eax``, 87 C0, does).  With a memory operand
+    the exchange is locked on silicon; isasim has one thread, so it is just two moves.
+    """
+    bits = width(dest)
+    a, b = read(cpu, dest, bits), read(cpu, src, bits)
+    write(cpu, dest, b, bits)
+    write(cpu, src, a, bits)
+
+
+# ---------------------------------------------------------------------------
+# The stack (memory at RSP; the loader maps it)
+# ---------------------------------------------------------------------------
+
+
+def push_value(cpu: X86Context, value: int, size: int) -> None:
+    """RSP := RSP - size; Memory[RSP] := value (``size`` bytes, little-endian)."""
+    rsp = (cpu.state.read_gpr(GPR_VIEWS["rsp"]) - size) & _MASK64
+    cpu.write_memory(rsp, (value % (1 << (8 * size))).to_bytes(size, "little"))
+    cpu.state.write_gpr(GPR_VIEWS["rsp"], rsp)  # after the store: a faulting push leaves RSP as it was
+
+
+def pop_value(cpu: X86Context, size: int) -> int:
+    """value := Memory[RSP] (``size`` bytes); RSP := RSP + size."""
+    rsp = cpu.state.read_gpr(GPR_VIEWS["rsp"])
+    value = int.from_bytes(cpu.read_memory(rsp, size), "little")
+    cpu.state.write_gpr(GPR_VIEWS["rsp"], rsp + size)
+    return value
+
+
+def push(cpu: X86Context, src) -> None:
+    """Push src onto the stack; no flags change.
+
+        RSP := RSP - OperandSize/8; Memory[RSP] := SRC
+
+    The operand size is 64 bits (16 with a 66 prefix: ``push ax``); an immediate is
+    sign-extended to 64 bits.  SRC is read before RSP changes, so ``push rsp``
+    stores RSP's old value and ``push QWORD PTR [rsp+8]`` reads at the old RSP + 8.
+    """
+    bits = width(src) if not isinstance(src, Imm) else 64
+    push_value(cpu, read(cpu, src, bits), bits // 8)
+
+
+def pop(cpu: X86Context, dest) -> None:
+    """Pop the top of the stack into dest; no flags change.
+
+        DEST := Memory[RSP]; RSP := RSP + OperandSize/8
+
+    RSP is incremented before DEST is written: ``pop rsp`` leaves the popped value
+    in RSP, and a memory DEST addressed through RSP uses the incremented RSP
+    (the SDM's POP: "computes the effective address ... after it increments").
+    """
+    bits = width(dest)
+    write(cpu, dest, pop_value(cpu, bits // 8), bits)
+
+
+def leave(cpu: X86Context) -> None:
+    """Release the stack frame ENTER or ``push rbp; mov rbp, rsp`` made; no flags change.
+
+        RSP := RBP
+        RBP := Pop()
+    """
+    cpu.state.write_gpr(GPR_VIEWS["rsp"], cpu.state.read_gpr(GPR_VIEWS["rbp"]))
+    cpu.state.write_gpr(GPR_VIEWS["rbp"], pop_value(cpu, 8))
+
+
+# ---------------------------------------------------------------------------
+# Arithmetic and logic
+# ---------------------------------------------------------------------------
+
+
+def add(cpu: X86Context, dest, src) -> None:
+    """Add src to dest.
+
+        DEST := DEST + SRC      (an immediate SRC is sign-extended to the operand size)
+        CF := carry out of the top bit; OF := signed overflow; AF := carry out of bit 3
+        SF, ZF, PF := from the result (PF: even parity of the low byte)
+    """
+    bits = width(dest)
+    a, b = read(cpu, dest, bits), read(cpu, src, bits)
+    write(cpu, dest, a + b, bits)
+    set_flags(cpu, add_flags(a, b, bits))
+
+
+def sub(cpu: X86Context, dest, src) -> None:
+    """Subtract src from dest.
+
+        DEST := DEST - SRC      (an immediate SRC is sign-extended to the operand size)
+        CF := borrow (DEST < SRC unsigned); OF := signed overflow; AF := borrow from bit 4
+        SF, ZF, PF := from the result
+    """
+    bits = width(dest)
+    a, b = read(cpu, dest, bits), read(cpu, src, bits)
+    write(cpu, dest, a - b, bits)
+    set_flags(cpu, sub_flags(a, b, bits))
+
+
+def cmp(cpu: X86Context, src1, src2) -> None:
+    """Compare src1 with src2: set the flags as SUB would, and discard the difference.
+
+        temp := SRC1 - SignExtend(SRC2)
+        CF, OF, SF, ZF, AF, PF := as for SUB
+    """
+    bits = width(src1)
+    a, b = read(cpu, src1, bits), read(cpu, src2, bits)
+    set_flags(cpu, sub_flags(a, b, bits))
+
+
+def inc(cpu: X86Context, dest) -> None:
+    """Add 1 to dest, keeping CF.
+
+        DEST := DEST + 1
+        OF, SF, ZF, AF, PF := as for ADD with 1; CF is not affected
+    """
+    bits = width(dest)
+    a = read(cpu, dest, bits)
+    write(cpu, dest, a + 1, bits)
+    set_flags(cpu, add_flags(a, 1, bits), written=STATUS_FLAGS & ~CF)
+
+
+def dec(cpu: X86Context, dest) -> None:
+    """Subtract 1 from dest, keeping CF.
+
+        DEST := DEST - 1
+        OF, SF, ZF, AF, PF := as for SUB with 1; CF is not affected
+    """
+    bits = width(dest)
+    a = read(cpu, dest, bits)
+    write(cpu, dest, a - 1, bits)
+    set_flags(cpu, sub_flags(a, 1, bits), written=STATUS_FLAGS & ~CF)
+
+
+def xor(cpu: X86Context, dest, src) -> None:
+    """Bitwise exclusive OR of dest and src into dest.
+
+        DEST := DEST XOR SRC    (an immediate SRC is sign-extended to the operand size)
+        CF := 0; OF := 0; SF, ZF, PF := from the result
+        AF is undefined in the SDM; isasim clears it.
+    """
+    bits = width(dest)
+    r = read(cpu, dest, bits) ^ read(cpu, src, bits)
+    write(cpu, dest, r, bits)
+    set_flags(cpu, logic_flags(r, bits))
+
+
+def test(cpu: X86Context, src1, src2) -> None:
+    """Bitwise AND of src1 and src2, setting the flags and discarding the result.
+
+        TEMP := SRC1 AND SRC2
+        CF := 0; OF := 0; SF, ZF, PF := from TEMP
+        AF is undefined in the SDM; isasim clears it.
+    """
+    bits = width(src1)
+    r = read(cpu, src1, bits) & read(cpu, src2, bits)
+    set_flags(cpu, logic_flags(r, bits))
+
+
+_IMUL_ACCUMULATORS = {8: ("al", "ah"), 16: ("ax", "dx"), 32: ("eax", "edx"), 64: ("rax", "rdx")}
+
+
+def imul(cpu: X86Context, *operands) -> None:
+    """Signed multiply.
+
+        IMUL r/m (one operand):   AX := AL * r/m8;  DX:AX := AX * r/m16;
+                                  EDX:EAX := EAX * r/m32;  RDX:RAX := RAX * r/m64
+            CF := OF := (the product does not fit in the low half as a signed number)
+        IMUL dest, src (two):     DEST := truncate(DEST * SRC)
+        IMUL dest, src1, imm:     DEST := truncate(SRC1 * SignExtend(imm))
+            CF := OF := (the full signed product differs from the truncated result)
+
+    SF, ZF, AF and PF are undefined in the SDM.  isasim gives them the values
+    Emerald Rapids silicon gives (measured on every form and width): SF and PF
+    from the truncated result (for the one-operand form, the low half), ZF := 0
+    even when that result is zero, AF := 0.
+    """
+    if len(operands) == 1:
+        (src,) = operands
+        bits = width(src)
+        low, high = _IMUL_ACCUMULATORS[bits]
+        product = signed(cpu.state.read_register(low), bits) * signed(read(cpu, src, bits), bits)
+        if bits == 8:
+            write(cpu, Reg("ax"), product, 16)
+        else:
+            write(cpu, Reg(low), product, bits)
+            write(cpu, Reg(high), product >> bits, bits)
+    else:
+        dest, src1, src2 = operands if len(operands) == 3 else (operands[0], operands[0], operands[1])
+        bits = width(dest)
+        product = signed(read(cpu, src1, bits), bits) * signed(read(cpu, src2, bits), bits)
+        write(cpu, dest, product, bits)
+    truncated = product % (1 << bits)
+    overflow = product != signed(truncated, bits)
+    set_flags(cpu, (CF | OF if overflow else 0) | result_flags(truncated, bits) & (SF | PF))  # ZF := 0, AF := 0
+
+
+# ---------------------------------------------------------------------------
+# Shifts
+# ---------------------------------------------------------------------------
+
+
+def shift(cpu: X86Context, dest, count, *, kind: str) -> None:
+    """The SDM's SAL/SAR/SHL/SHR Operation, one bit at a time as it is written there."""
+    bits = width(dest)
+    temp_count = read(cpu, count, 8) & (0x3F if bits == 64 else 0x1F)
+    if temp_count == 0:
+        return  # "If the count is 0, the flags are not affected", nor is DEST written
+    original = value = read(cpu, dest, bits)
+    carry = 0
+    for _ in range(temp_count):
+        if kind == "shl":
+            carry = value >> (bits - 1) & 1
+            value = (value << 1) % (1 << bits)
+        elif kind == "sar":
+            carry = value & 1
+            value = (signed(value, bits) >> 1) % (1 << bits)
+        else:
+            carry = value & 1
+            value >>= 1
+    write(cpu, dest, value, bits)
+    if kind == "shl":
+        overflow = (value >> (bits - 1) & 1) ^ carry  # OF := MSB(DEST) XOR CF
+    elif kind == "sar":
+        overflow = 0
+    else:
+        overflow = original >> (bits - 1) & 1  # OF := MSB(tempDEST)
+    set_flags(cpu, (CF if carry else 0) | (OF if overflow else 0) | result_flags(value, bits))  # AF := 0
+
+
+_SHIFT_DOC = """{what}
+
+        tempCOUNT := COUNT AND (3FH if 64-bit else 1FH)
+        WHILE tempCOUNT != 0: {step}; tempCOUNT := tempCOUNT - 1
+        IF tempCOUNT was 0: no flags change, DEST is not written
+        ELSE: SF, ZF, PF from the result; OF := {of} (defined for a count of 1 only)
+
+    OF for counts other than 1 and AF are undefined in the SDM; isasim computes
+    OF by the count-1 rule and clears AF (UNDEFINED_FLAGS masks both when
+    comparing with silicon).  CF is undefined for SHL and SHR of a byte or word by
+    more than its width; isasim follows the loop above (the bits shifted in are 0).
+    The count is an imm8, CL, or the implied 1 of D0/D1 (``shl rax,1``).
+"""
+
+
+def shl(cpu: X86Context, dest, count) -> None:
+    shift(cpu, dest, count, kind="shl")
+
+
+def shr(cpu: X86Context, dest, count) -> None:
+    shift(cpu, dest, count, kind="shr")
+
+
+def sar(cpu: X86Context, dest, count) -> None:
+    shift(cpu, dest, count, kind="sar")
+
+
+shl.__doc__ = _SHIFT_DOC.format(
+    what="Shift dest left by count (SAL is the same instruction: GNU as writes /4 for both).",
+    step="CF := MSB(DEST); DEST := DEST * 2", of="MSB(DEST) XOR CF")
+shr.__doc__ = _SHIFT_DOC.format(what="Shift dest right by count, unsigned (zeros come in).",
+                                step="CF := LSB(DEST); DEST := DEST / 2 (unsigned)", of="MSB(original DEST)")
+sar.__doc__ = _SHIFT_DOC.format(what="Shift dest right by count, signed (copies of the sign bit come in).",
+                                step="CF := LSB(DEST); DEST := DEST / 2 (signed, rounding toward -infinity)",
+                                of="0")
+
+
+# ---------------------------------------------------------------------------
+# Control transfer
+# ---------------------------------------------------------------------------
+
+
+def jmp(cpu: X86Context, target: Target) -> int:
+    """Jump to target (rel8 or rel32, relative to the next instruction).
+
+        RIP := RIP + SignExtend(rel)
+    """
+    return target.address
+
+
+# (condition code, the SDM's condition, test on the flags, aliases GNU as accepts)
+CONDITIONS: list[tuple[str, str, Callable[..., bool], tuple[str, ...]]] = [
+    ("o", "overflow (OF=1)", lambda CF, ZF, SF, OF, PF: OF, ()),
+    ("no", "not overflow (OF=0)", lambda CF, ZF, SF, OF, PF: not OF, ()),
+    ("b", "below (CF=1)", lambda CF, ZF, SF, OF, PF: CF, ("jc", "jnae")),
+    ("ae", "above or equal (CF=0)", lambda CF, ZF, SF, OF, PF: not CF, ("jnc", "jnb")),
+    ("e", "equal (ZF=1)", lambda CF, ZF, SF, OF, PF: ZF, ("jz",)),
+    ("ne", "not equal (ZF=0)", lambda CF, ZF, SF, OF, PF: not ZF, ("jnz",)),
+    ("be", "below or equal (CF=1 or ZF=1)", lambda CF, ZF, SF, OF, PF: CF or ZF, ("jna",)),
+    ("a", "above (CF=0 and ZF=0)", lambda CF, ZF, SF, OF, PF: not CF and not ZF, ("jnbe",)),
+    ("s", "sign (SF=1)", lambda CF, ZF, SF, OF, PF: SF, ()),
+    ("ns", "not sign (SF=0)", lambda CF, ZF, SF, OF, PF: not SF, ()),
+    ("p", "parity even (PF=1)", lambda CF, ZF, SF, OF, PF: PF, ("jpe",)),
+    ("np", "parity odd (PF=0)", lambda CF, ZF, SF, OF, PF: not PF, ("jpo",)),
+    ("l", "less (SF!=OF)", lambda CF, ZF, SF, OF, PF: SF != OF, ("jnge",)),
+    ("ge", "greater or equal (SF=OF)", lambda CF, ZF, SF, OF, PF: SF == OF, ("jnl",)),
+    ("le", "less or equal (ZF=1 or SF!=OF)", lambda CF, ZF, SF, OF, PF: ZF or SF != OF, ("jng",)),
+    ("g", "greater (ZF=0 and SF=OF)", lambda CF, ZF, SF, OF, PF: not ZF and SF == OF, ("jnle",)),
+]
+
+
+def jcc(cpu: X86Context, target: Target, *, condition: Callable[..., bool]) -> int | None:
+    """Jump to target if the condition holds, else fall through.
+
+        IF condition THEN RIP := RIP + SignExtend(rel) FI
+    """
+    state = cpu.state
+    if condition(CF=state.flag(CF), ZF=state.flag(ZF), SF=state.flag(SF), OF=state.flag(OF), PF=state.flag(PF)):
+        return target.address
+    return None
+
+
+_JCC_DOC = (
+    "Jump to target if {meaning}, else fall through (rel8 or rel32, relative to the next instruction).\n\n"
+    "    IF {condition} THEN RIP := RIP + SignExtend(rel) FI\n\n"
+    "No flags change."
+)
+JCC: dict[str, Callable] = {}  # condition code -> the semantics of its Jcc, in CONDITIONS order
+JCC_CONDITIONS: dict[Callable, Callable[..., bool]] = {}  # each Jcc's semantics -> its condition
+
+
+def _jcc_semantics(cc: str, meaning: str, test: Callable[..., bool]) -> Callable:
+    def semantics(cpu: X86Context, target: Target) -> int | None:
+        return jcc(cpu, target, condition=test)
+
+    semantics.__name__ = f"j{cc}"
+    semantics.__doc__ = _JCC_DOC.format(meaning=meaning, condition=meaning.split("(")[1].rstrip(")"))
+    return semantics
+
+
+for _cc, _meaning, _test, _aliases in CONDITIONS:
+    JCC[_cc] = _jcc_semantics(_cc, _meaning, _test)
+    JCC_CONDITIONS[JCC[_cc]] = _test
+
+
+def nop(cpu: X86Context, *operands) -> None:
+    """No operation.  The r/m of the multi-byte NOP (0F 1F /0) is not accessed."""
+
+
+def ret(cpu: X86Context):
+    """Return: in isasim, the end of the kernel.
+
+    The stack is not modelled; RET stops the run (the kernel returns to its caller).
+    """
+    return HALT
