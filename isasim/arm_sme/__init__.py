@@ -1,12 +1,15 @@
 """Arm SME2 on A64: X0-X30, SP, NZCV, Z0-Z31 and P0-P15 at the streaming vector length, ZA, ZT0,
-PSTATE.SM and PSTATE.ZA; the SME2 integer dot products into ZA vector groups, SMSTART/SMSTOP,
-ZERO, and a scalar subset.
+PSTATE.SM and PSTATE.ZA; the SME2 integer dot products into ZA vector groups, the integer and
+floating-point outer products and dots, ZA moves and ZA, Z and P memory, SMSTART/SMSTOP, ZERO,
+the SVE instructions a streaming kernel needs, and a scalar subset.
 
-``ISA`` is the object the core engine plugs in (see :mod:`isasim.core.isa`), built as
-``isasim.x86_amx`` is: state.py (the state), forms.py (every form declared once, with
-encoding.py's named bit fields and operands.py's syntax), assembler.py and decoder.py (both
-from those declarations), context.py (what semantics see), dots.py / sme.py / scalar.py
-(the semantics) and views/ (what run and step show).
+``ISA`` is the object the core engine plugs in (see :mod:`isasim.core.isa`), built as every ISA
+package is: config.py (the SVLs, the features and configure()), state.py (the state), faults.py
+(the fault kinds), forms/ (every form declared once, with encoding.py's named bit fields and
+operands/' syntax), assembler.py and decoder.py (both from those declarations), context.py (what
+semantics see), semantics/ (one module per instruction family), numerics/ (the Arm ARM's integer
+and floating-point functions), views/ (what run and step show), explain/, oracle/ (clang and QEMU),
+fuzz/ and kernels/.
 """
 
 from __future__ import annotations

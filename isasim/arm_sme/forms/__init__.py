@@ -2,7 +2,8 @@
 
 One module per instruction family declares its forms into ``FORMS``, in the order imported
 here: the SME2 dot products (dot), the mode instructions and ZERO (mode), ZA moves and ZA
-memory (za), the SVE instructions a streaming kernel needs (sve), and the scalar subset (scalar).
+memory (za), the SVE instructions a streaming kernel needs (sve), the scalar subset (scalar), the
+integer outer products (outer) and the floating-point outer products and dots (fp).
 A new family is a new module and one line below.
 """
 

@@ -35,7 +35,7 @@ def _sf(width):
 
 
 def _form(id, mnemonic, syntax, summary, pattern, operands, function, group="scalar", **extra):
-    """A form whose semantics is ``function`` (a partial of scalar.py's), its doc that function's ASL."""
+    """A form whose semantics is ``function`` (a partial of semantics/scalar.py's), its doc that function's ASL."""
     base = function.func if isinstance(function, partial) else function
     return A64Form(id, mnemonic, syntax, summary, Encoding(pattern), tuple(operands), function, doc=base.__doc__,
                    group=group, extra=extra)
