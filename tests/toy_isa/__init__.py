@@ -1,6 +1,8 @@
-"""A throwaway third ISA, written inside the tests: the ISA-conformance tests' second subject.
+"""The toy ISA: the worked example of docs/adding-an-engine.md, and the ISA-conformance tests' extra subject.
 
-It exists to prove that an ISA is a package and one registry line: nothing in
+It is laid out as every ISA package is (config, state, faults, context, forms, semantics, operands,
+assembler, encoding, decoder, views, explain, fuzz: the same part, the same file name), small enough to
+read in one sitting, and it proves that an ISA is a package and one registry line: nothing in
 ``isasim/`` knows it.  The tests plug it in with
 ``monkeypatch.setitem(KNOWN_ISAS, "toy", "toy_isa")`` (this folder is on sys.path, as
 for every shared test helper).  It has what the Ascend cube will have and x86 has
@@ -10,7 +12,7 @@ not: no binary encoding (instructions are text, one address apart, and
 so a disassemble round trip is tested for an ISA other than x86 too.
 
 State: r0-r3 (32 bits), pc, the accumulator ``acc`` (four 32-bit elements, 16 bytes,
-viewed as int32 or uint8) and memory.  Instructions (see :mod:`.forms`): li, add, addi,
+viewed as int32 or uint8) and memory.  Instructions (see :mod:`.forms` and :mod:`.semantics`): li, add, addi,
 ld, st, mac, mova, bnz, halt.  Faults: MEMFAULT (a load or store outside the mapped
 memory); an accumulator index past acc[3] is UNDEFINED: refused when assembling text,
 raised when executing toy32 bytes that hold one (written ``.byte ...``).
@@ -23,8 +25,8 @@ from isasim.core.isa import ArraySpec, Isa, WatchTarget
 from isasim.core.journal import Journal
 from isasim.core.program import Instruction, Program
 
-from . import assembler, views
-from .forms import ToyCpu
+from . import assembler, config, decoder, views
+from .context import ToyContext
 from .state import ACC_BYTES, ToyState
 
 
@@ -40,18 +42,16 @@ class Toy(Isa):
         self.name = name
         self.encoded = encoded
         self.code_base = code_base
+        self._explainer = None  # made on first use: loading an ISA stays cheap
 
-    def configure(self, config: dict | None) -> dict:
-        if config:
-            raise ConfigError(f"unknown {self.name} config key(s): {', '.join(sorted(map(repr, config)))} "
-                              f"({self.name} has none)")
-        return {}
+    def configure(self, settings: dict | None) -> dict:
+        return config.configure(self.name, settings)
 
     def new_state(self, config: dict, journal: Journal) -> ToyState:
         return ToyState(journal)
 
-    def new_context(self, state: ToyState, memory) -> ToyCpu:
-        return ToyCpu(state, memory)
+    def new_context(self, state: ToyState, memory) -> ToyContext:
+        return ToyContext(state, memory)
 
     # ---- programs ----------------------------------------------------------------------------
     def assemble(self, text: str, source: str = "<input>", base: int | None = None) -> Program:
@@ -60,7 +60,7 @@ class Toy(Isa):
     def disassemble(self, code: bytes, base: int | None = None) -> Program:
         if not self.encoded:
             raise DecodeError(f"{self.name} has no binary encoding: its programs are text only")
-        return assembler.disassemble(code, self.name, self.code_base if base is None else base)
+        return decoder.disassemble(code, self.name, self.code_base if base is None else base)
 
     def source_line(self, instruction: Instruction) -> str:
         """The line that assembles back to ``instruction``: its text, or for an UNDEFINED encoding (which
@@ -107,7 +107,7 @@ class Toy(Isa):
     def explainer(self):
         """The explainer of this ISA object (toy and toy32 share the module, not the instance: an
         explainer's explain() is not told which ISA it explains)."""
-        if getattr(self, "_explainer", None) is None:
+        if self._explainer is None:
             from .explain import ToyExplainer
 
             self._explainer = ToyExplainer(self)

@@ -1,12 +1,9 @@
-"""Toy assembly text to instructions and back, and (for the encoded variant) instructions to bytes and back.
+"""Toy assembly text to a program: each instruction built from its parse, as a form and its operands.
 
-Both directions read the operand names of the forms' syntax lines (see :mod:`.forms`), so
-an instruction's text, its operands and its bytes come from one declaration.  A line is
-``[label:] [mnemonic operands] [# comment]``.  The encoded variant gives every instruction
-eight bytes: the opcode, up to three register or element numbers, and a little-endian
-32-bit immediate or branch target; ``.byte`` gives raw bytes (eight per instruction), so
-that a trace can hold an encoding no assembly text makes: an element number past acc[3]
-decodes, and is UNDEFINED when executed.
+A line is ``[label:] [mnemonic operands] [# comment]``; the operands are read by their names in the form's
+syntax line (:mod:`.operands`), so the text, the operands and toy32's bytes (:mod:`.encoding`) all come from
+one declaration.  ``.byte`` gives raw bytes (eight per instruction, toy32 only), so that a trace can hold an
+encoding no assembly text makes: an element number past acc[3] decodes, and is UNDEFINED when executed.
 """
 
 from __future__ import annotations
@@ -16,84 +13,10 @@ import re
 from isasim.core.errors import AssemblyError, DecodeError
 from isasim.core.program import Instruction, Program
 
-from .forms import BY_OPCODE, FORMS, ToyForm, signed32
-from .state import ACC_ELEMENTS, REGISTER_NAMES, WORD
-
-ENCODED_SIZE = 8
-_REGISTER_OPERANDS = ("rd", "ra", "rb")
-_LABEL = re.compile(r"[A-Za-z_.][A-Za-z0-9_.]*")
-_INTEGER = re.compile(r"-?(0x[0-9a-f]+|[0-9]+)", re.ASCII)
-
-
-# ---- text -> operands --------------------------------------------------------------------
-
-
-def _register(text: str) -> int:
-    name = text.strip().lower()
-    if name not in REGISTER_NAMES:
-        raise AssemblyError(f"'{text.strip()}' is not a register (toy has r0-r3)")
-    return REGISTER_NAMES.index(name)
-
-
-def _integer(text: str, what: str) -> int:
-    token = text.strip().lower()
-    if not _INTEGER.fullmatch(token):
-        raise AssemblyError(f"'{text.strip()}' is not {what}")
-    value = int(token, 0)
-    if not -(1 << 31) <= value < WORD:
-        raise AssemblyError(f"{text.strip()} does not fit in 32 bits")
-    return value % WORD
-
-
-def _operand(name: str, text: str, labels: dict[str, int]) -> int:
-    text = text.strip()
-    if name in _REGISTER_OPERANDS:
-        return _register(text)
-    if name == "[ra]":
-        m = re.fullmatch(r"\[\s*(\w+)\s*\]", text)
-        if not m:
-            raise AssemblyError(f"'{text}' is not a memory operand [rN]")
-        return _register(m.group(1))
-    if name == "acc[i]":
-        m = re.fullmatch(r"acc\s*\[\s*([0-9]+)\s*\]", text.lower())
-        if not m:
-            raise AssemblyError(f"'{text}' is not an accumulator element acc[i]")
-        index = int(m.group(1))
-        if index >= ACC_ELEMENTS:
-            raise AssemblyError(f"UNDEFINED: acc[{index}]: acc has {ACC_ELEMENTS} elements, acc[0] to "
-                                f"acc[{ACC_ELEMENTS - 1}]")
-        return index
-    if name == "imm":
-        return _integer(text, "an immediate")
-    if name == "target":
-        if text in labels:
-            return labels[text]
-        return _integer(text, "a label or an address")
-    raise AssertionError(f"operand name {name!r} in a syntax line")
-
-
-# ---- operands -> text ----------------------------------------------------------------------
-
-
-def operand_text(name: str, value: int) -> str:
-    if name in _REGISTER_OPERANDS:
-        return REGISTER_NAMES[value]
-    if name == "[ra]":
-        return f"[{REGISTER_NAMES[value]}]"
-    if name == "acc[i]":
-        return f"acc[{value}]"
-    if name == "imm":
-        small = signed32(value)
-        return str(small) if -256 <= small < 256 else f"{value:#x}"
-    return f"{value:#x}"  # a branch target: its address
-
-
-def instruction_text(form: ToyForm, operands: tuple) -> str:
-    parts = [operand_text(name, value) for name, value in zip(form.operand_names, operands)]
-    return form.mnemonic + (" " + ", ".join(parts) if parts else "")
-
-
-# ---- assembling --------------------------------------------------------------------------------
+from .decoder import decode_one
+from .encoding import ENCODED_SIZE, encode
+from .forms import FORMS
+from .operands import instruction_text, integer, operand_value
 
 
 def _split(line: str) -> tuple[str | None, str]:
@@ -108,10 +31,9 @@ def _split(line: str) -> tuple[str | None, str]:
 
 def assemble(text: str, isa: str, source: str, base: int, encoded: bool) -> Program:
     size = ENCODED_SIZE if encoded else 1
-    lines = text.splitlines()
     labels: dict[str, int] = {}
     statements: list[tuple[int, str]] = []
-    for number, line in enumerate(lines, start=1):  # first pass: where every label is
+    for number, line in enumerate(text.splitlines(), start=1):  # first pass: where every label is
         label, body = _split(line)
         if label is not None:
             if label in labels:
@@ -136,7 +58,7 @@ def assemble(text: str, isa: str, source: str, base: int, encoded: bool) -> Prog
             raise AssemblyError(f"{form.mnemonic} takes {len(form.operand_names)} operand(s) "
                                 f"({form.syntax.lower()}), not {len(given)}", source=source, line=number)
         try:
-            operands = tuple(_operand(name, part, labels) for name, part in zip(form.operand_names, given))
+            operands = tuple(operand_value(name, part, labels) for name, part in zip(form.operand_names, given))
         except AssemblyError as error:
             raise error.located(source, number)
         if "target" in form.operand_names:
@@ -156,7 +78,7 @@ def _raw_instruction(text: str, address: int, encoded: bool, source: str, number
     if not encoded:
         raise AssemblyError(".byte: toy has no binary encoding (toy32 has)", source=source, line=number)
     try:
-        values = [_integer(part, "a byte") for part in text.split(",")]
+        values = [integer(part, "a byte") for part in text.split(",")]
     except AssemblyError as error:
         raise error.located(source, number)
     if len(values) != ENCODED_SIZE or max(values) > 0xFF:
@@ -169,62 +91,3 @@ def _raw_instruction(text: str, address: int, encoded: bool, source: str, number
         raise AssemblyError(str(error), source=source, line=number) from None
     return Instruction(form, operands, address, data, instruction_text(form, operands), line=number,
                        invalid=undefined)
-
-
-# ---- bytes (the encoded variant) ---------------------------------------------------------------
-
-
-def encode(form: ToyForm, operands: tuple) -> bytes:
-    fields = [value for name, value in zip(form.operand_names, operands) if name not in ("imm", "target")]
-    wide = [value for name, value in zip(form.operand_names, operands) if name in ("imm", "target")]
-    return bytes([form.opcode, *fields, *([0] * (3 - len(fields)))]) + (wide[0] if wide else 0).to_bytes(4, "little")
-
-
-def decode_one(word: bytes, address: int) -> tuple[ToyForm, tuple, str | None]:
-    """One eight-byte instruction as (form, operands, why it is UNDEFINED or None); DecodeError for bytes
-    that are no instruction at all.  An element number past acc[3] is an instruction that decodes (the
-    opcode is known) but is UNDEFINED, as an encoding that breaks a rule the hardware checks."""
-    if len(word) < ENCODED_SIZE:
-        raise DecodeError(f"{address:#x}: {len(word)} byte(s) left, a toy instruction is {ENCODED_SIZE}")
-    form = BY_OPCODE.get(word[0])
-    if form is None:
-        raise DecodeError(f"{address:#x}: opcode {word[0]:#04x} is no toy instruction")
-    small = [name for name in form.operand_names if name not in ("imm", "target")]
-    operands, field, undefined = [], 1, None
-    for name in form.operand_names:
-        if name in ("imm", "target"):
-            operands.append(int.from_bytes(word[4:8], "little"))
-            continue
-        value = word[field]
-        field += 1
-        if name == "acc[i]" and value >= ACC_ELEMENTS:
-            undefined = f"acc[{value}]: acc has {ACC_ELEMENTS} elements, acc[0] to acc[{ACC_ELEMENTS - 1}]"
-        elif name != "acc[i]" and value >= len(REGISTER_NAMES):
-            raise DecodeError(f"{address:#x}: {form.mnemonic} operand {name} is {value}, not a register r0-r3")
-        operands.append(value)
-    if any(word[1 + len(small):4]) or (not any(n in ("imm", "target") for n in form.operand_names) and any(word[4:8])):
-        raise DecodeError(f"{address:#x}: {form.mnemonic} has non-zero bytes where its encoding has none")
-    return form, tuple(operands), undefined
-
-
-def disassemble(code: bytes, isa: str, base: int) -> Program:
-    instructions = []
-    for offset in range(0, len(code), ENCODED_SIZE):
-        word = code[offset : offset + ENCODED_SIZE]
-        form, operands, undefined = decode_one(word, base + offset)
-        instructions.append(Instruction(form, operands, base + offset, word, instruction_text(form, operands),
-                                        invalid=undefined))
-    return Program(isa, base, instructions, source="<bytes>")
-
-
-def listing(code: bytes, base: int):
-    """(address, bytes, text, note, decoded) per eight bytes, going on past what does not decode."""
-    for offset in range(0, len(code), ENCODED_SIZE):
-        word = code[offset : offset + ENCODED_SIZE]
-        try:
-            form, operands, undefined = decode_one(word, base + offset)
-        except DecodeError as error:
-            yield base + offset, word, "(bad)", str(error).split(": ", 1)[-1], False
-        else:
-            note = f"UNDEFINED: {undefined}" if undefined else ""
-            yield base + offset, word, instruction_text(form, operands), note, True

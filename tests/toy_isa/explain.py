@@ -17,8 +17,9 @@ from isasim.core.explain import (
     Paragraph, ReferencePage, Section, Table, fault_blocks, run_example, setup_blocks,
 )
 
-from . import assembler
+from .decoder import decode_one
 from .forms import FORMS, ToyForm
+from .operands import operand_text
 from .state import ACC_BYTES, ACC_ELEMENTS, REGISTER_NAMES, WORD
 
 DATA_ADDRESS = 0x1000  # where the example's memory words are
@@ -62,7 +63,7 @@ class ToyExplainer(Explainer):
             Section("Encoding", [encoding] if encoding else [Paragraph(
                 f"{self.isa.name} has no binary encoding: a program is its text, one instruction per address.")]),
             Section("Operands", [Table(["operand", "is", "here"],
-                                       [[n, _OPERAND_MEANINGS[n], assembler.operand_text(n, v)]
+                                       [[n, _OPERAND_MEANINGS[n], operand_text(n, v)]
                                         for n, v in zip(form.operand_names, ins.operands)])]
                      if form.operand_names else [Paragraph("none")]),
             Section("Operation", [Code(form.doc)]),
@@ -191,17 +192,17 @@ def _loaded(run, address: int) -> int:
 
 def _encoding(data: bytes) -> Encoding:
     """toy32's eight bytes: the opcode, three register or element fields, the 32-bit immediate."""
-    form, operands, _undefined = assembler.decode_one(data, 0)
+    form, operands, _undefined = decode_one(data, 0)
     named = dict(zip(form.operand_names, operands))
     small = [n for n in form.operand_names if n not in ("imm", "target")]
     wide = [n for n in form.operand_names if n in ("imm", "target")]
     units = [EncodingUnit(0, data[0:1], "opcode", [BitField(0, 8, "opcode", data[0], form.mnemonic)])]
     for k in range(3):
         name = small[k] if k < len(small) else "(zero)"
-        meaning = assembler.operand_text(name, named[name]) if k < len(small) else "unused"
+        meaning = operand_text(name, named[name]) if k < len(small) else "unused"
         units.append(EncodingUnit(1 + k, data[1 + k : 2 + k], f"field {k}", [BitField(0, 8, name, data[1 + k], meaning)]))
     value = int.from_bytes(data[4:8], "little")
-    meaning = assembler.operand_text(wide[0], value) if wide else "unused"
+    meaning = operand_text(wide[0], value) if wide else "unused"
     units.append(EncodingUnit(4, data[4:8], "imm32", [BitField(0, 32, wide[0] if wide else "(zero)", value,
                                                                meaning, binary=False)]))
     return Encoding(units, title="toy32 encoding: opcode, three fields, a little-endian 32-bit word")
