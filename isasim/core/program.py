@@ -36,9 +36,10 @@ class Form(Protocol):
     These four are all the core and the CLI use.  Everything else a form offers is
     optional, the ISA's own business, reached through the ISA object's hooks: x86_amx
     forms also declare ``feature`` (the CPUID feature they need), ``doc`` (the
-    pseudocode ``explain`` prints), ``faults``, ``operand_roles``, ``element_types``,
-    and ``format``/``translate``; an ISA with a public binary encoding encodes
-    (x86_amx: ``encode``), a text-only one (the Ascend cube) does not.
+    pseudocode ``explain`` prints), ``faults``, ``operand_roles`` and ``element_types``;
+    every ISA's forms have ``prepare`` (the execute contract, isasim.core.isa), reached
+    through ``Isa.prepare``; an ISA with a public binary encoding encodes (x86_amx:
+    ``encode``), a text-only one (the Ascend cube) does not.
     """
 
     @property
