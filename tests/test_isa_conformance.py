@@ -204,6 +204,7 @@ def same_instructions(a, b) -> None:
 # ---- programs: text and bytes round trips ----------------------------------------------------------
 
 
+@pytest.mark.consistency
 def test_assemble_print_assemble_gives_the_same_program(subject):
     name, sample, _program, _init = subject
     isa = get_isa(name)
@@ -215,6 +216,7 @@ def test_assemble_print_assemble_gives_the_same_program(subject):
         assert ins.form.id and ins.form.mnemonic and ins.form.syntax and ins.form.summary
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("name", ENCODED)
 def test_disassemble_of_the_assembled_bytes_gives_the_program_back(name):
     isa = get_isa(name)
@@ -255,6 +257,7 @@ def record(capsys, name, program, init, out, *extra) -> dict:
     return json.loads(Path(out).read_text())
 
 
+@pytest.mark.consistency
 def test_trace_records_reads_back_and_replays(subject, capsys, tmp_path):
     name, sample, program, init = subject
     trace_file = tmp_path / "sample.trace.json"
@@ -324,6 +327,7 @@ def test_an_undefined_encoding_decodes_faults_when_run_and_records_as_bytes(name
 # ---- run, step and diff agree -----------------------------------------------------------------------
 
 
+@pytest.mark.consistency
 def test_run_and_step_reach_the_same_state(subject, capsys, tmp_path):
     """`isasim record` runs the program as `isasim run` does (no records kept: the fast path); the stepper,
     one recorded step at a time, must end where that run's trace says."""
@@ -356,6 +360,7 @@ def test_stepper_prints_and_watches_an_array_and_a_register(subject, capsys):
     assert f"{name} locations:" in out
 
 
+@pytest.mark.consistency
 def test_stepping_back_gives_the_state_stepping_forward_gave(subject):
     name, sample, _program, _init = subject
     isa = get_isa(name)
@@ -395,6 +400,7 @@ def test_what_a_test_isa_leaves_out_the_cli_says_it_lacks(capsys, tmp_path):
                "silicon")
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("mode", [[], ["--lockstep"]])
 def test_diff_against_itself_is_identical(subject, capsys, mode):
     name, _sample, program, init = subject

@@ -180,6 +180,7 @@ def test_qbmm_with_two_workers_passes(capsys):
     assert "PASS: 42,000 of 42,000 elements bit-exact" in text and "2 local processes" in text
 
 
+@pytest.mark.consistency
 def test_qbmm_with_workers_writes_the_same_c_as_without(tmp_path, capsys):
     case_dir = tmp_path / "case"
     shutil.copytree(QBMM[0][0].parent, case_dir)

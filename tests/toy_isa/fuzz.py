@@ -3,7 +3,7 @@
 The cases are toy programs that add a few numbers into r0 and store it into the case's slot of OUT; the
 other backend is a "shaky" simulator that gets r0 wrong on the programs a test picks (by default those
 that add 200 or more), so that the engine has divergences to pin, shrink and write as traces, and their
-smallest reproduction is known.  tests/core/test_fuzz_engine.py and tests/fuzz/test_fuzz_draw_engine.py
+smallest reproduction is known.  tests/core/fuzz/test_engine.py and tests/fuzz/test_fuzz_draw_engine.py
 build their generators from these.
 """
 

@@ -54,6 +54,7 @@ def files(tmp_path):
 # ---- item 7: run and replay give the same verdict -------------------------------------
 
 
+@pytest.mark.consistency
 def test_run_passes_a_trace_recorded_with_steps_as_replay_does(files, capsys):
     write, tmp = files
     program = write("k.s", SCALAR)
@@ -67,6 +68,7 @@ def test_run_passes_a_trace_recorded_with_steps_as_replay_does(files, capsys):
     assert status == 0 and "PASS" in out, out
 
 
+@pytest.mark.consistency
 def test_run_and_replay_report_the_same_wrong_step(files, capsys):
     write, tmp = files
     isasim(capsys, "record", write("k.s", SCALAR), "--init", tmp / "init.json", "--steps", "-o", tmp / "k.trace.json")

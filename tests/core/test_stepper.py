@@ -98,6 +98,7 @@ def test_the_default_bound_holds_past_the_first_thinning():
     assert observed(stepper.machine) == state_after(69_999)
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("back", [1, 37, 1_000, 2_047, 2_999, 3_000])
 def test_back_lands_on_the_state_that_stepping_forwards_reaches(back):
     stepper, screen = make_stepper()

@@ -16,7 +16,7 @@ from isasim import cli
 from isasim.core.trace import parse_trace, trace_json
 from isasim.x86_amx.kernels import article as kernels
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_TRACE = ROOT / "examples" / "x86_amx" / "int8_block.trace.json"
 
 

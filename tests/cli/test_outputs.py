@@ -12,7 +12,7 @@ from isasim import cli
 from isasim.core.output import OutputError, write_output
 from isasim.docs import INDEX_HEADING, NEW_DOCS_FOLDER, default_docs_dir
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_TRACE = ROOT / "examples" / "x86_amx" / "int8_block.trace.json"
 MISSING_FOLDER = "no-such-folder"
 
