@@ -2,13 +2,13 @@
 DataCopy, LoadData, Mmad and Fixpipe with every quant mode of the 910B and the 950.
 
 ``ISA`` is the object the core engine plugs in (see :mod:`isasim.core.isa`), built as
-``isasim.arm_sme`` is: config.py (the chip models and configure()), state.py (the state), forms.py (every
-instruction declared once, after its Ascend C call), assembler.py (parser and printer, both
-from those declarations), context.py (what semantics see), datamove.py / cube.py /
-fixpipe.py (the semantics), views/ (what run and step show) and explain/.  The arithmetic is
-in pure modules beside them, numerics/ (formats, fractal layouts, the quant word, Mmad, Fixpipe
-and atomic-add arithmetic), and options.py names every behaviour public material does not
-settle.
+``isasim.arm_sme`` is: config.py (the chip models and configure()), state.py (the state), faults.py (the
+fault kinds), forms/ (every instruction declared once, after its Ascend C call, a module per family),
+assembler.py (parser and printer, both from those declarations), context.py (what semantics see),
+semantics/ (data_movement, mmad, fixpipe: what each instruction does, and access: what it reads),
+views/ (what run and step show) and explain/.  The arithmetic is in pure modules beside them, numerics/
+(formats, fractal layouts, the quant word, Mmad, Fixpipe and atomic-add arithmetic), and options.py
+names every behaviour public material does not settle.
 
 There is no public binary encoding, no Ascend hardware and no CANN toolkit here: a program
 is its text, and runs on the simulator only.
@@ -75,7 +75,7 @@ class AscendCube(Isa):
         UNSUPPORTED; the command line says so before anything runs."""
         from ..core.errors import AssemblyError
         from ..core.faults import Fault
-        from .cube import NotSimulated
+        from .semantics.mmad import NotSimulated
 
         chip = CHIPS[config["chip"]]
         for instruction in program.instructions:

@@ -95,7 +95,7 @@ def test_the_example_maps_the_gm_the_instruction_touches_not_the_gaps(line, read
 def test_gm_an_example_cannot_map_is_refused_in_one_line():
     """4,095 reads of 32 bytes 1 GiB apart (a legal GM -> L1 copy) would be 4 TiB of GM in one region or
     4,095 regions of their own: within the region limit.  One more region than the limit is refused."""
-    from isasim.ascend_cube.access import Access, Span
+    from isasim.ascend_cube.semantics.access import Access, Span
     from isasim.core.explain import ExplainError
 
     spread = Span("GM", 0, example_data.GM_EXAMPLE_REGIONS + 1, 32, 1 << 30)

@@ -1,7 +1,7 @@
 """The data an explained instruction's example runs on: seeded values in exactly the bytes it reads.
 
-The instruction's own ``access`` function (see :mod:`isasim.ascend_cube.access`) says which bytes those
-are, after every check of its parameters; an instruction that fails them is run on no data at all and
+The instruction's own ``access`` function (see :mod:`isasim.ascend_cube.semantics.access`) says which bytes
+those are, after every check of its parameters; an instruction that fails them is run on no data at all and
 faults as ``isasim run`` faults.  So the data is never larger than what the instruction reads (at most the
 buffers it reads from, and the GM bytes it reads), whatever its parameters.
 
@@ -19,7 +19,7 @@ import numpy as np
 from isasim.core.explain import ExplainError
 from isasim.core.memory import ADDRESS_LIMIT
 
-from ..access import Access, Span
+from ..semantics.access import Access, Span
 
 GM_EXAMPLE_BYTES = 64 * 2**20  # the most GM an example maps
 GM_EXAMPLE_REGIONS = 4096  # and in at most this many regions (a DataCopy of 4,095 bursts far apart)

@@ -33,8 +33,8 @@ def _fixpipe_instruction(state, program):
 
 def fixpipe_element(state, program, what: str):
     """The view of ``fixpipe[I,J]``, or None when ``what`` is not one."""
-    from ..fixpipe import is_vector_mode
     from ..numerics.fixpipe_math import element_steps
+    from ..semantics.fixpipe import is_vector_mode
 
     found = PATTERN.fullmatch(what.lower().replace(" ", ""))
     if not found:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import faults
+from .. import faults
+from ..config import ELEMENT_BYTES
+from ..numerics import fixpipe_math
+from ..numerics.atomic_math import atomic_add
+from ..numerics.quant_word import FixpipeParamError
+from ..state import ATOMIC_MODES
 from .access import Access, Span, contiguous
-from .config import ELEMENT_BYTES
-from .numerics.atomic_math import atomic_add
-from .numerics.quant_word import FixpipeParamError
-from .state import ATOMIC_MODES
 
 L0C_FRACTAL_SIDE = 16  # L0C holds 16x16 fractals of 4-byte elements
 QUANT_WORD_BYTES = 8
@@ -32,9 +33,7 @@ def check_mode(chip, mode: str, src_type: str, dst_type: str) -> None:
     if (src_type, dst_type) not in chip.fixpipe_types and not e5m2:
         raise faults.unsupported(f"Fixpipe {src_type} -> {dst_type}: {chip.name} has no such output "
                                  f"(its pairs: {', '.join(f'{a}->{b}' for a, b in chip.fixpipe_types)})")
-    from .numerics.fixpipe_math import QUANT_MODES
-
-    spec = QUANT_MODES[mode]
+    spec = fixpipe_math.QUANT_MODES[mode]
     outputs = spec.outputs
     if mode == "NoQuant":
         if dst_type != src_type:
@@ -108,8 +107,6 @@ def fixpipe(ctx, form, p):
                                                  round, + offset, saturate (fixpipe_math)
     nz2nd: dst[i*dstStride + j] = out[i][j]      else Nz: blocks of 16 columns (32 for int8) dstStride x 32 B apart
     GM with SetAtomicAdd: dst = dst + out in the atomic type"""
-    from .numerics import fixpipe_math
-
     fixpipe_access(ctx, form, p)
     m, n, mode = p["mSize"], p["nSize"], p["quantPre"]
     words = quant_words(ctx, mode, n)

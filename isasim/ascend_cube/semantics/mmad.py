@@ -1,8 +1,8 @@
 """Mmad: C = A.B on the cube unit, with C from zero, from the bias table, or accumulated.
 
 The buffers hold fractals (A: Zz on 910B and Nz on 950 in L0A; B: Zn in L0B; C: Nz 16x16 in
-L0C); :mod:`.numerics.layouts` turns them into matrices and back, and
-:func:`.numerics.mmad_math.mmad` does the arithmetic, exactly as the options say.  m, n and k are
+L0C); :mod:`..numerics.layouts` turns them into matrices and back, and
+:func:`..numerics.mmad_math.mmad` does the arithmetic, exactly as the options say.  m, n and k are
 padded to whole fractals in the buffers; the padding is neither read into the product nor written.
 """
 
@@ -12,9 +12,10 @@ import numpy as np
 
 from isasim.core.errors import IsasimError
 
-from . import faults
+from .. import faults
+from ..config import ELEMENT_BYTES
+from ..numerics import layouts, mmad_math
 from .access import Access, contiguous
-from .config import ELEMENT_BYTES
 
 MAX_DIMENSION = 4095  # MmadParams m, n, k: each in [0, 4095]
 L0C_SIDE = 16
@@ -44,8 +45,6 @@ def a_layout(chip, m: int, disable_gemv: bool) -> str:
 def matrix_bytes(buffer: str, layout: str, rows: int, cols: int, dtype: str) -> int:
     """Bytes of a rows x cols matrix in ``layout`` in ``buffer``, padded to whole fractals (L0C's are 16 x 16
     whatever the type; L0A's and L0B's 16 x 32 bytes); an ND (GEMV) row is not padded."""
-    from .numerics import layouts
-
     size = ELEMENT_BYTES[dtype]
     if layout == "ND":
         return rows * cols * size
@@ -54,16 +53,12 @@ def matrix_bytes(buffer: str, layout: str, rows: int, cols: int, dtype: str) -> 
 
 
 def _fractal_along(buffer: str, layout: str, dtype: str) -> tuple[int, int]:
-    from .numerics import layouts
-
     fractal = layouts.L0C_FRACTAL if buffer == "L0C" else layouts.fractal_shape(dtype)
     return (fractal[1], fractal[0]) if layout == "Zn" else fractal  # Zn: (K0 rows of K, N0 columns)
 
 
 def read_matrix(ctx, buffer: str, offset: int, layout: str, rows: int, cols: int, dtype: str) -> np.ndarray:
     """The rows x cols matrix (element bits) whose fractals start at buffer[offset], in ``layout``."""
-    from .numerics import layouts
-
     size = ELEMENT_BYTES[dtype]
     data = ctx.read(buffer, offset, matrix_bytes(buffer, layout, rows, cols, dtype), buffer).view(_storage(size))
     if layout == "ND":  # a GEMV row: cols elements in a row
@@ -75,8 +70,6 @@ def read_matrix(ctx, buffer: str, offset: int, layout: str, rows: int, cols: int
 
 def write_matrix(ctx, offset: int, matrix: np.ndarray, dtype: str) -> None:
     """Write ``matrix`` (element bits) into L0C's Nz fractals at offset, leaving the padding as it was."""
-    from .numerics import layouts
-
     rows, cols = matrix.shape
     padded = layouts.padded_shape(rows, cols, layouts.L0C_FRACTAL)
     current = ctx.read("L0C", offset, padded[0] * padded[1] * 4, "c").view(np.uint32)
@@ -92,8 +85,6 @@ class NotSimulated(IsasimError):
 
 def check_types(chip, p) -> None:
     """The chip multiplies aType by bType (and isasim simulates that product)."""
-    from .numerics import mmad_math
-
     accumulator_type(chip, p["aType"], p["bType"])
     try:
         mmad_math.accumulator_dtype(p["aType"], p["bType"])
@@ -152,8 +143,6 @@ def mmad(ctx, form, p):
        = L0C[c] as m x n (Nz)            otherwise (accumulate; also isBias)
     L0C[c] = C0 + A.B    int8: exact int32 sum (wrap or saturate: option l0c_int32_overflow)
                          float: float32 (option mmad_float_accumulation; CTRL[48] saturation)"""
-    from .numerics import mmad_math
-
     if not mmad_access(ctx, form, p).reads:  # every check made; m, n or k is 0: a NOP
         return
     m, n, k = p["m"], p["n"], p["k"]

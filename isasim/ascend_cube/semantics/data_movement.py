@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import faults
+from .. import faults
+from ..config import ELEMENT_BYTES
 from .access import Access, Span, contiguous
-from .config import ELEMENT_BYTES
 
 BLOCK = 32  # the burst and stride unit of DataCopyParams, and one C0 row of a fractal: 32 bytes
 FRACTAL = 512  # one L0A/L0B fractal: 16 rows x 32 bytes
