@@ -14,7 +14,7 @@ from isasim.core.errors import AssemblyError
 from isasim.core.program import Instruction, Program
 
 from .forms import FORMS, LOCATION_KINDS, AscendForm, Param
-from .numbers import LARGEST, LARGEST_SIGNED, NumberError, read_parameter, shown
+from .operands import LARGEST, LARGEST_SIGNED, NumberError, read_parameter, shown
 
 # C++'s whitespace inside a line (re.ASCII keeps \s to these, and str.strip gets them explicitly): Python's
 # own would also take Unicode spaces and line separators, which C++ does not

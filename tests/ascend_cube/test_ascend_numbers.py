@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from isasim.ascend_cube import ISA
-from isasim.ascend_cube.numbers import NumberError, read_integer
+from isasim.ascend_cube.operands import NumberError, read_integer
 from isasim.cli import main
 from isasim.core.errors import AssemblyError
 

@@ -11,7 +11,7 @@ name them (DataCopyParams, Nd2NzParams, LoadData2DParams, MmadParams, FixpipePar
 
 A buffer operand is the buffer's name and a byte offset in brackets (``L0A[512]``); GM is
 addressed by its address (``GM[0x10000]``).  Integers are C++ integer literals (decimal,
-``0x`` hex, ``0b`` binary, ``'`` separators; no octal: :mod:`..numbers`), flags ``true``/``false``,
+``0x`` hex, ``0b`` binary, ``'`` separators; no octal: :mod:`..operands`), flags ``true``/``false``,
 types and modes their Ascend C names.  Parameters may come in any order;
 those with a default may be left out.  The printer writes every parameter, in declaration
 order, which the parser reads back to the same instruction.  Programs are straight-line:

@@ -31,7 +31,7 @@ import numpy as np
 from isasim.core.errors import IsasimError
 from isasim.core.trace import brief, load_json
 
-from ..numbers import shown
+from ..operands import shown
 from .qbmm_case import STORAGE, CaseError, QbmmCase
 from .qbmm_rules import check_combination
 from .qbmm_scale import scale_values

@@ -20,7 +20,7 @@ from isasim.core.numerics import ELEMENT_TYPES
 from isasim.core.render import grid, hex_preview, key_value_table
 
 from ..config import BUFFER_NAMES
-from ..numbers import LITERAL, NumberError, read_integer, shown
+from ..operands import LITERAL, NumberError, read_integer, shown
 from ..state import ATOMIC_MODES, REGISTER_NAMES, AscendState, array_name
 
 ROW_BYTES = {"L1": 32, "L0A": 32, "L0B": 32, "L0C": 64, "BT": 64, "FB": 64}

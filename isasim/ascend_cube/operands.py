@@ -1,4 +1,4 @@
-"""The integers of Ascend cube text, read as C++ reads an integer literal.
+"""The operands of Ascend cube text: its integers, read as C++ reads an integer literal.
 
 An ascend_cube program is Ascend C calls, so a parameter's number is spelled as C++17 spells an
 integer literal ([lex.icon]), and the stepper's Ascend locations (``p l1[4096]``, ``l0c.nd[30x40]``,
