@@ -74,8 +74,8 @@ def _to_float32(q: Fraction) -> Fraction:
     return _decode_binary(_encode_binary(q, "float32", saturate=False), "float32")
 
 
-def explained_output(value_bits: int, l0c_dtype: str, mode: str, word: int, relu: bool, out_dtype: str,
-                     chip: str, options: dict) -> int | None:
+def explained_output(value_bits: int, l0c_dtype: str, mode: str, word: int, relu: bool, chip: str,
+                     options: dict) -> int | None:
     """The element's output bits, or None where this explanation does not work the mode out itself."""
     from ..numerics.fixpipe_math import float_saturates
 

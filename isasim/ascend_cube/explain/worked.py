@@ -328,7 +328,7 @@ def _fixpipe(form, p, before, state, memory, chip: str, options: dict):
         machine = memory.read(offset, size)
     else:
         machine = state.buffers["L1"][offset : offset + size].tobytes()
-    own = explained_output(value, p["srcType"], mode, word, p["reluEn"], p["dstType"], chip, options)
+    own = explained_output(value, p["srcType"], mode, word, p["reluEn"], chip, options)
     if own is not None:
         note = Paragraph("The check works the element out again here with exact fractions from the L0C value and "
                          "the word's fields (M1 as (1,8,10), the 9-bit offset, the sign bit), in the documented "

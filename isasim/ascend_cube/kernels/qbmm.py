@@ -279,7 +279,7 @@ class _Builder:
             buf = counters.ab_l1 & (self.t.nBufferNum - 1)
             self._copy_a(it * k_l1, cur, self.a_off[buf])
             self._copy_b(it * k_l1, cur, self.b_off[buf])
-            self._iterate(cur, cur, it, self.a_off[buf], self.b_off[buf], it == ceil_div(self.case.k, k_l1) - 1)
+            self._iterate(cur, cur, it, self.a_off[buf], self.b_off[buf])
             counters.ab_l1 += 1
 
     def _iterate_nested(self, outer: str) -> None:
@@ -299,7 +299,7 @@ class _Builder:
                 last = o == outer_iters - 1 and i == inner_iters - 1
                 cur_inner = k - o * k_outer - i * k_inner if last else k_inner
                 copy_inner(loop * k_inner, cur_inner, self._buffer("b" if outer == "a" else "a"))
-                self._iterate(cur_outer, cur_inner, loop, self._buffer("a"), self._buffer("b"), last)
+                self._iterate(cur_outer, cur_inner, loop, self._buffer("a"), self._buffer("b"))
                 self._flip("b" if outer == "a" else "a")
                 loop += 1
             self._flip(outer)
@@ -343,7 +343,7 @@ class _Builder:
                   f"srcDValue={pitch}, dstNzC0Stride={align(rows, CUBE)})")
 
     # ---- L1 -> L0 and Mmad (Iterate) ----------------------------------------------------------------
-    def _iterate(self, outer_k: int, inner_k: int, l1_iter: int, a_l1: int, b_l1: int, last_window: bool) -> None:
+    def _iterate(self, outer_k: int, inner_k: int, l1_iter: int, a_l1: int, b_l1: int) -> None:
         case, t, counters = self.case, self.t, self.counters
         cur_m, cur_n, l0c, bias_buf = self.block
         ka, kb = self.k_al1, self.k_bl1

@@ -155,10 +155,10 @@ def copy_l1_to_bt(ctx, form, p):
     pair = (p["srcType"], p["dstType"])
     scale = ELEMENT_BYTES[pair[1]] // ELEMENT_BYTES[pair[0]]
     for src, dst, length in _bursts(ctx, p, "BT", "L1", dst_scale=scale).pieces():
-        ctx.write("BT", dst, widen_bias(ctx.read("L1", src, length, "src"), *pair), "dst")
+        ctx.write("BT", dst, widen_bias(ctx.read("L1", src, length, "src"), p["srcType"]), "dst")
 
 
-def widen_bias(data: np.ndarray, src_type: str, dst_type: str) -> np.ndarray:
+def widen_bias(data: np.ndarray, src_type: str) -> np.ndarray:
     """A bias as BT holds it: float16 and bfloat16 become float32 exactly (every half and bf16 value is a
     float32); float32 and int32 are copied."""
     if src_type == "float16":

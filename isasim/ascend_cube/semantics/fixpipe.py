@@ -56,7 +56,7 @@ def quant_words(ctx, mode: str, n: int):
     return ctx.read("FB", ctx.reg("fpc"), QUANT_WORD_BYTES * n, "the per-channel quant words at fpc").view(np.uint64)
 
 
-def read_l0c(ctx, offset: int, m: int, n: int, stride: int, l0c_type: str) -> np.ndarray:
+def read_l0c(ctx, offset: int, m: int, n: int, stride: int) -> np.ndarray:
     """The m x n matrix whose Nz fractals start at L0C[offset]: element (i, j) is the 4-byte word at
     offset + ((j / 16) * stride + i) * 16 * 4 + (j MOD 16) * 4 (stride: rows per column block)."""
     blocks = -(-n // L0C_FRACTAL_SIDE)
@@ -110,7 +110,7 @@ def fixpipe(ctx, form, p):
     fixpipe_access(ctx, form, p)
     m, n, mode = p["mSize"], p["nSize"], p["quantPre"]
     words = quant_words(ctx, mode, n)
-    values = read_l0c(ctx, p["src"], m, n, p["srcStride"], p["srcType"])
+    values = read_l0c(ctx, p["src"], m, n, p["srcStride"])
     try:
         out, out_type = fixpipe_math.quantize(values, p["srcType"], mode, words, p["reluEn"], ctx.chip.name,
                                               ctx.options, output=p["dstType"] if p["dstType"] == "float8_e5m2"

@@ -18,7 +18,6 @@ from ..numerics import layouts, mmad_math
 from .access import Access, contiguous
 
 MAX_DIMENSION = 4095  # MmadParams m, n, k: each in [0, 4095]
-L0C_SIDE = 16
 
 
 def accumulator_type(chip, a_type: str, b_type: str) -> str:
