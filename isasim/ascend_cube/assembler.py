@@ -1,7 +1,7 @@
 """Ascend cube program text to instructions and back, both driven by the declarations in :mod:`.forms`.
 
-A line is ``Call(name=value, ...)`` (see :mod:`.forms` for the syntax), with ``#`` or ``//``
-comments.  Each instruction is one address apart (there are no bytes: ``encoding`` is None).
+A line is ``Call(name=value, ...)`` (see :mod:`.forms` for the syntax, :mod:`.operands` for each value's), with
+``#`` or ``//`` comments.  Each instruction is one address apart (there are no bytes: ``encoding`` is None).
 The printer writes every parameter in declaration order, so printing and parsing again gives
 the same instruction.
 """
@@ -13,59 +13,11 @@ import re
 from isasim.core.errors import AssemblyError
 from isasim.core.program import Instruction, Program
 
-from .forms import FORMS, LOCATION_KINDS, AscendForm, Param
-from .operands import LARGEST, LARGEST_SIGNED, NumberError, read_parameter, shown
+from .forms import FORMS, LOCATION_KINDS, AscendForm
+from .operands import BLANK, LOCATION, parse_value, shown, value_text
 
-# C++'s whitespace inside a line (re.ASCII keeps \s to these, and str.strip gets them explicitly): Python's
-# own would also take Unicode spaces and line separators, which C++ does not
-BLANK = " \t\r\f\v"
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(.*)", re.DOTALL | re.ASCII)
-_LOCATION = re.compile(r"([A-Za-z0-9_]+)\s*\[([^\]]*)\]", re.ASCII)  # the offset is stripped where it is read
 _NAMES = {form.name.lower(): form.name for form in FORMS}
-
-
-def _integer(text: str, p: Param) -> int:
-    try:
-        return read_parameter(text, p.name, p.lo, p.hi, p.doc)
-    except NumberError as error:
-        raise AssemblyError(error.message) from None
-
-
-def _value(p: Param, text: str):
-    text = text.strip(BLANK)
-    if p.kind in LOCATION_KINDS:
-        m = _LOCATION.fullmatch(text)
-        if not m:
-            raise AssemblyError(f"{p.name}={shown(text)}: expected {p.kind}[{'address' if p.kind == 'GM' else 'offset'}]")
-        buffer = m.group(1)
-        if buffer.upper() not in LOCATION_KINDS:
-            raise AssemblyError(f"'{shown(buffer)}' is not a buffer (the buffers: {', '.join(LOCATION_KINDS)})")
-        if buffer.upper() != p.kind:
-            raise AssemblyError(f"{p.name}={shown(text)}: this form's {p.name} is in {p.kind}, not {buffer.upper()}")
-        return _integer(m.group(2).strip(BLANK), Param(p.name, "int", "a byte offset or address", lo=0, hi=LARGEST))
-    if p.kind == "int":
-        return _integer(text, p)
-    if p.kind == "bool":
-        if text.lower() not in ("true", "false"):
-            raise AssemblyError(f"{p.name}={shown(text)}: expected true or false")
-        return text.lower() == "true"
-    if text not in p.choices:  # dtype or mode: the Ascend C names, exactly
-        raise AssemblyError(f"{p.name}={shown(text)}: unknown {'type' if p.kind == 'dtype' else 'mode'} "
-                            f"(one of {', '.join(p.choices)})")
-    return text
-
-
-def value_text(p: Param, value) -> str:
-    """A parameter's value as the printer writes it."""
-    if p.kind == "GM":
-        return f"GM[{value:#x}]"
-    if p.kind in LOCATION_KINDS:  # a byte offset, in decimal while C++ reads that as a number (hex above)
-        return f"{p.kind}[{value if value <= LARGEST_SIGNED else hex(value)}]"
-    if p.kind == "bool":
-        return "true" if value else "false"
-    if p.kind == "int":
-        return f"{value:#x}" if p.hi >= 1 << 32 else str(value)
-    return str(value)
 
 
 def instruction_text(form: AscendForm, operands: tuple) -> str:
@@ -92,12 +44,12 @@ def _form_for(name: str, given: dict[str, str]) -> AscendForm:
     forms = FORMS.of_mnemonic(name.lower())
     locations = {}
     for key in ("dst", "src"):
-        m = _LOCATION.fullmatch(given.get(key, ""))
+        m = LOCATION.fullmatch(given.get(key, ""))
         if m:
             locations[key] = m.group(1).upper()
     for key, buffer in locations.items():
         if buffer not in LOCATION_KINDS:
-            raise AssemblyError(f"'{shown(_LOCATION.fullmatch(given[key]).group(1))}' is not a buffer "
+            raise AssemblyError(f"'{shown(LOCATION.fullmatch(given[key]).group(1))}' is not a buffer "
                                 f"(the buffers: {', '.join(LOCATION_KINDS)})")
     matching = [f for f in forms if all(f.buffers.get(k, b) == b for k, b in locations.items())]
     if len(matching) > 1:
@@ -134,7 +86,7 @@ def parse_line(body: str) -> AscendForm | tuple:
     operands = []
     for p in form.params:
         if p.name in given:
-            operands.append(_value(p, given[p.name]))
+            operands.append(parse_value(p, given[p.name]))
         elif p.required:
             raise AssemblyError(f"{canonical}: {p.name} is missing ({p.doc})")
         else:

@@ -1,4 +1,11 @@
-"""The operands of Ascend cube text: its integers, read as C++ reads an integer literal.
+"""The operand syntax of Ascend cube text, both ways: a parameter's value from its text, the text the printer
+writes for a value, and the integers in both (and in the stepper's Ascend locations), read as C++ reads an
+integer literal.
+
+A parameter's text follows its declared kind (Param.kind, forms/base.py): ``GM[address]``; a buffer name and a
+byte offset, ``L0A[512]``; an integer; ``true`` or ``false``; a type or mode, its Ascend C name exactly.  The
+printer writes GM addresses in hex, buffer offsets in decimal (hex past 2^63 - 1), and integers in decimal
+unless the parameter's range reaches 2^32 (the 64-bit quant word: hex).
 
 An ascend_cube program is Ascend C calls, so a parameter's number is spelled as C++17 spells an
 integer literal ([lex.icon]), and the stepper's Ascend locations (``p l1[4096]``, ``l0c.nd[30x40]``,
@@ -27,8 +34,10 @@ from __future__ import annotations
 
 import re
 
-from isasim.core.errors import IsasimError
+from isasim.core.errors import AssemblyError, IsasimError
 from isasim.core.trace import printable
+
+from .forms.base import LOCATION_KINDS, Param
 
 LARGEST = (1 << 64) - 1  # unsigned long long: C++'s widest standard integer type
 LARGEST_SIGNED = (1 << 63) - 1  # long long: the widest type of a decimal literal without a u suffix
@@ -42,6 +51,11 @@ _DIGITS = {"0x": "0123456789abcdefABCDEF", "0b": "01", "": "0123456789"}
 _BASES = {"0x": 16, "0b": 2, "": 10}
 _NAMES = {"0x": "hexadecimal", "0b": "binary", "": "decimal"}
 SHOWN_CHARS = 40  # how much of a rejected spelling a message quotes
+
+# C++'s whitespace inside a line (re.ASCII keeps \s to these, and str.strip gets them explicitly): Python's
+# own would also take Unicode spaces and line separators, which C++ does not
+BLANK = " \t\r\f\v"
+LOCATION = re.compile(r"([A-Za-z0-9_]+)\s*\[([^\]]*)\]", re.ASCII)  # the offset is stripped where it is read
 
 
 class NumberError(IsasimError):
@@ -115,3 +129,51 @@ def read_parameter(text: str, name: str, low: int, high: int, doc: str = "") -> 
     if not low <= value <= high:
         raise NumberError(f"{name}={shown(text)}: out of range {low}..{high}{about}")
     return value
+
+
+# ---- a parameter's text, both ways ------------------------------------------------------------------
+
+
+def _integer(text: str, p: Param) -> int:
+    try:
+        return read_parameter(text, p.name, p.lo, p.hi, p.doc)
+    except NumberError as error:
+        raise AssemblyError(error.message) from None
+
+
+def parse_value(p: Param, text: str):
+    """Parameter ``p``'s value from its text, or an AssemblyError naming the parameter and the rule."""
+    text = text.strip(BLANK)
+    if p.kind in LOCATION_KINDS:
+        m = LOCATION.fullmatch(text)
+        if not m:
+            raise AssemblyError(f"{p.name}={shown(text)}: expected {p.kind}[{'address' if p.kind == 'GM' else 'offset'}]")
+        buffer = m.group(1)
+        if buffer.upper() not in LOCATION_KINDS:
+            raise AssemblyError(f"'{shown(buffer)}' is not a buffer (the buffers: {', '.join(LOCATION_KINDS)})")
+        if buffer.upper() != p.kind:
+            raise AssemblyError(f"{p.name}={shown(text)}: this form's {p.name} is in {p.kind}, not {buffer.upper()}")
+        return _integer(m.group(2).strip(BLANK), Param(p.name, "int", "a byte offset or address", lo=0, hi=LARGEST))
+    if p.kind == "int":
+        return _integer(text, p)
+    if p.kind == "bool":
+        if text.lower() not in ("true", "false"):
+            raise AssemblyError(f"{p.name}={shown(text)}: expected true or false")
+        return text.lower() == "true"
+    if text not in p.choices:  # dtype or mode: the Ascend C names, exactly
+        raise AssemblyError(f"{p.name}={shown(text)}: unknown {'type' if p.kind == 'dtype' else 'mode'} "
+                            f"(one of {', '.join(p.choices)})")
+    return text
+
+
+def value_text(p: Param, value) -> str:
+    """A parameter's value as the printer writes it."""
+    if p.kind == "GM":
+        return f"GM[{value:#x}]"
+    if p.kind in LOCATION_KINDS:  # a byte offset, in decimal while C++ reads that as a number (hex above)
+        return f"{p.kind}[{value if value <= LARGEST_SIGNED else hex(value)}]"
+    if p.kind == "bool":
+        return "true" if value else "false"
+    if p.kind == "int":
+        return f"{value:#x}" if p.hi >= 1 << 32 else str(value)
+    return str(value)

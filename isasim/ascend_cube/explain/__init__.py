@@ -21,9 +21,10 @@ from isasim.core.explain import (
 )
 from isasim.core.faults import Fault
 
-from ..assembler import assemble, value_text
+from ..assembler import assemble
 from ..config import CHIPS, configure
 from ..forms import FORMS
+from ..operands import value_text
 from . import example_data, worked
 
 GM_SOURCE = 0x100000  # where the examples' GM source data is
