@@ -2,7 +2,7 @@
 
 Each once crashed isasim with exit 70 (an untyped ValueError from int(), a MemoryFault) or made a
 program other than the one its text says.  What the text means is checked against clang in
-test_asm_text_vs_clang.py; here, that the command line answers with a program or exit 2 and one
+test_assembler_vs_clang.py; here, that the command line answers with a program or exit 2 and one
 line, that branch targets are printed so that they read back as the same program (a listing, a
 disassembly, a recorded trace), and that the stepper reads numbers as the assembler does.
 """

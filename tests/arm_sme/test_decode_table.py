@@ -2,7 +2,7 @@
 
 A consistency test (marked ``consistency``): both sides read the same declarations, so it shows only
 that the table is a faithful index of them; that the declarations are right is checked against clang
-(test_encoding_clang.py) and QEMU.
+(test_encoding_vs_clang.py) and QEMU.
 """
 
 import random

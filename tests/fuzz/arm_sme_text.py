@@ -22,7 +22,7 @@ kinds of change it made (its tags), so that a test can tell a documented differe
 * ``join``: two lines in one, with ``;`` (a statement separator), a carriage return, a line separator
   or a comment between them.
 
-Nothing here knows what clang or isasim make of a line; tests/arm_sme/test_asm_text_vs_clang.py
+Nothing here knows what clang or isasim make of a line; tests/arm_sme/test_assembler_vs_clang.py
 compares the two, and tests/fuzz/test_fuzz_arm_sme_text.py feeds mutants to isasim alone.
 """
 

@@ -11,9 +11,9 @@ Subsets
 
 A case
     Up to MAX_INSTRUCTIONS instructions, each a form and a seed that packs random values into its
-    encoding's fields and disassembles the word (as tests/arm_sme/test_dots_vs_qemu.py does), so every
-    register, list, index and immediate the encoding allows comes up; an encoding the decoder refuses
-    or calls UNDEFINED is drawn again.  Then the fields that must point somewhere are put there:
+    encoding's fields and disassembles the word (as tests/arm_sme/semantics/test_integer_dots_vs_qemu.py
+    does), so every register, list, index and immediate the encoding allows comes up; an encoding the
+    decoder refuses or calls UNDEFINED is drawn again.  Then the fields that must point somewhere are put there:
       * memory operands take their base from x16-x19 or SP, which point into the middle of one writable
         block large enough for every offset an encoding holds (LDR Z's 256 vectors, LDR X's 32 KiB), and
         their index register from x20-x23, which hold small values; in a third of the cases x18 and

@@ -4,9 +4,9 @@ instructions execute (semantics/fp_products.py), a whole tile or vector group at
 Each public function is the array form of one per-element function of fp_asl.py, with the FPCR at its
 reset value (FPCR_DEFAULT, the only one the instructions run with), and gives the same bit pattern for
 every element: FPMulAdd_ZA_array (FPMulAdd_ZA), FPDotAdd_ZA_array (FPDotAdd_ZA), BFDotAdd_array
-(BFDotAdd).  tests/arm_sme/test_fp_vectorised.py compares the two on random and biased lanes;
-test_fp_vs_qemu.py compares the instructions with QEMU.  The comments below say how a result is
-computed without the host FPU deciding any Arm rounding.
+(BFDotAdd).  tests/arm_sme/numerics/test_fp_arrays.py compares the two on random and biased lanes;
+tests/arm_sme/semantics/test_fp_products_vs_qemu.py compares the instructions with QEMU.  The comments
+below say how a result is computed without the host FPU deciding any Arm rounding.
 """
 
 from __future__ import annotations

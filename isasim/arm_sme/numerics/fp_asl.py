@@ -18,10 +18,10 @@ feed their integer rounding (see the comment there).
 FPCR: only its architectural reset value, all zero, is supported (``FPCR_DEFAULT``: round to
 nearest even, FZ = FZ16 = 0, DN = 0, AH = 0, AHP = 0, EBF = 0); the trace format has no FPCR.
 The functions take an ``fpcr`` so that FZ, FZ16 and DN act as the ASL says (the ZA wrappers set
-DN; test_fp.py exercises FZ and DN by hand), but a rounding mode other than RNE, AH = 1, AHP = 1
-or EBF = 1 raises NotImplementedError.  FPSR's cumulative exception flags are not modelled: the
-ZA-targeting operations generate no floating-point exceptions (fpexc = FALSE in their ASL), and
-BFDotAdd with EBF = 0 raises none either.
+DN; tests/arm_sme/numerics/test_fp_asl.py exercises FZ and DN by hand), but a rounding mode other
+than RNE, AH = 1, AHP = 1 or EBF = 1 raises NotImplementedError.  FPSR's cumulative exception flags
+are not modelled: the ZA-targeting operations generate no floating-point exceptions (fpexc = FALSE in
+their ASL), and BFDotAdd with EBF = 0 raises none either.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Operations (C9.2.116/118 FMOPA/FMOPS non-widening, 115/117 widening, 43/45 BFMOP
 isasim.arm_sme.numerics.fp_asl (FPMulAdd_ZA, FPDotAdd_ZA, BFDotAdd), the definition; execution applies
 their array forms (numerics/fp_arrays.py: FPMulAdd_ZA_array, ...) to a whole tile or vector group at once,
 with the FPCR at its reset value (fp_asl.FPCR_DEFAULT).  The array forms give the same bit patterns
-element for element (fp_arrays.py says why, tests/arm_sme/test_fp_vectorised.py compares them), and
+element for element (fp_arrays.py says why, tests/arm_sme/numerics/test_fp_arrays.py compares them), and
 writing an element with its old value is no write (the journal keeps only changes), so one whole-tile
 write equals the ASL's per-element updates.
 
@@ -47,7 +47,7 @@ class FPDotShape:
 def fp_outer_product(cpu, shape: FPOuterShape, da: int, a: int, b: int, n: int, m: int) -> None:
     """The whole tile at once: every element's FPMulAdd_ZA / FPDotAdd_ZA / BFDotAdd through the array
     forms in fp_arrays.py (the same rules as the per-element functions the Operation text names, compared with
-    them lane by lane in tests/arm_sme/test_fp_vectorised.py)."""
+    them lane by lane in tests/arm_sme/numerics/test_fp_arrays.py)."""
     cpu.CheckStreamingSVEAndZAEnabled()
     dim = cpu.VL // 32
     rows = tile_rows(da, 32, cpu.svlb).tolist()  # ZAtile[da, 32]: row `row` is ZA vector rows[row]

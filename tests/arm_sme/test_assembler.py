@@ -1,45 +1,13 @@
-"""Random words and random text never crash the arm_sme decoder or assembler: a word either decodes
-to text that assembles back to the same word, or is refused with DecodeError; text either assembles
-or is refused with one AssemblyError line."""
+"""Random text never crashes the arm_sme assembler: text either assembles or is refused with one
+AssemblyError line (random words through the decoder: test_decoder.py)."""
 
 from __future__ import annotations
-
-import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from isasim.arm_sme import ISA
-from isasim.arm_sme.forms import FORMS
-from isasim.core.errors import DecodeError, IsasimError
-
-
-def _round_trip(word: int) -> None:
-    try:
-        program = ISA.disassemble(word.to_bytes(4, "little"))
-    except DecodeError as error:
-        assert "cannot decode" in str(error)
-        return
-    instruction = program.instructions[0]
-    text = instruction.text
-    # a form that a word may spell two ways (a bitmask immediate's unread immr bits) names the one assembly makes
-    canonical = instruction.form.extra.get("canonical", lambda fields: fields)(instruction.extra["fields"])
-    assert ISA.assemble(text).code == instruction.form.encoding.pack(canonical).to_bytes(4, "little"), text
-
-
-@settings(max_examples=1000, deadline=None)
-@given(st.integers(0, 2**32 - 1))
-def test_any_word_decodes_and_assembles_back_or_is_refused(word):
-    _round_trip(word)
-
-
-def test_words_near_every_form_round_trip():
-    # random words inside each form's fixed bits, so every form's decoder is exercised, not only UDF's
-    rng = random.Random(11)
-    for form in FORMS:
-        for _ in range(200):
-            _round_trip(form.encoding.value | (rng.getrandbits(32) & ~form.encoding.mask))
-
+from isasim.core.errors import IsasimError
 
 _PIECES = ["udot", "sdot", "usdot", "sudot", "za.s", "za.d", "[w8,", "[w12,", " 0", " 7", " 8", ", vgx2]", ", vgx4]",
            "]", ", {z0.b-z1.b}", ", {z0.h-z3.h}", ", {z31.h, z0.h}", ", z4.b", ", z16.h", ", z3.h[1]", ", z3.h[9]",

@@ -6,7 +6,7 @@ product, all-zero lanes).  Both the public array form and the general masked for
 compared on every lane, and the public form again on 20,000 of the lanes in blocks of 8 (where its
 fallback is the scalar function).
 
-This checks an optimisation against the definition; test_fp_vs_qemu.py checks the instructions
+This checks an optimisation against the definition; semantics/test_fp_products_vs_qemu.py checks the instructions
 against QEMU.
 """
 

@@ -169,7 +169,7 @@ def test_the_biased_states_hold_what_they_claim():
     assert ((exponent == 0) & (fraction != 0)).any()
 
 
-# ---- hand-worked cases: QEMU gives the values test_fp.py derives from the Arm rules ------------------
+# ---- hand-worked cases: QEMU gives the values numerics/test_fp_asl.py derives from the Arm rules -----
 
 HAND_SVL = 128  # 16-byte vectors; ZA0.S is ZA vectors 0, 4, 8, 12
 

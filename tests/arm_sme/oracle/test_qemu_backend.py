@@ -9,7 +9,7 @@ from isasim import cli
 
 pytestmark = [pytest.mark.needs_qemu, pytest.mark.needs_clang]
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "arm_sme"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "arm_sme"
 ARGS = [str(EXAMPLE / "udot_vgx4.s"), "--init", str(EXAMPLE / "udot_vgx4.init.json"), "--isa", "arm_sme", "--no-color"]
 
 

@@ -21,7 +21,7 @@ from isasim.cli import main
 from isasim.core.replay import replay
 from isasim.core.trace import parse_trace, trace_json
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples" / "arm_sme"
 SVLS = (128, 512, 2048)
 # (M, N, K): a single element; ragged everywhere; whole tiles at SVL 128 (dim 4); more than one
