@@ -1,16 +1,23 @@
 """Random words never crash the arm_sme decoder: a word either decodes to text that assembles back to
-the same word, or is refused with DecodeError (random text through the assembler: test_assembler.py)."""
+the same word, or is refused with DecodeError (random text through the assembler: test_assembler.py).
+
+A consistency test (marked ``consistency``): the decoder and the assembler read the same declarations,
+so a round trip shows only that they agree with each other; that the words and texts are Arm's is
+checked against clang (test_encoding_vs_clang.py, test_assembler_vs_clang.py)."""
 
 from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from isasim.arm_sme import ISA
 from isasim.arm_sme.forms import FORMS
 from isasim.core.errors import DecodeError
+
+pytestmark = pytest.mark.consistency
 
 
 def _round_trip(word: int) -> None:

@@ -4,7 +4,11 @@ groups, tiles, lanes and memory, back and goto, width folding at SVL 2048, bad c
 
 The vector groups' rows are checked against QEMU: a golden trace of traces/arm_sme/ is stepped and
 the rows `p za.s[...]` names must be the ZA vectors QEMU's expected ZA differs from the initial one in
-(and za_tiles.vector_group_rows, what the simulator executes)."""
+(and za_tiles.vector_group_rows, what the simulator executes).
+
+The tests marked ``consistency`` compare what a step prints with isasim itself (za_tiles' rows, the
+machine's state, a replay of the same steps); the evidence for those rows and values is QEMU's: the
+golden traces here and the differential tests (semantics/*_vs_qemu.py, test_infrastructure_vs_qemu.py)."""
 
 from __future__ import annotations
 
@@ -133,6 +137,7 @@ def test_nzcv_is_shown_as_flags(capsys, tmp_path):
     assert flags_text(0x60000000) == "nZCv" and flags_text(0) == "nzcv" and flags_text(0xF0000000) == "NZCV"
 
 
+@pytest.mark.consistency
 def test_the_za_vectors_a_step_writes_are_named_and_listed(capsys, tmp_path):
     shown = records(step_on(capsys, tmp_path, "s 14", 512))
     assert "za[5] written, 1 not zero" in shown[LDR_ZA]
@@ -179,6 +184,7 @@ def test_p_vector_group_names_the_rows_qemu_writes(capsys, name, wraps):
     assert " ".join(f"za[{r}]" for r in printed) + " written" in shown
 
 
+@pytest.mark.consistency
 def test_p_vector_group_shows_the_rows_lanes(capsys, tmp_path):
     out = step_on(capsys, tmp_path, "s 14; p za.s[w8, 0, vgx4] hex", 128)
     rows = za_tiles.vector_group_rows(16, 0, 0, 4)
@@ -209,6 +215,7 @@ def _za_init(tmp_path, svl: int) -> Path:
     return program, init, za.reshape(svl // 8, svl // 8)
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("svl", [128, 512])
 def test_tile_views_horizontal_and_vertical(capsys, tmp_path, svl):
     program, init, za = _za_init(tmp_path, svl)
@@ -257,6 +264,7 @@ def test_watch_shows_the_element_in_its_type(capsys, tmp_path):
     assert f"watch z1.s[3] changed: 0 -> {np.frombuffer(MEMORY[12:16], np.uint32)[0]}" in out
 
 
+@pytest.mark.consistency
 def test_back_and_goto_replay_to_the_same_state(capsys, tmp_path):
     forward = step_on(capsys, tmp_path, "s 11; p z1.s; p za[5]", 512)
     printed = forward[forward.rindex("next: #11 "):]  # the position after 11 steps, then the two prints

@@ -5,6 +5,10 @@ simulator executes) and with the ZA vectors the machine's journal says the step 
 example ends with one Check that holds at SVL 128, 512 and 2048 and over seeds; the dot and outer
 product tables name lanes that hold what they show in the example's before-state and add up to the
 Check; and a machine result flipped after the step makes the Check unequal.
+
+Those comparisons (marked ``consistency``) hold explain's reading of the Operation against the machine's,
+both isasim; the evidence that the machine is right is QEMU's (semantics/*_vs_qemu.py,
+test_infrastructure_vs_qemu.py) and clang's for the encodings (test_encoding_vs_clang.py).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ def journal_rows(text: str) -> list[int]:
     return [int(x) for x in found.group(1).split(", ")] if found else []
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("svl", [128, 256, 512, 1024, 2048])
 @pytest.mark.parametrize("instruction,v,offset,nreg", [(UDOT_VGX4, 8, 0, 4), (UDOT_VGX2_OFFSET, 9, 7, 2),
                                                        (MOVA_VGX2, 10, 1, 2)])
@@ -59,6 +64,7 @@ def test_rows_follow_svl_and_wv(capsys, svl, instruction, v, offset, nreg):
         assert f"SVL {svl} (ZA: {svl // 8} vectors" in out
 
 
+@pytest.mark.consistency
 def test_the_default_is_svl_512_and_the_example_value(capsys):
     code, out, _ = run_explain(capsys, UDOT_VGX4)
     assert code == 0
@@ -117,12 +123,14 @@ def assert_ends_with_one_equal_check(blocks, *context):
     assert checks[0].equal, (*context, checks[0])
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("svl", [128, 512, 2048])
 @pytest.mark.parametrize("form", FORMS, ids=lambda f: f.id)
 def test_every_form_ends_with_one_equal_check(svl, form):
     assert_ends_with_one_equal_check(example_blocks(form, svl), form.id, svl)
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("form", FORMS, ids=lambda f: f.id)
 def test_every_form_checks_over_seeds(form):
     """Each seed draws other registers, vectors, ZA and predicates: other carries, wraps, active lanes."""
@@ -130,6 +138,7 @@ def test_every_form_checks_over_seeds(form):
         assert_ends_with_one_equal_check(example_blocks(form, 128, seed), form.id, seed)
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("form", [f for f in FORMS if f.group in ("outer", "fp_outer")], ids=lambda f: f.id)
 def test_outer_checks_hold_over_seeds(form):
     """Each seed draws other predicates and data: element (0, 0) is active or kept as their low bits fall."""
@@ -179,6 +188,7 @@ def za_element_before(run, vector: int, esize: int) -> int:
     return int.from_bytes(bytes(run.before["za"][vector][:esize // 8]), "little")
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("form", [f for f in FORMS if f.group == "dot"], ids=lambda f: f.id)
 def test_dot_table_names_the_sources_and_adds_up_to_the_check(monkeypatch, form, seed):
@@ -209,6 +219,7 @@ def test_dot_table_names_the_sources_and_adds_up_to_the_check(monkeypatch, form,
     assert int(check.explained, 16) == expected and check.equal
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("form", [f for f in FORMS if f.group == "outer"], ids=lambda f: f.id)
 def test_outer_table_names_sources_and_predicate_bits_and_adds_up(monkeypatch, form, seed):
@@ -250,6 +261,7 @@ def test_the_scalar_steps_are_shown_before_the_check():
     assert blocks[-1].what == "w1 (x1 zero-extended) and NZCV"
 
 
+@pytest.mark.consistency
 def test_a_load_shows_address_bytes_and_written_back_base(monkeypatch):
     ins, run, blocks = traced_example(monkeypatch, next(f for f in FORMS if f.id == "LDR_64_pre"), 512)
     steps = dict(worked_table(blocks, "worked out").rows)
@@ -281,6 +293,7 @@ WORKED_FORMS = [f for f in FORMS if f.group in ("dot", "outer", "fp_dot", "fp_ou
                 or f.group == "scalar" and f.mnemonic != "nop"]
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("form", WORKED_FORMS, ids=lambda f: f.id)
 def test_a_corrupted_machine_result_is_not_equal(monkeypatch, form):
     real = arm_sme_explain.check
@@ -294,6 +307,7 @@ def test_a_corrupted_machine_result_is_not_equal(monkeypatch, form):
     assert isinstance(check, Check) and not check.equal, (form.id, check)
 
 
+@pytest.mark.consistency
 def test_udf_checks_the_fault_kind(monkeypatch):
     udf = next(f for f in FORMS if f.id == "UDF")
     check = example_blocks(udf, 512)[-1]
@@ -340,6 +354,7 @@ def _memory_form_texts(form, rng) -> list[str]:
     return texts
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("form", MEMORY_FORMS, ids=lambda f: f.id)
 def test_every_load_and_store_example_maps_the_memory_it_touches(form):
     """Negative and large offsets and index registers: the step does not fault and its check holds."""
@@ -371,6 +386,7 @@ def test_an_init_that_leaves_the_address_unmapped_explains_the_fault(capsys, tmp
     assert "raised a fault" in out
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("form", FORMS, ids=lambda f: f.id)
 def test_every_form_explains_random_encodings(form):
     """Not only the reference page's example: random operands of every form (a register that is also the

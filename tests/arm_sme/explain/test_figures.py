@@ -2,7 +2,9 @@
 
 What the pictures draw is compared with the worked example's run, read independently here: the
 ZA vectors the journal says the step wrote, the predicates in the machine, za_tiles.read_slice's and
-za_tiles.slice_rows's positions of a slice, the tile's elements in the machine's ZA.
+za_tiles.slice_rows's positions of a slice, the tile's elements in the machine's ZA.  Those tests are
+marked ``consistency`` (a picture against isasim's own run); the evidence that the run is right is QEMU's
+(semantics/*_vs_qemu.py, test_infrastructure_vs_qemu.py).
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ def za_rows_drawn(grid) -> list[int]:
     return [int(re.search(r"ZA\[(\d+)\]", label).group(1)) for label in grid.row_labels]
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("svl", [128, 2048])
 @pytest.mark.parametrize("form", DOTS, ids=lambda f: f.id)
 def test_a_dot_draws_the_journals_vectors_coloured_by_r_and_arrows_to_element_0(svl, form, monkeypatch):
@@ -87,6 +90,7 @@ def test_a_dot_draws_the_journals_vectors_coloured_by_r_and_arrows_to_element_0(
         assert source.cells[arrow.src_cell[0]][arrow.src_cell[1]].role == arrow.role
 
 
+@pytest.mark.consistency
 def test_a_dot_draws_the_machines_element_values(monkeypatch):
     """Each drawn ZA element is the machine's (the tooltip holds its bits before -> after)."""
     expl, run = explained_with_run("udot za.s[w8, 0, vgx4], {z0.b-z3.b}, z4.b", 2048, monkeypatch=monkeypatch)
@@ -114,6 +118,7 @@ def active(pred, element: int, ebytes: int) -> bool:
     return bool(int(pred[bit // 8]) >> (bit % 8) & 1)
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("svl,seed", [(128, 1), (128, 5), (2048, 2)])
 @pytest.mark.parametrize("form", OUTERS, ids=lambda f: f.id)
 def test_an_outer_product_greys_exactly_the_inactive_cells(svl, seed, form, monkeypatch):
@@ -159,6 +164,7 @@ def slice_form_text(form, vertical: bool) -> str:
     return example_text(form).replace("za0h.", "za0v." if vertical else "za0h.")
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("svl", [128, 2048])
 @pytest.mark.parametrize("vertical", [False, True], ids=["horizontal", "vertical"])
 @pytest.mark.parametrize("form", SLICES, ids=lambda f: f.id)
@@ -249,6 +255,7 @@ def test_bad_picture_options_are_one_line_errors(tmp_path, capsys, monkeypatch, 
     assert not (tmp_path / "x.svg").exists()
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("svl", [128, 2048])
 @pytest.mark.parametrize("form", [f for f in FORMS if f.group == "za_move" and "vgx" in f.id], ids=lambda f: f.id)
 def test_a_group_move_draws_the_groups_vectors_beside_their_registers(svl, form, monkeypatch):
@@ -266,6 +273,7 @@ def test_a_group_move_draws_the_groups_vectors_beside_their_registers(svl, form,
         assert [c.text for c in za_row] == [c.text for c in z_row]
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("form", [f for f in FORMS if f.group == "z_memory" and "_ss" in f.id], ids=lambda f: f.id)
 def test_a_z_load_or_store_greys_exactly_the_inactive_elements(form, monkeypatch):
     expl, run = explained_with_run(example_text(form), 512, monkeypatch=monkeypatch)

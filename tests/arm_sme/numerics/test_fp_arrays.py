@@ -6,8 +6,9 @@ product, all-zero lanes).  Both the public array form and the general masked for
 compared on every lane, and the public form again on 20,000 of the lanes in blocks of 8 (where its
 fallback is the scalar function).
 
-This checks an optimisation against the definition; semantics/test_fp_products_vs_qemu.py checks the instructions
-against QEMU.
+This checks an optimisation against the definition, so the three comparisons are marked ``consistency``;
+the evidence that the rules are Arm's is semantics/test_fp_products_vs_qemu.py, which checks the
+instructions against QEMU, and numerics/test_fp_asl.py's hand-worked examples of the element functions.
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ def chunks(columns):
         yield [column[k * size:(k + 1) * size] for column in columns]
 
 
+@pytest.mark.consistency
 def test_fpmuladd_za_array_matches_fpmuladd_za():
     def scalar(addend, op1, op2):
         return fp_asl.FPMulAdd_ZA(addend, op1, op2, fp_asl.FP32, fp_asl.FPCR_DEFAULT)
@@ -135,6 +137,7 @@ def test_fpmuladd_za_array_matches_fpmuladd_za():
     compare_in_blocks("FPMulAdd_ZA_array", scalar, inputs)
 
 
+@pytest.mark.consistency
 def test_fpdotadd_za_array_matches_fpdotadd_za():
     # lanes() yields (addend, op1_a, op1_b, op2_a, op2_b)
     def scalar(addend, op1_a, op1_b, op2_a, op2_b):
@@ -146,6 +149,7 @@ def test_fpdotadd_za_array_matches_fpdotadd_za():
     compare_in_blocks("FPDotAdd_ZA_array", scalar, inputs)
 
 
+@pytest.mark.consistency
 def test_bfdotadd_array_matches_bfdotadd():
     def scalar(addend, op1_a, op1_b, op2_a, op2_b):
         return fp_asl.BFDotAdd(addend, op1_a, op1_b, op2_a, op2_b, fp_asl.FPCR_DEFAULT)
