@@ -33,8 +33,9 @@ def qbmm_page() -> str:
         "## Limits", "", _doc(qbmm_size), "",
         "## Evidence", "",
         "`tests/ascend_cube/qbmm_cases/` holds cases recorded by running Huawei's own golden for "
-        "QuantBatchMatmulV3 (hicann/ops-nn `qbmmv3_kernel_golden.py`); `tests/ascend_cube/test_qbmm_goldens.py` "
-        "runs each one the kernel takes (int8 inputs bit-exact, fp8 / hifloat8 within the golden's own "
-        "isclose_compare) and checks that the others are refused with the reason.",
+        "QuantBatchMatmulV3 (hicann/ops-nn `qbmmv3_kernel_golden.py`); "
+        "`tests/ascend_cube/kernels/test_qbmm_goldens.py` runs each one the kernel takes (int8 inputs bit-exact, "
+        "fp8 / hifloat8 within the golden's own isclose_compare) and checks that the others are refused with the "
+        "reason.",
     ]
     return "\n".join(sections).rstrip("\n") + "\n"

@@ -1,7 +1,7 @@
 """Every Fixpipe quant mode the public goldens cover, against those goldens.
 
-goldens/*.json were recorded by running Huawei's golden scripts (ASC fixpipe_l0c2gm and
-data_copy_l0c2gm, PTO a2a3 tmov and a5 tstore_acc2gm; see goldens/README.md). Each group is a
+tests/ascend_cube/goldens/*.json were recorded by running Huawei's golden scripts (ASC fixpipe_l0c2gm and
+data_copy_l0c2gm, PTO a2a3 tmov and a5 tstore_acc2gm; see its README.md). Each group is a
 list of L0C element bits with their quant word(s), ReLU, and the golden's output bits.
 
 Where the golden's arithmetic is exact for the element (integer-valued data, or the golden's
@@ -20,7 +20,7 @@ import pytest
 from isasim.ascend_cube.numerics import fixpipe_math
 from isasim.ascend_cube.options import resolve_options
 
-GOLDENS = Path(__file__).parent / "goldens"
+GOLDENS = Path(__file__).parents[1] / "goldens"
 
 FILES = ["asc_data_copy_l0c2gm_s%d.json" % i for i in range(1, 7)] + [
     "asc_fixpipe_l0c2gm_s4.json", "asc_fixpipe_l0c2gm_s5.json",

@@ -1,7 +1,10 @@
 """``isasim qbmm`` from the command line: a run writes C and says PASS against the golden; --trace records a
 run ``isasim replay`` accepts; --step opens one block in the stepper; --blocks lists them.  Every bad
 case file, shape, type, combination, tiling or output path is one line on stderr with exit 2, and nothing
-is written (an existing output is never replaced without --force)."""
+is written (an existing output is never replaced without --force).
+
+test_qbmm_trace_replays is marked ``consistency`` (isasim's replay of isasim's trace); the run's C is checked
+against Huawei's golden (test_qbmm_run_writes_c_and_passes_against_the_golden, test_qbmm_goldens.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import pytest
 
 from isasim.cli import main
 
-CASES = Path(__file__).parent / "qbmm_cases"
+CASES = Path(__file__).parents[1] / "qbmm_cases"
 SMALL = "i8_bf16_pcu64_biasi32_m257n15k300"  # two blocks, bias, per-channel words
 
 
@@ -63,6 +66,7 @@ def test_qbmm_a_wrong_expectation_fails_with_exit_1(tmp_path, capsys):
     assert "FAIL" in capsys.readouterr().out
 
 
+@pytest.mark.consistency
 def test_qbmm_trace_replays(tmp_path, capsys):
     case = _copy(tmp_path)
     trace = tmp_path / "run.trace.json"

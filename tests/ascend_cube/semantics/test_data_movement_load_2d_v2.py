@@ -6,6 +6,9 @@ The expectations come from the fractal layout formulas, never from isasim: Nz (M
 fractal (kStartPosition*srcStride + mStartPosition), the units (16 rows along M, 32 B along K, 512 B strides)
 and the transpose rules (b8: mStep even, b32: kStep even); the QBMM kernel (ops-nn
 block_mmad_a8w8_fixpipe_quant.h, CopyInL0A / CopyInL0B) gives the parameters that load A^T / B as A / B^T.
+
+Two tests are marked ``consistency``: the printer against isasim's own parser, and explain's worked example
+against the machine (that it catches a machine that moves wrong); the layout tests above are their evidence.
 """
 
 from __future__ import annotations
@@ -235,6 +238,7 @@ def test_a_v2_load_on_910b_is_refused_in_one_line_and_runs_on_950(tmp_path, caps
     assert "has no such" not in capsys.readouterr().err
 
 
+@pytest.mark.consistency
 def test_the_printer_writes_a_line_the_parser_reads_back():
     machine = Machine("ascend_cube", {"chip": "950"})
     ins = machine.assemble(_v2("L0B", 512, "float16", 1, 2, 3, 4, 5, 6, True)).instructions[0]
@@ -243,6 +247,7 @@ def test_the_printer_writes_a_line_the_parser_reads_back():
     assert again.form.id == ins.form.id and again.operands == ins.operands
 
 
+@pytest.mark.consistency
 def test_a_machine_that_moves_wrong_is_caught_by_the_explain_check(monkeypatch):
     from isasim.ascend_cube import context
     from isasim.ascend_cube.explain import EXAMPLES, EXPLAINER

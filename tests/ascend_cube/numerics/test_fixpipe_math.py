@@ -7,6 +7,10 @@ from numpy / ml_dtypes / en_dtypes in the documented order (facts/ascend.md 3.1)
 
 The reference decodes the word itself (M1 as float32 bits & 0xFFFFE000, offset as a 9-bit two's
 complement), so nothing of the module under test is used to build the expectation.
+
+test_element_steps_end_in_the_bits_quantize_writes is marked ``consistency``: element_steps (what the stepper
+shows of one element) against quantize; quantize's evidence is the reference tests here and the goldens
+(test_fixpipe_math_goldens.py).
 """
 
 import zlib
@@ -289,6 +293,7 @@ def test_relu_zero_sign(setting, want):
     assert out == 0 if setting == "positive_zero" else np.isnan(np.array(out, np.uint16).view(np.float16))
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("chip,mode", [(c, m) for c, modes in (("910B", MODES_910B), ("950", MODES_950))
                                        for m in sorted(modes)])
 def test_element_steps_end_in_the_bits_quantize_writes(chip, mode):

@@ -1,5 +1,8 @@
 """What ``isasim step`` and ``run`` show of the Ascend cube: the values shown follow from the machine state
-(L0C as the ND matrix equals what Fixpipe wrote to GM; the quant word's fields are the ones packed)."""
+(L0C as the ND matrix equals what Fixpipe wrote to GM; the quant word's fields are the ones packed).
+
+The L0C test is marked ``consistency`` (a view against the run's own GM); the evidence that the GEMM's C is
+right is numpy's product (test_example.py, test_gemm.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from isasim.ascend_cube.numerics.quant_word import pack_scale
 
 import pytest
 
-TRACE = Path(__file__).resolve().parents[2] / "examples" / "ascend_cube" / "int8_gemm.trace.json"
+TRACE = Path(__file__).resolve().parents[3] / "examples" / "ascend_cube" / "int8_gemm.trace.json"
 
 
 @pytest.fixture(autouse=True)
@@ -28,6 +31,7 @@ def _step(capsys, commands: str, *extra) -> str:
     return captured.out
 
 
+@pytest.mark.consistency
 def test_l0c_as_the_nd_matrix_is_what_fixpipe_writes(capsys):
     import json
 

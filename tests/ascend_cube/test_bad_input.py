@@ -1,11 +1,16 @@
 """Property tests for the Ascend cube's bad input: random program text and traces give a result or a
 documented one-line error (the IsasimError family), never a crash; every program that parses prints
-back to itself."""
+back to itself.
+
+The parser test is marked ``consistency``: what it compares is isasim's printer with its own parser.  The
+evidence for the syntax is the Ascend C API's parameter names (forms/), and for the values a valid
+trace computes, the hand-worked C of test_the_valid_trace_replays."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from trace_mutations import json_values, only_documented_errors, paths, replaced
@@ -24,6 +29,7 @@ program_text = st.one_of(st.text(max_size=200), st.lists(st.sampled_from(WORDS),
                          st.lists(st.sampled_from(WORDS), max_size=40).map(" ".join))
 
 
+@pytest.mark.consistency
 @SETTINGS
 @given(program_text)
 def test_the_parser_accepts_or_reports_one_line(text):

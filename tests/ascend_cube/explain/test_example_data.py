@@ -1,7 +1,10 @@
 """``isasim explain`` on Ascend instructions whose parameters reach past their buffers, or far across GM:
 it faults as ``isasim run`` faults (the same fault from the same check, raised before any example data is
 built), and builds no more data than the instruction reads, so a large legal instruction is explained in
-about the time a small one is."""
+about the time a small one is.
+
+The fault test is marked ``consistency`` (explain against isasim's own run); the evidence for the faults and
+their rules is the documented limits test_faults.py checks."""
 
 from __future__ import annotations
 
@@ -48,6 +51,7 @@ def _explained_fault(line: str, chip: str) -> list[str]:
     return [str(getattr(cell, "text", cell)) for cell in tables[0].rows[0]]
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize(("line", "chip"), [(line, chip) for line in FAULTING for chip in ("910B", "950")
                                             if not ("mStartPosition" in line and chip == "910B")])  # V2: the 950's
 def test_explain_faults_as_run_does_before_building_any_data(line, chip, monkeypatch):

@@ -1,4 +1,4 @@
-"""NZ -> ND against OPSNN's golden converter (matmul_golden_util.nz_to_nd), recorded in goldens/."""
+"""NZ -> ND against OPSNN's golden converter (matmul_golden_util.nz_to_nd), recorded in tests/ascend_cube/goldens/."""
 
 import json
 from pathlib import Path
@@ -8,7 +8,7 @@ import pytest
 
 from isasim.ascend_cube.numerics import layouts
 
-GOLDENS = Path(__file__).parent / "goldens"
+GOLDENS = Path(__file__).parents[1] / "goldens"
 CASES = json.loads((GOLDENS / "opsnn_nz_to_nd.json").read_text())["cases"]
 
 

@@ -1,5 +1,8 @@
 """examples/ascend_cube: the int8 GEMM's expected C is numpy's INT64 product of the init's A and B (worked
-out here, not taken from the trace), the trace replays, and the program, init and trace agree."""
+out here, not taken from the trace), the trace replays, and the program, init and trace agree.
+
+The replay test is marked ``consistency`` (today's isasim against the trace an earlier isasim recorded); its
+evidence is test_the_expected_c_is_numpys_product_of_the_inputs: the trace's C is numpy's product."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from isasim import cli
 
@@ -27,6 +31,7 @@ def test_the_expected_c_is_numpys_product_of_the_inputs():
     assert (c == a @ b).all()
 
 
+@pytest.mark.consistency
 def test_the_trace_replays_and_runs_pass(capsys):
     assert cli.main(["replay", str(EXAMPLES / "int8_gemm.trace.json"), "--no-color"]) == 0
     assert cli.main(["run", str(EXAMPLES / "int8_gemm.trace.json"), "--no-color"]) == 0

@@ -1,5 +1,11 @@
 """``isasim explain`` for the Ascend cube: every form's worked example ends in checks that agree with the
-machine, on both chips and several seeds, and a machine that computes or moves the wrong thing is caught."""
+machine, on both chips and several seeds, and a machine that computes or moves the wrong thing is caught.
+
+Those tests are marked ``consistency``: explain's worked example (explain/worked.py, fixpipe_check.py) against
+isasim's own machine.  The evidence that the machine is right is outside isasim: the numerics tests against
+numpy, ml_dtypes and en_dtypes and the Huawei goldens (numerics/, kernels/test_qbmm_goldens.py), the Ascend C
+guide's layout formulas (numerics/test_layouts.py, semantics/test_data_movement_load_2d_v2.py) and numpy's
+matrix products (test_gemm.py)."""
 
 from __future__ import annotations
 
@@ -45,6 +51,7 @@ def _checks(text: str, chip: str = "910B", seed: int = 1, options: dict | None =
     return checks
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("form_id", sorted(EXAMPLES))
 def test_every_forms_example_checks_equal(form_id, seed):
@@ -52,6 +59,7 @@ def test_every_forms_example_checks_equal(form_id, seed):
         assert check.equal, (form_id, check)
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("text", MMADS + FIXPIPES)
 @pytest.mark.parametrize("chip", ["910B", "950"])
 def test_mmad_and_fixpipe_examples_check_equal_on_both_chips(text, chip):
@@ -59,6 +67,7 @@ def test_mmad_and_fixpipe_examples_check_equal_on_both_chips(text, chip):
         assert check.equal, check
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("text", FIXPIPES_950 + [
     "Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=float8_e4m3fn, bType=float8_e5m2, m=16, n=16, k=64)",
     "Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=hifloat8, bType=hifloat8, m=16, n=16, k=32)"])
@@ -67,6 +76,7 @@ def test_950_extras_check_equal(text):
         assert check.equal, check
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("options", [{"mmad_float_accumulation": "fp32_per_k_step"},
                                      {"mmad_float_accumulation": "exact_single_rounding"}])
 def test_the_float_accumulation_option_is_what_the_example_works_out(options):
@@ -74,12 +84,14 @@ def test_the_float_accumulation_option_is_what_the_example_works_out(options):
         assert check.equal, check
 
 
+@pytest.mark.consistency
 def test_a_machine_that_adds_wrong_is_caught(monkeypatch):
     real = mmad_math.mmad
     monkeypatch.setattr(mmad_math, "mmad", lambda *a, **k: (np.asarray(real(*a, **k)) + 1).astype(np.uint32))
     assert not all(c.equal for c in _checks(EXAMPLES["Mmad"]))
 
 
+@pytest.mark.consistency
 def test_a_machine_that_moves_wrong_is_caught(monkeypatch):
     from isasim.ascend_cube import context
 
@@ -114,6 +126,7 @@ def _fixpipe_cases():
                     yield mode, src, out, chip
 
 
+@pytest.mark.consistency
 @pytest.mark.parametrize("mode, src, out, chip", list(_fixpipe_cases()), ids=lambda v: str(v))
 @pytest.mark.parametrize("options", [{}, {"int8_rounding": "ties_away", "fixpipe_multiply": "exact",
                                           "fixpipe_float_overflow": "inf_nan", "relu_zero_sign": "product_sign"}],

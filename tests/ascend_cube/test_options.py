@@ -1,7 +1,7 @@
 """The named options: every open behaviour of facts/ascend.md 3 and 9 is one, each default among
 its choices with a source, and bad names or values are refused in one line naming the choices.
-(Each setting's effect is tested where the option acts: test_ascend_numerics_mmad.py and
-test_ascend_numerics_fixpipe.py.)"""
+(Each setting's effect is tested where the option acts: numerics/test_mmad_math.py and
+numerics/test_fixpipe_math.py.)"""
 
 import pytest
 

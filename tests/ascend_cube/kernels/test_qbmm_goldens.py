@@ -1,6 +1,6 @@
 """The QBMM Cube kernel against Huawei's own golden for QuantBatchMatmulV3.
 
-qbmm_cases/ holds 91 cases recorded by running hicann/ops-nn's qbmmv3_kernel_golden.py (see
+tests/ascend_cube/qbmm_cases/ holds 91 cases recorded by running hicann/ops-nn's qbmmv3_kernel_golden.py (see
 qbmm_cases/README.md): every input, the golden's C, and its acceptance rule.  Each case the kernel
 takes is built, simulated and compared:
 
@@ -28,7 +28,7 @@ import pytest
 from isasim.ascend_cube.kernels import qbmm
 from isasim.ascend_cube.kernels.qbmm_run import compare, run
 
-CASES = Path(__file__).parent / "qbmm_cases"
+CASES = Path(__file__).parents[1] / "qbmm_cases"
 INDEX = json.loads((CASES / "index.json").read_text())["cases"]
 
 # case -> the words its refusal must contain (why the operator runs it on another kernel)

@@ -20,7 +20,7 @@ from isasim.ascend_cube.kernels import qbmm
 from isasim.ascend_cube.kernels.qbmm_run import compare, run
 from isasim.ascend_cube.kernels.qbmm_scheduler import TailSplit, core_tiles
 
-CASES = Path(__file__).parent / "qbmm_cases"
+CASES = Path(__file__).parents[1] / "qbmm_cases"
 
 TILINGS = {
     "two buffers, A windows over B windows": {"baseM": 32, "baseN": 32, "baseK": 32, "kAL1": 128, "kBL1": 64,

@@ -1,6 +1,6 @@
 """The quant-word packing and decoding against Huawei's own golden scripts.
 
-Vectors in goldens/ were recorded by running the scripts named in goldens/README.md
+Vectors in tests/ascend_cube/goldens/ were recorded by running the scripts named in its README.md
 (OPSNN TransQuantParamV2 executor, OPP npu_trans_quant_param test, OPSNN matmul_quant_util);
 nothing here computes an expectation. The packing is exact bit arithmetic in those scripts,
 so every comparison is bit-exact.
@@ -13,7 +13,7 @@ import numpy as np
 
 from isasim.ascend_cube.numerics import quant_word
 
-GOLDENS = Path(__file__).parent / "goldens"
+GOLDENS = Path(__file__).parents[1] / "goldens"
 
 
 def _load(name):
