@@ -26,10 +26,13 @@ operand), isasim refuses with an :class:`AssemblyError`: a warning the user
 may not see is how silently wrong code is made.
 
 Branches start short and grow to rel32 until the layout is a fixed point, as
-GNU as relaxes them.  Assembly produces bytes, and the program is the decoding
-of those bytes, so the simulator runs exactly what the silicon backend would run.
-What a line reads as, and what a statement that names no symbol assembles and decodes
-to, is kept across assemblies (bounded): kernels and fuzzers repeat them.
+GNU as relaxes them.  The encoders give each statement its bytes (GNU as's, which
+the silicon backend runs) together with its instruction: the form they chose and
+the operands as those bytes say them, which is what the decoder reads from them
+(the tests hold the program equal to the decoding of its bytes).  Only the bytes
+of ``.byte`` directives are decoded.  What a line reads as, what a statement that
+names no symbol assembles to, and a whole program's instructions are kept across
+assemblies (bounded): kernels, fuzzers and tests repeat them.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ from ..core.errors import AssemblyError, DecodeError, IsasimError
 from ..core.program import Instruction, Program
 from .encoding import scalar as scalar_encoding, vector as vector_encoding
 from .forms import amx, scalar, vector
-from .decoder import decode_assembled, decode_one
+from .decoder import decode_one
+from .instructions import instruction_text, placed
 from .operands import GPR_VIEWS, TILE_REGISTERS, Imm, Mem, Reg, Target, vector_register
 
 _SIZE_WORDS = {"byte": 1, "word": 2, "dword": 4, "qword": 8, "xmmword": 16, "ymmword": 32, "zmmword": 64}
@@ -329,18 +333,6 @@ def evaluate_tokens(tokens: list[_Token], symbols: dict[str, int], text: str) ->
     return values[0]
 
 
-class ExpressionParser:
-    """GNU as's integer expressions: its number syntax, operators, ranks and 64-bit arithmetic."""
-
-    def __init__(self, text: str, symbols: dict[str, int]):
-        self.text = text
-        self.symbols = symbols
-        self.tokens = tokenize_expression(text)
-
-    def parse(self) -> int:
-        return evaluate_tokens(self.tokens, self.symbols, self.text)
-
-
 class _BoundedMemo(collections.OrderedDict):
     """A dict that forgets its oldest entry beyond its limit, so a long fuzzing run cannot grow it forever.
 
@@ -374,26 +366,36 @@ class Statement:
     labels: list[str]
     mnemonic: str | None = None  # an instruction, or a directive starting with "."
     operand_text: str = ""
-    operands: tuple = ()
+    operands: tuple = ()  # as written (a branch's: its label or address)
     encoding: bytes = b""
     long_branch: bool = False
     branch: bool = False  # a jmp/jcc whose size relaxation decides
     long_size: int = 0  # a branch's size in its rel32 form
     size: int = 0  # bytes in the current layout
     address: int = 0  # where the final layout puts it
-    prepared: "_Prepared | None" = None  # this statement's entry in _STATEMENT_MEMO, if it may have one
+    prepared: "_Prepared | None" = None  # the instruction it assembles to, but for its address
 
 
 class _Prepared:
-    """What a statement that refers to no symbol and is no branch prepares to, whatever program it is in:
-    its operands, its bytes, and once decoded (if that does not depend on its address) its instruction."""
+    """What an instruction statement assembles to wherever it is: the form the encoder chose, the operands as
+    its bytes say them (canonical: what the decoder reads back), the bytes and the text objdump prints."""
 
-    __slots__ = ("operands", "encoding", "instruction")
+    __slots__ = ("form", "operands", "encoding", "text", "extra", "rip_relative")
 
-    def __init__(self, operands: tuple, encoding: bytes):
+    def __init__(self, form, operands: tuple, encoding: bytes, prefixes: tuple[str, ...] = ()):
+        self.form = form
         self.operands = operands
         self.encoding = encoding
-        self.instruction: tuple | None = None  # (form, operands, text, invalid, extra) of the decoding
+        self.text = instruction_text(form, operands, prefixes)
+        self.extra = {"prefixes": prefixes} if prefixes else {}
+        # a [rip+disp] operand names an address that depends on where the instruction is placed
+        self.rip_relative = any(isinstance(o, Mem) and o.base == "rip" for o in operands)
+
+    def instruction(self, address: int, line: int) -> Instruction:
+        operands = self.operands
+        if self.rip_relative:
+            operands = placed(operands, address + len(self.encoding))
+        return Instruction(self.form, operands, address, self.encoding, self.text, line, 0, None, dict(self.extra))
 
 
 _STATEMENT_MEMO = _BoundedMemo(_MEMO_LIMIT)  # (mnemonic, operand text) -> _Prepared
@@ -573,7 +575,6 @@ class Assembler:
         self.constants: dict[str, int] = {}
         self.labels: dict[str, int] = {}
         self.label_names: set[str] = set()
-        self.encodings: dict[tuple, bytes] = {}
         # Set when parsing an operand consults self.constants or self.label_names: the statement's
         # result then depends on the program around it and must not go into _STATEMENT_MEMO.
         self.uses_symbols = False
@@ -738,8 +739,9 @@ class Assembler:
             return bytes(v & 0xFF for v in values)
         raise AssemblyError(f"unknown or unsupported directive '{name}'")
 
-    def encode(self, st: Statement, address: int) -> bytes:
-        """Encode a statement that is not a relaxed branch (its bytes do not depend on the layout)."""
+    def encode(self, st: Statement, address: int) -> tuple:
+        """(form, canonical operands, bytes) of a statement that is not a relaxed branch (its bytes do not
+        depend on the layout)."""
         mnemonic = st.mnemonic
         operands = st.operands
         forms = amx.FORMS.of_mnemonic(mnemonic)
@@ -752,13 +754,11 @@ class Assembler:
                     if form is forms[-1]:
                         raise
                     continue
-                return form.encode(operands)
+                return form, form.encoded_operands(operands), form.encode(operands)
         if scalar_encoding.accepts(mnemonic):
-            _form, _ops, code = scalar_encoding.encode(mnemonic, operands, address, long_branch=st.long_branch)
-            return code
+            return scalar_encoding.encode(mnemonic, operands, address, long_branch=st.long_branch)
         if mnemonic in vector.MNEMONICS:
-            _form, _ops, code = vector_encoding.encode(mnemonic, operands, address)
-            return code
+            return vector_encoding.encode(mnemonic, operands, address)
         raise AssemblyError(f"unknown mnemonic '{mnemonic}'")
 
     def _branch_target(self, st: Statement, labels: dict[str, int]) -> Target:
@@ -768,19 +768,19 @@ class Assembler:
         return Target(op.value % _MODULUS)
 
     def _prepare(self, st: Statement) -> None:
-        """Parse a statement and fix its bytes, or for a branch its two possible sizes."""
+        """Parse a statement and make its instruction, or for a branch fix its two possible sizes."""
         if st.mnemonic.startswith("."):
             st.encoding = self.directive(st)
             st.size = len(st.encoding)
             self.data_bytes = self.data_bytes or bool(st.encoding)
             return
-        # A statement's operands and bytes depend on its text alone unless an operand names a symbol
+        # A statement's instruction depends on its text alone unless an operand names a symbol
         # (a .set constant or a label) or it is a branch (whose bytes depend on the layout); such
         # statements are prepared anew every time, the others once per process.
         memo_key = (st.mnemonic, st.operand_text)
         prepared = _STATEMENT_MEMO.get(memo_key)
         if prepared is not None:
-            st.prepared, st.operands, st.encoding = prepared, prepared.operands, prepared.encoding
+            st.prepared, st.encoding = prepared, prepared.encoding
             st.size = len(st.encoding)
             return
         self.uses_symbols = False
@@ -796,13 +796,13 @@ class Assembler:
             st.long_size = len(long_code)
             st.size = 2  # every branch starts short, as GNU as starts its frags
             return
-        key = (st.mnemonic, st.operands)
-        if key not in self.encodings:  # a kernel repeats instructions; their bytes do not depend on the address
-            self.encodings[key] = self.encode(st, 0)
-        st.encoding = self.encodings[key]
-        st.size = len(st.encoding)
+        form, operands, encoding = self.encode(st, 0)
+        # objdump's prefix words before a NOP stay in its text
+        prefixes = scalar_encoding.split_prefixes(st.mnemonic)[0] if " " in st.mnemonic else ()
+        st.prepared = _Prepared(form, operands, encoding, prefixes)
+        st.encoding = encoding
+        st.size = len(encoding)
         if not self.uses_symbols and len(st.operand_text) <= _MEMO_TEXT_LIMIT:
-            st.prepared = _Prepared(st.operands, st.encoding)
             _STATEMENT_MEMO.put(memo_key, st.prepared)
 
     def _relax(self, statements: list[Statement]) -> dict[str, int]:
@@ -873,77 +873,62 @@ class Assembler:
                 except IsasimError as error:
                     raise error.located(self.source, st.line)
         self.labels = self._relax(statements)
+        label_at: dict[int, str] = {}  # a target's name: the first label at its address
+        for name, address in self.labels.items():
+            label_at.setdefault(address, name)
         for st in statements:
             if not st.branch:
                 continue
             address = st.address
             try:
-                _f, _o, code = scalar_encoding.encode(st.mnemonic, (self._branch_target(st, self.labels),), address,
-                                             long_branch=st.long_branch)
+                form, (target,), code = scalar_encoding.encode(
+                    st.mnemonic, (self._branch_target(st, self.labels),), address, long_branch=st.long_branch)
             except IsasimError as error:
                 raise error.located(self.source, st.line)
             if len(code) != st.size:  # the layout would be stale: refuse rather than emit wrong targets
                 raise AssemblyError(f"{st.mnemonic} encoded in {len(code)} bytes where the layout "
                                     f"planned {st.size}").located(self.source, st.line)
+            st.prepared = _Prepared(form, (Target(target.address, label_at.get(target.address)),), code)
             st.encoding = code
-        return self.decode(statements)
+        return self.build(statements)
 
-    def decode(self, statements: list[Statement]) -> Program:
-        """The program the assembled bytes are, decoded from the start on (as decode_one alone would: the tests
-        hold the two equal), but with
-        what each instruction statement's own bytes decode to where an instruction starts at one.
+    def build(self, statements: list[Statement]) -> Program:
+        """The program: each instruction statement's instruction as it was assembled, and the bytes of
+        ``.byte`` directives decoded.
 
-        An instruction statement assembles to exactly one instruction, and bytes that follow an
-        instruction cannot change how it decodes, so where decoding reaches the start of one, its
-        bytes read on their own (decode_assembled; from _STATEMENT_MEMO if that does not depend on
-        the address) are the instruction there.  Elsewhere (bytes from .byte, which need not be whole
-        instructions nor end where a statement does) and where decode_assembled leaves them to it,
-        decode_one reads the code from there on, so its errors still show the bytes that follow."""
+        Bytes from .byte need not be whole instructions nor end where a statement does: where there
+        are any, the code is read from the start on, each instruction statement's instruction standing
+        where an instruction starts at one (bytes that follow an instruction cannot change it) and
+        decode_one reading the code elsewhere, so its errors still show the bytes that follow.  The
+        tests hold the program equal to the decoding of its bytes."""
+        if not self.data_bytes:
+            instructions = [st.prepared.instruction(st.address, st.line) for st in statements if st.encoding]
+            return Program("x86_amx", self.base, instructions, dict(self.labels), self.source)
         code = b"".join(st.encoding for st in statements)
-        at = {st.address: st for st in statements if st.encoding and not st.mnemonic.startswith(".")}
-        starts = [(st.address, st.line) for st in statements if st.encoding] if self.data_bytes else None
+        at = {st.address: st for st in statements if st.prepared is not None}
+        starts = [(st.address, st.line) for st in statements if st.encoding]
         instructions = []
-        decoded = []  # those not from _STATEMENT_MEMO: the only ones that can name a label
+        decoded = []  # read from .byte's bytes: these may name a label
         pos, base = 0, self.base
         while pos < len(code):
             address = base + pos
             st = at.get(address)
-            ins = None
             if st is not None:
-                prepared = st.prepared
-                known = prepared.instruction if prepared is not None else None
-                if known is not None:
-                    form, operands, text, invalid, extra = known
-                    ins = Instruction(form, operands, address, st.encoding, text, st.line, 0, invalid, dict(extra))
-                    instructions.append(ins)
-                    pos += ins.size
-                    continue
-                ins = decode_assembled(st.encoding, address)
-                if ins is not None:
-                    ins.line = st.line
-                    if prepared is not None and _address_independent(ins):
-                        prepared.instruction = (ins.form, ins.operands, ins.text, ins.invalid, dict(ins.extra))
-            if ins is None:
+                ins = st.prepared.instruction(address, st.line)
+            else:
                 # the statement whose bytes this instruction starts in
-                line = st.line if st is not None else \
-                    starts[bisect.bisect_right(starts, (address, float("inf"))) - 1][1]
+                line = starts[bisect.bisect_right(starts, (address, float("inf"))) - 1][1]
                 try:
                     ins = decode_one(code, pos, address)
                 except DecodeError as error:
                     raise error.located(self.source, line)
                 ins.line = line
+                decoded.append(ins)
             instructions.append(ins)
-            decoded.append(ins)
             pos += ins.size
         program = Program("x86_amx", self.base, instructions, dict(self.labels), self.source)
         attach_labels(program, decoded)
         return program
-
-
-def _address_independent(instruction: Instruction) -> bool:
-    """Whether these bytes decode to this instruction at any address: not so for a branch (its target)
-    nor for a RIP-relative operand (the address it names)."""
-    return not any(isinstance(o, Target) or (isinstance(o, Mem) and o.base == "rip") for o in instruction.operands)
 
 
 def attach_labels(program: Program, instructions: list[Instruction] | None = None) -> None:

@@ -27,6 +27,7 @@ from ..core.program import Instruction, Program
 from .encoding import scalar as scalar_encoding, vector as vector_encoding
 from .encoding.vex import MAP_NAMES, PP_NAMES, VexFields, decode_modrm
 from .forms import amx
+from .instructions import make_instruction
 from .operands import Mem, Reg
 
 _UD_PREFIXES = {0x66: "66", 0xF2: "F2", 0xF3: "F3", 0xF0: "LOCK"}
@@ -36,11 +37,8 @@ def _undefined(form, operands, address, encoding, reason) -> Instruction:
     return Instruction(form, operands, address, encoding, "(bad)", invalid=reason)
 
 
-def decode_amx(code: bytes, pos: int, address: int, *, assembled: bool = False) -> Instruction | None:
-    """Decode an AMX instruction at code[pos:], or None if the bytes are not one.
-
-    ``assembled``: the bytes are the ones isasim's assembler just wrote, so the check that the
-    text assembles back to them is left out (see decode_assembled)."""
+def decode_amx(code: bytes, pos: int, address: int) -> Instruction | None:
+    """Decode an AMX instruction at code[pos:], or None if the bytes are not one."""
     start = pos
     prefixes = []
     while pos < len(code) and (code[pos] in _UD_PREFIXES or 0x40 <= code[pos] <= 0x4F):
@@ -121,9 +119,8 @@ def decode_amx(code: bytes, pos: int, address: int, *, assembled: bool = False) 
         problems.append(f"{form.format(operands)} names a tile twice (the three tile registers must differ)")
     if problems:
         return _undefined(form, operands, address, encoding, "; ".join(problems))
-    instruction = Instruction(form, operands, address, encoding, form.format(operands))
-    if not assembled:
-        _note_if_noncanonical(instruction, form.encode(operands))
+    instruction = make_instruction(form, operands, address, encoding)
+    _note_if_noncanonical(instruction, form.encode(operands))
     return instruction
 
 
@@ -235,17 +232,10 @@ def _note_if_noncanonical(instruction: Instruction, canonical: bytes) -> None:
     instruction.extra["noncanonical"] = f"{why}; GNU as writes {canonical.hex(' ')} for this text"
 
 
-def _decode_scalar(code: bytes, pos: int, address: int, *, assembled: bool = False) -> Instruction | None:
+def _decode_scalar(code: bytes, pos: int, address: int) -> Instruction | None:
     instruction = scalar_encoding.decode(code, pos, address)
     if instruction is None:
         return None
-    if assembled:
-        # the text assembled to these very bytes: the prefix and SIB checks below, made against the
-        # bytes themselves as the canonical ones, are all that is left to say about them
-        problem = _prefix_problem(instruction.encoding, instruction.encoding)
-        if problem is None and any(isinstance(operand, Mem) for operand in instruction.operands):
-            problem = _hidden_sib_problem(instruction.encoding)
-        return None if problem else instruction
     try:
         spelled = " ".join(instruction.extra.get("prefixes", ()) + (instruction.form.mnemonic,))
         _form, _operands, canonical = scalar_encoding.encode(spelled, instruction.operands, address)
@@ -263,9 +253,9 @@ def _decode_scalar(code: bytes, pos: int, address: int, *, assembled: bool = Fal
     return instruction
 
 
-def _decode_vector(code: bytes, pos: int, address: int, *, assembled: bool = False) -> Instruction | None:
+def _decode_vector(code: bytes, pos: int, address: int) -> Instruction | None:
     instruction = vector_encoding.decode(code, pos, address)
-    if instruction is None or assembled:
+    if instruction is None:
         return instruction
     try:
         _form, _operands, canonical = vector_encoding.encode(instruction.form.mnemonic, instruction.operands, address)
@@ -292,31 +282,6 @@ def decode_one(code: bytes, pos: int, address: int) -> Instruction:
             f"cannot decode the bytes at {address:#x} ({code[pos:pos + 15].hex(' ')}): "
             "not an AMX instruction nor one of the scalar subset isasim simulates"
         )
-    return instruction
-
-
-def decode_assembled(encoding: bytes, address: int) -> Instruction | None:
-    """The instruction that ``encoding`` is at ``address``: bytes isasim's assembler has just written
-    for one statement, as GNU as writes its text.  None where decode_one must be asked (for its
-    error message, or for a reason to refuse the bytes): bytes that are not exactly one instruction,
-    or not one isasim decodes.
-
-    This is decode_one without its check that the decoded text assembles back to the same bytes
-    (and, for AMX, without the redundant-encoding note that check gives): the assembler wrote these
-    bytes from that text.  What is left out is held true by tests/x86_amx/test_assembler_program.py,
-    which compares the assembler's programs over its corpora with decode_one's reading of their
-    bytes, rather than paid for on every assembly.
-    """
-    try:
-        instruction = decode_amx(encoding, 0, address, assembled=True)
-        if instruction is None:
-            instruction = _decode_scalar(encoding, 0, address, assembled=True)
-        if instruction is None:
-            instruction = _decode_vector(encoding, 0, address, assembled=True)
-    except DecodeError:
-        return None
-    if instruction is None or instruction.size != len(encoding):
-        return None
     return instruction
 
 

@@ -1,14 +1,16 @@
 """The program the assembler builds is the decoding of the bytes it assembled.
 
-The assembler no longer decodes the whole code run after every assembly: it decodes each
-instruction statement's own bytes, keeps what a statement prepares to (parse, form choice,
-bytes, and a decoding that does not depend on the address) across assemblies, and decodes
-the whole run only where statements need not be whole instructions (``.byte``).  What runs
-must still be exactly what the bytes say, so for every line of the assembler corpora (the
-GNU-as-checked scalar, AMX and vector lines, branch programs, kernels and examples) the
-program is compared, field by field, with ``disassemble`` of its bytes (the decoder, which the
-GNU binutils tests hold to objdump) and with the former whole-code decoding, assembled cold
-(nothing remembered) and warm (everything remembered).
+The assembler does not decode what it assembles: the encoders give each statement its bytes and
+its instruction (the form they chose, the operands as the bytes say them); only the bytes of
+``.byte`` directives are decoded.  What runs must still be exactly what the bytes say, so for every
+line of the assembler corpora (the GNU-as-checked scalar, AMX and vector lines, branch programs,
+kernels, examples and fuzzer programs) the program is compared, field by field, with
+``disassemble`` of its bytes and with the whole code decoded as one run, assembled cold (nothing
+remembered) and warm (everything remembered).
+
+These compare isasim with itself: the outside evidence is GNU as and objdump, which the encoders
+and the decoder are held to by the GNU binutils tests (test_assembler_gnu_as.py, test_amx_encoding.py,
+test_decoder_roundtrip.py and the scalar and vector tables).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from isasim.x86_amx.fuzz.amx import AmxCaseDrawer
 from isasim.x86_amx.operands import Imm
 from isasim.x86_amx.operands import GPR64
 
+pytestmark = pytest.mark.consistency
+
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "x86_amx").glob("*.s"))
 BASE = 0x1000
 
@@ -56,8 +60,8 @@ def instruction_fields(ins, line: bool = True) -> tuple:
 
 
 def decoded_as_one_run(machine: Assembler, statements) -> Program:
-    """The assembled bytes decoded as one run of code with decode_one alone: what Assembler.decode gives, the
-    slow way, each instruction's line the statement its bytes start in."""
+    """The assembled bytes decoded as one run of code with decode_one alone: what Assembler.build must give,
+    each instruction's line the statement its bytes start in."""
     code = b"".join(st.encoding for st in statements)
     starts = [(st.address, st.line) for st in statements if st.encoding]
     instructions = []
@@ -74,10 +78,10 @@ def decoded_as_one_run(machine: Assembler, statements) -> Program:
 
 
 def whole_code_program(text: str) -> Program:
-    """The program as the assembler used to build it: its whole code decoded as one run of bytes."""
+    """The program as the decoder reads the assembled code: its whole code decoded as one run of bytes."""
     forget()
     machine = Assembler(text, "<test>", BASE)
-    machine.decode = lambda statements: decoded_as_one_run(machine, statements)
+    machine.build = lambda statements: decoded_as_one_run(machine, statements)
     program = machine.assemble()
     forget()
     return program

@@ -36,6 +36,7 @@ import iced_x86
 
 from ...core.errors import AssemblyError
 from ...core.program import Instruction
+from ..instructions import make_instruction
 from ..forms.scalar import CANDIDATES, CODE_FORMS, ROWS, Row, ScalarForm
 from ..operands import GPR64, GPR_VIEWS, Imm, Mem, Reg, Target, operand_text, signed, width
 from .iced import (ACC_KINDS, BRANCH_KINDS, FIXED_REG_KINDS, IMM_FIELD_BITS, IMM_KINDS, IMPLIED_ONE, MASK64,
@@ -333,7 +334,8 @@ def _decode_memory(instr: "iced_x86.Instruction", form: ScalarForm, bits: int) -
     if base is None and instr.memory_displ_size != 8:
         return None  # 32-bit addressing
     disp = signed(instr.memory_displacement, 64)
-    disp_size = 4 if base is None else instr.memory_displ_size  # iced says 8 for a no-base disp32
+    # the bytes the displacement takes: iced says 8 for a disp32 (64-bit addressing sign-extends it)
+    disp_size = 4 if instr.memory_displ_size == 8 else instr.memory_displ_size
     if form.mnemonic == "lea":
         return Mem(base, index, instr.memory_index_scale, disp, None, show_size=False, disp_size=disp_size)
     return Mem(base, index, instr.memory_index_scale, disp, bits // 8, disp_size=disp_size)
@@ -359,9 +361,7 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
         return None
     row = ROWS[instr.code]
     if instr.code == iced_x86.Code.NOPW:
-        operands = (Reg("ax"), Reg("ax"))
-        return Instruction(form=form, operands=operands, address=address, encoding=window[: instr.len],
-                           text=form.format(operands))
+        return make_instruction(form, (Reg("ax"), Reg("ax")), address, window[: instr.len])
     operands = []
     for i in range(instr.op_count):
         kind = instr.op_kind(i)
@@ -389,11 +389,7 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
         # 87 /r with the accumulator: objdump prints "xchg eax,ecx", whose text GNU as writes as 91,
         # which objdump prints "xchg ecx,eax".  The text cannot name these bytes; leave them undecoded.
         return None
-    decoded = Instruction(form=form, operands=operands, address=address, encoding=window[: instr.len],
-                          text=" ".join(prefixes + (form.format(operands),)))
-    if prefixes:
-        decoded.extra["prefixes"] = prefixes
-    return decoded
+    return make_instruction(form, operands, address, window[: instr.len], prefixes)
 
 
 _PREFIXABLE_NOPS = {iced_x86.Code.NOP_RM16, iced_x86.Code.NOP_RM32, iced_x86.Code.NOP_RM64}

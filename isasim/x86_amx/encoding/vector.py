@@ -12,6 +12,7 @@ from __future__ import annotations
 import iced_x86
 
 from ...core.program import Instruction
+from ..instructions import make_instruction
 from ..forms.vector import CODE_FORMS, FORMS, ROWS, Row, vl
 from ..operands import GPR64, GPR_VIEWS, Mem, Reg, vector_register
 from .iced import GPR_KINDS, MASK64, VECTOR_KINDS, VECTOR_OR_MEM, check_memory, encode_with, fail, iced_memory, rip_relative
@@ -151,10 +152,10 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
                 return None
             disp = instr.memory_displacement
             disp = disp - (1 << 64) if disp >> 63 else disp
-            disp_size = 4 if base is None else instr.memory_displ_size
+            # the bytes the displacement takes: iced says 8 for a disp32 (64-bit addressing sign-extends it)
+            disp_size = 4 if instr.memory_displ_size == 8 else instr.memory_displ_size
             operands.append(Mem(base, index, instr.memory_index_scale, disp, row.memory_bytes, disp_size=disp_size))
         else:
             return None
     operands = tuple(operands)
-    return Instruction(form=form, operands=operands, address=address, encoding=window[:instr.len],
-                       text=form.format(operands))
+    return make_instruction(form, operands, address, window[:instr.len])

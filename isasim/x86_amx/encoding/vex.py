@@ -147,6 +147,25 @@ def encode_memory(mem: Mem, reg_field: int, *, require_sib: bool = False) -> tup
     return out, x, b
 
 
+def encoded_memory(mem: Mem, *, require_sib: bool = False) -> Mem:
+    """``mem`` as the bytes encode_memory writes for it read back (decode_modrm's operand): with the
+    displacement size those bytes carry, no operand size (AMX text shows none), and ``riz`` only where the
+    SIB byte has no index and objdump shows it.  The assembler builds AMX instructions from this, so they
+    name what their bytes say without decoding them (tests hold the two readings equal)."""
+    base = GPR64.index(mem.base) if mem.base else None
+    index = mem.index if mem.index != "riz" else None
+    need_sib = require_sib or mem.index is not None or base is None or (base & 7) == 4
+    if base is None:
+        disp_size = 4
+    elif mem.disp == 0 and (base & 7) != 0b101:
+        disp_size = 0
+    else:
+        disp_size = 1 if -128 <= mem.disp <= 127 else 4
+    if need_sib and index is None and not ((base is None or (base & 7) == 4) and mem.scale == 1):
+        index = "riz"  # decode_modrm's rule: a SIB without index shows as riz unless an address needs it
+    return Mem(base=mem.base, index=index, scale=mem.scale, disp=mem.disp, show_size=False, disp_size=disp_size)
+
+
 @dataclass(slots=True)
 class DecodedModRM:
     mod: int

@@ -17,7 +17,7 @@ from typing import Callable
 from ...core.errors import AssemblyError
 from ...core.program import FormTable, syntax_id
 from ..context import X86Context
-from ..encoding.vex import VexOpcode, encode_memory, vex3
+from ..encoding.vex import VexOpcode, encode_memory, encoded_memory, vex3
 from ..faults import GENERAL_PROTECTION, INVALID_OPCODE, PAGE_FAULT
 from ..operands import Mem, Reg, tile_number
 from ..semantics import amx as semantics
@@ -117,6 +117,12 @@ class AmxForm:
             rm = op.modrm.rm or 0
             modrm_bytes = bytes([0xC0 | (reg_field << 3) | rm])
         return vex3(R, X, B, op.map, op.W, vvvv, op.L, op.pp) + bytes([op.opcode]) + modrm_bytes
+
+    def encoded_operands(self, operands: tuple) -> tuple:
+        """The operands the decoder reads from ``encode(operands)``'s bytes (the memory operand as its ModRM,
+        SIB and displacement say it): what an assembled instruction holds."""
+        return tuple(encoded_memory(operand, require_sib=kind == "sibmem") if kind != "tmm" else operand
+                     for kind, operand in zip(self.operand_kinds, operands))
 
     def format(self, operands: tuple) -> str:
         """Canonical text, as ``objdump -M intel`` prints it."""
