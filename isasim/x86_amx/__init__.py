@@ -13,11 +13,10 @@ from .forms import scalar as scalar_forms
 from .assembler import assemble
 from .context import X86Context
 from .faults import UD, fault_kind
-from .config import CPU_MODELS, configure, cpu_model
+from .config import CODE_BASE, CPU_MODELS, configure, cpu_model
 from .decoder import disassemble
 from .state import STATUS_FLAGS, X86AmxState, observed_arrays
 
-CODE_BASE = 0x400000
 TILE_NAMES = tuple(f"tmm{t}" for t in range(8))
 VECTOR_NAMES = tuple(f"zmm{n}" for n in range(32))
 TILE_ELEMENT_TYPES = ("int32", "int8", "uint8", "int16", "uint16", "uint32", "bf16", "fp16", "fp32")

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from ..core.errors import ConfigError
 from ..core.trace import brief
 
+CODE_BASE = 0x400000  # where assembled code is placed unless told otherwise, and a linked function moved
+
 
 @dataclass(frozen=True)
 class CpuModel:

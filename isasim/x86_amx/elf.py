@@ -33,8 +33,8 @@ from ..core.elf_file import EM_X86_64, ElfFile, Section, Symbol, demangle, read_
 from ..core.errors import IsasimError
 from ..core.program import Program
 from ..core.trace import Init, RegionView
+from .config import CODE_BASE
 
-CODE_BASE = 0x400000  # isasim's x86 code base (isasim.x86_amx.CODE_BASE)
 STACK_SIZE = 1 << 16  # 64 KiB: a kernel's frame is small, and a recorded trace holds all of it
 STACK_TOP = 0x7FFF0000  # the stack is [STACK_TOP - STACK_SIZE, STACK_TOP)
 RETURN_SENTINEL = 0xDEADBEEFDEADBEEF  # the return address the CALL would have pushed

@@ -16,8 +16,9 @@ from ...core import numerics
 from ...core.errors import IsasimError
 from ...core.explain import ExplainError, Figure, instruction_figure, run_example
 from ...core.program import Instruction
-from .. import CODE_BASE, ISA
-from ..config import CPU_MODELS, DEFAULT_CPU
+from ..assembler import assemble
+from ..config import CODE_BASE, CPU_MODELS, DEFAULT_CPU
+from ..decoder import disassemble
 from ..forms import scalar
 from ..operands import Mem
 from ..state import BYTES_PER_ROW, MAX_ROWS
@@ -35,10 +36,10 @@ def parse_instruction(instruction: str | None, code: bytes | None) -> Instructio
     """Exactly one instruction, from text (assembled) or bytes (decoded), placed at CODE_BASE."""
     try:
         if code is not None:
-            program = ISA.disassemble(code, base=CODE_BASE)
+            program = disassemble(code, CODE_BASE)
             what = f"the bytes {code.hex(' ')}"
         else:
-            program = ISA.assemble(instruction, source="explain", base=CODE_BASE)
+            program = assemble(instruction, "explain", CODE_BASE)
             what = f"'{instruction}'"
     except IsasimError as error:
         if error.source == "explain" and error.line == 1:

@@ -42,7 +42,7 @@ from ...core.diff import DiffReport
 from ...core.isa import get_isa
 from ...core.program import Program
 from ...core.trace import Init
-from .. import CODE_BASE
+from ..config import CODE_BASE
 from ..encoding import scalar as scalar_encoding
 from ..forms import scalar
 from ..operands import GPR64, GPR_VIEWS, Target, gpr_name
