@@ -2,7 +2,7 @@
 
 The conversions are cross-checked against ml_dtypes and numpy, which are
 independent implementations. The AMX lane arithmetic built on these is
-tested in tests/x86_amx/test_tmul_numerics.py.
+tested in tests/x86_amx/numerics/test_tmul.py.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ kernels, examples and fuzzer programs) the program is compared, field by field, 
 remembered) and warm (everything remembered).
 
 These compare isasim with itself: the outside evidence is GNU as and objdump, which the encoders
-and the decoder are held to by the GNU binutils tests (test_assembler_gnu_as.py, test_amx_encoding.py,
-test_decoder_roundtrip.py and the scalar and vector tables).
+and the decoder are held to by the GNU binutils tests (test_assembler_vs_gnu_as.py, test_decoder_roundtrip.py,
+forms/test_amx_encoding.py, forms/test_scalar.py and forms/test_vector.py).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ import random
 from pathlib import Path
 
 import pytest
-from test_amx_encoding import lines_for
-from test_assembler_gnu_as import branch_program, jump_chain
-from test_scalar import CASES as SCALAR_CASES
-from test_scalar import RANDOM_LINES
-from test_vector_moves import CASES as VECTOR_CASES
+from amx_lines import lines_for
+from branch_programs import branch_program, jump_chain
+from scalar_cases import CASES as SCALAR_CASES
+from scalar_cases import RANDOM_LINES
+from vector_cases import CASES as VECTOR_CASES
 
 from isasim.core.errors import AssemblyError, IsasimError
 from isasim.core.program import Program

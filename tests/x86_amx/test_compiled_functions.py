@@ -1,7 +1,7 @@
 """isasim run/step/record/diff FILE.o --function NAME: g++-compiled AMX kernels (examples/x86_amx/compiled)
 at -O0, -O2, -O3, with -mamx-tile -mamx-int8 -mamx-bf16 and with -march=sapphirerapids, checked against
 an INT64 numpy product (int8) or an exact float64 one (bf16: the inputs are multiples of 0.25, so every
-sum is exact in fp32, as tests/x86_amx/test_kernels.py checks the BF16 kernels).
+sum is exact in fp32, as tests/x86_amx/kernels/test_kernels.py checks the BF16 kernels).
 
 Where the compiled code holds an instruction isasim does not simulate yet, the refusal must be one line
 naming its address, bytes and mnemonic, and GNU objdump must show that mnemonic at that place in the

@@ -39,7 +39,7 @@ XSTATE_BV = slice(512, 520)  # the XSAVE header's bitmap of the components not i
 # components 2 (AVX: bits 255:128 of YMM0-15), 6 (ZMM_Hi256: bits 511:256 of ZMM0-15) and 7
 # (Hi16_ZMM: all of ZMM16-31) where CPUID.(EAX=0DH, ECX=i).EBX says (xsave_offset).  Those
 # offsets differ between vendors: Intel leaves room for MPX (6 at 1152, 7 at 1664), a Zen 4
-# packs them (6 at 896, 7 at 1408).  tests/x86_amx/test_vector_moves.py checks them on the host:
+# packs them (6 at 896, 7 at 1408).  tests/x86_amx/forms/test_vector.py checks them on the host:
 # registers seeded through the image and stored by the CPU's own instructions.
 XMM_OFFSET = 160
 XFEATURE_SSE, XFEATURE_AVX, XFEATURE_ZMM_HI256, XFEATURE_HI16_ZMM = 1, 2, 6, 7

@@ -8,6 +8,7 @@ text; semantics by examples worked by hand from the SDM's Operation sections.
 from __future__ import annotations
 
 import pytest
+from gnu_binutils import assert_round_trip, gas, needs_binutils
 
 from isasim.core.errors import AssemblyError
 from isasim.core.faults import Fault
@@ -19,11 +20,6 @@ from isasim.x86_amx.context import X86Context
 from isasim.x86_amx.config import cpu_model
 from isasim.x86_amx.decoder import decode_one
 from isasim.x86_amx.state import AF, CF, OF, PF, SF, ZF, X86AmxState
-
-try:
-    from gnu_binutils import assert_round_trip, gas, needs_binutils
-except ImportError:
-    from tests.gnu_binutils import assert_round_trip, gas, needs_binutils
 
 REGS64 = ("rax", "rcx", "rsp", "rbp", "rdi", "r8", "r12", "r13", "r15")
 CASES = [

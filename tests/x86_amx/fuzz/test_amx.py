@@ -1,7 +1,7 @@
 """The numpy AMX case drawer (fuzz_amx.AmxCaseDrawer): reproducible per seed, reaching every instruction and
 fault kind the hypothesis strategy amx_cases reaches, and every case one the simulator runs to its end or to
 an architectural fault.  (Whether the simulator's results are right is the silicon fuzz tests' question,
-tests/x86_amx/test_fuzz_silicon.py, on hosts with AMX.)"""
+tests/x86_amx/fuzz/test_fuzz_vs_silicon.py, on hosts with AMX.)"""
 
 from __future__ import annotations
 

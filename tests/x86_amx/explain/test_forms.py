@@ -1,7 +1,7 @@
 """isasim explain of x86_amx: every form explains from its definition, its encoding field by field.
 
 Every section comes from the definitions, every worked number from the machine; the
-worked elements are in test_explain_tmul.py, the tile moves in test_explain_tiles.py.
+worked elements are in test_tmul.py, the tile moves in test_tiles.py.
 """
 
 from __future__ import annotations

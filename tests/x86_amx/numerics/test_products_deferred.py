@@ -8,6 +8,10 @@ the four signednesses and two K into one accumulator, reload and store tiles bet
 the products, zero and reconfigure, use an accumulator as a source, stop a run part way
 and step on, and run long enough to wrap the 32-bit accumulators.  The first test also
 checks the plain chain against an int64 matrix product computed here from the bytes.
+
+Run against step compares isasim with itself: the outside evidence for the products is silicon (the
+golden traces, the measured values of semantics/test_amx.py, fuzz/test_fuzz_vs_silicon.py) and the
+int64 products computed here and in kernels/test_kernels.py.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from isasim.core.machine import Machine
 from isasim.x86_amx import ISA
 from isasim.x86_amx.kernels import tile_config
 from isasim.x86_amx.numerics.products import DwordDotProducts
+
+pytestmark = pytest.mark.consistency
 
 CFG, DATA, OUT = 0x1000, 0x10000, 0x80000
 FORMS = {"tdpbssd": (True, True), "tdpbsud": (True, False), "tdpbusd": (False, True), "tdpbuud": (False, False)}

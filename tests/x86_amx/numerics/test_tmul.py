@@ -13,6 +13,9 @@ Three implementations must reproduce each measured result:
 - tmul_fma32/tmul_add32 (vectorised, called with Python ints);
 - tmul_fma32_fold (arrays);
 - the scalar reference.
+
+The tests marked ``consistency`` hold the vectorised model and the fold's paths to the scalar reference
+(numerics/reference.py), isasim against itself; the silicon cases are the outside evidence.
 """
 
 from __future__ import annotations
@@ -457,6 +460,7 @@ def _fma_arrays(triples):
     return acc, a, b, expected
 
 
+@pytest.mark.consistency
 @PROPERTY
 @given(st.lists(fma_triple, min_size=1, max_size=40))
 def test_fma_vectorised_matches_reference(triples):
@@ -464,6 +468,7 @@ def test_fma_vectorised_matches_reference(triples):
     np.testing.assert_array_equal(tmul_fma32(acc, a, b), expected)
 
 
+@pytest.mark.consistency
 @PROPERTY
 @given(st.lists(fma_triple, min_size=1, max_size=40))
 def test_fma_exact_integer_path_matches_reference(triples):
@@ -471,12 +476,14 @@ def test_fma_exact_integer_path_matches_reference(triples):
     np.testing.assert_array_equal(nx._fma32_exact(acc, a, b), expected)
 
 
+@pytest.mark.consistency
 @settings(max_examples=1500, deadline=None)
 @given(fma_triple)
 def test_fma_scalar_call_matches_reference(triple):
     assert tmul_fma32(*triple) == tmul_fma32_reference(*triple)
 
 
+@pytest.mark.consistency
 @PROPERTY
 @given(st.lists(add_pair, min_size=1, max_size=40))
 def test_add_vectorised_matches_reference(pairs):
@@ -486,12 +493,14 @@ def test_add_vectorised_matches_reference(pairs):
     np.testing.assert_array_equal(nx._add32_exact(x, y), expected)
 
 
+@pytest.mark.consistency
 @settings(max_examples=1500, deadline=None)
 @given(add_pair)
 def test_add_scalar_call_matches_reference(pair):
     assert tmul_add32(*pair) == tmul_add32_reference(*pair)
 
 
+@pytest.mark.consistency
 @PROPERTY
 @given(
     st.integers(1, 6).flatmap(
@@ -521,6 +530,7 @@ def test_fold_matches_loop_and_reference(lanes):
     np.testing.assert_array_equal(looped, folded)
 
 
+@pytest.mark.consistency
 def test_fold_matches_reference_on_a_bf16_tile():
     """A 16x16 TDPBF16PS-shaped fold with broadcast operands, against the reference."""
     rng = np.random.default_rng(7)
@@ -544,6 +554,7 @@ def test_fold_matches_reference_on_a_bf16_tile():
                 assert int(lanes[i, j, lane]) == v, (i, j, lane)
 
 
+@pytest.mark.consistency
 def test_fast_path_against_reference_seeded_bulk():
     """A quick bulk check over a mix of special and ordinary patterns (deterministic)."""
     rng = np.random.default_rng(2024)
@@ -612,6 +623,7 @@ def _reference_lanes(acc, a, b):
     return np.array(out, dtype=np.uint32)
 
 
+@pytest.mark.consistency
 def test_bounded_fold_zero_sign_chains(monkeypatch):
     one, mone, pz, nz = f32(1), f32(-1), 0x00000000, 0x80000000
     decisions = []
@@ -663,6 +675,7 @@ bounded_operand = st.one_of(
 )
 
 
+@pytest.mark.consistency
 @PROPERTY
 @given(
     st.integers(1, 8).flatmap(

@@ -10,16 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from amx_fault_cases import AFTER_RELEASE, FULL, SHAPE_MISMATCHES, cfg_with
 from amxharness import BUF_ADDR, CFG_ADDR, machine, run, set_tile, tilecfg_bytes
-
-FULL = {0: (16, 64), 1: (16, 64), 2: (16, 64)}
-
-
-def cfg_with(**changes) -> bytes:
-    image = bytearray(tilecfg_bytes(FULL))
-    for offset, value in changes.items():
-        image[int(offset[1:])] = value
-    return bytes(image)
 
 
 def assert_fault(m, kind: str, index: int, rule_words: str = ""):
@@ -109,15 +101,6 @@ def test_gp_ldtilecfg_changes_nothing():
 
 # ---- tiles not configured / released -------------------------------------------------
 
-AFTER_RELEASE = [
-    ("tilezero tmm0",),
-    ("tileloadd tmm0, [rdi+rsi*1]",),
-    ("tilestored [rdi+rsi*1], tmm0",),
-    ("tdpbusd tmm0, tmm1, tmm2",),
-    ("tdpbf16ps tmm0, tmm1, tmm2",),
-]
-
-
 @pytest.mark.parametrize("line", [x[0] for x in AFTER_RELEASE])
 def test_tile_instruction_after_tilerelease_is_ud(line):
     assert_fault(run(["ldtilecfg [rcx]", "tilerelease", line], shapes=FULL, regs={"rsi": 64}), "#UD", 2,
@@ -166,14 +149,6 @@ def test_tdpbusd_with_c_and_b_colsb_6_is_ud():
 @pytest.mark.parametrize("shapes", [FULL, {0: (4, 8), 1: (4, 12), 2: (3, 8)}])
 def test_tdpbusd_valid_shapes(shapes):
     assert run(["ldtilecfg [rcx]", "tdpbusd tmm0, tmm1, tmm2"], shapes=shapes).fault is None
-
-
-SHAPE_MISMATCHES = [
-    ({0: (16, 8), 1: (16, 64), 2: (16, 12)}, "colsb"),  # C.colsb != B.colsb
-    ({0: (4, 8), 1: (4, 12), 2: (4, 8)}, "A=tmm1.colsb/4"),  # A.colsb/4 (3) != B.rows (4)
-    ({0: (4, 8), 1: (5, 12), 2: (3, 8)}, "rows"),  # C.rows 4 != A.rows 5
-    ({0: (5, 8), 1: (4, 12), 2: (3, 8)}, "rows"),  # C.rows 5 > A.rows 4
-]
 
 
 @pytest.mark.parametrize("mnemonic", ["tdpbusd", "tdpbssd", "tdpbsud", "tdpbuud", "tdpbf16ps"])

@@ -8,7 +8,11 @@ paths take, at the values where the flags turn (0, 1, the sign bit, all ones), f
 condition code; tile loads from two regions, of part-height tiles and with a stride the path
 does not take; and several accumulators of bf16 products stored one after another, which settle
 together.  exact_totals over several batches is checked against the lane-by-lane fold, bit for
-bit, as test_tmul_exact_total checks it for one.
+bit, as numerics/test_products_exact_total.py checks it for one.
+
+These compare isasim with itself: the outside evidence for the semantics the paths stand in for is
+silicon (the golden traces, fuzz/test_fuzz_vs_silicon.py) and the SDM's worked examples
+(semantics/test_amx.py, forms/test_scalar.py).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from isasim.x86_amx.numerics.products import DwordDotProducts, PairDotProducts, 
 from isasim.x86_amx.kernels import tile_config
 from isasim.x86_amx.semantics.scalar import CONDITIONS
 from isasim.x86_amx.operands import GPR64
+
+pytestmark = pytest.mark.consistency
 
 CFG, DATA, OTHER, OUT = 0x1000, 0x10000, 0x40000, 0x80000
 EDGES = (0, 1, 2, 0x7F, 0x80, 0xFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x100000000,

@@ -18,7 +18,7 @@ from isasim.core.trace import parse_trace, trace_json
 from isasim.x86_amx import ISA, kernels
 from isasim.x86_amx.oracle import host_cpu, platform_problem
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples" / "x86_amx"
 
 

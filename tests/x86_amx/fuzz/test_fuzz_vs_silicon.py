@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from amx_fault_cases import AFTER_RELEASE, FULL, SHAPE_MISMATCHES, cfg_with
 from amxharness import tilecfg_bytes
 from isasim.cli import main
 from isasim.core.diff import diff
@@ -30,9 +31,8 @@ from isasim.x86_amx.fuzz import amx as fuzz_amx, scalar as fuzz_scalar
 from isasim.x86_amx.operands import Reg
 from isasim.x86_amx.oracle import SiliconBackend, host_amx, host_cpu, platform_problem
 from isasim.x86_amx.semantics import scalar, vector
-from test_amx_faults import AFTER_RELEASE, FULL, SHAPE_MISMATCHES, cfg_with
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SEED = int(os.environ.get("ISASIM_FUZZ_SEED", "20250101"))
 
 needs_silicon = pytest.mark.needs_silicon  # tests/conftest.py
@@ -231,7 +231,7 @@ def test_amx_programs_agree_with_silicon(tmp_path):
     assert elements["tdpfp16ps"] >= 20_000 if executes_fp16 else elements["tdpfp16ps"] == 0, elements
 
 
-# Every row of the fault table (tests/x86_amx/test_amx_faults.py) as a program with its
+# Every row of the fault table (tests/x86_amx/semantics/test_amx_faults.py) as a program with its
 # initial state: (name, lines, configuration bytes, register changes, fault on Emerald Rapids).
 CFG, BUF, DST, READ_ONLY = fuzz_amx.AMX_CFG, fuzz_amx.AMX_BUF, fuzz_amx.AMX_DST, 0x20300000
 LAST_CFG = CFG + 0x1000 - 64  # a configuration in the last 64 bytes of its page

@@ -18,13 +18,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from branch_programs import branch_program, jump_chain
+from gnu_binutils import gas
 
 from isasim.core.errors import AssemblyError, IsasimError
 from isasim.x86_amx.assembler import assemble
-try:  # under pytest, tests/ is on sys.path (tests/conftest.py lives there)
-    from gnu_binutils import gas
-except ImportError:  # run by hand as a module: python -m tests.x86_amx.test_assembler_gnu_as SEED COUNT
-    from tests.gnu_binutils import gas
 
 needs_gnu_as = pytest.mark.needs_binutils("nm", "objcopy")  # tests/conftest.py
 
@@ -205,16 +203,6 @@ def test_crashing_inputs_exit_2_with_one_line_from_the_cli(tmp_path, capsys):
 
 
 # ---- issue 9, item 2: branch relaxation to a fixed point ------------------------------------------------------
-def jump_chain(count: int = 100, gap: int = 124, tail: int = 128) -> str:
-    """Jump i lands on the label just after jump i+1; the last one lands after `tail` nops (so it must be long,
-    and then, one after the other, every jump before it)."""
-    lines = []
-    for i in range(count):
-        lines += [f"jmp after{i + 1}", f"after{i}:"] + ["nop"] * (gap if i < count - 1 else tail)
-    lines.append(f"after{count}: nop")
-    return "\n".join(lines)
-
-
 def test_hundred_jump_chain_relaxes_to_all_long():
     program = assemble(jump_chain())
     jumps = [ins for ins in program.instructions if ins.text.startswith("jmp")]
@@ -399,29 +387,6 @@ def test_expressions_differential_against_gnu_as():
 
 
 # ---- differential fuzzer 2: branch sizing --------------------------------------------------------------------
-_CONDITIONS = ["jmp", "je", "jne", "jl", "jge", "ja", "jbe", "js", "jo", "jp", "jnz", "jc"]
-
-
-def branch_program(rng: random.Random, prefix: str) -> str:
-    """Labels, jumps and runs of nops (and a few longer instructions) in a random order, jumping both ways."""
-    label_count = rng.randint(1, 12)
-    labels = [f"{prefix}l{i}" for i in range(label_count)]
-    items = [f"{label}:" for label in labels]
-    for _ in range(rng.randint(1, 25)):
-        items.append(f"{rng.choice(_CONDITIONS)} {rng.choice(labels)}")
-    for _ in range(rng.randint(0, 25)):
-        roll = rng.random()
-        if roll < 0.7:  # a gap near the rel8 limits, mostly of 10-byte movs so that programs stay short
-            gap = rng.choice([1, 3, 10, 40, 60, 100, 117, 120, 123, 124, 125, 126, 127, 128, 129, 130, 250])
-            items.append("\n".join(["mov rax, 0x1122334455667788"] * (gap // 10) + ["nop"] * (gap % 10)))
-        elif roll < 0.85:
-            items.append("mov rax, 0x1122334455667788")  # 10 bytes
-        else:
-            items.append("add QWORD PTR [rbx+0x1000], 0x12345")
-    rng.shuffle(items)
-    return "\n".join(items)
-
-
 def gas_program_images(programs: list[str]) -> list[bytes]:
     """GNU as's image of each program, all assembled in one call (jumps are relative, so position is moot)."""
     source = ".intel_syntax noprefix\n"
@@ -448,6 +413,6 @@ def test_branch_sizing_differential_against_gnu_as():
     assert not mismatches, programs[mismatches[0]]
 
 
-if __name__ == "__main__":  # a longer run by hand: python -m tests.x86_amx.test_assembler_gnu_as SEED COUNT
+if __name__ == "__main__":  # a longer run by hand: PYTHONPATH=tests python tests/x86_amx/test_assembler_vs_gnu_as.py SEED COUNT
     seed, count = (int(sys.argv[1]), int(sys.argv[2])) if len(sys.argv) > 2 else (1, 20000)
     print(_report(compare(expression_lines(seed, count))))

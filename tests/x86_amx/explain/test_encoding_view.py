@@ -1,6 +1,6 @@
 """The encoding view of the vector moves (explain/encoding_view.vector_encoding) against GNU binutils.
 
-Every line of test_vector_moves' corpus (and g++'s own bytes) is assembled by GNU as; explained from
+Every line of the vector corpus, vector_cases.py (and g++'s own bytes), is assembled by GNU as; explained from
 those bytes, the view must split exactly them into its byte units, in order, and every register it says
 a field holds must be the register GNU objdump prints in that operand, with the register number the
 SDM's layout gives it (ModRM.reg with R and EVEX R', r/m with B and EVEX X, vvvv with EVEX V').  An EVEX
@@ -12,17 +12,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from gnu_binutils import gas, needs_binutils
+from vector_cases import CASES, GXX_BYTES
 
 from isasim.core.explain import ExplainOptions
 from isasim.x86_amx.explain import explain
 from isasim.x86_amx.operands import GPR_VIEWS, vector_register
-
-try:
-    from gnu_binutils import gas, needs_binutils
-    from test_vector_moves import CASES, GXX_BYTES
-except ImportError:
-    from tests.gnu_binutils import gas, needs_binutils
-    from tests.x86_amx.test_vector_moves import CASES, GXX_BYTES
 
 
 @pytest.fixture(scope="module")
