@@ -19,6 +19,7 @@ from ..core import numerics
 from ..core.errors import IsasimError
 from ..core.journal import Journal, Location
 from .operands import GPR_VIEWS, GPR64, GprView, vector_register
+from .operands.masking import OPMASK_REGISTERS as OPMASK_NAMES
 
 MAX_TILES = 8  # palette 1: max_names
 MAX_ROWS = 16  # palette 1: max_rows
@@ -84,6 +85,7 @@ RFLAGS_RESET = 0x202  # bit 1 is always 1; IF is set in a Linux user process
 GPR_LOCATIONS = tuple(Location(name) for name in GPR64)
 VECTOR_LOCATIONS = tuple(Location(f"zmm{n}") for n in range(32))
 VECTOR_REGISTER_COUNT = 32  # zmm0-31 (AVX-512 in 64-bit mode)
+OPMASK_LOCATIONS = tuple(Location(f"k{n}") for n in range(8))  # k0-7, 64 bits each (MAX_KL)
 RFLAGS_LOCATION = Location("rflags")
 PALETTE_LOCATION, START_ROW_LOCATION = Location("palette"), Location("start_row")
 COLSB_LOCATIONS = tuple(Location(f"tmm{t}", field="colsb") for t in range(MAX_TILES))
@@ -150,6 +152,7 @@ class X86AmxState:
         self.rflags = RFLAGS_RESET
         # zmm0-31 as 512-bit numbers; xmm/ymm are their low bits (registers.VECTOR_REGISTERS)
         self.vectors = [0] * VECTOR_REGISTER_COUNT
+        self.opmasks = [0] * 8  # AVX-512's k0-7 (not observed: a trace compares them through memory)
         self.tilecfg = TileConfig()
         self._tiles = np.zeros((MAX_TILES, MAX_ROWS, BYTES_PER_ROW), dtype=np.uint8)
         self._tile_views = list(self._tiles)  # made once: creating a numpy view costs as much as a small copy
@@ -192,6 +195,8 @@ class X86AmxState:
         vector = vector_register(name)
         if vector is not None:
             return self.vectors[vector.number] % (1 << vector.bits)
+        if name in OPMASK_NAMES:
+            return self.opmasks[OPMASK_NAMES.index(name)]
         view = GPR_VIEWS.get(name)
         if view is None:
             raise IsasimError(f"unknown register '{name}'")
@@ -209,6 +214,9 @@ class X86AmxState:
         if vector is not None:
             # seeding a register by name: the bits of the view, the rest zero (as a VEX write leaves them)
             self.write_vector(vector.number, value % (1 << vector.bits))
+            return
+        if name in OPMASK_NAMES:
+            self.write_opmask(OPMASK_NAMES.index(name), value)
             return
         view = GPR_VIEWS.get(name)
         if view is None:
@@ -238,6 +246,16 @@ class X86AmxState:
         old = self.vectors[number]
         self.vectors[number] = value
         self.journal.record("reg", VECTOR_LOCATIONS[number], old, value)
+
+    def read_opmask(self, number: int) -> int:
+        """k``number``'s 64 bits."""
+        return self.opmasks[number]
+
+    def write_opmask(self, number: int, value: int) -> None:
+        """k``number`` := value (64 bits; the caller has zero-extended a narrower result)."""
+        value %= 1 << 64
+        self.journal.record("reg", OPMASK_LOCATIONS[number], self.opmasks[number], value)
+        self.opmasks[number] = value
 
     def set_rflags(self, value: int) -> None:
         value = (value | 0x2) % (1 << 64)
