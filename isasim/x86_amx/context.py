@@ -29,7 +29,8 @@ class X86Context:
 
     def effective_address(self, mem: Mem, *, with_index: bool = True) -> int:
         """base + index*scale + disp, wrapped to 64 bits (without the index: base + disp); [rip+disp]: the
-        address of the next instruction + disp, which the decoder resolved (the instruction's own place)."""
+        address of the next instruction + disp, which the decoder resolved (the instruction's own place);
+        fs:/gs: add fs_base or gs_base (the state's thread pointers)."""
         if mem.base == "rip":
             return mem.rip_target & ADDRESS_MASK
         address = mem.disp
@@ -37,6 +38,8 @@ class X86Context:
             address += self.state.read_gpr(GPR_VIEWS[mem.base])
         if with_index and mem.index and mem.index != "riz":
             address += self.state.read_gpr(GPR_VIEWS[mem.index]) * mem.scale
+        if mem.segment:  # fs:/gs:: the segment's base (the thread pointer) is added, as in 64-bit mode
+            address += self.state.fs_base if mem.segment == "fs" else self.state.gs_base
         return address & ADDRESS_MASK
 
     def read_memory(self, address: int, size: int) -> bytes:

@@ -87,6 +87,7 @@ VECTOR_LOCATIONS = tuple(Location(f"zmm{n}") for n in range(32))
 VECTOR_REGISTER_COUNT = 32  # zmm0-31 (AVX-512 in 64-bit mode)
 OPMASK_LOCATIONS = tuple(Location(f"k{n}") for n in range(8))  # k0-7, 64 bits each (MAX_KL)
 RFLAGS_LOCATION = Location("rflags")
+SEGMENT_BASES = {"fs_base": Location("fs_base"), "gs_base": Location("gs_base")}  # the thread pointers
 PALETTE_LOCATION, START_ROW_LOCATION = Location("palette"), Location("start_row")
 COLSB_LOCATIONS = tuple(Location(f"tmm{t}", field="colsb") for t in range(MAX_TILES))
 ROWS_LOCATIONS = tuple(Location(f"tmm{t}", field="rows") for t in range(MAX_TILES))
@@ -167,6 +168,13 @@ class X86AmxState:
         # backend observes it, no trace holds it), so that after a kernel's closing TILERELEASE `run`
         # can still show the configuration the kernel ran with and what its tiles held.
         self.released: ReleasedTiles | None = None
+        # The thread pointers of FS- and GS-relative addresses (``mov rax, QWORD PTR fs:0x28``): the bases
+        # arch_prctl(ARCH_SET_FS) sets; a trace's init may give them as registers named fs_base and gs_base.
+        self.fs_base = 0
+        self.gs_base = 0
+        # CALLs not yet returned from (not architectural: the return addresses are on the simulated stack).
+        # A RET with none pending returns from the function isasim was asked to run: the run ends.
+        self.call_depth = 0
 
     # ---- the core's State protocol -------------------------------------------
     @property
@@ -192,6 +200,8 @@ class X86AmxState:
             return self.rip
         if name == "rflags":
             return self.rflags
+        if name in SEGMENT_BASES:
+            return getattr(self, name)
         vector = vector_register(name)
         if vector is not None:
             return self.vectors[vector.number] % (1 << vector.bits)
@@ -209,6 +219,9 @@ class X86AmxState:
             return
         if name == "rflags":
             self.set_rflags(value)
+            return
+        if name in SEGMENT_BASES:
+            self.set_segment_base(name, value)
             return
         vector = vector_register(name)
         if vector is not None:
@@ -261,6 +274,12 @@ class X86AmxState:
         value = (value | 0x2) % (1 << 64)
         self.journal.record("flags", RFLAGS_LOCATION, self.rflags, value)
         self.rflags = value
+
+    def set_segment_base(self, name: str, value: int) -> None:
+        """fs_base or gs_base := value (journalled under its name)."""
+        value %= 1 << 64
+        self.journal.record("reg", SEGMENT_BASES[name], getattr(self, name), value)
+        setattr(self, name, value)
 
     def flag(self, bit: int) -> bool:
         return bool(self.rflags & bit)

@@ -48,8 +48,13 @@ class Mem:
     disp_size: int = field(default=0, compare=False)  # bytes of displacement in the encoding, if decoded
     # [rip+disp]: the address it names, next instruction + disp, known once the instruction is placed (decoded)
     rip_target: int | None = field(default=None, compare=False)
+    # fs or gs: the address is relative to that segment's base (the thread pointer: fs_base, gs_base)
+    segment: str | None = None
 
     def address_text(self) -> str:
+        if self.segment:  # objdump: fs:0x28 (absolute), fs:[rax+0x8]
+            plain = replace(self, segment=None).address_text()
+            return f"{self.segment}:{plain[3:] if plain.startswith('ds:') else plain}"
         if not self.base and not self.index:
             return f"ds:{self.disp % (1 << 64):#x}"  # objdump's form for an absolute address
         parts = ""
