@@ -50,6 +50,7 @@ from .forms import amx, scalar, vector
 from .decoder import decode_one
 from .instructions import instruction_text, placed
 from .operands import GPR_VIEWS, TILE_REGISTERS, Imm, Mem, Reg, Target, vector_register
+from .operands.masking import OPMASK_REGISTERS, Masked
 
 _SIZE_WORDS = {"byte": 1, "word": 2, "dword": 4, "qword": 8, "xmmword": 16, "ymmword": 32, "zmmword": 64}
 # GNU as's blanks; str.strip() and \s would also take Unicode spaces, which GNU as calls junk.
@@ -562,6 +563,8 @@ _PLAIN_ADDRESS = re.compile(
     rf"\[[{_BLANKS}]*([a-z][a-z0-9]*)[{_BLANKS}]*"
     rf"(?:\+[{_BLANKS}]*([a-z][a-z0-9]*)[{_BLANKS}]*(?:\*[{_BLANKS}]*([1248])[{_BLANKS}]*)?)?"
     rf"(?:([-+])[{_BLANKS}]*(0x[0-9a-f]{{1,8}}|[1-9][0-9]{{0,9}}|0)[{_BLANKS}]*)?\]")
+_WRITE_MASK = re.compile(rf"(.*?)[{_BLANKS}]*\{{[{_BLANKS}]*(k[0-7])[{_BLANKS}]*\}}"
+                         rf"(?:[{_BLANKS}]*(\{{[{_BLANKS}]*z[{_BLANKS}]*\}}))?[{_BLANKS}]*", re.DOTALL)
 _GPR64_NAMES = frozenset(name for name, view in GPR_VIEWS.items() if view.bits == 64)
 
 
@@ -659,6 +662,13 @@ class Assembler:
         register = _PLAIN_REGISTERS.get(low)
         if register is not None:
             return register
+        if "{" in low and mnemonic in vector.MNEMONICS:  # an AVX-512 write mask: zmm0{k1}{z}
+            m = _WRITE_MASK.fullmatch(low)
+            if not m:
+                raise AssemblyError(f"'{_clip(text)}': only a write mask {{k1}}-{{k7}}, optionally {{z}}, may follow "
+                                    "an operand (embedded broadcast and rounding are not supported)")
+            inner = self.parse_operand(text[:len(m.group(1))], mnemonic)
+            return Masked(inner, m.group(2), m.group(3) is not None)
         if _PLAIN_IMMEDIATE.fullmatch(low):
             return Imm(int(low, 0))
         size = None
@@ -680,7 +690,8 @@ class Assembler:
             return Mem(disp=self.value(text[3:]), size=size)
         if size is not None:
             raise AssemblyError(f"'{_clip(text)}' after PTR must be a memory operand")
-        if low in GPR_VIEWS or low in TILE_REGISTERS or (mnemonic in vector.MNEMONICS and vector_register(low)):
+        if low in GPR_VIEWS or low in TILE_REGISTERS or (mnemonic in vector.MNEMONICS and (
+                vector_register(low) or low in OPMASK_REGISTERS)):
             return Reg(low)
         if re.fullmatch(r"(tmm|xmm|ymm|zmm|k|st|mm|cr|dr)[0-9]+|[cdefgs]s|rip|riz", low):
             raise AssemblyError(f"register '{low}' cannot be used by {mnemonic}")

@@ -31,8 +31,10 @@ class CpuModel:
 
 
 _AMX_BASE = frozenset({"AMX-TILE", "AMX-INT8", "AMX-BF16"})
-# The vector features forms/vector.py's forms need; every AMX Xeon has AVX-512 (F, BW, VL among it).
-VECTOR_FEATURES = frozenset({"SSE2", "AVX", "AVX2", "AVX512F", "AVX512BW", "AVX512VL"})
+# The vector features forms/vector.py's forms need (as iced-x86 names the SDM's CPUID bits); every AMX Xeon
+# has them: AVX-512 (F, BW, DQ, VL, VNNI, BF16), AVX-VNNI, FMA (SDM Vol. 1, Sapphire Rapids' CPUID).
+VECTOR_FEATURES = frozenset({"SSE", "SSE2", "AVX", "AVX2", "FMA", "AVX512F", "AVX512BW", "AVX512DQ", "AVX512VL",
+                             "AVX512_VNNI", "AVX512_BF16", "AVX_VNNI"})
 AMX_FEATURES = _AMX_BASE | {"AMX-FP16"}  # the CPUID features an AMX form can need
 
 CPU_MODELS = {

@@ -1,10 +1,10 @@
-"""The vector moves' encodings: GNU as's choice of bytes for a text (the shortest: VEX before EVEX, the
-two-byte VEX when it can be), and iced's reading of bytes.  Each form's rows are the iced ``Code`` values
-it names (forms/vector.py).
+"""The vector forms' encodings: GNU as's choice of bytes for a text (the shortest: legacy or VEX before EVEX,
+the two-byte VEX when it can be), and iced's reading of bytes.  Each form's rows are the iced ``Code`` values
+it names (forms/vector.py); a write mask ({k1}, {k1}{z}) is EVEX's aaa and z fields.
 
     encode(mnemonic, operands, address) -> (form, canonical operands, bytes)
-    decode(code, pos, address) -> Instruction | None   (masked, broadcast and other forms isasim does not
-                                                        model are not decoded)
+    decode(code, pos, address) -> Instruction | None   (embedded broadcast and rounding, and the forms isasim
+                                                        does not model, are not decoded)
 """
 
 from __future__ import annotations
@@ -13,69 +13,88 @@ import iced_x86
 
 from ...core.program import Instruction
 from ..instructions import make_instruction
-from ..forms.vector import CODE_FORMS, FORMS, ROWS, Row, vl
-from ..operands import GPR64, GPR_VIEWS, Mem, Reg, vector_register
-from .iced import GPR_KINDS, MASK64, VECTOR_KINDS, VECTOR_OR_MEM, check_memory, encode_with, fail, iced_memory, rip_relative
+from ..forms.vector import CODE_FORMS, FORMS, ROWS, matches, vl
+from ..operands import GPR64, GPR_VIEWS, Imm, Mem, Reg, vector_register
+from ..operands.masking import OPMASK_REGISTERS, Masked, opmask_number
+from .iced import MASK64, check_memory, encode_with, fail, iced_memory, rip_relative
 
 
 def _register_of(name: str) -> int:
     return getattr(iced_x86.Register, name.upper())
+
+
 _NAME_OF_REGISTER = {}
 for _n in range(32):
     for _prefix in ("xmm", "ymm", "zmm"):
         _NAME_OF_REGISTER[_register_of(f"{_prefix}{_n}")] = f"{_prefix}{_n}"
 for _name in GPR_VIEWS:
-    if GPR_VIEWS[_name].bits == 32:
+    if GPR_VIEWS[_name].bits in (32, 64):
         _NAME_OF_REGISTER[_register_of(_name)] = _name
+for _name in OPMASK_REGISTERS:
+    _NAME_OF_REGISTER[_register_of(_name)] = _name
 _NAME_OF_REGISTER_64 = {_register_of(name): name for name in GPR64}
 
 
-def _matches(row: Row, operands: tuple) -> bool:
-    if len(row.kinds) != len(operands):
-        return False
-    if not row.op_code_string.startswith("EVEX") and any(
-            isinstance(o, Reg) and vector_register(o.name) and vector_register(o.name).number >= 16 for o in operands):
-        return False  # xmm16-31 exist only in EVEX encodings
-    for kind, op in zip(row.kinds, operands):
-        if kind in VECTOR_KINDS:
-            prefix, _bits = VECTOR_KINDS[kind]
-            ok = isinstance(op, Reg) and op.name.startswith(prefix)
-        elif kind in VECTOR_OR_MEM:
-            prefix, _bits = VECTOR_OR_MEM[kind]
-            ok = (isinstance(op, Reg) and op.name.startswith(prefix)) or (
-                isinstance(op, Mem) and op.size == row.memory_bytes)
-        elif kind in GPR_KINDS:
-            ok = isinstance(op, Reg) and op.name in GPR_VIEWS and GPR_VIEWS[op.name].bits == GPR_KINDS[kind]
-        else:
-            ok = False
-        if not ok:
-            return False
-    return True
-
-
-def _iced_instruction(row: Row, operands: tuple) -> "iced_x86.Instruction":
+def _iced_instruction(code: int, operands: tuple) -> "iced_x86.Instruction":
     I = iced_x86.Instruction
-    args = [_register_of(o.name) if isinstance(o, Reg) else iced_memory(o) for o in operands]
-    shape = "".join("r" if isinstance(o, Reg) else "m" for o in operands)
+    plain = [o.operand if isinstance(o, Masked) else o for o in operands]
+    args = [_register_of(o.name) if isinstance(o, Reg) else o.value % 256 if isinstance(o, Imm) else iced_memory(o)
+            for o in plain]
+    shape = "".join("r" if isinstance(o, Reg) else "i" if isinstance(o, Imm) else "m" for o in plain)
     factory = {"": I.create, "rr": I.create_reg_reg, "rm": I.create_reg_mem, "mr": I.create_mem_reg,
-               "rrr": I.create_reg_reg_reg, "rrm": I.create_reg_reg_mem}[shape]
-    return factory(row.code, *args)
+               "rrr": I.create_reg_reg_reg, "rrm": I.create_reg_reg_mem,
+               "rrri": I.create_reg_reg_reg_u32, "rrmi": I.create_reg_reg_mem_u32}[shape]
+    instr = factory(code, *args)
+    if operands and isinstance(operands[0], Masked):
+        instr.op_mask = _register_of(operands[0].mask)
+        instr.zeroing_masking = operands[0].zeroing
+    return instr
 
 
 def _check(mnemonic: str, operands: tuple) -> tuple:
     out = []
-    for op in operands:
-        if isinstance(op, Reg):
+    for position, op in enumerate(operands):
+        if isinstance(op, Masked):
+            if position:
+                raise fail(mnemonic, "only the destination (the first operand) takes a write mask")
+            if op.mask == "k0":
+                raise fail(mnemonic, "k0 cannot be a write mask (its encoding means no mask)")
+            (inner,) = _check(mnemonic, (op.operand,))
+            out.append(Masked(inner, op.mask, op.zeroing))
+        elif isinstance(op, Reg):
             name = op.name.lower()
-            if vector_register(name) is None and name not in GPR_VIEWS:
-                raise fail(mnemonic, f"'{op.name}' is not a vector or general-purpose register")
+            if vector_register(name) is None and name not in GPR_VIEWS and opmask_number(name) is None:
+                raise fail(mnemonic, f"'{op.name}' is not a vector, opmask or general-purpose register")
             out.append(Reg(name))
         elif isinstance(op, Mem):
             mem = check_memory(mnemonic, Mem(op.base, op.index, op.scale, op.disp, None))
-            out.append(Mem(mem.base, mem.index, mem.scale, mem.disp, op.size))
+            out.append(Mem(mem.base, mem.index, mem.scale, mem.disp, op.size, rip_target=op.rip_target))
+        elif isinstance(op, Imm):
+            out.append(Imm(op.value, 8))
         else:
-            raise fail(mnemonic, f"'{op}' is not an operand of {mnemonic} (registers and memory only)")
+            raise fail(mnemonic, f"'{op}' is not an operand of {mnemonic} (registers, memory and imm8 only)")
     return tuple(out)
+
+
+def _sized(operands: tuple, size: int) -> tuple:
+    """The operands with a memory operand of no written size given the row's."""
+    def one(o):
+        if isinstance(o, Masked):
+            return Masked(one(o.operand), o.mask, o.zeroing)
+        if isinstance(o, Mem) and o.size is None:
+            return Mem(o.base, o.index, o.scale, o.disp, size, rip_target=o.rip_target)
+        return o
+    return tuple(one(o) for o in operands)
+
+
+def _with_disp_size(operands: tuple, disp_size: int) -> tuple:
+    def one(o):
+        if isinstance(o, Masked):
+            return Masked(one(o.operand), o.mask, o.zeroing)
+        if isinstance(o, Mem):
+            return Mem(o.base, o.index, o.scale, o.disp, o.size, disp_size=disp_size, rip_target=o.rip_target)
+        return o
+    return tuple(one(o) for o in operands)
 
 
 def encode(mnemonic: str, operands: tuple, address: int):
@@ -83,42 +102,36 @@ def encode(mnemonic: str, operands: tuple, address: int):
     mnemonic = mnemonic.lower()
     (form,) = FORMS.of_mnemonic(mnemonic)
     ops = _check(mnemonic, tuple(operands))
-    if sum(isinstance(o, Mem) for o in ops) > 1:
+    plain = [o.operand if isinstance(o, Masked) else o for o in ops]
+    if sum(isinstance(o, Mem) for o in plain) > 1:
         raise fail(mnemonic, "two memory operands")
-    registers = [o for o in ops if isinstance(o, Reg) and vector_register(o.name)]
-    widths = {vl(o) for o in registers}
-    for o in ops:
-        if isinstance(o, Mem) and o.size is None:
-            # the register gives the size (vpbroadcastw: always a WORD), as GNU as infers it
-            size = 2 if mnemonic == "vpbroadcastw" else (max(widths) // 8 if widths else None)
-            if size is None:
-                raise fail(mnemonic, "operand size not given; write XMMWORD, YMMWORD or ZMMWORD PTR")
-            ops = tuple(Mem(m.base, m.index, m.scale, m.disp, size) if m is o else m for m in ops)
+    for o in plain:
+        if isinstance(o, Mem) and o.base == "rip" and o.rip_target is None and isinstance(ops[0], Masked):
+            raise fail(mnemonic, "a masked instruction with a rip-relative operand is not supported")
     candidates, errors = [], []
     for code in form.codes:
         row = ROWS[code]
-        if not _matches(row, ops):
+        if not matches(row, ops):
             continue
+        sized = _sized(ops, row.memory_bytes)
         try:
-            data, disp_size = encode_with(_iced_instruction(row, ops), address)
+            data, disp_size = encode_with(_iced_instruction(code, sized), address)
         except ValueError as exc:
             errors.append(str(exc))
             continue
-        candidates.append((len(data), code, data, disp_size))
+        candidates.append((len(data), row.evex, code, data, disp_size, sized))
     if not candidates:
         if errors:
             raise fail(mnemonic, f"cannot encode: {errors[0]}")
         rows = " | ".join(ROWS[c].instruction_string for c in form.codes)
         raise fail(mnemonic, f"no form takes these operands; forms: {rows}")
-    _, code, data, disp_size = min(candidates)
-    canonical = tuple(Mem(o.base, o.index, o.scale, o.disp, o.size, disp_size=disp_size) if isinstance(o, Mem)
-                      else o for o in ops)
-    return form, canonical, data
+    _, _evex, code, data, disp_size, sized = min(candidates, key=lambda c: c[:3])
+    return form, _with_disp_size(sized, disp_size), data
 
 
 def decode(code: bytes, pos: int, address: int) -> Instruction | None:
-    """One vector instruction at code[pos:], or None if the bytes are not one of these forms (or are masked,
-    broadcast, or otherwise outside what isasim models)."""
+    """One vector instruction at code[pos:], or None if the bytes are not one of these forms (or use embedded
+    broadcast or rounding, or otherwise lie outside what isasim models)."""
     window = bytes(code[pos:pos + 15])
     if not window:
         return None
@@ -126,8 +139,8 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
     form = CODE_FORMS.get(instr.code)
     if form is None or instr.is_invalid:
         return None
-    if (instr.op_mask != iced_x86.Register.NONE or instr.zeroing_masking or instr.is_broadcast
-            or instr.suppress_all_exceptions or instr.has_lock_prefix or instr.has_rep_prefix
+    if (instr.is_broadcast or instr.suppress_all_exceptions or instr.rounding_control != iced_x86.RoundingControl.NONE
+            or instr.has_lock_prefix or instr.has_rep_prefix
             or instr.has_repne_prefix or instr.segment_prefix != iced_x86.Register.NONE):
         return None
     row = ROWS[instr.code]
@@ -139,6 +152,8 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
             if name is None:
                 return None
             operands.append(Reg(name))
+        elif kind == iced_x86.OpKind.IMMEDIATE8:
+            operands.append(Imm(instr.immediate8, 8))
         elif kind == iced_x86.OpKind.MEMORY and instr.memory_base == iced_x86.Register.RIP:
             operands.append(rip_relative(instr, 8 * row.memory_bytes))
         elif kind == iced_x86.OpKind.MEMORY:
@@ -157,5 +172,8 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
             operands.append(Mem(base, index, instr.memory_index_scale, disp, row.memory_bytes, disp_size=disp_size))
         else:
             return None
-    operands = tuple(operands)
-    return make_instruction(form, operands, address, window[:instr.len])
+    if instr.op_mask != iced_x86.Register.NONE or instr.zeroing_masking:
+        if not operands or instr.op_mask == iced_x86.Register.NONE:
+            return None  # {z} without a mask: #UD on silicon, refused here
+        operands[0] = Masked(operands[0], _NAME_OF_REGISTER[instr.op_mask], instr.zeroing_masking)
+    return make_instruction(form, tuple(operands), address, window[:instr.len])

@@ -96,7 +96,8 @@ def reference_pages() -> list[ReferencePage]:
             example = f"{form.mnemonic} 0x400010"
         pages.append(ReferencePage(form.mnemonic, "scalar x86-64 subset", example, form.syntax, form.summary))
     for form in vector.FORMS:
-        pages.append(ReferencePage(form.mnemonic, "vector moves (SSE, AVX, AVX-512)", _VECTOR_EXAMPLES[form.mnemonic],
+        example = _VECTOR_EXAMPLES.get(form.mnemonic) or form.example  # the form's own, since issue 27
+        pages.append(ReferencePage(form.mnemonic, "vector (SSE, AVX, AVX-512)", example,
                                    form.syntax, form.summary))
     return pages
 

@@ -279,8 +279,11 @@ def _operand_roles(ins: Instruction, info) -> dict[str, str]:
     roles = {}
     for i in range(info.op_count):
         kind = names.get(info.op_kind(i), "")
+        if kind.startswith("IMM"):
+            continue  # the immediate byte, after ModRM
         field = "reg" if kind.endswith("_REG") else "vvvv" if kind.endswith("_VVVV") else "rm"
-        roles[field] = str(ins.operands[i]) if i < len(ins.operands) else "?"
+        operand = ins.operands[i] if i < len(ins.operands) else "?"
+        roles[field] = str(getattr(operand, "operand", operand))  # a masked operand: its register
     return roles
 
 
@@ -376,13 +379,16 @@ def vector_encoding(ins: Instruction) -> tuple[Encoding, str, str]:
         size = offsets.displacement_size
         at = offsets.displacement_offset
         raw = int.from_bytes(code[at:at + size], "little", signed=True)
-        disp = next((o.disp for o in ins.operands if hasattr(o, "disp")), raw)
+        disp = next((o.disp for o in (getattr(o, "operand", o) for o in ins.operands) if hasattr(o, "disp")), raw)
         if code[0] == 0x62 and size == 1 and raw:
             scale = disp // raw  # EVEX's compressed disp8: the stored byte counts units of the access's size
             meaning = f"{raw:#x} × {scale} (disp8×N: N = the {scale}-byte access) = {disp:#x} ({disp})"
         else:
             meaning = f"{raw:#x} ({raw}), sign-extended"
         units.append(_number(code, at, size, f"disp{8 * size}", meaning))
+    if offsets.has_immediate:
+        at = offsets.immediate_offset
+        units.append(_number(code, at, offsets.immediate_size, "imm8", f"{code[at]:#04x}"))
     return Encoding(units, "Encoding"), info.op_code_string, info.instruction_string
 
 

@@ -10,7 +10,8 @@ from ...core.explain import Cell, Code, Explanation, Grid, Paragraph, Section, T
 from ...core.program import Instruction
 from ..forms import vector
 from ..faults import INVALID_OPCODE, PAGE_FAULT
-from ..operands import GPR64, GPR_VIEWS, Mem, Reg, vector_register
+from ..operands import GPR64, GPR_VIEWS, Imm, Mem, Reg, vector_register
+from ..operands.masking import Masked, opmask_number, unmasked
 from .common import DATA_ADDR, command, default_cpu, example_figure, facts, run_after_setup
 from .encoding_view import vector_encoding
 from .settings import Settings
@@ -33,6 +34,21 @@ def _change_grid(title: str, old: int, new: int, count: int, caption: str) -> Gr
     return Grid(title, cells, ["before", "after"], labels, group=4, caption=caption)
 
 
+def _kind_and_bits(o) -> tuple[str, str]:
+    """What the Operands table says of an operand: its kind and its width in bits."""
+    mask = f", written under {o.mask}" + (" (zeroing)" if o.zeroing else " (merging)") if isinstance(o, Masked) else ""
+    o = unmasked(o)
+    if isinstance(o, Mem):
+        return "memory" + mask, str(8 * o.size)
+    if isinstance(o, Imm):
+        return "immediate", "8"
+    if vector_register(o.name):
+        return "vector register" + mask, str(vector_register(o.name).bits)
+    if opmask_number(o.name) is not None:
+        return "opmask register", "64"
+    return "register", str(GPR_VIEWS[o.name].bits)
+
+
 def explain_vector(ins: Instruction, form, settings: Settings) -> Explanation:
     cpu = default_cpu(form.feature, settings.cpu)
     encoding, row, row_syntax = vector_encoding(ins)
@@ -44,25 +60,28 @@ def explain_vector(ins: Instruction, form, settings: Settings) -> Explanation:
     expl.sections.append(Section("Encoding", [Paragraph(f"The SDM opcode row these bytes match: {row}  "
                                                         f"({row_syntax})"), encoding]))
     expl.sections.append(Section("Opcode rows of this form", [Table(["opcode", "instruction"], [
-        [Cell(r.split("  ")[0], "changed" if r.split("  ")[0] == row else None), r.split("  ", 1)[1]]
+        [Cell(r.split("  ")[0], "changed" if r == f"{row}  {row_syntax}" else None), r.split("  ", 1)[1]]
         for r in form.rows])]))
     expl.sections.append(Section("Operands", [Table(["operand", "kind", "bits"], [
-        [str(o), "memory" if isinstance(o, Mem) else "vector register" if vector_register(o.name) else "register",
-         str(8 * o.size if isinstance(o, Mem) else vector_register(o.name).bits if vector_register(o.name)
-             else GPR_VIEWS[o.name].bits)] for o in ins.operands]) if ins.operands else Paragraph("none")]))
+        [str(o), *_kind_and_bits(o)] for o in ins.operands]) if ins.operands else Paragraph("none")]))
     expl.sections.append(Section("Operation (the semantics the simulator executes)", [Code(form.doc)]))
     faults = [[INVALID_OPCODE, f"the CPU model lacks {', '.join(features)}"]]
-    if form.aligned and any(isinstance(o, Mem) for o in ins.operands):
+    if form.aligned and any(isinstance(unmasked(o), Mem) for o in ins.operands):
         faults.append(["#GP(0)", "the memory operand is not aligned to its size"])
-    if any(isinstance(o, Mem) for o in ins.operands):
+    if any(isinstance(unmasked(o), Mem) for o in ins.operands):
         faults.append([PAGE_FAULT, "the memory operand's bytes are not mapped (or, for a write, not writable)"])
     expl.sections.append(Section("Faults", [Table(["fault", "when"], faults)]))
 
     rng = np.random.default_rng(settings.seed)
     regs, memory = {}, []
     for o in ins.operands:
+        if isinstance(o, Masked):
+            regs[o.mask] = int(rng.integers(0, 1 << 62))
+            o = o.operand
         if isinstance(o, Reg) and vector_register(o.name):
             regs[f"zmm{vector_register(o.name).number}"] = int.from_bytes(rng.bytes(64), "little")
+        elif isinstance(o, Reg) and opmask_number(o.name) is not None:
+            regs[o.name] = int(rng.integers(0, 1 << 62))
         elif isinstance(o, Reg):
             regs[GPR64[GPR_VIEWS[o.name].number]] = int(rng.integers(0, 1 << 62))
         elif isinstance(o, Mem):

@@ -1,12 +1,15 @@
-"""The SSE/AVX/AVX-512 moves' forms: one declaration per form (see semantics/vector.py for what they do).
+"""The SSE/AVX/AVX-512 forms around AMX kernels: one declaration per form (see semantics/vector.py for what
+they do): moves of every width and mask form, the zeroing idioms, broadcasts, GPR <-> xmm moves, the opmask
+instructions, and the integer, BF16 and float arithmetic AMX code calls before and after the tiles.
 
-Each form is its SDM syntax line, the iced-x86 ``Code`` rows it owns (the SDM's opcode table rows, which
-say the CPUID feature each needs: required_features), whether a memory operand must be aligned, and its
-semantics function.  encoding/vector.py encodes and decodes them by those rows.
+Each form is its SDM syntax line, the iced-x86 ``Code`` rows it owns (the SDM's opcode table rows, whose
+CPUID column says the features each needs: required_features), whether a memory operand must be aligned, and
+its semantics function.  encoding/vector.py encodes and decodes them by those rows.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
@@ -14,9 +17,9 @@ import iced_x86
 
 from ...core.program import FormTable
 from ..context import X86Context
-from ..encoding.iced import VECTOR_OR_MEM
 from ..faults import GP
-from ..operands import GPR_VIEWS, Mem, Reg, vector_register
+from ..operands import GPR_VIEWS, Imm, Mem, Reg, vector_register
+from ..operands.masking import Masked, opmask_number, unmasked
 from ..semantics import vector as semantics
 from ..semantics.vector import vl
 from .iced_rows import IcedRowsForm
@@ -32,6 +35,7 @@ class VectorForm(IcedRowsForm):
     semantics: Callable = field(repr=False)
     code_names: tuple[str, ...] = ()  # the iced Codes (SDM opcode rows) of the form
     aligned: bool = False  # a memory operand must be aligned to its size (#GP(0) otherwise)
+    example: str = ""  # a line for the reference page
     feature: str = FEATURE
     codes: list[int] = field(default_factory=list)
     element_types: tuple[str, ...] = ()
@@ -45,9 +49,10 @@ class VectorForm(IcedRowsForm):
         return self._checked_semantics(cpu, operands)
 
     def _checked_semantics(self, cpu: X86Context, operands: tuple):
-        """The semantics after the alignment check (#GP) of a form that requires aligned memory."""
+        """The semantics after the alignment check (#GP) of a form that requires aligned memory (a masked
+        aligned move checks it whatever the mask, as the SDM's EVEX alignment rule says)."""
         if self.aligned:
-            for o in operands:
+            for o in map(unmasked, operands):
                 if isinstance(o, Mem) and cpu.effective_address(o) % o.size:
                     raise GP(f"{self.mnemonic}: the {o.size}-byte memory operand at "
                              f"{cpu.effective_address(o):#x} is not {o.size}-byte aligned")
@@ -78,12 +83,27 @@ class VectorForm(IcedRowsForm):
 
 
 FORMS = FormTable()
+_CODE_NAMES = [name for name in vars(iced_x86.Code) if not name.startswith("_")]
 
 
-def declare(semantics: Callable, syntax: str, *, codes: tuple[str, ...], aligned: bool = False) -> VectorForm:
+def rows_of(*mnemonics: str, vex: bool = True, legacy: bool = True) -> tuple[str, ...]:
+    """The names of iced's 64-bit rows of these mnemonics (legacy SSE, VEX and EVEX; MMX rows left out)."""
+    out = []
+    for mnemonic in mnemonics:
+        for name in _CODE_NAMES:
+            if not re.match(rf"(VEX_|EVEX_)?{mnemonic}_", name) or re.search(r"(^|_)MM(M64|M32)?(_|$)", name):
+                continue
+            if (name.startswith("VEX_") and not vex) or (not name.startswith(("VEX_", "EVEX_")) and not legacy):
+                continue
+            out.append(name)
+    return tuple(out)
+
+
+def declare(semantics: Callable, syntax: str, *, codes: tuple[str, ...], aligned: bool = False,
+            example: str = "") -> VectorForm:
     """Declare a vector instruction: its semantics, its SDM syntax line and its iced Code rows."""
     name = syntax.split()[0]
-    form = VectorForm(syntax, name.lower(), semantics, codes, aligned)
+    form = VectorForm(syntax, name.lower(), semantics, codes, aligned, example)
     FORMS.add(form)
     return form
 
@@ -100,39 +120,87 @@ declare(semantics.movups, "MOVUPS dest, src", codes=("MOVUPS_XMM_XMMM128", "MOVU
 declare(semantics.movdqa, "MOVDQA dest, src", codes=("MOVDQA_XMM_XMMM128", "MOVDQA_XMMM128_XMM"), aligned=True)
 declare(semantics.vmovdqa, "VMOVDQA dest, src", codes=("VEX_VMOVDQA_XMM_XMMM128", "VEX_VMOVDQA_YMM_YMMM256",
                                          "VEX_VMOVDQA_XMMM128_XMM", "VEX_VMOVDQA_YMMM256_YMM"), aligned=True)
-declare(semantics.vmovdqu8, "VMOVDQU8 dest, src", codes=(
-    "EVEX_VMOVDQU8_XMM_K1Z_XMMM128", "EVEX_VMOVDQU8_YMM_K1Z_YMMM256", "EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512",
-    "EVEX_VMOVDQU8_XMMM128_K1Z_XMM", "EVEX_VMOVDQU8_YMMM256_K1Z_YMM", "EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM"))
-declare(semantics.vpbroadcastw, "VPBROADCASTW dest, src", codes=(
-    "VEX_VPBROADCASTW_XMM_XMMM16", "VEX_VPBROADCASTW_YMM_XMMM16", "EVEX_VPBROADCASTW_XMM_K1Z_XMMM16",
-    "EVEX_VPBROADCASTW_YMM_K1Z_XMMM16", "EVEX_VPBROADCASTW_ZMM_K1Z_XMMM16", "EVEX_VPBROADCASTW_XMM_K1Z_R32",
-    "EVEX_VPBROADCASTW_YMM_K1Z_R32", "EVEX_VPBROADCASTW_ZMM_K1Z_R32"))
+declare(semantics.vmovdqu8, "VMOVDQU8 dest {k1}{z}, src", codes=rows_of("VMOVDQU8"))
+declare(semantics.vpbroadcastw, "VPBROADCASTW dest {k1}{z}, src", codes=rows_of("VPBROADCASTW"))
 declare(semantics.vzeroupper, "VZEROUPPER", codes=("VEX_VZEROUPPER",))
+# issue 27: the moves of every width and mask form compilers emit
+declare(semantics.movdqu, "MOVDQU dest, src", codes=rows_of("MOVDQU", vex=False), example="movdqu xmm1, XMMWORD PTR [rdi+0x3]")
+declare(semantics.vmovdqu, "VMOVDQU dest, src", codes=rows_of("VMOVDQU"), example="vmovdqu ymm1, YMMWORD PTR [rdi+0x3]")
+declare(semantics.vmovdqa32, "VMOVDQA32 dest {k1}{z}, src", codes=rows_of("VMOVDQA32"), aligned=True,
+        example="vmovdqa32 zmm1{k1}{z}, ZMMWORD PTR [rdi]")
+declare(semantics.vmovdqa64, "VMOVDQA64 dest {k1}{z}, src", codes=rows_of("VMOVDQA64"), aligned=True,
+        example="vmovdqa64 ZMMWORD PTR [rdi], zmm1")
+declare(semantics.vmovdqu16, "VMOVDQU16 dest {k1}{z}, src", codes=rows_of("VMOVDQU16"),
+        example="vmovdqu16 zmm1{k1}{z}, ZMMWORD PTR [rdi+0x2]")
+declare(semantics.vmovdqu32, "VMOVDQU32 dest {k1}{z}, src", codes=rows_of("VMOVDQU32"),
+        example="vmovdqu32 ZMMWORD PTR [rdi+0x4]{k1}, zmm1")
+declare(semantics.vmovdqu64, "VMOVDQU64 dest {k1}{z}, src", codes=rows_of("VMOVDQU64"),
+        example="vmovdqu64 zmm1, ZMMWORD PTR [rdi+0x8]")
+declare(semantics.vmovups, "VMOVUPS dest {k1}{z}, src", codes=rows_of("VMOVUPS"),
+        example="vmovups zmm1{k1}{z}, ZMMWORD PTR [rdi+0x4]")
+declare(semantics.vmovaps, "VMOVAPS dest {k1}{z}, src", codes=rows_of("VMOVAPS"), aligned=True,
+        example="vmovaps ymm1, YMMWORD PTR [rdi]")
+declare(semantics.vmovupd, "VMOVUPD dest {k1}{z}, src", codes=rows_of("VMOVUPD"),
+        example="vmovupd ZMMWORD PTR [rdi+0x8]{k1}, zmm1")
+declare(semantics.vmovapd, "VMOVAPD dest {k1}{z}, src", codes=rows_of("VMOVAPD"), aligned=True,
+        example="vmovapd xmm1, XMMWORD PTR [rdi]")
+declare(semantics.movd, "MOVD dest, src", codes=rows_of("MOVD"), example="movd xmm1, eax")
+declare(semantics.movq, "MOVQ dest, src", codes=rows_of("MOVQ"), example="movq rax, xmm1")
+declare(semantics.vmovd, "VMOVD dest, src", codes=rows_of("VMOVD"), example="vmovd xmm1, DWORD PTR [rdi]")
+declare(semantics.vmovq, "VMOVQ dest, src", codes=rows_of("VMOVQ"), example="vmovq xmm1, rax")
+declare(semantics.vpxord, "VPXORD dest {k1}{z}, src1, src2", codes=rows_of("VPXORD"),
+        example="vpxord zmm1, zmm1, zmm1")
+declare(semantics.vpxorq, "VPXORQ dest {k1}{z}, src1, src2", codes=rows_of("VPXORQ"),
+        example="vpxorq zmm1{k1}, zmm2, zmm3")
+declare(semantics.vpternlogd, "VPTERNLOGD dest {k1}{z}, src2, src3, imm8", codes=rows_of("VPTERNLOGD"),
+        example="vpternlogd zmm1, zmm1, zmm1, 0xff")
+declare(semantics.vpternlogq, "VPTERNLOGQ dest {k1}{z}, src2, src3, imm8", codes=rows_of("VPTERNLOGQ"),
+        example="vpternlogq zmm1, zmm2, zmm3, 0x96")
+declare(semantics.vpbroadcastb, "VPBROADCASTB dest {k1}{z}, src", codes=rows_of("VPBROADCASTB"),
+        example="vpbroadcastb zmm1, eax")
+declare(semantics.vpbroadcastd, "VPBROADCASTD dest {k1}{z}, src", codes=rows_of("VPBROADCASTD"),
+        example="vpbroadcastd zmm1{k1}{z}, DWORD PTR [rdi]")
+declare(semantics.vpbroadcastq, "VPBROADCASTQ dest {k1}{z}, src", codes=rows_of("VPBROADCASTQ"),
+        example="vpbroadcastq zmm1, rax")
+declare(semantics.vbroadcastss, "VBROADCASTSS dest {k1}{z}, src", codes=rows_of("VBROADCASTSS"),
+        example="vbroadcastss ymm1, DWORD PTR [rdi]")
+for _bits, _suffix in ((8, "B"), (16, "W"), (32, "D"), (64, "Q")):
+    declare(getattr(semantics, f"kmov{_suffix.lower()}"), f"KMOV{_suffix} dest, src", codes=rows_of(f"KMOV{_suffix}"),
+            example=f"kmov{_suffix.lower()} k1, {'rax' if _bits == 64 else 'eax'}")
+    declare(getattr(semantics, f"kortest{_suffix.lower()}"), f"KORTEST{_suffix} k1, k2",
+            codes=rows_of(f"KORTEST{_suffix}"), example=f"kortest{_suffix.lower()} k1, k1")
+    declare(getattr(semantics, f"kxor{_suffix.lower()}"), f"KXOR{_suffix} k1, k2, k3", codes=rows_of(f"KXOR{_suffix}"),
+            example=f"kxor{_suffix.lower()} k1, k1, k1")
 
 
 def is_legacy(form: VectorForm) -> bool:
-    return not form.mnemonic.startswith("v")
+    return not form.mnemonic.startswith(("v", "k"))
 
 
 def required_features(form: VectorForm, operands: tuple) -> tuple[str, ...]:
-    """The CPUID features these operands' encoding of ``form`` needs (SDM: each row's CPUID column)."""
-    if is_legacy(form):
-        return ("SSE2",)
-    if form.mnemonic == "vzeroupper":
-        return ("AVX",)
-    evex = form.mnemonic == "vmovdqu8" or any(
-        isinstance(o, Reg) and (o.name in GPR_VIEWS or o.name.startswith("zmm")
-                                or vector_register(o.name).number >= 16) for o in operands)
-    if evex:
-        return ("AVX512F", "AVX512BW") + (("AVX512VL",) if vl(operands[0]) < 512 else ())
-    if form.mnemonic == "vpbroadcastw" or (form.mnemonic == "vpxor" and vl(operands[0]) == 256):
-        return ("AVX2",)
-    return ("AVX",)
+    """The CPUID features these operands' encoding of ``form`` needs (SDM: the CPUID column of the row GNU as
+    encodes them with: the VEX row where one takes them, else the EVEX row)."""
+    row = row_for(form, operands)
+    return row.features if row is not None else ()
 
 
 # ---------------------------------------------------------------------------
 # The iced-x86 opcode rows of each form
 # ---------------------------------------------------------------------------
+
+
+OK = iced_x86.OpCodeOperandKind
+VECTOR_REGISTER_KINDS = {OK.XMM_REG: ("xmm", 128), OK.YMM_REG: ("ymm", 256), OK.ZMM_REG: ("zmm", 512),
+                         OK.XMM_VVVV: ("xmm", 128), OK.YMM_VVVV: ("ymm", 256), OK.ZMM_VVVV: ("zmm", 512),
+                         OK.XMM_RM: ("xmm", 128), OK.YMM_RM: ("ymm", 256), OK.ZMM_RM: ("zmm", 512)}
+VECTOR_OR_MEMORY_KINDS = {OK.XMM_OR_MEM: ("xmm", 128), OK.YMM_OR_MEM: ("ymm", 256), OK.ZMM_OR_MEM: ("zmm", 512)}
+GPR_REGISTER_KINDS = {OK.R32_RM: 32, OK.R64_RM: 64, OK.R32_REG: 32, OK.R64_REG: 64}
+GPR_OR_MEMORY_KINDS = {OK.R32_OR_MEM: 32, OK.R64_OR_MEM: 64}
+OPMASK_KINDS = {OK.K_REG, OK.K_RM, OK.K_VVVV}
+OPMASK_OR_MEMORY_KINDS = {OK.K_OR_MEM}
+IMMEDIATE_KINDS = {OK.IMM8: 8}
+# iced's CPUID feature names, as the CPU models (config.py) spell them
+_FEATURE_NAMES = {v: k for k, v in vars(iced_x86.CpuidFeature).items() if not k.startswith("_")}
 
 
 @dataclass(frozen=True)
@@ -141,29 +209,78 @@ class Row:
     kinds: tuple[int, ...]
     op_code_string: str
     instruction_string: str
-    memory_bytes: int  # the size of the row's memory operand (m16 for vpbroadcastw), 0 if none
+    memory_bytes: int  # the size of the row's memory operand (m32 for vpbroadcastd), 0 if none
+    evex: bool
+    features: tuple[str, ...]  # the row's CPUID column
+    can_mask: bool  # {k1}
+    can_zero: bool  # {z}
+    broadcast: bool  # an m32bcst/m64bcst row (isasim takes its full-width memory form only)
 
 
 ROWS: dict[int, Row] = VectorForm.row_table
 CODE_FORMS: dict[int, VectorForm] = {}
 
 
-def _memory_bytes(form: VectorForm, kinds: tuple[int, ...]) -> int:
-    if form.mnemonic == "vpbroadcastw":
-        return 2  # xmm2/m16
-    for k in kinds:
-        if k in VECTOR_OR_MEM:
-            return VECTOR_OR_MEM[k][1] // 8
-    return 0
+def matches(row: Row, operands: tuple) -> bool:
+    """Whether ``operands`` (register names, memory with a size or none, immediates, a mask on the first) are
+    what ``row`` takes."""
+    if len(row.kinds) != len(operands):
+        return False
+    if not row.evex and any(isinstance(o, Masked) or (isinstance(o, Reg) and vector_register(o.name)
+                                                      and vector_register(o.name).number >= 16) for o in operands):
+        return False  # xmm16-31 and masks exist only in EVEX encodings
+    for position, (kind, op) in enumerate(zip(row.kinds, operands)):
+        if isinstance(op, Masked):
+            if position or not row.can_mask or (op.zeroing and (not row.can_zero or isinstance(op.operand, Mem))):
+                return False
+            op = op.operand
+        if isinstance(op, Mem) and op.size not in (None, row.memory_bytes):
+            return False
+        if kind in VECTOR_REGISTER_KINDS:
+            ok = isinstance(op, Reg) and op.name.startswith(VECTOR_REGISTER_KINDS[kind][0])
+        elif kind in VECTOR_OR_MEMORY_KINDS:
+            ok = isinstance(op, Mem) or (isinstance(op, Reg) and op.name.startswith(VECTOR_OR_MEMORY_KINDS[kind][0]))
+        elif kind in GPR_REGISTER_KINDS or kind in GPR_OR_MEMORY_KINDS:
+            bits = GPR_REGISTER_KINDS.get(kind) or GPR_OR_MEMORY_KINDS[kind]
+            ok = (isinstance(op, Reg) and op.name in GPR_VIEWS and GPR_VIEWS[op.name].bits == bits
+                  and GPR_VIEWS[op.name].shift == 0) or (isinstance(op, Mem) and kind in GPR_OR_MEMORY_KINDS)
+        elif kind in OPMASK_KINDS or kind in OPMASK_OR_MEMORY_KINDS:
+            ok = (isinstance(op, Reg) and opmask_number(op.name) is not None) or (
+                isinstance(op, Mem) and kind in OPMASK_OR_MEMORY_KINDS)
+        elif kind == OK.MEM:
+            ok = isinstance(op, Mem)
+        elif kind in IMMEDIATE_KINDS:
+            ok = isinstance(op, Imm) and -(1 << 7) <= op.value < (1 << 8)
+        else:
+            ok = False
+        if not ok:
+            return False
+    return True
+
+
+def row_for(form: VectorForm, operands: tuple) -> Row | None:
+    """The row GNU as encodes ``operands`` of ``form`` with: a legacy or VEX row before an EVEX one."""
+    fitting = [ROWS[c] for c in form.codes if matches(ROWS[c], operands)]
+    return min(fitting, key=lambda r: r.evex) if fitting else None
+
+
+def _row(code: int) -> Row:
+    info = iced_x86.OpCodeInfo(code)
+    kinds = tuple(info.op_kind(i) for i in range(info.op_count))
+    probe = iced_x86.Instruction()
+    probe.code = code
+    features = tuple(_FEATURE_NAMES[f] for f in probe.cpuid_features())
+    memory = iced_x86.MemorySizeInfo(info.memory_size).size if info.memory_size else 0
+    return Row(code, kinds, info.op_code_string, info.instruction_string, memory,
+               info.op_code_string.startswith("EVEX"), features, info.can_use_op_mask_register,
+               info.can_use_zeroing_masking, info.can_broadcast)
 
 
 def _build_tables() -> None:
     for form in FORMS:
         for name in form.code_names:
             code = getattr(iced_x86.Code, name)
-            info = iced_x86.OpCodeInfo(code)
-            kinds = tuple(info.op_kind(i) for i in range(info.op_count))
-            ROWS[code] = Row(code, kinds, info.op_code_string, info.instruction_string, _memory_bytes(form, kinds))
+            ROWS[code] = _row(code)
             form.codes.append(code)
             CODE_FORMS[code] = form
 

@@ -374,6 +374,8 @@ def _render(b: _ScalarBuilder, spec: dict, position: int) -> _Block:
         return _render_compiled(b, spec)
     if kind == "vector":
         return _render_vector(b, spec)
+    if kind == "avx512":
+        return _render_avx512(b, spec)
     # branches: the target is filled in by the caller
     target = position + 1 + spec["dist"]
     if spec["conditional"]:
@@ -535,6 +537,152 @@ def _render_vector(b: _ScalarBuilder, spec: dict) -> _Block:
         lines.append(f"{mnemonic} {dest}, {memory(width) if shape == 'm' else src}")
     b.vectors_written.add(int(dest[3:]))
     return _Block(lines, mnemonic=mnemonic)
+
+
+# issue 27: the AVX-512 forms compilers emit around AMX kernels (every width and mask form of the moves, GPR <->
+# xmm moves, the zeroing and all-ones idioms, the broadcasts, the opmask instructions), drawn where this host's
+# CPU has AVX-512 F, BW, DQ and VL.  A mask is loaded from the slot in the same block before it is used, so a
+# case never reads an opmask register it did not set (they are not observed: KMOV stores them to the slot).
+_KINDS += ("avx512",) * 8
+_AVX512_MOVES = ("vmovdqu8", "vmovdqu16", "vmovdqu32", "vmovdqu64", "vmovups", "vmovupd")
+_AVX512_ALIGNED = ("vmovdqa32", "vmovdqa64", "vmovaps", "vmovapd")  # register to register: the slot is unaligned
+AVX512_FORMS = (_AVX512_MOVES + _AVX512_ALIGNED + ("vmovdqu", "movdqu", "movd", "movq", "vmovd", "vmovq", "vpxord",
+                "vpxorq", "vpternlogd", "vpternlogq", "vpbroadcastb", "vpbroadcastd", "vpbroadcastq", "vbroadcastss",
+                "kmovb", "kmovw", "kmovd", "kmovq", "kortestb", "kortestw", "kortestd", "kortestq", "kxorb", "kxorw",
+                "kxord", "kxorq"))
+_AVX512_PICKS = AVX512_FORMS[:-12] + ("kmov", "kortest", "kxor")
+
+
+def avx512_host() -> bool:
+    """Whether this host's CPU runs the avx512 kind's forms (else the kind draws a NOP)."""
+    from ..oracle import host_cpu, platform_problem
+
+    return platform_problem() is None and {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= host_cpu().flags
+
+
+def _render_avx512(b: _ScalarBuilder, spec: dict) -> _Block:
+    """One of AVX512_FORMS on the case's vector registers (VECTOR_POOL) and its slot, a mask (k1-k3, loaded from
+    the slot first) on the forms that take one now and then."""
+    if not avx512_host():
+        return _Block(["nop"], mnemonic="nop")
+    # the kind's fields, mixed so that every form and variant comes up (the immediate alone has few values)
+    mixed = (spec["imm"] ^ spec["disp"] << 17 ^ spec["base"] << 41 ^ spec["index"] << 49 ^ spec["cond"] << 55
+             ^ spec["alias"] << 60) & MASK64
+    choice = mixed * 0x9E3779B97F4A7C15 & MASK64 ^ (mixed >> 29)
+    pick = _AVX512_PICKS[(choice >> 32) % len(_AVX512_PICKS)] if mixed else _AVX512_PICKS[0]
+    width = (128, 256, 512)[spec["dist"] % 3]
+    low = pick in ("movdqu", "vmovdqu", "movd", "movq")  # legacy or VEX only: xmm0-15
+    pool = [n for n in VECTOR_POOL if n < 16 or not low]
+
+    def register(c: int, w: int = width) -> str:
+        return f"{_VECTOR_PREFIX[w]}{pool[c % len(pool)]}"
+
+    def memory(bits: int) -> str:
+        base_choice, _use_index, scale, disp = spec["mem"]
+        return b.memory(bits, (base_choice, False, scale, min(disp, DISP_LIMIT - 64)))
+
+    lines, k = [], f"k{1 + (choice >> 4) % 3}"
+    masked = bool(choice & 4)
+    zeroing = bool(choice & 8)
+
+    def dest_of(text: str, *, store: bool = False) -> str:
+        if not masked:
+            return text
+        return f"{text}{{{k}}}" + ("{z}" if zeroing and not store else "")
+
+    if masked and not low and not pick.startswith("k"):
+        lines.append(f"kmovq {k}, {memory(64)}")
+    if choice & 1 and not pick.startswith("k"):  # the source from the slot first
+        load = register(spec["r2"], 512 if not low else 128)
+        lines.append(f"vmovdqu8 {load}, {memory(512)}" if not low else f"movdqu {load}, {memory(128)}")
+        b.vectors_written.add(int(load[3:]))
+    dest, src = register(spec["r1"]), register(spec["r2"])
+    shape = (choice >> 8) % 3  # 0: register to register, 1: a load, 2: a store
+    if pick in _AVX512_MOVES + _AVX512_ALIGNED or pick in ("vmovdqu", "movdqu"):
+        if pick == "movdqu":
+            dest, src, width = register(spec["r1"], 128), register(spec["r2"], 128), 128
+        if pick == "vmovdqu" and width == 512:
+            dest, src, width = register(spec["r1"], 256), register(spec["r2"], 256), 256
+        if pick in _AVX512_ALIGNED or shape == 0:
+            lines.append(f"{pick} {dest if low else dest_of(dest)}, {src}")
+        elif shape == 1:
+            lines.append(f"{pick} {dest if low else dest_of(dest)}, {memory(width)}")
+        else:
+            lines.append(f"{pick} {memory(width) if low else dest_of(memory(width), store=True)}, {src}")
+            return _Block(lines, mnemonic=pick)
+        b.vectors_written.add(int(dest[3:]))
+        return _Block(lines, mnemonic=pick)
+    if pick in ("movd", "movq", "vmovd", "vmovq"):
+        size = 32 if pick.endswith("d") else 64
+        x = register(spec["r1"], 128)
+        direction = (choice >> 8) % (5 if size == 64 else 4)
+        if direction == 0:
+            gpr = b.src(size, spec["r2"])
+            b.note(reads=[gpr])
+            lines.append(f"{pick} {x}, {gpr}")
+        elif direction == 1:
+            gpr = b.dest(size, spec["r2"])
+            b.note(writes=[gpr])
+            lines.append(f"{pick} {gpr}, {x}")
+            return _Block(lines, mnemonic=pick)
+        elif direction == 2:
+            lines.append(f"{pick} {x}, {memory(size)}")
+        elif direction == 3:
+            lines.append(f"{pick} {memory(size)}, {x}")
+            return _Block(lines, mnemonic=pick)
+        else:
+            lines.append(f"{pick} {x}, {register(spec['r2'], 128)}")
+        b.vectors_written.add(int(x[3:]))
+        return _Block(lines, mnemonic=pick)
+    if pick in ("vpxord", "vpxorq", "vpternlogd", "vpternlogq"):
+        second = memory(width) if shape == 1 else register(spec["r2"] // 3)
+        if shape == 2:  # the zeroing and all-ones idioms
+            second, src = dest, dest
+        imm = f", {(choice >> 16) & 0xFF if shape != 2 else 0xFF:#x}" if pick.startswith("vpternlog") else ""
+        lines.append(f"{pick} {dest_of(dest)}, {src}, {second}{imm}")
+        b.vectors_written.add(int(dest[3:]))
+        return _Block(lines, mnemonic=pick)
+    if pick.startswith(("vpbroadcast", "vbroadcast")):
+        size = {"b": 8, "d": 32, "q": 64}.get(pick[-1], 32)
+        if shape == 0:
+            source = register(spec["r2"], 128)
+        elif shape == 1:
+            source = memory(size)
+        else:
+            source = b.src(64 if size == 64 else 32, spec["r2"]) if pick != "vbroadcastss" else register(spec["r2"], 128)
+            if source in GPR_VIEWS:
+                b.note(reads=[source])
+        lines.append(f"{pick} {dest_of(dest)}, {source}")
+        b.vectors_written.add(int(dest[3:]))
+        return _Block(lines, mnemonic=pick)
+    # the opmask instructions: their sources set from the slot first, their results stored to it
+    suffix = "bwdq"[(choice >> 4) % 4]
+    size = {"b": 8, "w": 16, "d": 32, "q": 64}[suffix]
+    k1, k2, k3 = (f"k{1 + (choice >> s) % 7}" for s in (20, 23, 26))
+    lines += [f"kmovq {k2}, {memory(64)}", f"kmovq {k3}, QWORD PTR [{b.bases[0]}+{0x10 + (choice >> 29) % 0x40:#x}]"]
+    if pick == "kortest":
+        lines.append(f"kortest{suffix} {k2}, {k3}")
+        return _Block(lines, mnemonic=f"kortest{suffix}")
+    if pick == "kxor":
+        lines += [f"kxor{suffix} {k1}, {k2}, {k3}", f"kmovq {memory(64)}, {k1}"]
+        return _Block(lines, mnemonic=f"kxor{suffix}")
+    direction = (choice >> 8) % 5
+    gpr_bits = 64 if size == 64 else 32
+    if direction == 0:
+        gpr = b.src(gpr_bits, spec["r2"])
+        b.note(reads=[gpr])
+        lines += [f"kmov{suffix} {k1}, {gpr}", f"kmovq {memory(64)}, {k1}"]
+    elif direction == 1:
+        gpr = b.dest(gpr_bits, spec["r2"])
+        b.note(writes=[gpr])
+        lines.append(f"kmov{suffix} {gpr}, {k2}")
+    elif direction == 2:
+        lines += [f"kmov{suffix} {k1}, {memory(size)}", f"kmovq {memory(64)}, {k1}"]
+    elif direction == 3:
+        lines.append(f"kmov{suffix} {memory(size)}, {k2}")
+    else:
+        lines += [f"kmov{suffix} {k1}, {k3}", f"kmovq {memory(64)}, {k1}"]
+    return _Block(lines, mnemonic=f"kmov{suffix}")
 
 
 _BASE_CANDIDATES = [r for r in GPR64 if r not in ("rax", "rdx")]  # IMUL writes rax and rdx

@@ -27,6 +27,8 @@ def gnu():
 
 def register_number(name: str) -> int:
     vector = vector_register(name)
+    if name.startswith("k"):
+        return int(name[1:])  # an opmask register
     return vector.number if vector is not None else GPR_VIEWS[name].number
 
 
@@ -45,7 +47,8 @@ def check_view(code: bytes, text: str) -> None:
     assert at == len(code), text
     named = [m for unit in encoding.units for f in unit.fields
              for m in re.finditer(r"register (\d+): (\S+)", f.meaning)]
-    registers = re.findall(r"\b([xyz]mm\d+|e[a-z]x|r\d+d)\b", text.split(None, 1)[1] if " " in text else "")
+    outside_memory = re.sub(r"\[[^]]*\]|\{[^}]*\}", "", text.split(None, 1)[1] if " " in text else "")
+    registers = re.findall(r"\b([xyz]mm\d+|[er][a-z]x|r\d+d?|k[0-7])\b", outside_memory)
     assert sorted(m[2] for m in named) == sorted(registers), (text, [m[0] for m in named])
     for m in named:
         assert int(m[1]) == register_number(m[2]), (text, m[0])

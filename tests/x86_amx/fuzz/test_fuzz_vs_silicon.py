@@ -66,6 +66,8 @@ def test_scalar_programs_agree_with_silicon(tmp_path):
     vectors = vector_forms_this_host_runs()
     assert vectors <= set(summary.instructions), vectors - set(summary.instructions)
     assert min((summary.instructions[form] for form in vectors), default=100) >= 100, summary.instructions
+    if fuzz_scalar.avx512_host():  # issue 27's AVX-512 forms (masks, GPR moves, idioms, broadcasts, opmasks)
+        assert min(summary.instructions.get(form, 0) for form in fuzz_scalar.AVX512_FORMS) >= 20, summary.instructions
 
 
 def vector_forms_this_host_runs() -> set[str]:
