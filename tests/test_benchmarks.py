@@ -18,7 +18,11 @@ def test_benchmark_command_runs_quick(tmp_path):
     assert "sim/numpy" in done.stdout and "silicon" in done.stdout
     sme = results["arm_sme"]["rows"]
     assert {row["kernel"] for row in sme} == {"udot_gemm", "udot16_gemm", "umopa_gemm", "udot_indexed_gemm"}
-    assert all(row["instructions"] > 0 and row["isasim_s"] > 0 for row in sme)
+    assert all(row["instructions"] > 0 for row in sme)
+    # a timing lost in the fixed costs' noise (a loaded machine) is reported as "noise", never as a figure
+    assert all(row["isasim_s"] is None or row["isasim_s"] > 0 for row in sme)
+    if any(row["isasim_s"] is None for row in sme):
+        assert "noise" in done.stdout
     assert "arm_sme kernel" in done.stdout and "isasim/qemu" in done.stdout
 
 
