@@ -172,6 +172,29 @@ for _bits, _suffix in ((8, "B"), (16, "W"), (32, "D"), (64, "Q")):
     declare(getattr(semantics, f"kxor{_suffix.lower()}"), f"KXOR{_suffix} k1, k2, k3", codes=rows_of(f"KXOR{_suffix}"),
             example=f"kxor{_suffix.lower()} k1, k1, k1")
 
+# issue 27: the integer, BF16 and fp32 arithmetic AMX code calls before and after the tiles
+declare(semantics.vpaddd, "VPADDD dest {k1}{z}, src1, src2", codes=rows_of("VPADDD"), example="vpaddd zmm1, zmm2, zmm3")
+declare(semantics.vpsubd, "VPSUBD dest {k1}{z}, src1, src2", codes=rows_of("VPSUBD"), example="vpsubd ymm1, ymm2, ymm3")
+declare(semantics.vpmulld, "VPMULLD dest {k1}{z}, src1, src2", codes=rows_of("VPMULLD"),
+        example="vpmulld zmm1{k1}, zmm2, zmm3")
+declare(semantics.vpdpbusd, "VPDPBUSD dest {k1}{z}, src1, src2", codes=rows_of("VPDPBUSD", vex=False),
+        example="vpdpbusd zmm1, zmm2, zmm3")
+declare(semantics.vpermd, "VPERMD dest {k1}{z}, index, src", codes=rows_of("VPERMD"), example="vpermd zmm1, zmm2, zmm3")
+declare(semantics.vpshufb, "VPSHUFB dest {k1}{z}, src1, src2", codes=rows_of("VPSHUFB"),
+        example="vpshufb zmm1, zmm2, zmm3")
+for _name in ("VPMOVZXBW", "VPMOVZXBD", "VPMOVZXWD", "VPMOVSXBW", "VPMOVSXBD", "VPMOVSXWD"):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src", codes=rows_of(_name),
+            example=f"{_name.lower()} zmm1, {'ymm2' if _name.endswith(('BW', 'WD')) else 'xmm2'}")
+declare(semantics.vcvtdq2ps, "VCVTDQ2PS dest {k1}{z}, src", codes=rows_of("VCVTDQ2PS"), example="vcvtdq2ps zmm1, zmm2")
+declare(semantics.vaddps, "VADDPS dest {k1}{z}, src1, src2", codes=rows_of("VADDPS"), example="vaddps zmm1, zmm2, zmm3")
+declare(semantics.vmulps, "VMULPS dest {k1}{z}, src1, src2", codes=rows_of("VMULPS"), example="vmulps ymm1, ymm2, ymm3")
+declare(semantics.vfmadd231ps, "VFMADD231PS dest {k1}{z}, src2, src3", codes=rows_of("VFMADD231PS"),
+        example="vfmadd231ps zmm1, zmm2, zmm3")
+declare(semantics.vcvtne2ps2bf16, "VCVTNE2PS2BF16 dest {k1}{z}, src1, src2", codes=rows_of("VCVTNE2PS2BF16"),
+        example="vcvtne2ps2bf16 zmm1, zmm2, zmm3")
+declare(semantics.vcvtneps2bf16, "VCVTNEPS2BF16 dest {k1}{z}, src", codes=rows_of("VCVTNEPS2BF16", vex=False),
+        example="vcvtneps2bf16 ymm1, zmm2")
+
 
 def is_legacy(form: VectorForm) -> bool:
     return not form.mnemonic.startswith(("v", "k"))

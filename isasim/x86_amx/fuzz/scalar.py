@@ -543,7 +543,7 @@ def _render_vector(b: _ScalarBuilder, spec: dict) -> _Block:
 # xmm moves, the zeroing and all-ones idioms, the broadcasts, the opmask instructions), drawn where this host's
 # CPU has AVX-512 F, BW, DQ and VL.  A mask is loaded from the slot in the same block before it is used, so a
 # case never reads an opmask register it did not set (they are not observed: KMOV stores them to the slot).
-_KINDS += ("avx512",) * 8
+_KINDS += ("avx512",) * 12
 _AVX512_MOVES = ("vmovdqu8", "vmovdqu16", "vmovdqu32", "vmovdqu64", "vmovups", "vmovupd")
 _AVX512_ALIGNED = ("vmovdqa32", "vmovdqa64", "vmovaps", "vmovapd")  # register to register: the slot is unaligned
 AVX512_FORMS = (_AVX512_MOVES + _AVX512_ALIGNED + ("vmovdqu", "movdqu", "movd", "movq", "vmovd", "vmovq", "vpxord",
@@ -551,6 +551,14 @@ AVX512_FORMS = (_AVX512_MOVES + _AVX512_ALIGNED + ("vmovdqu", "movdqu", "movd", 
                 "kmovb", "kmovw", "kmovd", "kmovq", "kortestb", "kortestw", "kortestd", "kortestq", "kxorb", "kxorw",
                 "kxord", "kxorq"))
 _AVX512_PICKS = AVX512_FORMS[:-12] + ("kmov", "kortest", "kxor")
+# and the integer, BF16 and fp32 arithmetic (three operands), and the widening and converting moves (the
+# source's bits per destination bit)
+_AVX512_ARITHMETIC = ("vpaddd", "vpsubd", "vpmulld", "vpdpbusd", "vpermd", "vpshufb", "vaddps", "vmulps",
+                      "vfmadd231ps", "vcvtne2ps2bf16")
+_AVX512_CONVERSIONS = {"vpmovzxbw": 0.5, "vpmovzxbd": 0.25, "vpmovzxwd": 0.5, "vpmovsxbw": 0.5, "vpmovsxbd": 0.25,
+                       "vpmovsxwd": 0.5, "vcvtdq2ps": 1, "vcvtneps2bf16": 2}
+AVX512_FORMS += _AVX512_ARITHMETIC + tuple(_AVX512_CONVERSIONS)
+_AVX512_PICKS += _AVX512_ARITHMETIC + tuple(_AVX512_CONVERSIONS)
 
 
 def avx512_host() -> bool:
@@ -652,6 +660,21 @@ def _render_avx512(b: _ScalarBuilder, spec: dict) -> _Block:
             source = b.src(64 if size == 64 else 32, spec["r2"]) if pick != "vbroadcastss" else register(spec["r2"], 128)
             if source in GPR_VIEWS:
                 b.note(reads=[source])
+        lines.append(f"{pick} {dest_of(dest)}, {source}")
+        b.vectors_written.add(int(dest[3:]))
+        return _Block(lines, mnemonic=pick)
+    if pick in _AVX512_ARITHMETIC:
+        if pick == "vpermd" and width == 128:  # VPERMD has no xmm form
+            dest, src, width = register(spec["r1"], 256), register(spec["r2"], 256), 256
+        second = memory(width) if shape == 1 else register(spec["r2"] // 3, width)
+        lines.append(f"{pick} {dest_of(dest)}, {src}, {second}")
+        b.vectors_written.add(int(dest[3:]))
+        return _Block(lines, mnemonic=pick)
+    if pick in _AVX512_CONVERSIONS:
+        source_bits = int(width * _AVX512_CONVERSIONS[pick])
+        if pick == "vcvtneps2bf16":  # the destination holds half the source
+            source_bits, dest = width, register(spec["r1"], max(128, width // 2))
+        source = memory(source_bits) if shape == 1 else register(spec["r2"], max(128, source_bits))
         lines.append(f"{pick} {dest_of(dest)}, {source}")
         b.vectors_written.add(int(dest[3:]))
         return _Block(lines, mnemonic=pick)

@@ -29,6 +29,7 @@ need it aligned to the operand size, else #GP(0) (masked or not); the other move
 from __future__ import annotations
 
 from ..context import X86Context
+from ..numerics import simd_fp32 as fp32
 from ..operands import GPR_VIEWS, Mem, Reg, vector_register
 from ..operands.masking import Masked, opmask_number, unmasked
 from ..state import AF, CF, OF, PF, SF, ZF
@@ -751,3 +752,271 @@ def kxorq(cpu: X86Context, dest, src1, src2) -> None:
         DEST[63:0] := SRC1[63:0] BITWISE XOR SRC2[63:0]
     """
     _kxor(cpu, dest, src1, src2, 64)
+
+
+# ---------------------------------------------------------------------------
+# Integer and fp32 arithmetic, BF16 and VNNI (issue 27): element by element under DEST's write mask
+# ---------------------------------------------------------------------------
+
+
+def _each(cpu: X86Context, dest, sources, size: int, operation, bits: int | None = None) -> None:
+    """DEST element j := operation(source elements j) for each element the mask selects (``size`` bits)."""
+    bits = bits or vl(dest)
+    count = bits // size
+    mask = active(cpu, dest, count)
+    columns = [elements(read_selected(cpu, s, bits, size, mask), size, count) for s in sources]
+    results = [operation(*row) if mask >> j & 1 else 0 for j, row in enumerate(zip(*columns))]
+    write_masked(cpu, dest, pack(results, size), bits, size)
+
+
+def vpaddd(cpu: X86Context, dest, src1, src2) -> None:
+    """Add packed dwords, wrapping (VEX: AVX/AVX2; EVEX: AVX512F, under a write mask).
+
+        FOR j := 0 TO VL/32 - 1
+            IF k1[j] OR *no writemask*: DEST[32j+31:32j] := SRC1[32j+31:32j] + SRC2[32j+31:32j]   (mod 2^32)
+            ELSE IF *zeroing*: DEST[32j+31:32j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _each(cpu, dest, (src1, src2), 32, lambda a, b: a + b)
+
+
+def vpsubd(cpu: X86Context, dest, src1, src2) -> None:
+    """Subtract packed dwords, wrapping (VEX: AVX/AVX2; EVEX: AVX512F, under a write mask).
+
+        FOR j := 0 TO VL/32 - 1
+            IF k1[j] OR *no writemask*: DEST[32j+31:32j] := SRC1[32j+31:32j] - SRC2[32j+31:32j]   (mod 2^32)
+            ELSE IF *zeroing*: DEST[32j+31:32j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _each(cpu, dest, (src1, src2), 32, lambda a, b: a - b)
+
+
+def vpmulld(cpu: X86Context, dest, src1, src2) -> None:
+    """Multiply packed signed dwords, keeping the low 32 bits of each 64-bit product (VEX: AVX/AVX2; EVEX: AVX512F).
+
+        FOR j := 0 TO VL/32 - 1
+            IF k1[j] OR *no writemask*:
+                Temp[63:0] := SRC1[32j+31:32j] * SRC2[32j+31:32j]   (signed)
+                DEST[32j+31:32j] := Temp[31:0]
+            ELSE IF *zeroing*: DEST[32j+31:32j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _each(cpu, dest, (src1, src2), 32, lambda a, b: signed(a, 32) * signed(b, 32))
+
+
+def vpdpbusd(cpu: X86Context, dest, src1, src2) -> None:
+    """Multiply unsigned bytes of SRC1 by signed bytes of SRC2, add each group of four to a dword of DEST,
+    wrapping (EVEX: AVX512_VNNI, AVX512VL below 512 bits, under a write mask).
+
+        FOR i := 0 TO VL/32 - 1
+            IF k1[i] OR *no writemask*:
+                p1 := ZeroExtend(SRC1.byte[4i+0]) * SignExtend(SRC2.byte[4i+0])
+                ... p4 := ZeroExtend(SRC1.byte[4i+3]) * SignExtend(SRC2.byte[4i+3])
+                DEST.dword[i] := DEST.dword[i] + p1 + p2 + p3 + p4     (mod 2^32, no saturation)
+            ELSE IF *zeroing*: DEST.dword[i] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    def dot(c: int, a: int, b: int) -> int:
+        return c + sum((a >> 8 * t & 0xFF) * signed(b >> 8 * t, 8) for t in range(4))
+
+    _each(cpu, dest, (unmasked(dest), src1, src2), 32, dot)
+
+
+def vpermd(cpu: X86Context, dest, index, src) -> None:
+    """Permute the dwords of SRC by the indices in INDEX (VEX ymm: AVX2; EVEX: AVX512F, under a write mask).
+
+        n := VL/32
+        FOR j := 0 TO n - 1
+            i := INDEX[32j+3:32j] MOD n          (bits 2:0 for ymm, 3:0 for zmm)
+            IF k1[j] OR *no writemask*: DEST[32j+31:32j] := SRC[32i+31:32i]
+            ELSE IF *zeroing*: DEST[32j+31:32j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    bits = vl(dest)
+    count = bits // 32
+    table = elements(read(cpu, src, bits), 32, count)
+    _each(cpu, dest, (index,), 32, lambda i: table[i % count])
+
+
+def vpshufb(cpu: X86Context, dest, src1, src2) -> None:
+    """Shuffle the bytes of SRC1 within each 128-bit lane by the indices in SRC2 (VEX: AVX/AVX2; EVEX: AVX512BW).
+
+        FOR j := 0 TO VL/8 - 1
+            IF k1[j] OR *no writemask*:
+                IF SRC2[8j+7] = 1: DEST[8j+7:8j] := 0
+                ELSE: index := SRC2[8j+3:8j];  DEST[8j+7:8j] := SRC1[128*(j DIV 16) + 8*index + 7 : ...]
+            ELSE IF *zeroing*: DEST[8j+7:8j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    bits = vl(dest)
+    count = bits // 8
+    mask = active(cpu, dest, count)
+    table = elements(read(cpu, src1, bits), 8, count)
+    indices = elements(read_selected(cpu, src2, bits, 8, mask), 8, count)
+    out = [0 if s & 0x80 else table[j // 16 * 16 + (s & 0xF)] for j, s in enumerate(indices)]
+    write_masked(cpu, dest, pack(out, 8), bits, 8)
+
+
+def _widen(cpu: X86Context, dest, src, source_size: int, size: int, extend) -> None:
+    bits = vl(dest)
+    count = bits // size
+    mask = active(cpu, dest, count)
+    narrow = elements(read_selected(cpu, src, count * source_size, source_size, mask), source_size, count)
+    write_masked(cpu, dest, pack([extend(x) if mask >> j & 1 else 0 for j, x in enumerate(narrow)], size), bits, size)
+
+
+def vpmovzxbw(cpu: X86Context, dest, src) -> None:
+    """Zero-extend bytes to words (VEX: AVX/AVX2; EVEX: AVX512BW, under a write mask).
+
+        FOR j := 0 TO VL/16 - 1
+            IF k1[j] OR *no writemask*: DEST[16j+15:16j] := ZeroExtend(SRC[8j+7:8j])
+            ELSE IF *zeroing*: DEST[16j+15:16j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _widen(cpu, dest, src, 8, 16, lambda x: x)
+
+
+def vpmovzxbd(cpu: X86Context, dest, src) -> None:
+    """Zero-extend bytes to dwords (VEX: AVX/AVX2; EVEX: AVX512F, under a write mask).
+
+        FOR j := 0 TO VL/32 - 1
+            IF k1[j] OR *no writemask*: DEST[32j+31:32j] := ZeroExtend(SRC[8j+7:8j])
+            ELSE IF *zeroing*: DEST[32j+31:32j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _widen(cpu, dest, src, 8, 32, lambda x: x)
+
+
+def vpmovzxwd(cpu: X86Context, dest, src) -> None:
+    """Zero-extend words to dwords (VEX: AVX/AVX2; EVEX: AVX512F, under a write mask).
+
+        FOR j := 0 TO VL/32 - 1
+            IF k1[j] OR *no writemask*: DEST[32j+31:32j] := ZeroExtend(SRC[16j+15:16j])
+            ELSE IF *zeroing*: DEST[32j+31:32j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _widen(cpu, dest, src, 16, 32, lambda x: x)
+
+
+def vpmovsxbw(cpu: X86Context, dest, src) -> None:
+    """Sign-extend bytes to words (VEX: AVX/AVX2; EVEX: AVX512BW, under a write mask).
+
+        FOR j := 0 TO VL/16 - 1
+            IF k1[j] OR *no writemask*: DEST[16j+15:16j] := SignExtend(SRC[8j+7:8j])
+            ELSE IF *zeroing*: DEST[16j+15:16j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _widen(cpu, dest, src, 8, 16, lambda x: signed(x, 8))
+
+
+def vpmovsxbd(cpu: X86Context, dest, src) -> None:
+    """Sign-extend bytes to dwords (VEX: AVX/AVX2; EVEX: AVX512F, under a write mask).
+
+        FOR j := 0 TO VL/32 - 1
+            IF k1[j] OR *no writemask*: DEST[32j+31:32j] := SignExtend(SRC[8j+7:8j])
+            ELSE IF *zeroing*: DEST[32j+31:32j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _widen(cpu, dest, src, 8, 32, lambda x: signed(x, 8))
+
+
+def vpmovsxwd(cpu: X86Context, dest, src) -> None:
+    """Sign-extend words to dwords (VEX: AVX/AVX2; EVEX: AVX512F, under a write mask).
+
+        FOR j := 0 TO VL/32 - 1
+            IF k1[j] OR *no writemask*: DEST[32j+31:32j] := SignExtend(SRC[16j+15:16j])
+            ELSE IF *zeroing*: DEST[32j+31:32j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _widen(cpu, dest, src, 16, 32, lambda x: signed(x, 16))
+
+
+def vcvtdq2ps(cpu: X86Context, dest, src) -> None:
+    """Convert signed dwords to single precision, rounded to nearest even (MXCSR's default; VEX: AVX; EVEX: AVX512F).
+
+        FOR j := 0 TO VL/32 - 1
+            IF k1[j] OR *no writemask*: DEST[32j+31:32j] := Convert_Integer_To_Single_Precision_Floating_Point(SRC[32j+31:32j])
+            ELSE IF *zeroing*: DEST[32j+31:32j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _each(cpu, dest, (src,), 32, fp32.from_int32)
+
+
+def vaddps(cpu: X86Context, dest, src1, src2) -> None:
+    """Add packed single-precision values, each sum rounded once (RNE; VEX: AVX; EVEX: AVX512F, under a write mask).
+
+        FOR j := 0 TO VL/32 - 1
+            IF k1[j] OR *no writemask*: DEST[32j+31:32j] := SRC1[32j+31:32j] + SRC2[32j+31:32j]
+            ELSE IF *zeroing*: DEST[32j+31:32j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+
+    A NaN operand gives the first NaN (SRC1, then SRC2) made quiet; inf - inf gives the default NaN FFC00000H.
+    """
+    _each(cpu, dest, (src1, src2), 32, fp32.add)
+
+
+def vmulps(cpu: X86Context, dest, src1, src2) -> None:
+    """Multiply packed single-precision values, each product rounded once (RNE; VEX: AVX; EVEX: AVX512F).
+
+        FOR j := 0 TO VL/32 - 1
+            IF k1[j] OR *no writemask*: DEST[32j+31:32j] := SRC1[32j+31:32j] * SRC2[32j+31:32j]
+            ELSE IF *zeroing*: DEST[32j+31:32j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+
+    A NaN operand gives the first NaN (SRC1, then SRC2) made quiet; 0 x inf gives the default NaN FFC00000H.
+    """
+    _each(cpu, dest, (src1, src2), 32, fp32.mul)
+
+
+def vfmadd231ps(cpu: X86Context, dest, src2, src3) -> None:
+    """Fused multiply-add of packed single-precision values: one rounding of the exact SRC2 x SRC3 + DEST
+    (VEX: FMA; EVEX: AVX512F, under a write mask).
+
+        FOR j := 0 TO VL/32 - 1
+            IF k1[j] OR *no writemask*:
+                DEST[32j+31:32j] := RoundFPControl_MXCSR(SRC2[32j+31:32j] * SRC3[32j+31:32j] + DEST[32j+31:32j])
+            ELSE IF *zeroing*: DEST[32j+31:32j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+
+    A NaN operand gives the first NaN of SRC2, SRC3, DEST (the two factors, then the addend) made quiet,
+    signalling or not (measured on an AMD EPYC's AVX-512; the SDM's table leaves the FMA order to the
+    form); 0 x inf and inf - inf give the default NaN FFC00000H.
+    """
+    _each(cpu, dest, (unmasked(dest), src2, src3), 32, lambda c, a, b: fp32.fma(a, b, c, (a, b, c)))
+
+
+def vcvtne2ps2bf16(cpu: X86Context, dest, src1, src2) -> None:
+    """Convert two vectors of single-precision values to one of BF16, SRC2's in the low half (AVX512_BF16).
+
+        FOR i := 0 TO VL/16 - 1
+            IF k1[i] OR *no writemask*:
+                IF i < VL/32: DEST.word[i] := convert_fp32_to_bfloat16(SRC2.fp32[i])
+                ELSE:         DEST.word[i] := convert_fp32_to_bfloat16(SRC1.fp32[i - VL/32])
+            ELSE IF *zeroing*: DEST.word[i] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+
+    convert_fp32_to_bfloat16 rounds to nearest even by an integer bias, reads a denormal as a signed zero,
+    and makes a NaN quiet (numerics/simd_fp32.py's to_bf16).
+    """
+    bits = vl(dest)
+    half = bits // 32
+    mask = active(cpu, dest, bits // 16)
+    low = elements(read_selected(cpu, src2, bits, 32, mask & ((1 << half) - 1)), 32, half)
+    high = elements(read(cpu, src1, bits), 32, half)
+    words = [fp32.to_bf16(x) for x in low + high]
+    write_masked(cpu, dest, pack(words, 16), bits, 16)
+
+
+def vcvtneps2bf16(cpu: X86Context, dest, src) -> None:
+    """Convert single-precision values to BF16 in the low half of DEST (EVEX: AVX512_BF16, under a write mask).
+
+        FOR i := 0 TO VL/32 - 1                 (VL: the source's length)
+            IF k1[i] OR *no writemask*: DEST.word[i] := convert_fp32_to_bfloat16(SRC.fp32[i])
+            ELSE IF *zeroing*: DEST.word[i] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL/2] := 0
+    """
+    bits = vl(src)
+    count = bits // 32
+    mask = active(cpu, dest, count)
+    values = elements(read_selected(cpu, src, bits, 32, mask), 32, count)
+    write_masked(cpu, dest, pack([fp32.to_bf16(x) for x in values], 16), bits // 2, 16)

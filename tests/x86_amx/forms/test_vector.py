@@ -10,6 +10,7 @@ alignment faults; a CPU model without the row's CPUID feature raises #UD.
 from __future__ import annotations
 
 import dataclasses
+import struct
 from pathlib import Path
 
 import pytest
@@ -190,6 +191,59 @@ def test_opmask_moves_kortest_and_kxor():
     assert state.rflags & 0x1 and not state.rflags & 0x40  # k1 | k3 = FFFFH: CF=1, ZF=0
     assert mem.read(DATA, 8) == (0xFFFF_0000_1234_FFFF).to_bytes(8, "little")
     assert state.read_register("k4") == 0 and state.read_register("k5") == 0x1234_FFFF
+
+
+def f32(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def vector_of(values, size: int = 32) -> int:
+    return sum((v % (1 << size)) << (size * j) for j, v in enumerate(values))
+
+
+def test_integer_arithmetic_examples():
+    state, _ = run("vpaddd xmm1, xmm2, xmm3\nvpsubd xmm4, xmm2, xmm3\nvpmulld xmm5, xmm2, xmm3",
+                   {2: vector_of([0xFFFFFFFF, 7, -3, 0x7FFFFFFF]), 3: vector_of([1, -8, 5, 2])})
+    assert state.read_vector(1) == vector_of([0, -1, 2, 0x80000001])  # wrapping
+    assert state.read_vector(4) == vector_of([0xFFFFFFFE, 15, -8, 0x7FFFFFFD])
+    assert state.read_vector(5) == vector_of([-1, -56, -15, 0xFFFFFFFE])  # the low half of each product
+    # VPDPBUSD: unsigned bytes of SRC1 times signed bytes of SRC2, four per dword, added to DEST (wrapping)
+    state, _ = run("vpdpbusd xmm1, xmm2, xmm3", {1: vector_of([10, 0xFFFFFFFF]),
+                                                  2: vector_of([0xFF01FF02, 0x01010101]),
+                                                  3: vector_of([0x7F80FF01, 0x02020202])})
+    assert state.read_vector(1) == vector_of([10 + 2 * 1 + 255 * -1 + 1 * -128 + 255 * 127, 7])
+    state, _ = run("vpermd ymm1, ymm2, ymm3\nvpshufb xmm4, xmm5, xmm6",
+                   {2: vector_of([7, 6, 5, 4, 3, 2, 1, 8]), 3: vector_of(range(100, 108)),
+                    5: vector_of(range(100, 116), 8), 6: vector_of([0x80, 1, 0x0F, 0x13], 8)})
+    assert state.read_vector(1) == vector_of([107, 106, 105, 104, 103, 102, 101, 100])  # index 8 is 0 (mod 8)
+    assert state.read_vector(4) == vector_of([0, 101, 115, 103] + [100] * 12, 8)
+    state, _ = run("vpmovsxbw xmm1, xmm2\nvpmovzxbd ymm3, xmm2", {2: vector_of([0x80, 0x7F, 0xFF, 1], 8)})
+    assert state.read_vector(1) == vector_of([-128, 127, -1, 1, 0, 0, 0, 0], 16)
+    assert state.read_vector(3) == vector_of([0x80, 0x7F, 0xFF, 1, 0, 0, 0, 0])
+
+
+def test_fp32_examples_round_once():
+    # 1 + 2^-24 + 2^-48: an FMA rounds the exact value once (up), a multiply then an add would round twice (down)
+    a, b, c = f32(1 + 2 ** -23), f32(1 + 2 ** -23), f32(-1.0)
+    state, _ = run("vfmadd231ps xmm1, xmm2, xmm3", {1: c, 2: a, 3: b})
+    assert state.read_vector(1) == f32(2 ** -22 + 2 ** -46)
+    state, _ = run("vaddps xmm1, xmm2, xmm3\nvmulps xmm4, xmm2, xmm5\nvcvtdq2ps xmm6, xmm7",
+                   {2: vector_of([f32(-0.0), f32(1.5), 0x7F800000, 0x7F800001]),
+                    3: vector_of([f32(-0.0), f32(-1.5), 0xFF800000, 0x7FC00002]),
+                    5: vector_of([f32(2.0), 0, 0, 0]), 7: vector_of([16777217, -1, 0x7FFFFFFF, 3])})
+    assert state.read_vector(1) == vector_of([0x80000000, 0, 0xFFC00000, 0x7FC00001])  # -0, +0, inf-inf, SNaN
+    assert state.read_vector(4) == vector_of([0x80000000, 0, 0xFFC00000, 0x7FC00001])  # -0 x 2, 1.5 x 0, inf x 0
+    assert state.read_vector(6) == vector_of([f32(16777216.0), f32(-1.0), f32(2.0 ** 31), f32(3.0)])
+
+
+def test_bf16_conversion_examples():
+    # ties to even, a carry into the exponent, a denormal read as zero, a NaN made quiet, infinity
+    values = [0x3F808000, 0x3F818000, 0x3F80FFFF, 0x007FFFFF, 0x807FFFFF, 0x7F800001, 0xFF800000, 0x7F7FFFFF]
+    state, _ = run("vcvtneps2bf16 xmm1, ymm2\nvcvtne2ps2bf16 xmm3, xmm4, xmm2",
+                   {1: ALL_ONES, 2: vector_of(values), 4: vector_of([f32(1.0), f32(-2.0), 0, 0])})
+    words = [0x3F80, 0x3F82, 0x3F81, 0x0000, 0x8000, 0x7FC0, 0xFF80, 0x7F80]
+    assert state.read_vector(1) == vector_of(words, 16)  # bits 511:128 zeroed
+    assert state.read_vector(3) == vector_of(words[:4] + [0x3F80, 0xC000, 0, 0], 16)
 
 
 def test_vzeroupper_clears_zmm0_15_above_bit_127_only():
@@ -416,17 +470,101 @@ MASKED_PROGRAM = """
 """
 
 
-def silicon_diff(program: str, registers: range, bits: int):
-    """The program's lockstep diff, simulator against this CPU, from seeded vector registers, GPRs and memory."""
+# issue 27's arithmetic: every form, width and mask kind, then results fed back into the fp32 forms.
+ARITHMETIC_PROGRAM = """
+    mov eax, 0xa5c3
+    kmovw k1, eax
+    mov rax, 0x8000000180f0ff01
+    kmovq k2, rax
+    vpaddd zmm1, zmm2, zmm3
+    vpaddd zmm4{k1}{z}, zmm5, ZMMWORD PTR [rdi+0x40]
+    vpaddd ymm17, ymm18, ymm19
+    vpsubd xmm6, xmm7, xmm8
+    vpsubd zmm20{k1}, zmm21, zmm22
+    vpmulld zmm9, zmm10, zmm11
+    vpmulld ymm12, ymm13, YMMWORD PTR [rdi+0x84]
+    vpmulld zmm23{k1}{z}, zmm24, zmm25
+    vpdpbusd zmm26, zmm27, zmm28
+    vpdpbusd ymm29{k1}, ymm30, YMMWORD PTR [rdi+0x101]
+    vpdpbusd xmm31, xmm14, xmm15
+    vpermd zmm1, zmm2, zmm3
+    vpermd ymm4{k1}{z}, ymm5, YMMWORD PTR [rdi+0x11]
+    vpshufb zmm6, zmm7, zmm8
+    vpshufb ymm9{k2}, ymm10, ymm11
+    vpshufb xmm12, xmm13, XMMWORD PTR [rdi+0x23]
+    vpmovzxbw zmm14, ymm15
+    vpmovzxbw zmm16{k2}{z}, YMMWORD PTR [rdi+0x37]
+    vpmovzxbd zmm17, xmm18
+    vpmovzxbd ymm19{k1}, QWORD PTR [rdi+0x41]
+    vpmovzxwd zmm20, ymm21
+    vpmovzxwd xmm22, QWORD PTR [rdi+0x53]
+    vpmovsxbw zmm23{k2}, ymm24
+    vpmovsxbw xmm25, xmm26
+    vpmovsxbd zmm27, XMMWORD PTR [rdi+0x65]
+    vpmovsxbd xmm28, xmm29
+    vpmovsxwd zmm30{k1}{z}, ymm31
+    vpmovsxwd ymm1, XMMWORD PTR [rdi+0x77]
+    vcvtdq2ps zmm2, zmm3
+    vcvtdq2ps ymm4{k1}, YMMWORD PTR [rdi+0x89]
+    vcvtdq2ps xmm5, xmm6
+    vaddps zmm7, zmm8, zmm9
+    vaddps zmm10{k1}{z}, zmm11, ZMMWORD PTR [rdi+0x9b]
+    vaddps ymm12, ymm13, ymm14
+    vmulps zmm15, zmm16, zmm17
+    vmulps xmm18{k1}, xmm19, XMMWORD PTR [rdi+0xad]
+    vmulps ymm20, ymm21, ymm22
+    vfmadd231ps zmm23, zmm24, zmm25
+    vfmadd231ps zmm26{k1}, zmm27, ZMMWORD PTR [rdi+0xbf]
+    vfmadd231ps ymm8, ymm9, ymm10
+    vfmadd231ps xmm11{k2}{z}, xmm12, xmm13
+    vcvtne2ps2bf16 zmm14, zmm15, zmm16
+    vcvtne2ps2bf16 ymm17{k1}, ymm18, YMMWORD PTR [rdi+0xd1]
+    vcvtne2ps2bf16 xmm19, xmm20, xmm21
+    vcvtneps2bf16 ymm22, zmm23
+    vcvtneps2bf16 xmm24{k1}{z}, YMMWORD PTR [rdi+0xe3]
+    vcvtneps2bf16 xmm25, xmm26
+    vmulps zmm27, zmm7, zmm15
+    vfmadd231ps zmm28, zmm27, zmm2
+    vaddps zmm29, zmm28, zmm23
+"""
+
+
+def fp32_palette(rng) -> int:
+    """A float's bits, drawn where the fp32 and BF16 rules have their cases: signed zeros, infinities, quiet and
+    signalling NaNs, denormals, BF16 rounding ties, results near underflow and overflow, and ordinary values."""
+    kind = rng.randrange(10)
+    sign = rng.getrandbits(1) << 31
+    if kind == 0:
+        return rng.choice([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFA00000,
+                           0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF])
+    if kind == 1:
+        return sign | rng.getrandbits(23)  # a denormal
+    if kind == 2:
+        return rng.getrandbits(32)
+    if kind == 3:
+        return sign | rng.randrange(120, 135) << 23 | rng.getrandbits(7) << 16 | 0x8000  # a BF16 tie
+    if kind == 4:
+        return sign | rng.randrange(0, 3) << 23 | rng.getrandbits(23)
+    if kind == 5:
+        return rng.randrange(250, 255) << 23 | rng.getrandbits(23)
+    return sign | rng.randrange(110, 145) << 23 | rng.getrandbits(23)
+
+
+def silicon_diff(program: str, registers: range, bits: int, *, seed: int = 15, floats: bool = False):
+    """The program's lockstep diff, simulator against this CPU, from seeded vector registers, GPRs and memory
+    (``floats``: the registers and the data drawn from fp32_palette)."""
     import random
 
     from isasim.core.diff import diff
     from isasim.core.trace import Init
 
-    rng = random.Random(15)
+    rng = random.Random(seed)
     arrays = {f"zmm{n}": rng.getrandbits(bits).to_bytes(64, "little") for n in registers}
+    if floats:
+        arrays = {f"zmm{n}": b"".join(fp32_palette(rng).to_bytes(4, "little") for _ in range(16)) for n in registers}
     init = Init(regs={"rdi": SILICON_DATA, "rsi": SILICON_DATA + 0x1000, "rax": 0x8001_7F80, "rcx": 0x1234_FFFF},
-                memory=[(SILICON_DATA, rng.randbytes(0x1000), False), (SILICON_DATA + 0x1000, bytes(0x1000), True)],
+                memory=[(SILICON_DATA, b"".join(fp32_palette(rng).to_bytes(4, "little") for _ in range(0x400))
+                         if floats else rng.randbytes(0x1000), False), (SILICON_DATA + 0x1000, bytes(0x1000), True)],
                 arrays=arrays)
     program = ISA.assemble(".intel_syntax noprefix\n" + program + "    ret\n")
     return diff("x86_amx", {}, program, init, mode="lockstep"), program, init
@@ -454,6 +592,18 @@ def test_evex_forms_on_silicon():
                     reason="this CPU has no AVX-512 F/BW/VL/DQ (/proc/cpuinfo): the masked forms cannot run on it")
 def test_masked_moves_broadcasts_and_opmask_forms_on_silicon():
     report, program, _init = silicon_diff(MASKED_PROGRAM, range(32), 512)
+    assert report.divergence is None, report.divergence.describe()
+    assert report.steps == len(program.instructions)
+
+
+@pytest.mark.needs_silicon
+@pytest.mark.skipif(not {"avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16"} <= set(HOST_FLAGS),
+                    reason="this CPU lacks AVX-512 F/BW/VL/VNNI/BF16 (/proc/cpuinfo): the arithmetic cannot run on it")
+@pytest.mark.parametrize("seed", range(12))
+def test_arithmetic_bf16_and_fp32_forms_on_silicon(seed):
+    """Each fp32 result, BF16 conversion and NaN choice against this CPU, on values drawn where the rules
+    have their cases (and on random bits for seed 0)."""
+    report, program, _init = silicon_diff(ARITHMETIC_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
     assert report.divergence is None, report.divergence.describe()
     assert report.steps == len(program.instructions)
 

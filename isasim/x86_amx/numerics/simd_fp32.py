@@ -1,0 +1,120 @@
+"""The fp32 arithmetic of the SSE/AVX/AVX-512 forms (semantics/vector.py) under the default MXCSR (1F80H: round
+to nearest even, denormals kept, DAZ = FTZ = 0, every exception masked), computed exactly: each result is the
+exact value of its operation rounded once (``core.numerics.float_to_fp32_bits`` of a Fraction), so an FMA rounds
+once and an addition never goes through the host's floats.
+
+The special cases are the SDM's (Vol. 1, 4.8.3.5 and Table 4-7, "Rules for handling NaNs"): a NaN operand gives
+that NaN made quiet, the first NaN in the instruction's operand order; an invalid operation (inf - inf, 0 x inf)
+gives the default NaN, the "real indefinite" FFC00000H; an exact zero sum is +0 unless both addends are -0.
+BF16 conversion is the SDM's convert_fp32_to_bfloat16 (VCVTNEPS2BF16's Operation): an integer rounding bias,
+with input denormals read as zero.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ...core.numerics import float_to_fp32_bits
+
+DEFAULT_NAN = 0xFFC00000  # the real indefinite QNaN
+SIGN = 0x80000000
+INF = 0x7F800000
+
+
+def is_nan(x: int) -> bool:
+    return (x & 0x7F800000) == INF and x & 0x7FFFFF != 0
+
+
+def is_inf(x: int) -> bool:
+    return x & 0x7FFFFFFF == INF
+
+
+def quiet(x: int) -> int:
+    return x | 0x00400000
+
+
+def value(x: int) -> Fraction:
+    """The exact value of finite fp32 bits (denormals kept)."""
+    exponent, fraction = x >> 23 & 0xFF, x & 0x7FFFFF
+    magnitude = Fraction(fraction, 1 << 149) if exponent == 0 else Fraction((1 << 23) | fraction, 1) * Fraction(2) ** (exponent - 150)
+    return -magnitude if x & SIGN else magnitude
+
+
+def round_fp32(exact: Fraction, zero_sign: int = 0) -> int:
+    """The exact value rounded once to fp32 (RNE, gradual underflow, overflow to infinity); an exact zero gets
+    ``zero_sign``."""
+    if exact == 0:
+        return zero_sign << 31
+    return float_to_fp32_bits(exact)
+
+
+def _first_nan(*operands: int) -> int | None:
+    for x in operands:
+        if is_nan(x):
+            return quiet(x)
+    return None
+
+
+def add(a: int, b: int) -> int:
+    """a + b (VADDPS's element): RoundFPControl_MXCSR of the exact sum."""
+    nan = _first_nan(a, b)
+    if nan is not None:
+        return nan
+    if is_inf(a) and is_inf(b):
+        return a if (a ^ b) & SIGN == 0 else DEFAULT_NAN
+    if is_inf(a) or is_inf(b):
+        return a if is_inf(a) else b
+    return round_fp32(value(a) + value(b), (a & b) >> 31 & 1)
+
+
+def mul(a: int, b: int) -> int:
+    """a x b (VMULPS's element): RoundFPControl_MXCSR of the exact product."""
+    nan = _first_nan(a, b)
+    if nan is not None:
+        return nan
+    sign = (a ^ b) & SIGN
+    if is_inf(a) or is_inf(b):
+        if a & 0x7FFFFFFF == 0 or b & 0x7FFFFFFF == 0:
+            return DEFAULT_NAN  # 0 x inf
+        return sign | INF
+    return round_fp32(value(a) * value(b), sign >> 31)
+
+
+def fma(a: int, b: int, c: int, nan_order: tuple[int, int, int]) -> int:
+    """a x b + c with one rounding (FMA).  ``nan_order``: the operands in the order whose first NaN is the
+    result (VFMADD231PS: the factors, then the addend)."""
+    nan = _first_nan(*nan_order)
+    if nan is not None:
+        return nan
+    product_sign = (a ^ b) & SIGN
+    zero_factor = a & 0x7FFFFFFF == 0 or b & 0x7FFFFFFF == 0
+    if is_inf(a) or is_inf(b):
+        if zero_factor:
+            return DEFAULT_NAN  # 0 x inf
+        if is_inf(c) and (c & SIGN) != product_sign:
+            return DEFAULT_NAN  # inf - inf
+        return product_sign | INF
+    if is_inf(c):
+        return c
+    exact = value(a) * value(b) + value(c)
+    zero_sign = 1 if (product_sign and c & SIGN and zero_factor and c & 0x7FFFFFFF == 0) else 0
+    return round_fp32(exact, zero_sign)
+
+
+def from_int32(x: int) -> int:
+    """A signed dword converted to fp32 (VCVTDQ2PS's element), rounded to nearest even."""
+    x = x - (1 << 32) if x >> 31 else x
+    return round_fp32(Fraction(x))
+
+
+def to_bf16(x: int) -> int:
+    """The SDM's convert_fp32_to_bfloat16: zero or denormal -> a signed zero; infinity -> its top half; NaN ->
+    its top half made quiet; else the integer sum x + 7FFFH + x[16], its top half (round to nearest even)."""
+    exponent = x >> 23 & 0xFF
+    if exponent == 0:
+        return x >> 16 & 0x8000
+    if is_inf(x):
+        return x >> 16
+    if is_nan(x):
+        return x >> 16 | 0x0040
+    return (x + 0x7FFF + (x >> 16 & 1)) >> 16 & 0xFFFF
