@@ -430,7 +430,7 @@ def _read_line(raw: str) -> tuple[tuple[tuple[str, ...], str | None, str], ...]:
             operand_text = parts[1] if len(parts) > 1 else ""
             # objdump's prefix words before a NOP ("data16 cs nop WORD PTR [...]") belong to the mnemonic
             # (split on the single spaces joined here: str.split() would also split on U+0085 and kin)
-            while mnemonic.split(" ")[-1] in scalar_encoding.NOP_PREFIX_WORDS and operand_text:
+            while mnemonic.split(" ")[-1] in scalar_encoding.PREFIX_WORDS and operand_text:
                 parts = _BLANK_RUN.split(operand_text, 1)
                 mnemonic += " " + ascii_lower(parts[0])
                 operand_text = parts[1] if len(parts) > 1 else ""
@@ -808,7 +808,7 @@ class Assembler:
             st.size = 2  # every branch starts short, as GNU as starts its frags
             return
         form, operands, encoding = self.encode(st, 0)
-        # objdump's prefix words before a NOP stay in its text
+        # objdump's prefix words (before a NOP, and lock) stay in its text
         prefixes = scalar_encoding.split_prefixes(st.mnemonic)[0] if " " in st.mnemonic else ()
         st.prepared = _Prepared(form, operands, encoding, prefixes)
         st.encoding = encoding

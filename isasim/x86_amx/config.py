@@ -36,13 +36,17 @@ _AMX_BASE = frozenset({"AMX-TILE", "AMX-INT8", "AMX-BF16"})
 VECTOR_FEATURES = frozenset({"SSE", "SSE2", "AVX", "AVX2", "FMA", "AVX512F", "AVX512BW", "AVX512DQ", "AVX512VL",
                              "AVX512_VNNI", "AVX512_BF16", "AVX_VNNI"})
 AMX_FEATURES = _AMX_BASE | {"AMX-FP16"}  # the CPUID features an AMX form can need
+# The general-purpose features the scalar forms need beyond the base set (CPUID.1:ECX MOVBE, POPCNT;
+# 80000001H:ECX LZCNT (ABM); 7:EBX BMI1, BMI2): every AMX Xeon has them (since Haswell).
+SCALAR_FEATURES = frozenset({"MOVBE", "POPCNT", "LZCNT", "BMI1", "BMI2"})
+_XEON = VECTOR_FEATURES | SCALAR_FEATURES
 
 CPU_MODELS = {
     m.name: m
     for m in (
-        CpuModel("sapphire-rapids", "4th Gen Xeon Scalable (Sapphire Rapids)", _AMX_BASE | VECTOR_FEATURES),
-        CpuModel("emerald-rapids", "5th Gen Xeon Scalable (Emerald Rapids)", _AMX_BASE | VECTOR_FEATURES),
-        CpuModel("granite-rapids", "Xeon 6 P-core (Granite Rapids)", _AMX_BASE | VECTOR_FEATURES | {"AMX-FP16"}),
+        CpuModel("sapphire-rapids", "4th Gen Xeon Scalable (Sapphire Rapids)", _AMX_BASE | _XEON),
+        CpuModel("emerald-rapids", "5th Gen Xeon Scalable (Emerald Rapids)", _AMX_BASE | _XEON),
+        CpuModel("granite-rapids", "Xeon 6 P-core (Granite Rapids)", _AMX_BASE | _XEON | {"AMX-FP16"}),
     )
 }
 

@@ -12,7 +12,8 @@ from ..core.faults import Fault, MemoryFault
 INVALID_OPCODE = "#UD"  # the instruction is undefined in this state or encoding (SIGILL on silicon)
 GENERAL_PROTECTION = "#GP"  # #GP(0), e.g. an invalid tile configuration (SIGSEGV, si_code SI_KERNEL)
 PAGE_FAULT = "#PF"  # an access to an address no mapped region covers, or a write to a read-only one
-KINDS = (INVALID_OPCODE, GENERAL_PROTECTION, PAGE_FAULT)
+DIVIDE_ERROR = "#DE"  # DIV/IDIV by zero, or a quotient too large for its destination (SIGFPE on silicon)
+KINDS = (INVALID_OPCODE, GENERAL_PROTECTION, PAGE_FAULT, DIVIDE_ERROR)
 
 
 def UD(rule: str) -> Fault:
@@ -23,6 +24,11 @@ def UD(rule: str) -> Fault:
 def GP(rule: str) -> Fault:
     """#GP(0), general protection: e.g. an invalid tile configuration."""
     return Fault(GENERAL_PROTECTION, rule)
+
+
+def DE(rule: str) -> Fault:
+    """#DE, divide error: DIV or IDIV by zero, or a quotient that does not fit in its destination."""
+    return Fault(DIVIDE_ERROR, rule)
 
 
 def PF(fault: MemoryFault) -> Fault:

@@ -66,7 +66,32 @@ OTHER_CASES = [
     "nop", "nop eax", "nop DWORD PTR [rax]", "nop WORD PTR [rdi+8]", "nop QWORD PTR [rsp+rax*2]", "ret",
 ]
 
-CASES = MOV_CASES + ALU_CASES + OTHER_CASES
+# issue 27: the rest of the integer instructions g++ and clang emit (lock lines: forms/test_scalar.py)
+GENERAL_CASES = [
+    *[line.format(op=op) for op in ("and", "or", "adc", "sbb") for line in (
+        "{op} rax,rbx", "{op} esp,-64", "{op} rsp,0xffffffffffffffc0", "{op} al,0x7f", "{op} ax,0x1234",
+        "{op} eax,0xff", "{op} QWORD PTR [rdi],rax", "{op} ecx,DWORD PTR [rsi+8]", "{op} BYTE PTR [rdi],1",
+        "{op} WORD PTR [rsp+2],0x100", "{op} r9b,BYTE PTR [r10]", "{op} rax,0x7fffffff", "{op} ah,bl")],
+    *[f"{op} {x}" for op in ("not", "neg", "mul", "div", "idiv") for x in (
+        "rax", "ecx", "r9w", "bl", "ah", "QWORD PTR [rdi]", "DWORD PTR [rsp+8]", "BYTE PTR [r13]")],
+    *[f"cmov{cc} {x}" for cc in ("o", "no", "b", "c", "nae", "ae", "nb", "nc", "e", "z", "ne", "nz", "be", "na",
+                                 "a", "nbe", "s", "ns", "p", "pe", "np", "po", "l", "nge", "ge", "nl", "le", "ng",
+                                 "g", "nle") for x in ("rax,rbx",)],
+    "cmovne eax,DWORD PTR [rdi]", "cmovl r9w,WORD PTR [r10+2]", "cmovg r15,QWORD PTR [rsp]",
+    *[f"set{cc} {x}" for cc in ("o", "no", "b", "c", "ae", "nc", "e", "z", "ne", "nz", "be", "a", "s", "ns", "p",
+                                "np", "l", "ge", "le", "g") for x in ("al",)],
+    "sete BYTE PTR [rdi]", "setne sil", "setl r8b", "setg ah", "setb BYTE PTR [rsp+rax*1+0x10]",
+    "cbw", "cwde", "cwd", "cdq", "cqo", "endbr64",
+    "bswap eax", "bswap rax", "bswap r12d", "bswap r15",
+    "movbe eax,DWORD PTR [rdi]", "movbe QWORD PTR [rsp],rax", "movbe r9w,WORD PTR [r10+2]",
+    "xadd DWORD PTR [rdi],eax", "xadd rax,rbx", "xadd al,cl", "xadd WORD PTR [rsi],r8w", "xadd ah,bh",
+    "cmpxchg QWORD PTR [rdi],rcx", "cmpxchg ecx,edx", "cmpxchg BYTE PTR [rdi],al", "cmpxchg r9w,ax",
+    # the multi-byte NOPs compilers pad with, as objdump prints them
+    "nop DWORD PTR [rax+rax*1+0x0]", "nop WORD PTR [rax+rax*1+0x0]",
+    "nop DWORD PTR [rax+0x0]", "nop DWORD PTR [rax+0x00000000]", "nop WORD PTR [rax+rax*1+0x00000000]",
+]
+
+CASES = MOV_CASES + ALU_CASES + OTHER_CASES + GENERAL_CASES
 
 
 def random_lines(seed: int, count: int) -> list[str]:

@@ -171,6 +171,12 @@ def _operation_bits(mnemonic: str, operands: tuple) -> int:
 NOP_PREFIX_WORDS = {"data16": 0x66, "cs": 0x2E}
 
 
+# LOCK (F0): GNU as takes it before these with a memory destination; objdump prints "lock".
+LOCKABLE = frozenset({"add", "adc", "and", "or", "sbb", "sub", "xor", "not", "neg", "inc", "dec", "xadd", "cmpxchg",
+                      "xchg"})
+PREFIX_WORDS = {**NOP_PREFIX_WORDS, "lock": 0xF0}  # every prefix word the assembler reads before a mnemonic
+
+
 def split_prefixes(mnemonic: str) -> tuple[tuple[str, ...], str]:
     """("data16", "cs"), "nop" for "data16 cs nop"; (), mnemonic for a mnemonic without prefix words."""
     words = mnemonic.lower().split()
@@ -180,7 +186,7 @@ def split_prefixes(mnemonic: str) -> tuple[tuple[str, ...], str]:
 def accepts(mnemonic: str) -> bool:
     """Whether ``mnemonic`` (possibly with NOP prefix words) is a scalar instruction's."""
     prefixes, name = split_prefixes(mnemonic)
-    return name in CANDIDATES and (not prefixes or name == "nop")
+    return name in CANDIDATES and (not prefixes or name == "nop" or (prefixes == ("lock",) and name in LOCKABLE))
 
 
 def _encode_prefixed_nop(prefixes: tuple[str, ...], operands: tuple, address: int):
@@ -211,9 +217,16 @@ def encode(mnemonic: str, operands: tuple, address: int, *, long_branch: bool = 
     """Encode one scalar instruction as GNU as 2.40 does; see the module docstring."""
     mnemonic = mnemonic.lower()
     prefixes, name = split_prefixes(mnemonic)
+    if prefixes == ("lock",) and name in LOCKABLE:
+        form, ops, data = encode(name, operands, address)
+        if not ops or not isinstance(ops[0], Mem):
+            raise fail(mnemonic, "lock needs a memory destination")
+        own = data[:1] if data[:1] == b"\x66" else b""  # GNU as: the operand-size 66 first, then F0
+        return form, ops, own + b"\xf0" + data[len(own):]
     if prefixes:
         if name != "nop":
-            raise fail(mnemonic, "prefix words are supported only before nop")
+            raise fail(mnemonic, "prefix words are supported only before nop, and lock before "
+                                 + ", ".join(sorted(LOCKABLE)))
         return _encode_prefixed_nop(prefixes, tuple(operands), address)
     if mnemonic not in CANDIDATES:
         raise AssemblyError(f"{mnemonic}: not a scalar instruction isasim knows")
@@ -357,7 +370,12 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
             return None
     elif instr.segment_prefix != iced_x86.Register.NONE:
         return None
-    if instr.has_lock_prefix or instr.has_rep_prefix or instr.has_repne_prefix:
+    if instr.has_lock_prefix:
+        if (form.mnemonic not in LOCKABLE or instr.op_count == 0 or instr.op_kind(0) != iced_x86.OpKind.MEMORY
+                or window[:2] not in (b"\x66\xf0", b"\xf0" + window[1:2]) or window[1:2] == b"\x66"):
+            return None  # #UD on silicon, or a lock isasim's text would not put first
+        prefixes = ("lock",)
+    if instr.has_rep_prefix or instr.has_repne_prefix:
         return None
     row = ROWS[instr.code]
     if instr.code == iced_x86.Code.NOPW:

@@ -91,7 +91,7 @@ def reference_pages() -> list[ReferencePage]:
         example = _AMX_EXAMPLES.get(form.mnemonic, f"{form.mnemonic} tmm0, tmm1, tmm2")
         pages.append(ReferencePage(form.mnemonic, form.feature, example, form.syntax, form.summary))
     for form in scalar.FORMS:
-        example = _SCALAR_EXAMPLES.get(form.mnemonic)
+        example = _SCALAR_EXAMPLES.get(form.mnemonic) or form.example
         if example is None and form.mnemonic.startswith("j"):
             example = f"{form.mnemonic} 0x400010"
         pages.append(ReferencePage(form.mnemonic, "scalar x86-64 subset", example, form.syntax, form.summary))

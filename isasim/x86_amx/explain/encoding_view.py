@@ -215,6 +215,8 @@ def legacy_encoding(ins: Instruction) -> tuple[Encoding, str, str]:
         ]))
         pos += 1
     opcode_tokens = [t for t in tokens if re.fullmatch(r"[0-9A-F]{2}(\+r[bwdo])?", t)]
+    if opcode_tokens[0] in ("F2", "F3") and len(opcode_tokens) > 1:
+        opcode_tokens = opcode_tokens[1:]  # a mandatory prefix (ENDBR64, POPCNT): shown with the prefixes above
 
     def operand_register(i: int) -> str:
         return iced.NAME_OF_REGISTER.get(instr.op_register(i), "?")

@@ -34,7 +34,7 @@ from ..encoding.iced import (ACC_KINDS, CODE_NAMES, FIXED_REG_KINDS, IMM_FIELD_B
 from ..operands import GPR_VIEWS
 from ..semantics import scalar as semantics
 from ..semantics.plain_run import PLAIN_RUN_PATHS
-from ..semantics.scalar import CONDITIONS, HALT, JCC
+from ..semantics.scalar import CMOVCC, CONDITIONS, HALT, JCC, SETCC
 from ..state import AF, CF, OF, PF, SF, STATUS_FLAGS, ZF
 from .iced_rows import IcedRowsForm
 
@@ -56,10 +56,13 @@ class ScalarForm(IcedRowsForm):
     # MOVZX/MOVSX/MOVSXD and the shifts take operands of different widths (movzx eax, BYTE PTR [rdi];
     # shl rax, cl): the operand size is the first operand's, and each row says what the others must be.
     mixed_widths: bool = False
+    example: str | None = None  # the line its reference page explains (explain/__init__.py has the older ones)
 
     row_table: ClassVar[dict] = {}  # iced Code -> its Row (this module's ROWS)
 
     def execute(self, cpu: X86Context, operands: tuple):
+        if self.feature != FEATURE:
+            cpu.require_feature(self.feature, self.mnemonic)
         return self.semantics(cpu, *operands)
 
     def prepare(self, instruction):
@@ -67,8 +70,16 @@ class ScalarForm(IcedRowsForm):
         the next rip (None: HALT)."""
         operands, next_address = instruction.operands, instruction.next_address
         semantics, fast = self.semantics, PLAIN_RUN_PATHS.get(self.semantics)
+        feature, mnemonic = self.feature, self.mnemonic
 
         def bind(cpu: X86Context):
+            if feature != FEATURE and feature not in cpu.model.features:
+                def unsupported() -> int:
+                    cpu.require_feature(feature, mnemonic)  # raises #UD
+                    return next_address
+
+                return unsupported
+
             def execute() -> int | None:
                 target = semantics(cpu, *operands)
                 if target is None:
@@ -84,11 +95,12 @@ FORMS = FormTable()  # every scalar form, by id (see core.program.FormTable)
 
 
 def declare(semantics: Callable, syntax: str, *, iced: str | None = None, aliases: tuple[str, ...] = (),
-            undefined: int = 0, codes: tuple[str, ...] = (), mixed_widths: bool = False) -> ScalarForm:
+            undefined: int = 0, codes: tuple[str, ...] = (), mixed_widths: bool = False,
+            feature: str = FEATURE, example: str | None = None) -> ScalarForm:
     """Declare a scalar instruction: its semantics and its SDM syntax line (its iced rows are found below)."""
     name = syntax.split()[0]
     form = ScalarForm(syntax, name.lower(), iced or name, semantics, aliases, undefined, codes,
-                      mixed_widths=mixed_widths)
+                      feature=feature, mixed_widths=mixed_widths, example=example)
     FORMS.add(form)
     return form
 
@@ -126,6 +138,32 @@ for _cc, _meaning, _test, _aliases in CONDITIONS:
     declare(JCC[_cc], f"J{_cc.upper()} rel", aliases=_aliases)
 declare(semantics.nop, "NOP", codes=("NOPD", "NOP_RM16", "NOP_RM32", "NOP_RM64"))
 declare(semantics.ret, "RET", codes=("RETNQ",))
+# issue 27: the rest of what g++ and clang emit
+declare(semantics.and_, "AND dest, src", undefined=AF, example="and rsp, 0xffffffffffffffc0")
+declare(semantics.or_, "OR dest, src", undefined=AF, example="or eax, DWORD PTR [rdi+0x4]")
+declare(semantics.adc, "ADC dest, src", example="adc rdx, rcx")
+declare(semantics.sbb, "SBB dest, src", example="sbb eax, eax")
+declare(semantics.not_, "NOT dest", example="not rax")
+declare(semantics.neg, "NEG dest", example="neg ecx")
+for _cc, _meaning, _test, _aliases in CONDITIONS:
+    declare(CMOVCC[_cc], f"CMOV{_cc.upper()} dest, src", aliases=tuple("cmov" + a[1:] for a in _aliases),
+            example=f"cmov{_cc} eax, ecx")
+for _cc, _meaning, _test, _aliases in CONDITIONS:
+    declare(SETCC[_cc], f"SET{_cc.upper()} dest", aliases=tuple("set" + a[1:] for a in _aliases),
+            example=f"set{_cc} al")
+declare(semantics.cbw, "CBW", codes=("CBW",), example="cbw")
+declare(semantics.cwde, "CWDE", codes=("CWDE",), example="cwde")
+declare(semantics.cwd, "CWD", codes=("CWD",), example="cwd")
+declare(semantics.cdq, "CDQ", codes=("CDQ",), example="cdq")
+declare(semantics.cqo, "CQO", codes=("CQO",), example="cqo")
+declare(semantics.mul, "MUL src", undefined=SF | ZF | AF | PF, example="mul rcx")
+declare(semantics.div, "DIV src", undefined=STATUS_FLAGS, example="div rcx")
+declare(semantics.idiv, "IDIV src", undefined=STATUS_FLAGS, example="idiv ecx")
+declare(semantics.endbr64, "ENDBR64", codes=("ENDBR64",), example="endbr64")
+declare(semantics.bswap, "BSWAP dest", codes=("BSWAP_R32", "BSWAP_R64"), example="bswap eax")
+declare(semantics.movbe, "MOVBE dest, src", feature="MOVBE", example="movbe eax, DWORD PTR [rdi]")
+declare(semantics.xadd, "XADD dest, src", example="xadd DWORD PTR [rdi], eax")
+declare(semantics.cmpxchg, "CMPXCHG dest, src", example="cmpxchg QWORD PTR [rdi], rcx")
 
 
 # ---------------------------------------------------------------------------
@@ -243,4 +281,7 @@ FLAGS_WRITTEN: dict[str, int] = {"add": STATUS_FLAGS, "sub": STATUS_FLAGS, "cmp"
                                  "dec": STATUS_FLAGS & ~CF,
                                  # a shift by 0 writes no flag: count the shifts as writing none, so a flag
                                  # undefined before stays undefined (those a shift defines are still compared)
-                                 "shl": 0, "sal": 0, "shr": 0, "sar": 0}
+                                 "shl": 0, "sal": 0, "shr": 0, "sar": 0,
+                                 "and": STATUS_FLAGS, "or": STATUS_FLAGS, "adc": STATUS_FLAGS, "sbb": STATUS_FLAGS,
+                                 "neg": STATUS_FLAGS, "mul": STATUS_FLAGS, "div": STATUS_FLAGS, "idiv": STATUS_FLAGS,
+                                 "xadd": STATUS_FLAGS, "cmpxchg": STATUS_FLAGS}

@@ -165,6 +165,12 @@ class _Block:
     jump_to: int | None = None  # block index this block may jump to
     falls_through: bool = True
     mnemonic: str = ""
+    # A block that reads flags without branching (CMOVcc, SETcc: "{cc}" in its lines is the condition;
+    # ADC, SBB, RCL, RCR: CF) must read defined ones: the condition is chosen among those whose flags are
+    # defined, or the block becomes its ``fallback`` lines.
+    reads: int = 0
+    condition: int | None = None
+    fallback: list[str] | None = None
 
 
 class _ScalarBuilder:
@@ -238,6 +244,11 @@ _KINDS = (("mov",) * 8 + ("add",) * 5 + ("sub",) * 4 + ("cmp",) * 5 + ("xor",) *
           # what g++ emits around AMX kernels (issue 15)
           + ("shift",) * 4 + ("extend",) * 3 + ("cdqe",) + ("xchg",) * 2 + ("pushpop",) * 3
           + ("vector",) * 6)
+# issue 27: the rest of the integer instructions g++ and clang emit take a quarter of the draws of the
+# plain ALU kinds (so that every other kind is drawn as often as before), weighted by repetition
+_ALU_KINDS = ("mov", "add", "sub", "cmp", "xor", "test")
+_GENERAL_KINDS = (("logic",) * 6 + ("unary",) * 2 + ("cmov",) * 3 + ("setcc",) * 2 + ("widen",) + ("mul",) * 2
+                  + ("divide",) * 3 + ("swap",) * 2 + ("exchange",) * 2)
 _SHIFTS = ("shl", "sal", "shr", "sar")
 _EXTENDS = ("movzx", "movsx", "movsxd")
 _SHAPES = ("rr", "ri", "rm", "mr", "mi")
@@ -278,6 +289,8 @@ def _decode_instruction(blob: bytes) -> dict:
     registers are known.  Every field is drawn whatever the kind, so that a kind change keeps the others."""
     c = _Choices(blob)
     kind = c.pick(0, _KINDS)
+    if kind in _ALU_KINDS and (c.byte(2) ^ c.byte(13)) & 3 == 3:
+        kind = c.pick(12, _GENERAL_KINDS)
     if kind == "longjump" and c.byte(24) & 3:  # three in four become plain Jcc: their filler is long
         kind = "jcc"
     random_disp = _signed(c.byte(16), 8)
@@ -372,6 +385,8 @@ def _render(b: _ScalarBuilder, spec: dict, position: int) -> _Block:
         return _Block(["ret"], falls_through=False, mnemonic="ret")
     if kind in ("shift", "extend", "cdqe", "xchg", "pushpop"):
         return _render_compiled(b, spec)
+    if kind in _ISSUE27_KINDS:
+        return _render_general(b, spec)
     if kind == "vector":
         return _render_vector(b, spec)
     if kind == "avx512":
@@ -459,6 +474,108 @@ def _render_compiled(b: _ScalarBuilder, spec: dict) -> _Block:
     if target in GPR_VIEWS:
         b.note(writes=[target])
     return _Block([f"push {source}", f"pop {target}"], mnemonic="pop")
+
+
+_ISSUE27_KINDS = frozenset(_GENERAL_KINDS)
+_LOGIC = ("and", "or", "adc", "sbb")
+_NOT_DIVISORS = {"rax", "rdx"}  # a divisor must not be the dividend
+
+
+def _operand(b: _ScalarBuilder, spec: dict, bits: int, *, writes: bool, memory: bool | None = None) -> str:
+    """A register (noted as read, and written if ``writes``) or, on memory, a memory operand of the slot."""
+    if spec["on_memory"] if memory is None else memory:
+        return b.memory(bits, spec["mem"])
+    reg = b.dest(bits, spec["r1"]) if writes else b.src(bits, spec["r1"])
+    b.note(reads=[reg], writes=[reg] if writes else [])
+    return reg
+
+
+def _render_general(b: _ScalarBuilder, spec: dict) -> _Block:
+    """The integer instructions of issue 27 (see _ISSUE27_KINDS): every width, register and memory forms."""
+    kind, bits = spec["kind"], spec["bits"]
+    if kind == "logic":
+        mnemonic = _LOGIC[spec["alias"]]
+        block = _render(b, {**spec, "kind": "add"}, 0)
+        line = block.lines[0].replace("add ", f"{mnemonic} ", 1)
+        if mnemonic in ("adc", "sbb"):
+            fallback = [line.replace(f"{mnemonic} ", {"adc": "add ", "sbb": "sub "}[mnemonic], 1)]
+            return _Block([line], mnemonic=mnemonic, reads=CF, fallback=fallback)
+        return _Block([line], mnemonic=mnemonic)
+    if kind == "unary":
+        mnemonic = ("not", "neg")[spec["alias"] % 2]
+        op = b.fix_rex([_operand(b, spec, bits, writes=True)])[0]
+        return _Block([f"{mnemonic} {op}"], mnemonic=mnemonic)
+    if kind == "cmov":
+        bits = max(bits, 16)
+        dest = b.dest(bits, spec["r1"])
+        src = b.memory(bits, spec["mem"]) if spec["on_memory"] else b.src(bits, spec["r2"])
+        b.note(reads=[o for o in (dest, src) if o in GPR_VIEWS], writes=[dest])
+        fallback = [f"mov {dest}, {src}"]
+        return _Block([f"cmov{{cc}} {dest}, {src}"], mnemonic="cmov", reads=-1, condition=spec["cond"] + 16 * spec["alias"],
+                      fallback=fallback)
+    if kind == "setcc":
+        op = b.fix_rex([_operand(b, spec, 8, writes=True)])[0]
+        return _Block([f"set{{cc}} {op}"], mnemonic="set", reads=-1, condition=spec["cond"] + 16 * spec["alias"],
+                      fallback=[f"mov {op}, 0x1"])
+    if kind == "widen":
+        mnemonic = ("cbw", "cwde", "cwd", "cdq", "cqo")[spec["alias"] % 4 + (spec["cond"] & 1)]
+        b.note(reads=["rax"], writes=["rax", "rdx"])
+        return _Block([mnemonic], mnemonic=mnemonic)
+    if kind == "mul":
+        op = b.fix_rex([_operand(b, spec, bits, writes=False)])[0]
+        b.note(reads=["rax"], writes=["rax"] + (["rdx"] if bits > 8 else []))
+        return _Block([f"mul {op}"], mnemonic="mul")
+    if kind == "divide":
+        return _render_divide(b, spec)
+    if kind == "swap":
+        if spec["on_memory"] and bits > 8:  # MOVBE, a load or a store
+            bits = max(bits, 16)
+            reg, mem = b.dest(bits, spec["r2"]), b.memory(bits, spec["mem"])
+            if spec["alias"] & 1:
+                b.note(reads=[reg])
+                return _Block([f"movbe {mem}, {reg}"], mnemonic="movbe")
+            b.note(writes=[reg])
+            return _Block([f"movbe {reg}, {mem}"], mnemonic="movbe")
+        if spec["cond"] == 0:
+            return _Block(["endbr64"], mnemonic="endbr64")
+        reg = b.dest(64 if bits == 64 else 32, spec["r1"])
+        b.note(reads=[reg], writes=[reg])
+        return _Block([f"bswap {reg}"], mnemonic="bswap")
+    # exchange: XADD, CMPXCHG
+    mnemonic = ("xadd", "cmpxchg")[spec["alias"] % 2]
+    dest = _operand(b, spec, bits, writes=True)
+    src = b.dest(bits, spec["r2"])
+    dest, src = b.fix_rex([dest, src])
+    b.note(reads=[src] + [o for o in (dest,) if o in GPR_VIEWS], writes=[src] if mnemonic == "xadd" else [])
+    if mnemonic == "cmpxchg":
+        b.note(reads=["rax"], writes=["rax"])
+        if spec["imm"] & 1 and "[" in dest:  # make the comparison succeed now and then
+            accumulator = {8: "al", 16: "ax", 32: "eax", 64: "rax"}[bits]
+            return _Block([f"mov {accumulator}, {dest}", f"cmpxchg {dest}, {src}"], mnemonic="cmpxchg")
+    return _Block([f"{mnemonic} {dest}, {src}"], mnemonic=mnemonic)
+
+
+def _render_divide(b: _ScalarBuilder, spec: dict) -> _Block:
+    """DIV or IDIV that cannot fault: the divisor is made nonzero (and, for IDIV, never -1 with the
+    most negative dividend: positive and odd, or even and nonzero) and the dividend's upper half is
+    zero (DIV) or the sign of its lower half (IDIV), so the quotient fits."""
+    bits, signed_division = spec["bits"], bool(spec["alias"] & 1)
+    if spec["on_memory"]:
+        divisor = b.memory(bits, spec["mem"])
+    else:
+        pool = [r for r in b.dest_pool[bits] if parent(r) not in _NOT_DIVISORS]
+        divisor = b.fix_rex([pool[spec["r1"] % len(pool)]])[0]
+        b.note(reads=[divisor], writes=[divisor])
+    lines = [f"shr {divisor}, 1", f"or {divisor}, 0x1"] if not signed_division or spec["cond"] & 1 else \
+        [f"and {divisor}, 0xfe" if bits == 8 else f"and {divisor}, -2", f"or {divisor}, 0x2"]
+    if signed_division:
+        lines.append({8: "cbw", 16: "cwd", 32: "cdq", 64: "cqo"}[bits])
+    else:
+        lines.append("movzx eax, al" if bits == 8 else "xor edx, edx")
+    mnemonic = "idiv" if signed_division else "div"
+    lines.append(f"{mnemonic} {divisor}")
+    b.note(reads=["rax", "rdx"], writes=["rax", "rdx"])
+    return _Block(lines, mnemonic=mnemonic)
 
 
 def vector_shape() -> tuple[int, int]:
@@ -753,6 +870,8 @@ def scalar_cases(draw):
         arriving = pending.get(i)
         if arriving is not None:
             undefined = arriving if undefined is None else undefined | arriving
+        if block.reads:
+            _choose_condition(block, undefined or 0)
         if block.jump_to is not None:
             block.jump_to = min(block.jump_to, final)
             labels.add(block.jump_to)
@@ -795,6 +914,21 @@ def scalar_cases(draw):
     return ScalarCase(tuple(out), tuple(sorted(regs.items(), key=lambda kv: GPR64.index(kv[0]))), tuple(bases),
                       _fill(fill, fill_seed, SLOT), written, STATUS_TESTED & ~at_ret,
                       vectors=tuple(sorted(builder.vectors_written)))
+
+
+def _choose_condition(block: _Block, undefined: int) -> None:
+    """A flag-reading block's condition among those whose flags are defined here, or its fallback."""
+    if block.condition is None:
+        if block.reads & undefined:
+            block.lines = list(block.fallback)
+        return
+    allowed = [names for names, reads in CONDITIONS if not reads & undefined]
+    if not allowed:
+        block.lines = list(block.fallback)
+        return
+    names = allowed[block.condition % len(allowed)]
+    cc = names[block.condition // 16 % len(names)][1:]
+    block.lines = [line.replace("{cc}", cc) for line in block.lines]
 
 
 def _fill(kind: str, fill_seed: int, size: int) -> bytes:

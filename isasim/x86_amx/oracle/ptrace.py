@@ -23,7 +23,7 @@ from ...core.errors import ConfigError, IsasimError
 from ...core.faults import Fault
 from ...core.program import Program
 from ...core.trace import Init
-from ..faults import GP, PAGE_FAULT, UD
+from ..faults import DE, GP, PAGE_FAULT, UD
 from ..operands import GPR64
 from .host import XFEATURE_XTILECFG, XFEATURE_XTILEDATA, host_cpu, libc, xsave_offset
 
@@ -340,6 +340,8 @@ class ChildProcess:
 def _fault_from_signal(sig: int, info: SigInfo) -> Fault:
     if sig == signal.SIGILL:
         return UD(f"SIGILL (si_code {info.si_code}) on silicon")
+    if sig == signal.SIGFPE:
+        return DE(f"SIGFPE (si_code {info.si_code}) on silicon")
     if sig == signal.SIGSEGV and info.si_code == SI_KERNEL:
         return GP("SIGSEGV (SI_KERNEL) on silicon")
     if sig in (signal.SIGSEGV, signal.SIGBUS):

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..context import X86Context
+from ..faults import DE
 from ..operands import GPR_VIEWS, Imm, Mem, Reg, Target, signed, width
 from ..state import AF, CF, OF, PF, SF, STATUS_FLAGS, ZF
 
@@ -514,3 +515,324 @@ def ret(cpu: X86Context):
     The stack is not modelled; RET stops the run (the kernel returns to its caller).
     """
     return HALT
+
+
+# ---------------------------------------------------------------------------
+# Issue 27: the rest of the integer instructions compilers emit
+# ---------------------------------------------------------------------------
+
+
+def _logic(cpu: X86Context, dest, src, op: Callable[[int, int], int]) -> None:
+    bits = width(dest)
+    r = op(read(cpu, dest, bits), read(cpu, src, bits))
+    write(cpu, dest, r, bits)
+    set_flags(cpu, logic_flags(r, bits))
+
+
+def and_(cpu: X86Context, dest, src) -> None:
+    """Bitwise AND of dest and src into dest.
+
+        DEST := DEST AND SRC    (an immediate SRC is sign-extended to the operand size)
+        CF := 0; OF := 0; SF, ZF, PF := from the result
+        AF is undefined in the SDM; isasim clears it.
+    """
+    _logic(cpu, dest, src, lambda a, b: a & b)
+
+
+def or_(cpu: X86Context, dest, src) -> None:
+    """Bitwise inclusive OR of dest and src into dest.
+
+        DEST := DEST OR SRC     (an immediate SRC is sign-extended to the operand size)
+        CF := 0; OF := 0; SF, ZF, PF := from the result
+        AF is undefined in the SDM; isasim clears it.
+    """
+    _logic(cpu, dest, src, lambda a, b: a | b)
+
+
+def adc(cpu: X86Context, dest, src) -> None:
+    """Add src and the carry flag to dest.
+
+        DEST := DEST + SRC + CF (an immediate SRC is sign-extended to the operand size)
+        CF := carry out of the top bit; OF := signed overflow; AF := carry out of bit 3
+        SF, ZF, PF := from the result
+    """
+    bits = width(dest)
+    a, b, c = read(cpu, dest, bits), read(cpu, src, bits), int(cpu.state.flag(CF))
+    r = (a + b + c) % (1 << bits)
+    write(cpu, dest, r, bits)
+    set_flags(cpu, (CF if a + b + c >= 1 << bits else 0) | (OF if ((a ^ r) & (b ^ r)) >> (bits - 1) & 1 else 0)
+              | (AF if (a ^ b ^ r) & 0x10 else 0) | result_flags(r, bits))
+
+
+def sbb(cpu: X86Context, dest, src) -> None:
+    """Subtract src and the carry flag from dest (integer subtraction with borrow).
+
+        DEST := DEST - (SRC + CF)   (an immediate SRC is sign-extended to the operand size)
+        CF := borrow (DEST < SRC + CF unsigned); OF := signed overflow; AF := borrow from bit 4
+        SF, ZF, PF := from the result
+    """
+    bits = width(dest)
+    a, b, c = read(cpu, dest, bits), read(cpu, src, bits), int(cpu.state.flag(CF))
+    r = (a - b - c) % (1 << bits)
+    write(cpu, dest, r, bits)
+    set_flags(cpu, (CF if a < b + c else 0) | (OF if ((a ^ b) & (a ^ r)) >> (bits - 1) & 1 else 0)
+              | (AF if (a ^ b ^ r) & 0x10 else 0) | result_flags(r, bits))
+
+
+def not_(cpu: X86Context, dest) -> None:
+    """One's complement negation of dest; no flags change.
+
+        DEST := NOT DEST
+    """
+    bits = width(dest)
+    write(cpu, dest, ~read(cpu, dest, bits), bits)
+
+
+def neg(cpu: X86Context, dest) -> None:
+    """Two's complement negation of dest.
+
+        IF DEST = 0 THEN CF := 0 ELSE CF := 1 FI
+        DEST := -DEST
+        OF, SF, ZF, AF, PF := as for SUB 0 - DEST
+    """
+    bits = width(dest)
+    a = read(cpu, dest, bits)
+    write(cpu, dest, -a, bits)
+    set_flags(cpu, sub_flags(0, a, bits))
+
+
+def cmovcc(cpu: X86Context, dest, src, *, condition: Callable[..., bool]) -> None:
+    """Conditional move (see _CMOV_DOC)."""
+    bits = width(dest)
+    value = read(cpu, src, bits)  # the source is read (and may fault) whether or not the condition holds
+    state = cpu.state
+    if condition(CF=state.flag(CF), ZF=state.flag(ZF), SF=state.flag(SF), OF=state.flag(OF), PF=state.flag(PF)):
+        write(cpu, dest, value, bits)
+    elif bits == 32:
+        write(cpu, dest, read(cpu, dest, 32), 32)  # a 32-bit destination is zero-extended either way
+
+
+def setcc(cpu: X86Context, dest, *, condition: Callable[..., bool]) -> None:
+    """Set byte on condition (see _SETCC_DOC)."""
+    state = cpu.state
+    holds = condition(CF=state.flag(CF), ZF=state.flag(ZF), SF=state.flag(SF), OF=state.flag(OF), PF=state.flag(PF))
+    write(cpu, dest, 1 if holds else 0, 8)
+
+
+_CMOV_DOC = (
+    "Move src to dest if {meaning}; no flags change.\n\n"
+    "    temp := SRC\n"
+    "    IF {condition} THEN DEST := temp\n"
+    "    ELSE IF OperandSize = 32 THEN DEST[63:32] := 0 FI\n\n"
+    "The source is read (and a memory source may fault) whether or not the condition holds."
+)
+_SETCC_DOC = (
+    "Set the byte dest to 1 if {meaning}, else to 0; no flags change.\n\n"
+    "    IF {condition} THEN DEST := 1 ELSE DEST := 0 FI"
+)
+CMOVCC: dict[str, Callable] = {}  # condition code -> the semantics of its CMOVcc, in CONDITIONS order
+SETCC: dict[str, Callable] = {}  # condition code -> the semantics of its SETcc
+
+
+def _conditional(kind: str, cc: str, meaning: str, test: Callable[..., bool]) -> Callable:
+    if kind == "cmov":
+        def semantics(cpu: X86Context, dest, src) -> None:
+            cmovcc(cpu, dest, src, condition=test)
+    else:
+        def semantics(cpu: X86Context, dest) -> None:
+            setcc(cpu, dest, condition=test)
+
+    semantics.__name__ = f"{kind}{cc}"
+    doc = _CMOV_DOC if kind == "cmov" else _SETCC_DOC
+    semantics.__doc__ = doc.format(meaning=meaning, condition=meaning.split("(")[1].rstrip(")"))
+    return semantics
+
+
+for _cc, _meaning, _test, _aliases in CONDITIONS:
+    CMOVCC[_cc] = _conditional("cmov", _cc, _meaning, _test)
+    SETCC[_cc] = _conditional("set", _cc, _meaning, _test)
+
+
+def cbw(cpu: X86Context) -> None:
+    """Sign-extend AL into AX (GNU as: cbtw); no flags change.
+
+        AX := SignExtend(AL)
+    """
+    write(cpu, Reg("ax"), signed(cpu.state.read_register("al"), 8), 16)
+
+
+def cwde(cpu: X86Context) -> None:
+    """Sign-extend AX into EAX (GNU as: cwtl); no flags change.
+
+        EAX := SignExtend(AX)   (RAX[63:32] := 0, as every 32-bit write)
+    """
+    write(cpu, Reg("eax"), signed(cpu.state.read_register("ax"), 16), 32)
+
+
+def cwd(cpu: X86Context) -> None:
+    """Sign-extend AX into DX:AX (GNU as: cwtd); no flags change.
+
+        DX := (AX[15] = 1) ? FFFFH : 0
+    """
+    write(cpu, Reg("dx"), signed(cpu.state.read_register("ax"), 16) >> 16, 16)
+
+
+def cdq(cpu: X86Context) -> None:
+    """Sign-extend EAX into EDX:EAX (GNU as: cltd); no flags change.
+
+        EDX := (EAX[31] = 1) ? FFFFFFFFH : 0     (RDX[63:32] := 0)
+    """
+    write(cpu, Reg("edx"), signed(cpu.state.read_register("eax"), 32) >> 32, 32)
+
+
+def cqo(cpu: X86Context) -> None:
+    """Sign-extend RAX into RDX:RAX (GNU as: cqto); no flags change.
+
+        RDX := (RAX[63] = 1) ? FFFFFFFFFFFFFFFFH : 0
+    """
+    write(cpu, Reg("rdx"), signed(cpu.state.read_register("rax"), 64) >> 64, 64)
+
+
+def mul(cpu: X86Context, src) -> None:
+    """Unsigned multiply of the accumulator by src.
+
+        AX := AL * r/m8;  DX:AX := AX * r/m16;  EDX:EAX := EAX * r/m32;  RDX:RAX := RAX * r/m64
+        IF the upper half of the product is 0 THEN OF := CF := 0 ELSE OF := CF := 1 FI
+
+    SF, ZF, AF and PF are undefined in the SDM; isasim sets SF, ZF and PF from the
+    low half and clears AF (UNDEFINED_FLAGS masks them when comparing with silicon).
+    """
+    bits = width(src)
+    low, high = _IMUL_ACCUMULATORS[bits]
+    product = cpu.state.read_register(low) * read(cpu, src, bits)
+    if bits == 8:
+        write(cpu, Reg("ax"), product, 16)
+    else:
+        write(cpu, Reg(low), product, bits)
+        write(cpu, Reg(high), product >> bits, bits)
+    set_flags(cpu, (CF | OF if product >> bits else 0) | result_flags(product % (1 << bits), bits))
+
+
+def _divide(cpu: X86Context, src, *, signed_division: bool, name: str) -> None:
+    bits = width(src)
+    low, high = _IMUL_ACCUMULATORS[bits]
+    if bits == 8:
+        dividend = cpu.state.read_register("ax")
+        dividend_bits = 16
+    else:
+        dividend = cpu.state.read_register(high) << bits | cpu.state.read_register(low)
+        dividend_bits = 2 * bits
+    divisor = read(cpu, src, bits)
+    if divisor == 0:
+        raise DE(f"{name}: the divisor is 0")
+    if signed_division:
+        n, d = signed(dividend, dividend_bits), signed(divisor, bits)
+        quotient = abs(n) // abs(d) * (1 if (n < 0) == (d < 0) else -1)  # truncated toward zero
+        remainder = n - quotient * d
+        fits = -(1 << (bits - 1)) <= quotient < (1 << (bits - 1))
+    else:
+        quotient, remainder = divmod(dividend, divisor)
+        fits = quotient < (1 << bits)
+    if not fits:
+        raise DE(f"{name}: the quotient {quotient:#x} does not fit in the {bits}-bit destination")
+    if bits == 8:
+        write(cpu, Reg("ax"), (remainder % 256) << 8 | quotient % 256, 16)
+    else:
+        write(cpu, Reg(low), quotient, bits)
+        write(cpu, Reg(high), remainder, bits)
+
+
+def div(cpu: X86Context, src) -> None:
+    """Unsigned divide of the accumulator pair by src.
+
+        r/m8:  AL := AX / SRC;  AH := AX MOD SRC
+        r/m16: AX := DX:AX / SRC;  DX := DX:AX MOD SRC   (likewise EDX:EAX and RDX:RAX)
+        IF SRC = 0 THEN #DE FI;  IF the quotient does not fit in the destination THEN #DE FI
+
+    The quotient is truncated (rounded toward zero).  CF, OF, SF, ZF, AF and PF are
+    undefined in the SDM; isasim leaves them unchanged.
+    """
+    _divide(cpu, src, signed_division=False, name="div")
+
+
+def idiv(cpu: X86Context, src) -> None:
+    """Signed divide of the accumulator pair by src.
+
+        r/m8:  AL := AX / SRC;  AH := AX MOD SRC
+        r/m16: AX := DX:AX / SRC;  DX := DX:AX MOD SRC   (likewise EDX:EAX and RDX:RAX)
+        IF SRC = 0 THEN #DE FI
+        IF the quotient is outside the signed range of the destination THEN #DE FI
+            (e.g. -2^63 / -1 in 64 bits)
+
+    The quotient is truncated toward zero; the remainder has the sign of the dividend.
+    CF, OF, SF, ZF, AF and PF are undefined in the SDM; isasim leaves them unchanged.
+    """
+    _divide(cpu, src, signed_division=True, name="idiv")
+
+
+def endbr64(cpu: X86Context) -> None:
+    """End branch 64: marks a valid indirect-branch target for CET.  isasim models no
+    control-flow enforcement, so it is a no-operation (as on a CPU without CET)."""
+
+
+def bswap(cpu: X86Context, dest) -> None:
+    """Reverse the byte order of a 32- or 64-bit register; no flags change.
+
+        TEMP := DEST;  DEST[7:0] := TEMP[top byte]; ...; DEST[top byte] := TEMP[7:0]
+    """
+    bits = width(dest)
+    value = read(cpu, dest, bits)
+    write(cpu, dest, int.from_bytes(value.to_bytes(bits // 8, "little"), "big"), bits)
+
+
+def movbe(cpu: X86Context, dest, src) -> None:
+    """Move src to dest with its bytes swapped (one operand is memory); no flags change.
+
+        TEMP := SRC;  DEST := TEMP with its byte order reversed
+
+    Needs the MOVBE CPUID feature.
+    """
+    bits = width(dest)
+    value = read(cpu, src, bits)
+    write(cpu, dest, int.from_bytes(value.to_bytes(bits // 8, "little"), "big"), bits)
+
+
+def xadd(cpu: X86Context, dest, src) -> None:
+    """Exchange and add.
+
+        TEMP := SRC + DEST;  SRC := DEST;  DEST := TEMP
+        CF, OF, SF, ZF, AF, PF := as for ADD
+
+    With LOCK and a memory dest it is atomic on silicon; isasim has one thread.
+    """
+    bits = width(dest)
+    a, b = read(cpu, dest, bits), read(cpu, src, bits)
+    write(cpu, src, a, bits)
+    write(cpu, dest, a + b, bits)
+    set_flags(cpu, add_flags(a, b, bits))
+
+
+def cmpxchg(cpu: X86Context, dest, src) -> None:
+    """Compare the accumulator (AL, AX, EAX or RAX) with dest and exchange.
+
+        TEMP := DEST
+        IF accumulator = TEMP THEN ZF := 1; DEST := SRC
+        ELSE ZF := 0; accumulator := TEMP; DEST := TEMP FI
+        CF, OF, SF, AF, PF := as for CMP accumulator, TEMP
+
+    On failure a memory DEST is written back with its own value (a write cycle: a read-only
+    page faults), but a register DEST is not written at all: a 32-bit one keeps bits 63:32
+    (measured on AMD Zen 3 silicon; QEMU models Intel's the same way).  On success the
+    accumulator is not written.  With LOCK and a memory dest it is atomic on silicon; isasim
+    has one thread.
+    """
+    bits = width(dest)
+    accumulator = Reg(_IMUL_ACCUMULATORS[bits][0])
+    a, temp = read(cpu, accumulator, bits), read(cpu, dest, bits)
+    if a == temp:
+        write(cpu, dest, read(cpu, src, bits), bits)
+    else:
+        if isinstance(dest, Mem):
+            write(cpu, dest, temp, bits)
+        write(cpu, accumulator, temp, bits)
+    set_flags(cpu, sub_flags(a, temp, bits))

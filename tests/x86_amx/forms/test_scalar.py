@@ -17,7 +17,7 @@ from isasim.x86_amx.encoding import scalar
 from isasim.x86_amx.forms import scalar as scalar_forms
 from isasim.x86_amx.semantics.scalar import HALT
 from isasim.x86_amx.context import X86Context
-from isasim.x86_amx.config import cpu_model
+from isasim.x86_amx.config import SCALAR_FEATURES, cpu_model
 from isasim.x86_amx.operands import Imm, Mem, Reg, Target
 from isasim.x86_amx.operands import GPR64, GPR_VIEWS
 from isasim.x86_amx.state import AF, CF, OF, PF, SF, ZF, X86AmxState
@@ -397,7 +397,7 @@ def test_assembly_errors_are_one_line(line, start):
 
 
 @pytest.mark.parametrize("hexcode,why", [
-    ("f0480107", "lock prefix"),
+    ("f0e800000000", "lock before a call"),
     ("2e90", "cs before a one-byte nop (objdump: cs nop; only NOP r/m takes prefix words)"),
     ("4890", "rex.W nop"),
     ("678b07", "32-bit addressing"),
@@ -409,7 +409,9 @@ def test_assembly_errors_are_one_line(line, start):
     ("48", "truncated"),
     ("75", "truncated branch"),
     ("", "nothing"),
-    ("4809d8", "or: not in the subset"),
+    ("0f05", "syscall: not in the subset"),
+    ("f04801d8", "lock on a register destination (#UD on silicon)"),
+    ("0fc7c8", "bswap's neighbour: cmpxchg8b of a register (#UD)"),
 ])
 def test_decode_rejects(hexcode, why):
     assert scalar.decode(bytes.fromhex(hexcode), 0, 0x1000) is None, why
@@ -428,7 +430,7 @@ def test_mnemonics_and_forms():
                      "imul", "nop", "ret"):
         assert spelling in scalar_forms.MNEMONICS
     for form in scalar_forms.FORMS:
-        assert form.feature == "BASE" and form.doc and form.syntax and form.codes and form.rows
+        assert form.feature in {"BASE"} | SCALAR_FEATURES and form.doc and form.syntax and form.codes and form.rows
     assert scalar_forms.UNDEFINED_FLAGS["imul"] == SF | ZF | AF | PF
     assert scalar_forms.UNDEFINED_FLAGS["test"] == scalar_forms.UNDEFINED_FLAGS["xor"] == AF
     assert scalar_forms.UNDEFINED_FLAGS["add"] == scalar_forms.UNDEFINED_FLAGS["jz"] == 0
@@ -744,3 +746,171 @@ def test_imul_against_reference(bits, a, b):
     assert cpu.state.read_register(gpr_name(0, bits)) == product & mask
     overflow = int(not -(1 << (bits - 1)) <= product < (1 << (bits - 1)))
     assert flags(cpu)["CF"] == flags(cpu)["OF"] == overflow
+
+
+# ---------------------------------------------------------------------------
+# Issue 27: the rest of the integer instructions compilers emit
+# ---------------------------------------------------------------------------
+
+LOCK_LINES = ["lock xadd DWORD PTR [rdi],eax", "lock cmpxchg QWORD PTR [rdi],rcx", "lock add QWORD PTR [rdi],0x1",
+              "lock inc DWORD PTR [rsi]", "lock and BYTE PTR [rdi],al", "lock or QWORD PTR [rdi+0x8],rax",
+              "lock dec QWORD PTR [rax]", "lock sub DWORD PTR [rdi],0x10", "lock neg QWORD PTR [rdi]",
+              "lock not BYTE PTR [rdi]", "lock adc WORD PTR [rdi],ax", "lock sbb QWORD PTR [rdi],0x7f",
+              "lock xor DWORD PTR [rdi],0x80000000", "lock xchg QWORD PTR [rdi],rax"]
+
+
+@needs_binutils
+def test_lock_lines_match_gnu_as(tmp_path):
+    from isasim.x86_amx import ISA
+
+    lines = []
+    for i, line in enumerate(LOCK_LINES):
+        lines += [f"l_{i}:", line]
+    lines.append("l_end:")
+    code, symbols, texts, stderr = gas(lines, tmp_path)
+    assert stderr == ""
+    for i, line in enumerate(LOCK_LINES):
+        start = symbols[f"l_{i}"]
+        end = symbols[f"l_{i + 1}"] if i + 1 < len(LOCK_LINES) else symbols["l_end"]
+        assert ISA.assemble(line, base=start).code == code[start:end], line
+        instr = scalar.decode(code, start, start)
+        assert instr.text == texts[start] == line and instr.encoding == code[start:end]
+
+
+def test_lock_refusals():
+    with pytest.raises(AssemblyError, match="lock needs a memory destination"):
+        scalar.encode("lock add", (Reg("rax"), Reg("rbx")), 0)
+    with pytest.raises(AssemblyError, match="prefix words are supported only before nop"):
+        scalar.encode("lock mov", (Mem("rdi", size=8), Reg("rax")), 0)
+
+
+# (setup registers, instruction, expected registers, expected flags); by hand from the SDM's Operation
+GENERAL_EXAMPLES = [
+    ({"rsp": 0x7FFFFFFFE128}, "and rsp,-64", {"rsp": 0x7FFFFFFFE100}, dict(CF=0, PF=1, AF=0, ZF=0, SF=0, OF=0)),
+    ({"rax": 0xFFFFFFFF0000FF00}, "or eax,0x1", {"rax": 0xFF01}, dict(CF=0, PF=0, AF=0, ZF=0, SF=0, OF=0)),
+    ({"rax": 0xFFFFFFFFFFFFFFFF, "rbx": 0}, "adc rax,rbx", {"rax": 0}, dict(CF=1, PF=1, AF=1, ZF=1, SF=0, OF=0)),
+    ({"rax": 0x7F}, "adc al,0x0", {"rax": 0x80}, dict(CF=0, PF=0, AF=1, ZF=0, SF=1, OF=1)),
+    ({"rax": 0, "rbx": 0xFFFFFFFFFFFFFFFF}, "sbb rax,rbx", {"rax": 0}, dict(CF=1, PF=1, AF=1, ZF=1, SF=0, OF=0)),
+    ({"rax": 5}, "sbb eax,eax", {"rax": 0xFFFFFFFF}, dict(CF=1, PF=1, AF=1, ZF=0, SF=1, OF=0)),
+    ({"rax": 0x80}, "neg al", {"rax": 0x80}, dict(CF=1, PF=0, AF=0, ZF=0, SF=1, OF=1)),
+    ({"rax": 0}, "neg rax", {"rax": 0}, dict(CF=0, PF=1, AF=0, ZF=1, SF=0, OF=0)),
+    ({"rax": 0xFFFFFFFF, "rcx": 0xFFFFFFFF}, "mul ecx", {"rax": 1, "rdx": 0xFFFFFFFE},
+     dict(CF=1, PF=0, AF=0, ZF=0, SF=0, OF=1)),
+    ({"rax": 0x10, "rbx": 0x10}, "mul bl", {"rax": 0x100}, dict(CF=1, PF=1, AF=0, ZF=1, SF=0, OF=1)),
+    ({"rax": 7, "rbx": 3}, "mul rbx", {"rax": 21, "rdx": 0}, dict(CF=0, PF=0, AF=0, ZF=0, SF=0, OF=0)),
+    ({"rax": 0xFFFFFFFE, "rbx": 1}, "xadd ebx,eax", {"rax": 1, "rbx": 0xFFFFFFFF},
+     dict(CF=0, PF=1, AF=0, ZF=0, SF=1, OF=0)),
+]
+
+
+@pytest.mark.parametrize("setup,line,regs,expected", GENERAL_EXAMPLES, ids=[e[1] for e in GENERAL_EXAMPLES])
+def test_general_examples(setup, line, regs, expected):
+    cpu = make_cpu(**setup)
+    if line.startswith(("adc", "sbb")):
+        set_flags(cpu, CF=1)
+    assert run(cpu, line) is None
+    for name, value in regs.items():
+        assert cpu.state.read_register(name) == value, name
+    assert flags(cpu) == expected
+
+
+@pytest.mark.parametrize("setup,line,regs", [
+    ({"rax": 0x8000}, "cbw", {"rax": 0x0000}), ({"rax": 0x80}, "cbw", {"rax": 0xFF80}),
+    ({"rax": 0xFFFFFFFF00008000}, "cwde", {"rax": 0xFFFF8000}),
+    ({"rax": 0x8000, "rdx": 0x123456789}, "cwd", {"rdx": 0x12345FFFF}),
+    ({"rax": 0x80000000, "rdx": 0x123456789}, "cdq", {"rdx": 0xFFFFFFFF}),
+    ({"rax": 0x7FFFFFFFFFFFFFFF, "rdx": 7}, "cqo", {"rdx": 0}),
+    ({"rax": 0x8000000000000000}, "cqo", {"rdx": 0xFFFFFFFFFFFFFFFF}),
+    ({"rax": 0x1122334455667788}, "bswap rax", {"rax": 0x8877665544332211}),
+    ({"rax": 0x1122334455667788}, "bswap eax", {"rax": 0x88776655}),
+    ({"rax": 0x0F}, "not al", {"rax": 0xF0}),
+    ({"rax": 1000, "rdx": 0, "rcx": 7}, "div rcx", {"rax": 142, "rdx": 6}),
+    ({"rax": 1003, "rcx": 10}, "div cl", {"rax": 3 << 8 | 100}),
+    ({"rax": 0xFFFFFFFFFFFFFFF9, "rdx": 0xFFFFFFFFFFFFFFFF, "rcx": 2}, "idiv rcx",
+     {"rax": 0xFFFFFFFFFFFFFFFD, "rdx": 0xFFFFFFFFFFFFFFFF}),  # -7 / 2 = -3 remainder -1
+    ({"rax": 0xFFF9, "rcx": 0xFE}, "idiv cl", {"rax": 0xFF03}),  # -7 / -2 = 3 remainder -1
+    ({"rax": 0x1234567800000005, "rdx": 0xAAAA00000000, "rcx": 0}, "cmove ecx,eax", {"rcx": 0}),
+])
+def test_general_results(setup, line, regs):
+    cpu = make_cpu(**setup)
+    before = cpu.state.rflags
+    assert run(cpu, line) is None
+    for name, value in regs.items():
+        assert cpu.state.read_register(name) == value, name
+    if line.split()[0] not in ("div", "idiv"):
+        assert cpu.state.rflags == before
+
+
+def test_cmov_and_set_follow_the_flags():
+    cpu = make_cpu(rax=0xFFFFFFFF00000001, rbx=0xAAAAAAAAAAAAAAAA, rcx=0xFFFFFFFFFFFFFFFF)
+    set_flags(cpu, ZF=0)
+    run(cpu, "cmove eax,ebx")  # not taken: a 32-bit destination is still zero-extended
+    assert cpu.state.read_register("rax") == 1
+    run(cpu, "cmovne rcx,rbx")
+    assert cpu.state.read_register("rcx") == 0xAAAAAAAAAAAAAAAA
+    run(cpu, "cmove cx,ax")  # not taken, 16 bits: unchanged
+    assert cpu.state.read_register("rcx") == 0xAAAAAAAAAAAAAAAA
+    run(cpu, "sete cl")
+    run(cpu, "setne ch")
+    assert cpu.state.read_register("rcx") == 0xAAAAAAAAAAAA0100
+    with pytest.raises(Fault):  # the source is read whether or not the move happens
+        run(cpu, "cmove rax,QWORD PTR ds:0x100")
+
+
+def test_cmpxchg_success_and_failure():
+    cpu = make_cpu(rax=0xFFFFFFFF00000005, rbx=0x1111111100000005, rcx=0x77)
+    run(cpu, "cmpxchg ebx,ecx")  # equal: DEST := SRC (zero-extended); the accumulator is not written
+    assert cpu.state.read_register("rbx") == 0x77 and cpu.state.read_register("rax") == 0xFFFFFFFF00000005
+    assert flags(cpu)["ZF"] == 1
+    run(cpu, "cmpxchg ebx,ecx")  # not equal: EAX := DEST; a register DEST is not written
+    assert cpu.state.read_register("rax") == 0x77 and flags(cpu)["ZF"] == 0
+    cpu = make_cpu(rax=1, rbx=0x100000000)
+    run(cpu, "cmpxchg ebx,eax")
+    assert cpu.state.read_register("rbx") == 0x100000000 and cpu.state.read_register("rax") == 0
+    cpu = make_cpu(rsi=RODATA, rax=0x99)
+    with pytest.raises(Fault) as info:  # a failing compare still writes memory back
+        run(cpu, "cmpxchg BYTE PTR [rsi],cl")
+    assert info.value.kind == "#PF" and info.value.access == "write"
+
+
+@pytest.mark.parametrize("setup,line,rule", [
+    ({"rax": 5, "rcx": 0}, "div ecx", "div: the divisor is 0"),
+    ({"rax": 5, "rcx": 0}, "idiv cl", "idiv: the divisor is 0"),
+    ({"rax": 0, "rdx": 1, "rcx": 1}, "div rcx", "div: the quotient 0x10000000000000000 does not fit in the "
+                                                "64-bit destination"),
+    ({"rax": 0x8000000000000000, "rdx": 0xFFFFFFFFFFFFFFFF, "rcx": 0xFFFFFFFFFFFFFFFF}, "idiv rcx",
+     "idiv: the quotient 0x8000000000000000 does not fit in the 64-bit destination"),
+    ({"rax": 0x8000, "rcx": 0xFF}, "idiv cl", "idiv: the quotient 0x8000 does not fit in the 8-bit destination"),
+])
+def test_divide_error(setup, line, rule):
+    cpu = make_cpu(**setup)
+    with pytest.raises(Fault) as info:
+        run(cpu, line)
+    assert info.value.kind == "#DE" and info.value.rule == rule
+    assert cpu.state.read_register("rax") == setup["rax"]  # nothing written
+
+
+def test_movbe_needs_its_feature():
+    from dataclasses import replace
+
+    from isasim.core.program import Instruction
+
+    cpu = make_cpu(rdi=DATA)
+    cpu.memory.write(DATA, bytes.fromhex("1122334455667788"))
+    run(cpu, "movbe rax,QWORD PTR [rdi]")
+    assert cpu.state.read_register("rax") == 0x1122334455667788
+    run(cpu, "movbe DWORD PTR [rdi],eax")
+    assert cpu.memory.read(DATA, 4) == bytes.fromhex("55667788")
+    old = replace(cpu.model, features=cpu.model.features - {"MOVBE"})
+    cpu = X86Context(X86AmxState(), cpu.memory, old)
+    form, operands, code = encode_line("movbe rax,QWORD PTR [rdi]")
+    with pytest.raises(Fault) as info:
+        form.prepare(Instruction(form, operands, 0x1000, code, "movbe", size=len(code)))(cpu)()
+    assert info.value.kind == "#UD" and "MOVBE" in info.value.rule
+
+
+def test_endbr64_and_padding_nops_do_nothing():
+    cpu = make_cpu()
+    for line in ("endbr64", "nop DWORD PTR [rax+rax*1+0x0]", "nop WORD PTR [rax+rax*1+0x0]"):
+        assert run(cpu, line) is None
+    assert cpu.state.journal.take() == []
