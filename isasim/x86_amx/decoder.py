@@ -278,9 +278,10 @@ def decode_one(code: bytes, pos: int, address: int) -> Instruction:
     if instruction is None:
         instruction = _decode_vector(code, pos, address)
     if instruction is None:
+        why = vector_encoding.why_not(code, pos, address)  # a valid instruction isasim lacks: named
         raise DecodeError(
             f"cannot decode the bytes at {address:#x} ({code[pos:pos + 15].hex(' ')}): "
-            "not an AMX instruction nor one of the scalar subset isasim simulates"
+            + (why or "not an AMX instruction nor one of the scalar subset isasim simulates")
         )
     return instruction
 

@@ -177,3 +177,28 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
             return None  # {z} without a mask: #UD on silicon, refused here
         operands[0] = Masked(operands[0], _NAME_OF_REGISTER[instr.op_mask], instr.zeroing_masking)
     return make_instruction(form, tuple(operands), address, window[:instr.len])
+
+
+_FORMATTER = iced_x86.Formatter(iced_x86.FormatterSyntax.INTEL)
+_FORMATTER.space_after_operand_separator = False
+
+
+def why_not(code: bytes, pos: int, address: int) -> str | None:
+    """What a valid x86 instruction at code[pos:] that isasim does not simulate is, in one phrase naming it
+    (``vpxord zmm0,zmm0,dword bcst [rdi]: embedded broadcast is not simulated``), or None for bytes that are
+    no instruction."""
+    window = bytes(code[pos:pos + 15])
+    instr = iced_x86.Decoder(64, window, ip=address & MASK64).decode() if window else None
+    if instr is None or instr.is_invalid:
+        return None
+    text = _FORMATTER.format(instr)
+    form = CODE_FORMS.get(instr.code)
+    if instr.is_broadcast:
+        return f"{text}: embedded broadcast is not simulated"
+    if instr.suppress_all_exceptions or instr.rounding_control != iced_x86.RoundingControl.NONE:
+        return f"{text}: embedded rounding ({{sae}}, {{rn-sae}} ...) is not simulated"
+    if form is None and FORMS.of_mnemonic(text.split()[0].lower()):
+        return f"{text}: this encoding of {text.split()[0]} is not simulated"
+    if form is None:
+        return f"{text}: isasim does not simulate {text.split()[0]}"
+    return None

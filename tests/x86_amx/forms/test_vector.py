@@ -10,6 +10,7 @@ alignment faults; a CPU model without the row's CPUID feature raises #UD.
 from __future__ import annotations
 
 import dataclasses
+import re
 import struct
 from pathlib import Path
 
@@ -54,6 +55,20 @@ def test_gxx_bytes_decode_to_objdump_text(hexcode, text):
 ])
 def test_what_does_not_decode(hexcode, why):
     assert vector.decode(bytes.fromhex(hexcode), 0, 0x1000) is None, why
+
+
+@pytest.mark.parametrize("hexcode,message", [
+    ("62 f1 7d 58 ef 07", "vpxord zmm0,zmm0,[rdi]{1to16}: embedded broadcast is not simulated"),
+    ("62 f1 7c 18 58 c2", "vaddps zmm0{rne-sae},zmm0,zmm2: embedded rounding"),
+    ("c4 e2 71 50 c2", "vpdpbusd xmm0,xmm1,xmm2: this encoding of vpdpbusd is not simulated"),  # {vex}: AVX-VNNI
+    ("0f ef c0", "pxor mm0,mm0: this encoding of pxor is not simulated"),
+    ("62 f2 7d 48 52 c2", "vpdpwssd zmm0,zmm0,zmm2: isasim does not simulate vpdpwssd"),
+])
+def test_what_isasim_lacks_is_refused_by_name(hexcode, message):
+    from isasim.core.errors import DecodeError
+
+    with pytest.raises(DecodeError, match=re.escape(message)):
+        decode_one(bytes.fromhex(hexcode), 0, 0x1000)
 
 
 def test_assembly_errors():
