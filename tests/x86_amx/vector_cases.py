@@ -91,6 +91,9 @@ CASES = [
     "vcvtne2ps2bf16 zmm1{k1}{z},zmm2,zmm3",
     "vcvtneps2bf16 xmm1,xmm2", "vcvtneps2bf16 xmm1,ymm2", "vcvtneps2bf16 ymm1,zmm2", "vcvtneps2bf16 ymm1{k1}{z},ZMMWORD PTR [rdi]",
     "vcvtneps2bf16 xmm1,XMMWORD PTR [rdi]", "vcvtneps2bf16 xmm1,YMMWORD PTR [rdi]",
+    # VEX before EVEX even where EVEX's disp8*N is shorter (clang -O1's stores)
+    "vmovaps YMMWORD PTR [rsp+rdi*1+0x80],ymm0", "vpaddd zmm1,zmm2,ZMMWORD PTR [rdi+0x40]", "vpaddd ymm1,ymm2,YMMWORD PTR [rdi+0x80]",
+    "vmovdqu XMMWORD PTR [rax+0x100],xmm1",
 ]
 
 

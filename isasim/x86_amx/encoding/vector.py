@@ -125,7 +125,9 @@ def encode(mnemonic: str, operands: tuple, address: int):
             raise fail(mnemonic, f"cannot encode: {errors[0]}")
         rows = " | ".join(ROWS[c].instruction_string for c in form.codes)
         raise fail(mnemonic, f"no form takes these operands; forms: {rows}")
-    _, _evex, code, data, disp_size, sized = min(candidates, key=lambda c: c[:3])
+    # GNU as takes a legacy or VEX row where one fits (even where EVEX's disp8*N would be shorter), then the
+    # shortest encoding (the two-byte VEX where a swapped load/store row allows it)
+    _, _evex, code, data, disp_size, sized = min(candidates, key=lambda c: (c[1], c[0], c[2]))
     return form, _with_disp_size(sized, disp_size), data
 
 
