@@ -91,7 +91,18 @@ GENERAL_CASES = [
     "nop DWORD PTR [rax+0x0]", "nop DWORD PTR [rax+0x00000000]", "nop WORD PTR [rax+rax*1+0x00000000]",
 ]
 
-CASES = MOV_CASES + ALU_CASES + OTHER_CASES + GENERAL_CASES
+# issue 27, group 2: rotates, the shifts by 1, imm8 and CL, SHLD and SHRD
+ROTATE_CASES = [
+    *[f"{op} {x}" for op in ("rol", "ror", "rcl", "rcr", "shl", "shr", "sar", "sal") for x in (
+        "rax,1", "eax,1", "ax,1", "al,1", "rax,0x3f", "ecx,0x1f", "dx,0xf", "bl,0x7", "r9,cl", "r10d,cl", "r11w,cl",
+        "sil,cl", "ah,cl", "QWORD PTR [rdi],1", "DWORD PTR [rsp+8],cl", "BYTE PTR [r12],0x4",
+        "WORD PTR [rax+rbx*2],0x11", "rax,0x0", "al,0xff")],
+    *[f"{op} {x}" for op in ("shld", "shrd") for x in (
+        "rax,rdx,0xc", "eax,edx,cl", "ax,dx,0x3", "QWORD PTR [rdi],rcx,0x3f", "DWORD PTR [rsp],eax,cl",
+        "r9w,r10w,cl", "r15,r8,1", "eax,ebx,0x0")],
+]
+
+CASES = MOV_CASES + ALU_CASES + OTHER_CASES + GENERAL_CASES + ROTATE_CASES
 
 
 def random_lines(seed: int, count: int) -> list[str]:

@@ -164,6 +164,13 @@ declare(semantics.bswap, "BSWAP dest", codes=("BSWAP_R32", "BSWAP_R64"), example
 declare(semantics.movbe, "MOVBE dest, src", feature="MOVBE", example="movbe eax, DWORD PTR [rdi]")
 declare(semantics.xadd, "XADD dest, src", example="xadd DWORD PTR [rdi], eax")
 declare(semantics.cmpxchg, "CMPXCHG dest, src", example="cmpxchg QWORD PTR [rdi], rcx")
+# group 2: rotates and double-precision shifts
+declare(semantics.rol, "ROL dest, count", undefined=OF, mixed_widths=True, example="rol eax, 0x8")
+declare(semantics.ror, "ROR dest, count", undefined=OF, mixed_widths=True, example="ror rdx, cl")
+declare(semantics.rcl, "RCL dest, count", undefined=OF, mixed_widths=True, example="rcl ecx, 1")
+declare(semantics.rcr, "RCR dest, count", undefined=OF, mixed_widths=True, example="rcr bl, 0x3")
+declare(semantics.shld, "SHLD dest, src, count", undefined=OF | AF, mixed_widths=True, example="shld rax, rdx, 0xc")
+declare(semantics.shrd, "SHRD dest, src, count", undefined=OF | AF, mixed_widths=True, example="shrd eax, edx, cl")
 
 
 # ---------------------------------------------------------------------------
@@ -284,4 +291,6 @@ FLAGS_WRITTEN: dict[str, int] = {"add": STATUS_FLAGS, "sub": STATUS_FLAGS, "cmp"
                                  "shl": 0, "sal": 0, "shr": 0, "sar": 0,
                                  "and": STATUS_FLAGS, "or": STATUS_FLAGS, "adc": STATUS_FLAGS, "sbb": STATUS_FLAGS,
                                  "neg": STATUS_FLAGS, "mul": STATUS_FLAGS, "div": STATUS_FLAGS, "idiv": STATUS_FLAGS,
-                                 "xadd": STATUS_FLAGS, "cmpxchg": STATUS_FLAGS}
+                                 "xadd": STATUS_FLAGS, "cmpxchg": STATUS_FLAGS,
+                                 # as the shifts: a count of 0 writes no flag
+                                 "rol": 0, "ror": 0, "rcl": 0, "rcr": 0, "shld": 0, "shrd": 0}

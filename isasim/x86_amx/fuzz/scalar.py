@@ -248,7 +248,7 @@ _KINDS = (("mov",) * 8 + ("add",) * 5 + ("sub",) * 4 + ("cmp",) * 5 + ("xor",) *
 # plain ALU kinds (so that every other kind is drawn as often as before), weighted by repetition
 _ALU_KINDS = ("mov", "add", "sub", "cmp", "xor", "test")
 _GENERAL_KINDS = (("logic",) * 6 + ("unary",) * 2 + ("cmov",) * 3 + ("setcc",) * 2 + ("widen",) + ("mul",) * 2
-                  + ("divide",) * 3 + ("swap",) * 2 + ("exchange",) * 2)
+                  + ("divide",) * 3 + ("swap",) * 2 + ("exchange",) * 2 + ("rotate",) * 4 + ("shiftd",) * 2)
 _SHIFTS = ("shl", "sal", "shr", "sar")
 _EXTENDS = ("movzx", "movsx", "movsxd")
 _SHAPES = ("rr", "ri", "rm", "mr", "mi")
@@ -541,6 +541,8 @@ def _render_general(b: _ScalarBuilder, spec: dict) -> _Block:
         reg = b.dest(64 if bits == 64 else 32, spec["r1"])
         b.note(reads=[reg], writes=[reg])
         return _Block([f"bswap {reg}"], mnemonic="bswap")
+    if kind in ("rotate", "shiftd"):
+        return _render_rotate(b, spec)
     # exchange: XADD, CMPXCHG
     mnemonic = ("xadd", "cmpxchg")[spec["alias"] % 2]
     dest = _operand(b, spec, bits, writes=True)
@@ -553,6 +555,38 @@ def _render_general(b: _ScalarBuilder, spec: dict) -> _Block:
             accumulator = {8: "al", 16: "ax", 32: "eax", 64: "rax"}[bits]
             return _Block([f"mov {accumulator}, {dest}", f"cmpxchg {dest}, {src}"], mnemonic="cmpxchg")
     return _Block([f"{mnemonic} {dest}, {src}"], mnemonic=mnemonic)
+
+
+def _render_rotate(b: _ScalarBuilder, spec: dict) -> _Block:
+    """ROL ROR RCL RCR by 1, an imm8 or CL (any count: a masked count of 0 changes nothing, OF is compared for
+    a count of 1 only), and SHLD/SHRD (a 16-bit count at most 16: above, DEST is undefined)."""
+    kind, bits = spec["kind"], spec["bits"]
+    count = spec["imm"] & 0xFF
+    if kind == "shiftd":
+        bits = max(bits, 16)
+        mnemonic = ("shld", "shrd")[spec["alias"] % 2]
+        if bits == 16 and count & 0x1F > 16:
+            count &= 0x0F
+    else:
+        mnemonic = ("rol", "ror", "rcl", "rcr")[spec["alias"]]
+    dest = _operand(b, spec, bits, writes=True)
+    src = b.src(bits, spec["r2"]) if kind == "shiftd" else None
+    lines = []
+    cl_free = "rcx" not in b.reserved and parent(dest) != "rcx" if dest in GPR_VIEWS else "rcx" not in b.reserved
+    if spec["dist"] == 0 and cl_free:
+        lines.append(f"mov cl, {count:#x}")
+        b.note(writes=["cl"])
+        count_text = "cl"
+    else:
+        count_text = "1" if count == 1 and kind == "rotate" else f"{count:#x}"
+    ops = b.fix_rex([dest] + ([src] if src else []))
+    if src:
+        b.note(reads=[ops[1]])
+    lines.append(f"{mnemonic} {', '.join(ops)}, {count_text}")
+    if mnemonic in ("rcl", "rcr"):
+        fallback = lines[:-1] + [lines[-1].replace(mnemonic, {"rcl": "rol", "rcr": "ror"}[mnemonic], 1)]
+        return _Block(lines, mnemonic=mnemonic, reads=CF, fallback=fallback)
+    return _Block(lines, mnemonic=mnemonic)
 
 
 def _render_divide(b: _ScalarBuilder, spec: dict) -> _Block:
@@ -660,7 +694,7 @@ def _render_vector(b: _ScalarBuilder, spec: dict) -> _Block:
 # xmm moves, the zeroing and all-ones idioms, the broadcasts, the opmask instructions), drawn where this host's
 # CPU has AVX-512 F, BW, DQ and VL.  A mask is loaded from the slot in the same block before it is used, so a
 # case never reads an opmask register it did not set (they are not observed: KMOV stores them to the slot).
-_KINDS += ("avx512",) * 12
+_KINDS += ("avx512",) * 16
 _AVX512_MOVES = ("vmovdqu8", "vmovdqu16", "vmovdqu32", "vmovdqu64", "vmovups", "vmovupd")
 _AVX512_ALIGNED = ("vmovdqa32", "vmovdqa64", "vmovaps", "vmovapd")  # register to register: the slot is unaligned
 AVX512_FORMS = (_AVX512_MOVES + _AVX512_ALIGNED + ("vmovdqu", "movdqu", "movd", "movq", "vmovd", "vmovq", "vpxord",
@@ -674,6 +708,9 @@ _AVX512_ARITHMETIC = ("vpaddd", "vpsubd", "vpmulld", "vpdpbusd", "vpermd", "vpsh
                       "vfmadd231ps", "vcvtne2ps2bf16")
 _AVX512_CONVERSIONS = {"vpmovzxbw": 0.5, "vpmovzxbd": 0.25, "vpmovzxwd": 0.5, "vpmovsxbw": 0.5, "vpmovsxbd": 0.25,
                        "vpmovsxwd": 0.5, "vcvtdq2ps": 1, "vcvtneps2bf16": 2}
+_AVX512_ARITHMETIC += ("vpandd", "vpandq", "vpord", "vporq", "vxorps", "vpmaddwd", "vpunpcklwd", "vpunpckhwd")
+_AVX512_CONVERSIONS.update({"vpmovsxdq": 0.5, "vpmovzxdq": 0.5})
+_AVX512_PICKS += ("kmov", "kortest", "kxor") * 2  # four forms each: drawn as often as the others
 AVX512_FORMS += _AVX512_ARITHMETIC + tuple(_AVX512_CONVERSIONS)
 _AVX512_PICKS += _AVX512_ARITHMETIC + tuple(_AVX512_CONVERSIONS)
 

@@ -372,12 +372,20 @@ def imul(cpu: X86Context, *operands) -> None:
 # ---------------------------------------------------------------------------
 
 
+def _zero_extend_if_32(cpu: X86Context, dest, bits: int) -> None:
+    """A shift or rotate by a masked count of 0 changes no flag, but a 32-bit register DEST is still
+    written: bits 63:32 become 0 (measured on AMD Zen 3 silicon, as every 32-bit register write)."""
+    if bits == 32 and isinstance(dest, Reg):
+        write(cpu, dest, read(cpu, dest, 32), 32)
+
+
 def shift(cpu: X86Context, dest, count, *, kind: str) -> None:
     """The SDM's SAL/SAR/SHL/SHR Operation, one bit at a time as it is written there."""
     bits = width(dest)
     temp_count = read(cpu, count, 8) & (0x3F if bits == 64 else 0x1F)
     if temp_count == 0:
-        return  # "If the count is 0, the flags are not affected", nor is DEST written
+        _zero_extend_if_32(cpu, dest, bits)  # "If the count is 0, the flags are not affected"
+        return
     original = value = read(cpu, dest, bits)
     carry = 0
     for _ in range(temp_count):
@@ -404,7 +412,7 @@ _SHIFT_DOC = """{what}
 
         tempCOUNT := COUNT AND (3FH if 64-bit else 1FH)
         WHILE tempCOUNT != 0: {step}; tempCOUNT := tempCOUNT - 1
-        IF tempCOUNT was 0: no flags change, DEST is not written
+        IF tempCOUNT was 0: no flags change (a 32-bit register DEST is still zero-extended)
         ELSE: SF, ZF, PF from the result; OF := {of} (defined for a count of 1 only)
 
     OF for counts other than 1 and AF are undefined in the SDM; isasim computes
@@ -836,3 +844,153 @@ def cmpxchg(cpu: X86Context, dest, src) -> None:
             write(cpu, dest, temp, bits)
         write(cpu, accumulator, temp, bits)
     set_flags(cpu, sub_flags(a, temp, bits))
+
+
+# ---------------------------------------------------------------------------
+# Rotates and double-precision shifts (issue 27, group 2)
+# ---------------------------------------------------------------------------
+
+
+def rotate(cpu: X86Context, dest, count, *, kind: str) -> None:
+    """The SDM's RCL/RCR/ROL/ROR Operation, one bit at a time as it is written there."""
+    bits = width(dest)
+    masked = read(cpu, count, 8) & (0x3F if bits == 64 else 0x1F)
+    if masked == 0:
+        _zero_extend_if_32(cpu, dest, bits)  # "If the masked count is 0, the flags are not affected"
+        return
+    value = read(cpu, dest, bits)
+    top = bits - 1
+    carry = int(cpu.state.flag(CF))
+    if kind in ("rcl", "rcr"):
+        temp_count = masked % (bits + 1) if bits in (8, 16) else masked
+    else:
+        temp_count = masked % bits
+    if kind == "rcr" and masked == 1:
+        overflow = (value >> top & 1) ^ carry  # RCR's OF is computed before the rotation
+    for _ in range(temp_count):
+        if kind == "rol":
+            value = (value << 1 | value >> top) % (1 << bits)
+        elif kind == "ror":
+            value = value >> 1 | (value & 1) << top
+        elif kind == "rcl":
+            value, carry = (value << 1 | carry) % (1 << bits), value >> top & 1
+        else:
+            value, carry = value >> 1 | carry << top, value & 1
+    write(cpu, dest, value, bits)
+    if kind == "rol":
+        carry = value & 1  # CF := LSB(DEST), for every nonzero masked count
+        overflow = (value >> top & 1) ^ carry
+    elif kind == "ror":
+        carry = value >> top & 1  # CF := MSB(DEST)
+        overflow = (value >> top & 1) ^ (value >> (top - 1) & 1)
+    elif kind == "rcl":
+        overflow = (value >> top & 1) ^ carry
+    elif masked != 1:
+        overflow = (value >> top & 1) ^ (value >> (top - 1) & 1)
+    set_flags(cpu, (CF if carry else 0) | (OF if overflow else 0), written=CF | OF)
+
+
+_ROTATE_DOC = """{what}
+
+        tempCOUNT := (COUNT AND (3FH if 64-bit else 1FH)){modulo}
+        WHILE tempCOUNT != 0: {step}; tempCOUNT := tempCOUNT - 1
+        {cf}
+        IF the masked count is 1 THEN OF := {of} ELSE OF is undefined
+        IF the masked count is 0: no flags change (a 32-bit register DEST is still zero-extended)
+
+    SF, ZF, AF and PF are not affected.  For other counts isasim computes OF by the
+    count-1 rule (UNDEFINED_FLAGS masks it when comparing with silicon).  The count
+    is an imm8, CL, or the implied 1 of D0/D1 (``rol rax,1``).
+"""
+
+
+def rol(cpu: X86Context, dest, count) -> None:
+    rotate(cpu, dest, count, kind="rol")
+
+
+def ror(cpu: X86Context, dest, count) -> None:
+    rotate(cpu, dest, count, kind="ror")
+
+
+def rcl(cpu: X86Context, dest, count) -> None:
+    rotate(cpu, dest, count, kind="rcl")
+
+
+def rcr(cpu: X86Context, dest, count) -> None:
+    rotate(cpu, dest, count, kind="rcr")
+
+
+rol.__doc__ = _ROTATE_DOC.format(
+    what="Rotate dest left by count (the bits shifted out of the top come in at the bottom).", modulo=" MOD SIZE",
+    step="tempCF := MSB(DEST); DEST := (DEST * 2) + tempCF", cf="CF := LSB(DEST) (for any nonzero masked count)",
+    of="MSB(DEST) XOR CF")
+ror.__doc__ = _ROTATE_DOC.format(
+    what="Rotate dest right by count (the bits shifted out of the bottom come in at the top).", modulo=" MOD SIZE",
+    step="tempCF := LSB(DEST); DEST := (DEST / 2) + (tempCF * 2^(SIZE-1))",
+    cf="CF := MSB(DEST) (for any nonzero masked count)", of="MSB(DEST) XOR MSB-1(DEST)")
+rcl.__doc__ = _ROTATE_DOC.format(
+    what="Rotate dest and CF left by count (a SIZE+1-bit rotation through the carry flag).",
+    modulo=" MOD 9 (byte), MOD 17 (word)", step="tempCF := MSB(DEST); DEST := (DEST * 2) + CF; CF := tempCF",
+    cf="(CF is the last bit rotated out)", of="MSB(DEST) XOR CF")
+rcr.__doc__ = _ROTATE_DOC.format(
+    what="Rotate dest and CF right by count (a SIZE+1-bit rotation through the carry flag).",
+    modulo=" MOD 9 (byte), MOD 17 (word)",
+    step="tempCF := LSB(DEST); DEST := (DEST / 2) + (CF * 2^(SIZE-1)); CF := tempCF",
+    cf="(CF is the last bit rotated out)", of="MSB(DEST) XOR CF, before the rotation")
+
+
+def double_shift(cpu: X86Context, dest, src, count, *, left: bool) -> None:
+    """The SDM's SHLD/SHRD Operation (see _DOUBLE_SHIFT_DOC)."""
+    bits = width(dest)
+    n = read(cpu, count, 8) & (0x3F if bits == 64 else 0x1F)
+    if n == 0:
+        _zero_extend_if_32(cpu, dest, bits)  # no operation: the flags are not affected
+        return
+    a, b = read(cpu, dest, bits), read(cpu, src, bits)
+    if bits == 16:  # DEST:SRC:DEST, so that a count above 16 goes on shifting (isasim's choice, as Intel)
+        wide, span = a << 32 | b << 16 | a, 48
+    else:
+        wide, span = (a << bits | b, 2 * bits) if left else (b << bits | a, 2 * bits)
+    if left:
+        result = (wide << n) >> (span - bits) & ((1 << bits) - 1)
+        carry = (wide << n) >> span & 1
+    else:
+        result = wide >> n & ((1 << bits) - 1)
+        carry = wide >> (n - 1) & 1
+    write(cpu, dest, result, bits)
+    overflow = (result ^ a) >> (bits - 1) & 1  # a sign change (defined for a count of 1)
+    set_flags(cpu, (CF if carry else 0) | (OF if overflow else 0) | result_flags(result, bits))  # AF := 0
+
+
+_DOUBLE_SHIFT_DOC = """{what}
+
+        COUNT := COUNT MOD 64 (64-bit operands) or MOD 32
+        IF COUNT = 0 THEN no operation (no flag changes; a 32-bit register DEST is zero-extended)
+        ELSE
+            {op}
+            CF := the last bit shifted out of DEST; SF, ZF, PF := from the result
+            OF := 1 if the sign changed (defined for a count of 1 only)
+        FI
+
+    OF for counts other than 1 and AF are undefined in the SDM; isasim computes OF
+    by the count-1 rule and clears AF.  A 16-bit count above 16 leaves DEST and the
+    flags undefined in the SDM; isasim's named choice is Intel's behaviour as QEMU
+    documents it: the shift goes on through DEST:SRC:DEST (so the bits after SRC's
+    are DEST's again).  The count is an imm8 or CL.
+"""
+
+
+def shld(cpu: X86Context, dest, src, count) -> None:
+    double_shift(cpu, dest, src, count, left=True)
+
+
+def shrd(cpu: X86Context, dest, src, count) -> None:
+    double_shift(cpu, dest, src, count, left=False)
+
+
+shld.__doc__ = _DOUBLE_SHIFT_DOC.format(
+    what="Shift dest left by count, filling from the top bits of src (double-precision shift left).",
+    op="DEST := (DEST:SRC << COUNT), its upper SIZE bits")
+shrd.__doc__ = _DOUBLE_SHIFT_DOC.format(
+    what="Shift dest right by count, filling from the low bits of src (double-precision shift right).",
+    op="DEST := (SRC:DEST >> COUNT), its lower SIZE bits")

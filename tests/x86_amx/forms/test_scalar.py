@@ -914,3 +914,43 @@ def test_endbr64_and_padding_nops_do_nothing():
     for line in ("endbr64", "nop DWORD PTR [rax+rax*1+0x0]", "nop WORD PTR [rax+rax*1+0x0]"):
         assert run(cpu, line) is None
     assert cpu.state.journal.take() == []
+
+
+# (setup registers, CF before, instruction, expected registers, expected CF and OF); by hand from the SDM
+ROTATE_EXAMPLES = [
+    ({"rax": 0x81}, 0, "rol al,1", {"rax": 0x03}, dict(CF=1, OF=1)),
+    ({"rax": 0x12345678}, 0, "ror eax,0x4", {"rax": 0x81234567}, dict(CF=1, OF=1)),
+    ({"rax": 0x8000000000000001}, 0, "ror rax,1", {"rax": 0xC000000000000000}, dict(CF=1, OF=0)),
+    ({"rax": 0x80}, 0, "rol al,0x8", {"rax": 0x80}, dict(CF=0, OF=1)),  # a multiple of 8: CF := LSB(DEST)
+    ({"rbx": 0x80}, 1, "rcl bl,1", {"rbx": 0x01}, dict(CF=1, OF=1)),
+    ({"rbx": 0x01}, 0, "rcr bl,1", {"rbx": 0x00}, dict(CF=1, OF=0)),
+    ({"rbx": 0x80}, 1, "rcr bl,1", {"rbx": 0xC0}, dict(CF=0, OF=0)),  # OF := MSB(DEST) XOR CF, before
+    ({"rax": 0x55}, 1, "rcl al,0x9", {"rax": 0x55}, dict(CF=1, OF=1)),  # 9 MOD 9 = 0: DEST and CF stay
+    ({"rax": 0x12345678, "rdx": 0x9ABCDEF0}, 0, "shld eax,edx,0x4", {"rax": 0x23456789}, dict(CF=1, OF=0)),
+    ({"rax": 0x1234, "rdx": 0xABCD}, 0, "shrd ax,dx,0x4", {"rax": 0xD123}, dict(CF=0, OF=1)),
+    ({"rax": 0x1234, "rdx": 0xABCD}, 0, "shld ax,dx,0x14", {"rax": 0xBCD1}, dict(CF=0, OF=1)),  # the named choice
+    ({"rax": 0x8000000000000000, "rdx": 1}, 0, "shld rax,rdx,1", {"rax": 0}, dict(CF=1, OF=1)),
+]
+
+
+@pytest.mark.parametrize("setup,carry,line,regs,expected", ROTATE_EXAMPLES, ids=[e[2] for e in ROTATE_EXAMPLES])
+def test_rotate_examples(setup, carry, line, regs, expected):
+    cpu = make_cpu(**setup)
+    set_flags(cpu, CF=carry, OF=1 - expected["OF"])
+    run(cpu, line)
+    for name, value in regs.items():
+        assert cpu.state.read_register(name) == value, name
+    assert {k: flags(cpu)[k] for k in ("CF", "OF")} == expected
+
+
+@pytest.mark.parametrize("line", ["rol eax,0x0", "rcr eax,0x20", "shl eax,cl", "shrd eax,edx,0x0", "sar ebx,0x0"])
+def test_a_count_of_zero_changes_no_flag_but_zero_extends(line):
+    cpu = make_cpu(rax=0xAAAA000012345678, rbx=0xBBBB000000000001, rcx=0x100)
+    set_flags(cpu, CF=1, OF=1, ZF=1)
+    before = cpu.state.rflags
+    run(cpu, line)
+    register = line.split()[1].split(",")[0]
+    assert cpu.state.read_register(register) < 1 << 32 and cpu.state.rflags == before
+    cpu = make_cpu(rax=0xAAAA000012345678)
+    run(cpu, "rol rax,0x40")  # masked to 0 in 64 bits: nothing changes
+    assert cpu.state.read_register("rax") == 0xAAAA000012345678
