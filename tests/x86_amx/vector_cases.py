@@ -94,6 +94,33 @@ CASES = [
     # VEX before EVEX even where EVEX's disp8*N is shorter (clang -O1's stores)
     "vmovaps YMMWORD PTR [rsp+rdi*1+0x80],ymm0", "vpaddd zmm1,zmm2,ZMMWORD PTR [rdi+0x40]", "vpaddd ymm1,ymm2,YMMWORD PTR [rdi+0x80]",
     "vmovdqu XMMWORD PTR [rax+0x100],xmm1",
+    # issue 27: logic, shifts, shuffles, inserts and extracts, lane moves, word multiply-add (from compiled kernels)
+    "vpand xmm1,xmm2,xmm3", "vpand ymm1,ymm2,YMMWORD PTR [rdi]", "vpandd zmm1,zmm23,zmm25", "vpandd ymm1{k1}{z},ymm2,ymm3",
+    "vpandq zmm1{k1},zmm2,ZMMWORD PTR [rdi]", "vpor xmm1,xmm2,xmm3", "vpor ymm8,ymm9,ymm10", "vpord zmm1,zmm2,zmm3",
+    "vpord xmm17,xmm18,xmm19", "vporq zmm1,zmm2,zmm3", "vxorps xmm0,xmm0,xmm0", "vxorps ymm1,ymm2,YMMWORD PTR [rdi]",
+    "vxorps zmm1{k1},zmm2,zmm3",
+    "vpslld xmm1,xmm2,0x3", "vpslld ymm1,ymm2,xmm3", "vpslld zmm1,zmm2,0x1f", "vpslld zmm1{k1}{z},ZMMWORD PTR [rdi],0x4",
+    "vpsrld xmm1,xmm2,0x8", "vpsrld ymm1,ymm2,XMMWORD PTR [rdi]", "vpsrld zmm1,zmm2,xmm3", "vpsrld ymm17,ymm2,0x10",
+    "vpsrad xmm1,xmm2,0x1f", "vpsrad ymm1,ymm2,xmm3", "vpsrad zmm1,zmm2,0x7",
+    "vpshufd xmm1,xmm2,0x1b", "vpshufd ymm1,YMMWORD PTR [rdi],0x4e", "vpshufd zmm1{k1},zmm2,0xb1", "vpshufd xmm16,xmm2,0x0",
+    "vpextrd eax,xmm1,0x2", "vpextrd DWORD PTR [rdi],xmm1,0x1", "vpextrd r9d,xmm17,0x3",
+    "vpextrq rax,xmm7,0x1", "vpextrq QWORD PTR [rdi],xmm1,0x0", "vpextrq rax,xmm24,0x1", "vpextrq r9,xmm12,0x1",
+    "vpinsrb xmm2,xmm2,BYTE PTR [r12+rax*1],0x5", "vpinsrb xmm1,xmm2,eax,0xf", "vpinsrb xmm17,xmm2,ecx,0x1",
+    "vpinsrd xmm1,xmm2,eax,0x1", "vpinsrd xmm1,xmm2,DWORD PTR [rdi],0x3", "vpinsrq xmm1,xmm2,rax,0x1",
+    "vpinsrq xmm1,xmm2,QWORD PTR [rdi],0x0",
+    "vextracti128 xmm1,ymm2,0x1", "vextracti128 XMMWORD PTR [rdi],ymm2,0x0",
+    "vextracti32x4 xmm16,ymm16,0x1", "vextracti32x4 xmm1,zmm2,0x3", "vextracti32x4 XMMWORD PTR [rdi]{k1},zmm2,0x2",
+    "vextracti32x4 xmm1{k1}{z},zmm2,0x1",
+    "vextracti64x4 ymm1,zmm2,0x1", "vextracti64x4 YMMWORD PTR [rdi],zmm2,0x0", "vextracti64x4 ymm1{k1}{z},zmm2,0x1",
+    "vbroadcasti128 ymm1,XMMWORD PTR [rdi]", "vbroadcasti64x4 zmm1,YMMWORD PTR [rdi]", "vbroadcasti64x4 zmm1{k1}{z},YMMWORD PTR [rdi]",
+    "vpmovsxdq xmm1,xmm2", "vpmovsxdq ymm1,XMMWORD PTR [rdi]", "vpmovsxdq zmm1,ymm2", "vpmovsxdq zmm1{k1},YMMWORD PTR [rdi]",
+    "vpmovzxdq xmm1,QWORD PTR [rdi]", "vpmovzxdq ymm1,xmm2", "vpmovzxdq zmm1,ymm2",
+    "vpmaddwd xmm1,xmm2,xmm3", "vpmaddwd ymm1,ymm2,YMMWORD PTR [rdi]", "vpmaddwd zmm1,zmm2,zmm3", "vpmaddwd zmm1{k1}{z},zmm2,zmm3",
+    "vpunpcklwd xmm1,xmm2,xmm3", "vpunpcklwd ymm1,ymm2,ymm3", "vpunpcklwd zmm1,zmm2,ZMMWORD PTR [rdi]",
+    "vpunpckhwd xmm1,xmm2,xmm3", "vpunpckhwd ymm1,ymm2,YMMWORD PTR [rdi]", "vpunpckhwd zmm1{k1},zmm2,zmm3",
+    "vperm2i128 ymm1,ymm2,ymm3,0x21", "vperm2i128 ymm1,ymm2,YMMWORD PTR [rdi],0x38",
+    "vpermt2w xmm1,xmm2,xmm3", "vpermt2w ymm1,ymm2,YMMWORD PTR [rdi]", "vpermt2w zmm1,zmm2,zmm3",
+    "vpermt2w zmm1{k1}{z},zmm2,ZMMWORD PTR [rdi+0x40]", "vpermt2w zmm17{k2},zmm18,zmm19",
 ]
 
 

@@ -371,10 +371,12 @@ def vector_encoding(ins: Instruction) -> tuple[Encoding, str, str]:
     opcode = code[pos]
     units.append(_byte(code, pos, "opcode", [_whole_byte("opcode", opcode, f"{opcode:02X}")]))
     pos += 1
-    if pos < len(code) and "/r" in info.op_code_string:
+    extension = re.search(r" /([0-7])\b", info.op_code_string)  # ModRM.reg extends the opcode (VPSRLD /2 ib)
+    if pos < len(code) and ("/r" in info.op_code_string or extension):
         decoded = decode_modrm(code, pos, X, B)
         reg, rm = decoded.reg, decoded.rm
-        reg_meaning = f"register {reg | R << 3 | R_high << 4}: {roles.get('reg', '?')}"
+        reg_meaning = (f"opcode extension /{extension.group(1)}" if extension else
+                       f"register {reg | R << 3 | R_high << 4}: {roles.get('reg', '?')}")
         register = f"register {rm | B << 3 | X_high << 4}: {roles.get('rm', '?')}"
         _modrm_and_sib(units, code, pos, decoded, reg_meaning, register)
     if offsets.has_displacement:

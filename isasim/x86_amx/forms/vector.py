@@ -195,6 +195,41 @@ declare(semantics.vcvtne2ps2bf16, "VCVTNE2PS2BF16 dest {k1}{z}, src1, src2", cod
 declare(semantics.vcvtneps2bf16, "VCVTNEPS2BF16 dest {k1}{z}, src", codes=rows_of("VCVTNEPS2BF16", vex=False),
         example="vcvtneps2bf16 ymm1, zmm2")
 
+# issue 27: what the compiled kernels of tests/x86_amx/compiled showed besides
+for _name, _example in (("VPAND", "vpand ymm1, ymm2, ymm3"), ("VPANDD", "vpandd zmm1, zmm2, zmm3"),
+                        ("VPANDQ", "vpandq zmm1{k1}, zmm2, zmm3"), ("VPOR", "vpor ymm1, ymm2, ymm3"),
+                        ("VPORD", "vpord zmm1, zmm2, zmm3"), ("VPORQ", "vporq zmm1, zmm2, zmm3"),
+                        ("VXORPS", "vxorps xmm1, xmm1, xmm1"), ("VPMADDWD", "vpmaddwd zmm1, zmm2, zmm3"),
+                        ("VPUNPCKLWD", "vpunpcklwd ymm1, ymm2, ymm3"), ("VPUNPCKHWD", "vpunpckhwd ymm1, ymm2, ymm3")):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src1, src2", codes=rows_of(_name), example=_example)
+for _name, _example in (("VPSLLD", "vpslld zmm1, zmm2, 0x3"), ("VPSRLD", "vpsrld ymm1, ymm2, 0x8"),
+                        ("VPSRAD", "vpsrad zmm1, zmm2, xmm3")):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src, count", codes=rows_of(_name),
+            example=_example)
+declare(semantics.vpshufd, "VPSHUFD dest {k1}{z}, src, imm8", codes=rows_of("VPSHUFD"), example="vpshufd zmm1, zmm2, 0x1b")
+declare(semantics.vpextrd, "VPEXTRD r/m32, xmm, imm8", codes=rows_of("VPEXTRD"), example="vpextrd eax, xmm1, 0x2")
+declare(semantics.vpextrq, "VPEXTRQ r/m64, xmm, imm8", codes=rows_of("VPEXTRQ"), example="vpextrq rax, xmm1, 0x1")
+declare(semantics.vpinsrb, "VPINSRB xmm1, xmm2, r32/m8, imm8", codes=rows_of("VPINSRB"),
+        example="vpinsrb xmm1, xmm2, BYTE PTR [rdi], 0x5")
+declare(semantics.vpinsrd, "VPINSRD xmm1, xmm2, r/m32, imm8", codes=rows_of("VPINSRD"), example="vpinsrd xmm1, xmm2, eax, 0x1")
+declare(semantics.vpinsrq, "VPINSRQ xmm1, xmm2, r/m64, imm8", codes=rows_of("VPINSRQ"), example="vpinsrq xmm1, xmm2, rax, 0x1")
+declare(semantics.vextracti128, "VEXTRACTI128 xmm1/m128, ymm2, imm8", codes=rows_of("VEXTRACTI128"),
+        example="vextracti128 xmm1, ymm2, 0x1")
+declare(semantics.vextracti32x4, "VEXTRACTI32X4 dest {k1}{z}, src, imm8", codes=rows_of("VEXTRACTI32X4"),
+        example="vextracti32x4 xmm1, zmm2, 0x3")
+declare(semantics.vextracti64x4, "VEXTRACTI64X4 dest {k1}{z}, zmm, imm8", codes=rows_of("VEXTRACTI64X4"),
+        example="vextracti64x4 ymm1, zmm2, 0x1")
+declare(semantics.vbroadcasti128, "VBROADCASTI128 ymm1, m128", codes=rows_of("VBROADCASTI128"),
+        example="vbroadcasti128 ymm1, XMMWORD PTR [rdi]")
+declare(semantics.vbroadcasti64x4, "VBROADCASTI64X4 zmm1 {k1}{z}, m256", codes=rows_of("VBROADCASTI64X4"),
+        example="vbroadcasti64x4 zmm1, YMMWORD PTR [rdi]")
+declare(semantics.vpmovsxdq, "VPMOVSXDQ dest {k1}{z}, src", codes=rows_of("VPMOVSXDQ"), example="vpmovsxdq zmm1, ymm2")
+declare(semantics.vpmovzxdq, "VPMOVZXDQ dest {k1}{z}, src", codes=rows_of("VPMOVZXDQ"), example="vpmovzxdq zmm1, ymm2")
+declare(semantics.vpermt2w, "VPERMT2W dest {k1}{z}, index, table", codes=rows_of("VPERMT2W"),
+        example="vpermt2w zmm1, zmm2, zmm3")
+declare(semantics.vperm2i128, "VPERM2I128 ymm1, ymm2, ymm3/m256, imm8", codes=rows_of("VPERM2I128"),
+        example="vperm2i128 ymm1, ymm2, ymm3, 0x21")
+
 
 def is_legacy(form: VectorForm) -> bool:
     return not form.mnemonic.startswith(("v", "k"))

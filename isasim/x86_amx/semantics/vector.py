@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from ..context import X86Context
 from ..numerics import simd_fp32 as fp32
-from ..operands import GPR_VIEWS, Mem, Reg, vector_register
+from ..operands import GPR_VIEWS, Imm, Mem, Reg, vector_register
 from ..operands.masking import Masked, opmask_number, unmasked
 from ..state import AF, CF, OF, PF, SF, ZF
 
@@ -1020,3 +1020,346 @@ def vcvtneps2bf16(cpu: X86Context, dest, src) -> None:
     mask = active(cpu, dest, count)
     values = elements(read_selected(cpu, src, bits, 32, mask), 32, count)
     write_masked(cpu, dest, pack([fp32.to_bf16(x) for x in values], 16), bits // 2, 16)
+
+
+# ---------------------------------------------------------------------------
+# What g++ and clang emit besides (issue 27: found in the compiled kernels of tests/x86_amx/compiled): logic,
+# shifts, shuffles, element inserts and extracts, 128/256-bit lane moves, and the word multiply-add
+# ---------------------------------------------------------------------------
+
+
+def vpand(cpu: X86Context, dest, src1, src2) -> None:
+    """Bitwise AND (VEX: AVX/AVX2).
+
+        DEST[VL-1:0] := SRC1[VL-1:0] BITWISE AND SRC2[VL-1:0];  DEST[MAXVL-1:VL] := 0
+    """
+    _bitwise(cpu, dest, (src1, src2), 32, lambda a, b: a & b)
+
+
+def vpandd(cpu: X86Context, dest, src1, src2) -> None:
+    """Bitwise AND of dwords under a write mask (AVX512F).
+
+        FOR j: IF k1[j] OR *no writemask*: DEST.dword[j] := SRC1.dword[j] BITWISE AND SRC2.dword[j]
+               ELSE IF *zeroing*: DEST.dword[j] := 0     (else unchanged)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _bitwise(cpu, dest, (src1, src2), 32, lambda a, b: a & b)
+
+
+def vpandq(cpu: X86Context, dest, src1, src2) -> None:
+    """Bitwise AND of qwords under a write mask (AVX512F).
+
+        FOR j: IF k1[j] OR *no writemask*: DEST.qword[j] := SRC1.qword[j] BITWISE AND SRC2.qword[j]
+               ELSE IF *zeroing*: DEST.qword[j] := 0     (else unchanged)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _bitwise(cpu, dest, (src1, src2), 64, lambda a, b: a & b)
+
+
+def vpor(cpu: X86Context, dest, src1, src2) -> None:
+    """Bitwise OR (VEX: AVX/AVX2).
+
+        DEST[VL-1:0] := SRC1[VL-1:0] BITWISE OR SRC2[VL-1:0];  DEST[MAXVL-1:VL] := 0
+    """
+    _bitwise(cpu, dest, (src1, src2), 32, lambda a, b: a | b)
+
+
+def vpord(cpu: X86Context, dest, src1, src2) -> None:
+    """Bitwise OR of dwords under a write mask (AVX512F).
+
+        FOR j: IF k1[j] OR *no writemask*: DEST.dword[j] := SRC1.dword[j] BITWISE OR SRC2.dword[j]
+               ELSE IF *zeroing*: DEST.dword[j] := 0     (else unchanged)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _bitwise(cpu, dest, (src1, src2), 32, lambda a, b: a | b)
+
+
+def vporq(cpu: X86Context, dest, src1, src2) -> None:
+    """Bitwise OR of qwords under a write mask (AVX512F).
+
+        FOR j: IF k1[j] OR *no writemask*: DEST.qword[j] := SRC1.qword[j] BITWISE OR SRC2.qword[j]
+               ELSE IF *zeroing*: DEST.qword[j] := 0     (else unchanged)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _bitwise(cpu, dest, (src1, src2), 64, lambda a, b: a | b)
+
+
+def vxorps(cpu: X86Context, dest, src1, src2) -> None:
+    """Bitwise XOR of single-precision values' bits (VEX: AVX; EVEX: AVX512DQ, under a write mask);
+    ``vxorps xmm0, xmm0, xmm0`` is clang's zeroing idiom.
+
+        FOR j: IF k1[j] OR *no writemask*: DEST.dword[j] := SRC1.dword[j] BITWISE XOR SRC2.dword[j]
+               ELSE IF *zeroing*: DEST.dword[j] := 0     (else unchanged)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _bitwise(cpu, dest, (src1, src2), 32, lambda a, b: a ^ b)
+
+
+def _shift_count(cpu: X86Context, count) -> int:
+    return count.value & 0xFF if isinstance(count, Imm) else read(cpu, count, 64)
+
+
+def vpslld(cpu: X86Context, dest, src, count) -> None:
+    """Shift dwords left by an imm8 or by COUNT[63:0] of an xmm register or m128 (VEX: AVX/AVX2; EVEX: AVX512F).
+
+        FOR j: IF k1[j] OR *no writemask*:
+                   DEST.dword[j] := IF COUNT > 31 THEN 0 ELSE SRC.dword[j] << COUNT
+               ELSE IF *zeroing*: DEST.dword[j] := 0     (else unchanged)
+        DEST[MAXVL-1:VL] := 0
+    """
+    n = _shift_count(cpu, count)
+    _each(cpu, dest, (src,), 32, lambda a: 0 if n > 31 else a << n)
+
+
+def vpsrld(cpu: X86Context, dest, src, count) -> None:
+    """Shift dwords right, logically, by an imm8 or by COUNT[63:0] (VEX: AVX/AVX2; EVEX: AVX512F).
+
+        FOR j: IF k1[j] OR *no writemask*:
+                   DEST.dword[j] := IF COUNT > 31 THEN 0 ELSE SRC.dword[j] >> COUNT   (zeros shifted in)
+               ELSE IF *zeroing*: DEST.dword[j] := 0     (else unchanged)
+        DEST[MAXVL-1:VL] := 0
+    """
+    n = _shift_count(cpu, count)
+    _each(cpu, dest, (src,), 32, lambda a: 0 if n > 31 else a >> n)
+
+
+def vpsrad(cpu: X86Context, dest, src, count) -> None:
+    """Shift dwords right, arithmetically, by an imm8 or by COUNT[63:0] (VEX: AVX/AVX2; EVEX: AVX512F).
+
+        FOR j: IF k1[j] OR *no writemask*:
+                   DEST.dword[j] := SignExtend(SRC.dword[j]) >> MIN(COUNT, 31)   (sign bits shifted in)
+               ELSE IF *zeroing*: DEST.dword[j] := 0     (else unchanged)
+        DEST[MAXVL-1:VL] := 0
+    """
+    n = min(_shift_count(cpu, count), 31)
+    _each(cpu, dest, (src,), 32, lambda a: signed(a, 32) >> n)
+
+
+def vpshufd(cpu: X86Context, dest, src, imm8) -> None:
+    """Shuffle the dwords of each 128-bit lane by imm8 (VEX: AVX/AVX2; EVEX: AVX512F, under a write mask).
+
+        FOR j := 0 TO VL/32 - 1
+            i := imm8[2*(j MOD 4)+1 : 2*(j MOD 4)]
+            IF k1[j] OR *no writemask*: DEST.dword[j] := SRC.dword[4*(j DIV 4) + i]
+            ELSE IF *zeroing*: DEST.dword[j] := 0     (else unchanged)
+        DEST[MAXVL-1:VL] := 0
+    """
+    bits = vl(dest)
+    count = bits // 32
+    mask = active(cpu, dest, count)
+    table = elements(read_selected(cpu, src, bits, 32, (1 << count) - 1 if mask else 0), 32, count)
+    order = imm8.value & 0xFF
+    out = [table[j // 4 * 4 + (order >> 2 * (j % 4) & 3)] for j in range(count)]
+    write_masked(cpu, dest, pack(out, 32), bits, 32)
+
+
+def _extract(cpu: X86Context, dest, src, size: int, imm8) -> None:
+    count = 128 // size
+    value = elements(read(cpu, src, 128), size, count)[imm8.value % count]
+    if isinstance(dest, Reg):
+        cpu.state.write_gpr(GPR_VIEWS[dest.name], value)  # a 32-bit GPR write zeroes bits 63:32
+    else:
+        cpu.write_memory(cpu.effective_address(dest), value.to_bytes(size // 8, "little"))
+
+
+def vpextrd(cpu: X86Context, dest, src, imm8) -> None:
+    """Extract the dword imm8[1:0] of an xmm register to a GPR or memory (VEX: AVX; EVEX: AVX512DQ).
+
+        DEST := SRC.dword[imm8[1:0]]   (a 32-bit GPR: bits 63:32 zeroed)
+    """
+    _extract(cpu, dest, src, 32, imm8)
+
+
+def vpextrq(cpu: X86Context, dest, src, imm8) -> None:
+    """Extract the qword imm8[0] of an xmm register to a GPR or memory (VEX: AVX; EVEX: AVX512DQ).
+
+        DEST := SRC.qword[imm8[0]]
+    """
+    _extract(cpu, dest, src, 64, imm8)
+
+
+def _insert(cpu: X86Context, dest, src1, src2, size: int, imm8) -> None:
+    count = 128 // size
+    values = elements(read(cpu, src1, 128), size, count)
+    values[imm8.value % count] = read(cpu, src2, size if isinstance(src2, Mem) else vl(src2)) & ((1 << size) - 1)
+    write_vex(cpu, dest, pack(values, size), 128)
+
+
+def vpinsrb(cpu: X86Context, dest, src1, src2, imm8) -> None:
+    """Insert a byte from a GPR or memory into an xmm register (VEX: AVX; EVEX: AVX512BW).
+
+        DEST[127:0] := SRC1[127:0] with byte imm8[3:0] := SRC2[7:0];  DEST[MAXVL-1:128] := 0
+    """
+    _insert(cpu, dest, src1, src2, 8, imm8)
+
+
+def vpinsrd(cpu: X86Context, dest, src1, src2, imm8) -> None:
+    """Insert a dword from a GPR or memory into an xmm register (VEX: AVX; EVEX: AVX512DQ).
+
+        DEST[127:0] := SRC1[127:0] with dword imm8[1:0] := SRC2[31:0];  DEST[MAXVL-1:128] := 0
+    """
+    _insert(cpu, dest, src1, src2, 32, imm8)
+
+
+def vpinsrq(cpu: X86Context, dest, src1, src2, imm8) -> None:
+    """Insert a qword from a GPR or memory into an xmm register (VEX: AVX; EVEX: AVX512DQ).
+
+        DEST[127:0] := SRC1[127:0] with qword imm8[0] := SRC2[63:0];  DEST[MAXVL-1:128] := 0
+    """
+    _insert(cpu, dest, src1, src2, 64, imm8)
+
+
+def _extract_lane(cpu: X86Context, dest, src, lane_bits: int, size: int, imm8) -> None:
+    lanes = vl(src) // lane_bits
+    value = read(cpu, src, vl(src)) >> (lane_bits * (imm8.value % lanes)) & ((1 << lane_bits) - 1)
+    write_masked(cpu, dest, value, lane_bits, size)
+
+
+def vextracti128(cpu: X86Context, dest, src, imm8) -> None:
+    """Extract the 128-bit lane imm8[0] of a ymm register to an xmm register or memory (AVX2).
+
+        DEST[127:0] := SRC[128*imm8[0]+127 : 128*imm8[0]];  DEST[MAXVL-1:128] := 0 (a register)
+    """
+    _extract_lane(cpu, dest, src, 128, 128, imm8)
+
+
+def vextracti32x4(cpu: X86Context, dest, src, imm8) -> None:
+    """Extract a 128-bit lane (imm8[0] of a ymm, imm8[1:0] of a zmm register) as dwords under a write mask
+    (AVX512F; AVX512VL for a ymm source).
+
+        TMP[127:0] := SRC lane imm8
+        FOR j := 0 TO 3: IF k1[j] OR *no writemask*: DEST.dword[j] := TMP.dword[j]
+                         ELSE IF *zeroing*: DEST.dword[j] := 0     (else unchanged; memory: not written)
+        DEST[MAXVL-1:128] := 0 (a register)
+    """
+    _extract_lane(cpu, dest, src, 128, 32, imm8)
+
+
+def vextracti64x4(cpu: X86Context, dest, src, imm8) -> None:
+    """Extract the 256-bit half imm8[0] of a zmm register as qwords under a write mask (AVX512F).
+
+        TMP[255:0] := SRC[256*imm8[0]+255 : 256*imm8[0]]
+        FOR j := 0 TO 3: IF k1[j] OR *no writemask*: DEST.qword[j] := TMP.qword[j]
+                         ELSE IF *zeroing*: DEST.qword[j] := 0     (else unchanged; memory: not written)
+        DEST[MAXVL-1:256] := 0 (a register)
+    """
+    _extract_lane(cpu, dest, src, 256, 64, imm8)
+
+
+def vbroadcasti128(cpu: X86Context, dest, src) -> None:
+    """Broadcast 128 bits of memory to both lanes of a ymm register (AVX2).
+
+        DEST[127:0] := SRC[127:0];  DEST[255:128] := SRC[127:0];  DEST[MAXVL-1:256] := 0
+    """
+    value = read(cpu, src, 128)
+    write_vex(cpu, dest, value << 128 | value, 256)
+
+
+def vbroadcasti64x4(cpu: X86Context, dest, src) -> None:
+    """Broadcast 256 bits of memory to both halves of a zmm register, as qwords under a write mask (AVX512F).
+
+        FOR j := 0 TO 7: IF k1[j] OR *no writemask*: DEST.qword[j] := SRC.qword[j MOD 4]
+                         ELSE IF *zeroing*: DEST.qword[j] := 0     (else unchanged)
+    """
+    value = read(cpu, src, 256)
+    write_masked(cpu, dest, value << 256 | value, 512, 64)
+
+
+def vpmovsxdq(cpu: X86Context, dest, src) -> None:
+    """Sign-extend dwords to qwords (VEX: AVX/AVX2; EVEX: AVX512F, under a write mask).
+
+        FOR j: IF k1[j] OR *no writemask*: DEST.qword[j] := SignExtend(SRC.dword[j])
+               ELSE IF *zeroing*: DEST.qword[j] := 0     (else unchanged)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _widen(cpu, dest, src, 32, 64, lambda x: signed(x, 32))
+
+
+def vpmovzxdq(cpu: X86Context, dest, src) -> None:
+    """Zero-extend dwords to qwords (VEX: AVX/AVX2; EVEX: AVX512F, under a write mask).
+
+        FOR j: IF k1[j] OR *no writemask*: DEST.qword[j] := ZeroExtend(SRC.dword[j])
+               ELSE IF *zeroing*: DEST.qword[j] := 0     (else unchanged)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _widen(cpu, dest, src, 32, 64, lambda x: x)
+
+
+def vpmaddwd(cpu: X86Context, dest, src1, src2) -> None:
+    """Multiply signed words and add adjacent pairs into dwords, wrapping (VEX: AVX/AVX2; EVEX: AVX512BW).
+
+        FOR j: IF k1[j] OR *no writemask*:
+                   DEST.dword[j] := SRC1.word[2j+1]*SRC2.word[2j+1] + SRC1.word[2j]*SRC2.word[2j]  (signed, mod 2^32)
+               ELSE IF *zeroing*: DEST.dword[j] := 0     (else unchanged)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _each(cpu, dest, (src1, src2), 32, lambda a, b: signed(a, 16) * signed(b, 16)
+          + signed(a >> 16, 16) * signed(b >> 16, 16))
+
+
+def _unpack_words(cpu: X86Context, dest, src1, src2, high: int) -> None:
+    bits = vl(dest)
+    count = bits // 16
+    mask = active(cpu, dest, count)
+    a = elements(read(cpu, src1, bits), 16, count)
+    b = elements(read_selected(cpu, src2, bits, 16, (1 << count) - 1 if mask else 0), 16, count)
+    out = []
+    for lane in range(bits // 128):
+        for i in range(4):
+            out += [a[8 * lane + 4 * high + i], b[8 * lane + 4 * high + i]]
+    write_masked(cpu, dest, pack(out, 16), bits, 16)
+
+
+def vpunpcklwd(cpu: X86Context, dest, src1, src2) -> None:
+    """Interleave the low four words of each 128-bit lane of SRC1 and SRC2 (VEX: AVX/AVX2; EVEX: AVX512BW).
+
+        FOR each 128-bit lane, i := 0 TO 3:
+            DEST.word[2i] := SRC1.word[i];  DEST.word[2i+1] := SRC2.word[i]   (under the write mask)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _unpack_words(cpu, dest, src1, src2, 0)
+
+
+def vpunpckhwd(cpu: X86Context, dest, src1, src2) -> None:
+    """Interleave the high four words of each 128-bit lane of SRC1 and SRC2 (VEX: AVX/AVX2; EVEX: AVX512BW).
+
+        FOR each 128-bit lane, i := 0 TO 3:
+            DEST.word[2i] := SRC1.word[4+i];  DEST.word[2i+1] := SRC2.word[4+i]   (under the write mask)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _unpack_words(cpu, dest, src1, src2, 1)
+
+
+def vperm2i128(cpu: X86Context, dest, src1, src2, imm8) -> None:
+    """Choose each 128-bit half of DEST from the four halves of SRC1 and SRC2, or zero (AVX2).
+
+        FOR h := 0 TO 1:  sel := imm8[4h+1 : 4h]
+            DEST[128h+127 : 128h] := IF imm8[4h+3] THEN 0 ELSE (SRC1.lo, SRC1.hi, SRC2.lo, SRC2.hi)[sel]
+        DEST[MAXVL-1:256] := 0
+    """
+    halves = elements(read(cpu, src1, 256), 128, 2) + elements(read(cpu, src2, 256), 128, 2)
+    control = imm8.value & 0xFF
+    out = [0 if control >> (4 * h + 3) & 1 else halves[control >> (4 * h) & 3] for h in range(2)]
+    write_vex(cpu, dest, pack(out, 128), 256)
+
+
+def vpermt2w(cpu: X86Context, dest, index, table) -> None:
+    """Permute words from two tables, DEST (the first, overwritten) and SRC3, by the indices in SRC2
+    (AVX512BW; AVX512VL below 512 bits), under a write mask.
+
+        n := VL/16;  id := log2(n)
+        FOR j := 0 TO n - 1
+            i := SRC2.word[j]
+            IF k1[j] OR *no writemask*:
+                DEST.word[j] := IF i[id] = 0 THEN DEST.word[i[id-1:0]] ELSE SRC3.word[i[id-1:0]]
+            ELSE IF *zeroing*: DEST.word[j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    bits = vl(dest)
+    count = bits // 16
+    mask = active(cpu, dest, count)
+    first = elements(read(cpu, unmasked(dest), bits), 16, count)
+    second = elements(read_selected(cpu, table, bits, 16, (1 << count) - 1 if mask else 0), 16, count)
+    indices = elements(read(cpu, index, bits), 16, count)
+    out = [(second if i & count else first)[i % count] for i in indices]
+    write_masked(cpu, dest, pack(out, 16), bits, 16)

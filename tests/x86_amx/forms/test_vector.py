@@ -261,6 +261,22 @@ def test_bf16_conversion_examples():
     assert state.read_vector(3) == vector_of(words[:4] + [0x3F80, 0xC000, 0, 0], 16)
 
 
+def test_shift_shuffle_insert_extract_examples():
+    state, _ = run("vpsrld xmm1, xmm2, 0x4\nvpsrad xmm3, xmm2, xmm4\nvpslld xmm5, xmm2, 0x20\n"
+                   "vpshufd xmm6, xmm2, 0x1b\nvpextrq rax, xmm2, 0x1\nvpinsrb xmm7, xmm2, ecx, 0xf\n"
+                   "vextracti128 xmm8, ymm9, 0x1\nvpmaddwd xmm10, xmm11, xmm11",
+                   {2: vector_of([0x80000010, 0x7FFFFFFF, 1, 0xF0000000]), 4: 40, 9: vector_of(range(8)),
+                    11: vector_of([0x8000, 0x8000, 0x7FFF, 0xFFFF], 16)}, {"rcx": 0x1AB})
+    assert state.read_vector(1) == vector_of([0x08000001, 0x07FFFFFF, 0, 0x0F000000])
+    assert state.read_vector(3) == vector_of([-1, 0, 0, -1])  # a count above 31 fills with the sign
+    assert state.read_vector(5) == 0  # a count above 31 clears
+    assert state.read_vector(6) == vector_of([0xF0000000, 1, 0x7FFFFFFF, 0x80000010])
+    assert state.read_register("rax") == 0xF000000000000001
+    assert state.read_vector(7) == vector_of([0x80000010, 0x7FFFFFFF, 1, 0xAB000000])
+    assert state.read_vector(8) == vector_of([4, 5, 6, 7])
+    assert state.read_vector(10) == vector_of([0x80000000, 0x7FFF * 0x7FFF + 1])  # 2 * 2^30 wraps to 80000000H
+
+
 def test_vzeroupper_clears_zmm0_15_above_bit_127_only():
     state, _ = run("vzeroupper", {n: ALL_ONES for n in range(32)})
     assert all(state.read_vector(n) == (1 << 128) - 1 for n in range(16))
@@ -544,6 +560,67 @@ ARITHMETIC_PROGRAM = """
 """
 
 
+# what g++ and clang emitted besides in tests/x86_amx/compiled's kernels: logic, shifts by imm8 and by xmm,
+# shuffles, GPR inserts and extracts, 128/256-bit lane extracts and broadcasts, widening, VPMADDWD, unpacks.
+SHUFFLE_PROGRAM = """
+    mov eax, 0xa5c3
+    kmovw k1, eax
+    mov rax, 0x8000000180f0ff01
+    kmovq k2, rax
+    vpand ymm1, ymm2, ymm3
+    vpandd zmm4{k1}{z}, zmm23, zmm25
+    vpandq zmm5{k2}, zmm6, ZMMWORD PTR [rdi+0x40]
+    vpor xmm7, xmm8, xmm9
+    vpord zmm17, zmm18, zmm19
+    vporq ymm20{k1}, ymm21, ymm22
+    vxorps xmm10, xmm10, xmm10
+    vxorps zmm11{k1}, zmm12, zmm13
+    vpslld zmm14, zmm15, 0x3
+    vpslld ymm16{k2}{z}, ymm17, xmm18
+    vpsrld zmm19, ZMMWORD PTR [rdi+0x80], 0x11
+    vpsrld xmm20, xmm21, XMMWORD PTR [rdi+0xc0]
+    vpsrad zmm22, zmm23, 0x1f
+    vpsrad ymm24, ymm25, xmm26
+    vpsrad xmm27{k1}, xmm28, 0x4
+    vpshufd zmm29, zmm30, 0x1b
+    vpshufd ymm1{k1}{z}, YMMWORD PTR [rdi+0x3], 0x4e
+    vpextrd eax, xmm2, 0x2
+    vpextrd DWORD PTR [rsi+0x4], xmm3, 0x1
+    vpextrq rcx, xmm24, 0x1
+    vpextrq QWORD PTR [rsi+0x10], xmm4, 0x0
+    vpinsrb xmm5, xmm6, BYTE PTR [rdi+0x5], 0x5
+    vpinsrb xmm17, xmm7, ecx, 0xf
+    vpinsrd xmm8, xmm9, eax, 0x3
+    vpinsrq xmm10, xmm11, rcx, 0x1
+    vpinsrq xmm12, xmm13, QWORD PTR [rdi+0x9], 0x0
+    vextracti128 xmm14, ymm15, 0x1
+    vextracti128 XMMWORD PTR [rsi+0x20], ymm6, 0x0
+    vextracti32x4 xmm18, zmm19, 0x3
+    vextracti32x4 XMMWORD PTR [rsi+0x31]{k1}, zmm20, 0x2
+    vextracti32x4 xmm21{k1}{z}, ymm22, 0x1
+    vextracti64x4 ymm23, zmm24, 0x1
+    vextracti64x4 YMMWORD PTR [rsi+0x43]{k2}, zmm25, 0x0
+    vbroadcasti128 ymm6, XMMWORD PTR [rdi+0x11]
+    vbroadcasti64x4 zmm27{k2}{z}, YMMWORD PTR [rdi+0x21]
+    vpmovsxdq zmm28, ymm29
+    vpmovsxdq xmm30{k1}, QWORD PTR [rdi+0x31]
+    vpmovzxdq zmm31, YMMWORD PTR [rdi+0x41]
+    vpmovzxdq ymm1, xmm2
+    vpmaddwd zmm3, zmm4, zmm5
+    vpmaddwd ymm6{k1}{z}, ymm7, YMMWORD PTR [rdi+0x51]
+    vpunpcklwd zmm8, zmm9, zmm10
+    vpunpcklwd ymm11{k2}, ymm12, ymm13
+    vpunpckhwd zmm14, zmm15, ZMMWORD PTR [rdi+0x61]
+    vpunpckhwd xmm16, xmm17, xmm18
+    vperm2i128 ymm1, ymm2, ymm3, 0x21
+    vperm2i128 ymm4, ymm5, YMMWORD PTR [rdi+0x71], 0x38
+    vperm2i128 ymm9, ymm10, ymm11, 0x83
+    vpermt2w zmm24, zmm25, zmm26
+    vpermt2w ymm27{k1}{z}, ymm28, YMMWORD PTR [rdi+0x81]
+    vpermt2w xmm29{k2}, xmm30, xmm31
+"""
+
+
 def fp32_palette(rng) -> int:
     """A float's bits, drawn where the fp32 and BF16 rules have their cases: signed zeros, infinities, quiet and
     signalling NaNs, denormals, BF16 rounding ties, results near underflow and overflow, and ordinary values."""
@@ -619,6 +696,16 @@ def test_arithmetic_bf16_and_fp32_forms_on_silicon(seed):
     """Each fp32 result, BF16 conversion and NaN choice against this CPU, on values drawn where the rules
     have their cases (and on random bits for seed 0)."""
     report, program, _init = silicon_diff(ARITHMETIC_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
+    assert report.divergence is None, report.divergence.describe()
+    assert report.steps == len(program.instructions)
+
+
+@pytest.mark.needs_silicon
+@pytest.mark.skipif(not {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= set(HOST_FLAGS),
+                    reason="this CPU lacks AVX-512 F/BW/VL/DQ (/proc/cpuinfo)")
+@pytest.mark.parametrize("seed", range(4))
+def test_logic_shift_shuffle_and_lane_forms_on_silicon(seed):
+    report, program, _init = silicon_diff(SHUFFLE_PROGRAM, range(32), 512, seed=seed, floats=seed % 2 == 1)
     assert report.divergence is None, report.divergence.describe()
     assert report.steps == len(program.instructions)
 
