@@ -41,11 +41,12 @@ import bisect
 import collections
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 
 from ..core.errors import AssemblyError, DecodeError, IsasimError
 from ..core.program import Instruction, Program
-from .encoding import scalar as scalar_encoding, vector as vector_encoding
+from .encoding import control as control_encoding, scalar as scalar_encoding, vector as vector_encoding
 from .forms import amx, scalar, vector
 from .decoder import decode_one
 from .instructions import instruction_text, placed
@@ -677,6 +678,12 @@ class Assembler:
             size = _SIZE_WORDS[m.group(1)]
             low = m.group(2)
             text = text[len(text) - len(low):]
+        if low[:3] in ("fs:", "gs:"):  # relative to a thread pointer: fs:0x28, fs:[0x28], fs:[rax+0x8]
+            rest = text[3:].strip(_BLANKS)
+            inner = self.parse_memory(rest, size) if "[" in rest else Mem(disp=self.value(rest), size=size)
+            if inner.base == "rip":
+                raise AssemblyError(f"'{_clip(text)}': isasim does not take fs:/gs: with a RIP-relative address")
+            return replace(inner, segment=low[:2])
         m = _PLAIN_ADDRESS.fullmatch(low)
         if m:
             base, index, scale, sign, disp = m.groups()
@@ -695,9 +702,10 @@ class Assembler:
             return Reg(low)
         if re.fullmatch(r"(tmm|xmm|ymm|zmm|k|st|mm|cr|dr)[0-9]+|[cdefgs]s|rip|riz", low):
             raise AssemblyError(f"register '{low}' cannot be used by {mnemonic}")
-        if mnemonic.startswith("j") and re.fullmatch(_IDENT, text):
+        branch = mnemonic.startswith("j") or mnemonic == "call"
+        if branch and re.fullmatch(_IDENT, text):
             self.uses_symbols = True
-        if mnemonic.startswith("j") and re.fullmatch(_IDENT, text) and text not in self.constants:
+        if branch and re.fullmatch(_IDENT, text) and text not in self.constants:
             if text not in self.label_names:
                 raise AssemblyError(f"undefined label '{_clip(text)}'")
             return Target(-1, text)  # its address comes from the layout
@@ -766,6 +774,18 @@ class Assembler:
                         raise
                     continue
                 return form, form.encoded_operands(operands), form.encode(operands)
+        if control_encoding.accepts(mnemonic, operands):
+            return control_encoding.encode(mnemonic, operands, address)
+        segments = {o.segment for o in operands if isinstance(o, Mem) and o.segment}
+        if segments and scalar_encoding.accepts(mnemonic):
+            # fs:/gs: is the segment prefix (64, 65) before the instruction's own bytes, where GNU as puts it
+            (segment,) = segments
+            plain = tuple(replace(o, segment=None) if isinstance(o, Mem) else o for o in operands)
+            form, canonical, code = scalar_encoding.encode(mnemonic, plain, address + 1)
+            if form.mnemonic in ("lea", "nop"):
+                raise AssemblyError(f"{mnemonic}: isasim does not take an {segment}: operand here")
+            canonical = tuple(replace(o, segment=segment) if isinstance(o, Mem) else o for o in canonical)
+            return form, canonical, (b"\x64" if segment == "fs" else b"\x65") + code
         if scalar_encoding.accepts(mnemonic):
             return scalar_encoding.encode(mnemonic, operands, address, long_branch=st.long_branch)
         if mnemonic in vector.MNEMONICS:
@@ -796,7 +816,13 @@ class Assembler:
             return
         self.uses_symbols = False
         st.operands = tuple(self.parse_operand(t, st.mnemonic) for t in _split_operands(st.operand_text))
-        if st.mnemonic.startswith("j") and st.mnemonic in scalar.MNEMONICS:
+        if st.mnemonic == "call" and len(st.operands) == 1 and isinstance(st.operands[0], (Target, Imm)):
+            st.branch = True  # E8 rel32 whatever the distance: its bytes wait for the layout
+            st.size = st.long_size = 5
+            st.long_branch = True
+            return
+        if (st.mnemonic.startswith("j") and st.mnemonic in scalar.MNEMONICS
+                and not control_encoding.accepts(st.mnemonic, st.operands)):
             if len(st.operands) == 1 and isinstance(st.operands[0], Target):
                 probe = (Target(self.base, st.operands[0].label),)
             else:
@@ -892,8 +918,9 @@ class Assembler:
                 continue
             address = st.address
             try:
-                form, (target,), code = scalar_encoding.encode(
-                    st.mnemonic, (self._branch_target(st, self.labels),), address, long_branch=st.long_branch)
+                encoder = control_encoding.encode if st.mnemonic == "call" else partial(
+                    scalar_encoding.encode, long_branch=st.long_branch)
+                form, (target,), code = encoder(st.mnemonic, (self._branch_target(st, self.labels),), address)
             except IsasimError as error:
                 raise error.located(self.source, st.line)
             if len(code) != st.size:  # the layout would be stale: refuse rather than emit wrong targets

@@ -20,11 +20,13 @@ past undecodable bytes as objdump does.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import iced_x86
 
 from ..core.errors import DecodeError, IsasimError
 from ..core.program import Instruction, Program
-from .encoding import scalar as scalar_encoding, vector as vector_encoding
+from .encoding import control as control_encoding, scalar as scalar_encoding, vector as vector_encoding
 from .encoding.vex import MAP_NAMES, PP_NAMES, VexFields, decode_modrm
 from .forms import amx
 from .instructions import make_instruction
@@ -271,8 +273,40 @@ def _decode_vector(code: bytes, pos: int, address: int) -> Instruction | None:
     return instruction
 
 
+_SEGMENT_PREFIXES = {0x64: "fs", 0x65: "gs"}
+
+
+def _decode_segment_relative(code: bytes, pos: int, address: int) -> Instruction | None:
+    """A scalar instruction behind an FS or GS segment prefix (``mov rax, QWORD PTR fs:0x28``): the instruction
+    the bytes after the prefix are, its memory operand relative to that segment.  GNU as writes the segment
+    prefix first (before 66 and REX), so only a leading one is read; an instruction without a memory operand
+    is left undecoded (the prefix would change nothing and isasim's text would not show it)."""
+    segment = _SEGMENT_PREFIXES.get(code[pos]) if pos < len(code) else None
+    if segment is None or pos + 1 >= len(code) or code[pos + 1] in _SEGMENT_PREFIXES:
+        return None
+    try:
+        inner = _decode_scalar(code, pos + 1, address + 1)
+    except DecodeError:
+        return None
+    if inner is None or inner.form.mnemonic in ("lea", "nop") or "prefixes" in inner.extra:
+        return None
+    memory = [o for o in inner.operands if isinstance(o, Mem)]
+    if len(memory) != 1 or memory[0].base == "rip":
+        return None
+    operands = tuple(replace(o, segment=segment) if isinstance(o, Mem) else o for o in inner.operands)
+    instruction = make_instruction(inner.form, operands, address, bytes(code[pos:pos + 1]) + inner.encoding)
+    if "canonical_encoding" in inner.extra:
+        instruction.extra["canonical_encoding"] = bytes(code[pos:pos + 1]) + inner.extra["canonical_encoding"]
+        instruction.extra["noncanonical"] = inner.extra["noncanonical"]
+    return instruction
+
+
 def decode_one(code: bytes, pos: int, address: int) -> Instruction:
     instruction = decode_amx(code, pos, address)
+    if instruction is None:
+        instruction = control_encoding.decode(code, pos, address)
+    if instruction is None:
+        instruction = _decode_segment_relative(code, pos, address)
     if instruction is None:
         instruction = _decode_scalar(code, pos, address)
     if instruction is None:

@@ -252,11 +252,18 @@ def test_without_cxxfilt_the_mangled_name_still_works(objects, capsys, monkeypat
 
 
 @pytest.mark.parametrize("build", BUILDS)
-def test_a_function_that_calls_another_is_refused(objects, build, capsys):
-    code, out, err = isasim(capsys, "run", str(objects[build]), "--function", "amx_block_twice", "--init",
-                            str(COMPILED / "amx_block.init.json"))
-    line = one_line_error(code, err)
-    assert re.search(r"calls or uses 'amx_block' \(the instruction at 0x[0-9a-f]+\)", line), line
+def test_a_function_that_calls_another_runs_it(objects, build, tmp_path, capsys):
+    """amx_block_twice calls amx_block twice (CALL and RET on the simulated stack): both blocks of C are the
+    INT64 product."""
+    data = json.loads((COMPILED / "amx_block.init.json").read_text())
+    c = next(m for m in data["memory"] if m["name"] == "C")
+    c["shape"], c["size"] = [32, 16], 2 * c["size"]
+    expected = data.pop("expect")["memory"][0]
+    data["expect"] = {"memory": [{**expected, "values": expected["values"] * 2}]}
+    init = tmp_path / "twice.init.json"
+    init.write_text(json.dumps(data))
+    code, out, err = isasim(capsys, "run", str(objects[build]), "--function", "amx_block_twice", "--init", str(init))
+    assert code == 0 and "PASS" in out, out + err
 
 
 def test_bad_input_is_one_line(objects, tmp_path, capsys):

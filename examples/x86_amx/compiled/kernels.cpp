@@ -182,7 +182,7 @@ extern "C" AMX_KERNEL void amx_bf16_gemm32_batch(const std::uint16_t* a, const s
     _tile_release();
 }
 
-// Calls another function (not inlined): isasim refuses to run it by itself.
+// Calls another function (not inlined): isasim runs both (CALL and RET on the simulated stack).
 extern "C" AMX_KERNEL void amx_block_twice(const std::uint8_t* a, const std::int8_t* packed_b, std::int32_t* c) {
     amx_block(a, packed_b, c);
     amx_block(a, packed_b, c + 256);

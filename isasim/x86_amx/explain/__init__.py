@@ -68,6 +68,7 @@ _VECTOR_EXAMPLES = {
 def explain(instruction: str | None, code: bytes | None, options: ExplainOptions) -> Explanation:
     # the topic modules load on first use: the command's parser imports this package for OPTIONS alone
     from ..forms import amx
+    from ..forms import control as control_forms
     from ..forms import vector as vector_forms
     from .amx_forms import explain_amx
     from .common import parse_instruction
@@ -80,11 +81,15 @@ def explain(instruction: str | None, code: bytes | None, options: ExplainOptions
         return explain_amx(ins, ins.form, settings)
     if isinstance(ins.form, vector_forms.VectorForm):
         return explain_vector(ins, ins.form, settings)
+    if isinstance(ins.form, control_forms.BuiltinForm):
+        from .control import explain_builtin
+
+        return explain_builtin(ins, ins.form, settings)
     return explain_scalar(ins, ins.form, settings)
 
 
 def reference_pages() -> list[ReferencePage]:
-    from ..forms import amx, scalar, vector
+    from ..forms import amx, control, scalar, vector
 
     pages = []
     for form in amx.FORMS:
@@ -98,6 +103,11 @@ def reference_pages() -> list[ReferencePage]:
     for form in vector.FORMS:
         example = _VECTOR_EXAMPLES.get(form.mnemonic) or form.example  # the form's own, since issue 27
         pages.append(ReferencePage(form.mnemonic, "vector (SSE, AVX, AVX-512)", example,
+                                   form.syntax, form.summary))
+    for form in control.FORMS:
+        pages.append(ReferencePage(form.slug, "calls and indirect jumps", form.example, form.syntax, form.summary))
+    for form in control.BUILTINS.values():
+        pages.append(ReferencePage(form.slug, "built-in C functions (called, not decoded)", form.name,
                                    form.syntax, form.summary))
     return pages
 

@@ -44,7 +44,7 @@ def _scalar_values(ins, rng, regs_given: dict) -> tuple[dict, list]:
                 regs[o.base] = DATA_ADDR
             if o.index and o.index not in regs_given:
                 regs[o.index] = int(rng.integers(0, 4))
-    if ins.form.mnemonic in ("push", "pop", "leave"):
+    if ins.form.mnemonic in ("push", "pop", "leave", "call"):
         # the stack is memory like any other: point RSP (and LEAVE's RBP) into a mapped block
         for name in ("rsp", "rbp") if ins.form.mnemonic == "leave" else ("rsp",):
             if name not in regs_given:
@@ -137,7 +137,7 @@ def explain_scalar(ins: Instruction, form, settings: Settings) -> Explanation:
             blocks.append(Paragraph(f"memory {w.where:#x}: {w.old.hex(' ')} → {w.new.hex(' ')}"))
     if run.reads:
         blocks.append(Paragraph("memory read: " + ", ".join(f"{s} bytes at {a:#x}" for a, s in run.reads)))
-    if form.mnemonic.startswith("j") or form.mnemonic == "ret":
+    if form.mnemonic.startswith("j") or form.mnemonic in ("ret", "call"):
         where = "the end of the program (RET)" if run.record.halted and form.mnemonic == "ret" else f"{state.pc:#x}"
         taken = state.pc != ins.next_address
         blocks.append(Paragraph(f"next instruction: {where}" + ("" if form.mnemonic == "ret" else

@@ -383,6 +383,10 @@ def _render(b: _ScalarBuilder, spec: dict, position: int) -> _Block:
                       mnemonic="nop")
     if kind == "ret":
         return _Block(["ret"], falls_through=False, mnemonic="ret")
+    if kind == "pushpop" and spec["dist"] >= 4 and "rsp" in b.bases:
+        # calls within the program, through a register and memory too, and indirect jumps (issue 27): three
+        # in seven of the stack's blocks (a kind of their own would change every seed's programs)
+        return _render_call(b, spec)
     if kind in ("shift", "extend", "cdqe", "xchg", "pushpop"):
         return _render_compiled(b, spec)
     if kind in _ISSUE27_KINDS:
@@ -860,6 +864,38 @@ def _render_avx512(b: _ScalarBuilder, spec: dict) -> _Block:
     else:
         lines += [f"kmov{suffix} {k1}, {k3}", f"kmovq {memory(64)}, {k1}"]
     return _Block(lines, mnemonic=f"kmov{suffix}")
+def _render_call(b: _ScalarBuilder, spec: dict) -> _Block:
+    """A call of a small function placed right after it (CALL rel32, CALL r64 or CALL m64: the function reads
+    the return address CALL pushed and RETs), or an indirect JMP over a MOV that must not run (JMP r64, JMP
+    m64).  Only while RSP is a base register (the stack is the slot's memory).  Every line is position
+    independent (.byte for the rel32 CALL, the jump over the function and its RET, which the batch must
+    not turn into a jump to the end; [rip+n] for the address), so the batch can place it anywhere."""
+    if "rsp" not in b.bases:
+        return _Block(["nop"], mnemonic="nop")
+    way = spec["alias"] % 3 if spec["cond"] & 1 else 3 + spec["alias"] % 2  # 0-2: call, 3-4: jmp
+    target = b.dest(64, spec["r1"])
+    other = b.dest(64, spec["r2"])
+    if other == target:
+        other = b.dest(64, spec["r2"] + 1)
+    slot = b.memory(64, spec["mem"])
+    b.note(writes=[target, other])
+    store = [f"mov {slot}, {target}"] if way in (2, 4) else []  # through memory: the address goes there first
+
+    def aimed(between: list[str]) -> str:  # lea of the address just after the lines ``between``
+        return f"lea {target}, [rip+{sum(len(line_code(line)) for line in between):#x}]"
+
+    if way >= 3:  # jmp over a mov that writes `other`
+        skipped = f"mov {other}, {spec['imm'] & 0x7FFFFFFF:#x}"
+        jump = [f"jmp {target}" if way == 3 else f"jmp {slot}"]
+        return _Block([aimed(store + jump + [skipped])] + store + jump + [skipped], mnemonic="jmp")
+    body = [f"mov {other}, QWORD PTR [rsp]", ".byte 0xc3"]  # the return address, then RET
+    over = [f".byte 0xeb, {sum(len(line_code(line)) for line in body):#x}"]  # jmp over the function (rel8)
+    if way == 0:
+        lines = [f".byte 0xe8, {len(line_code(over[0])):#x}, 0x0, 0x0, 0x0"]  # call rel32 to the function
+    else:
+        call = [f"call {target}" if way == 1 else f"call {slot}"]
+        lines = [aimed(store + call + over)] + store + call
+    return _Block(lines + over + body, mnemonic="call")
 
 
 _BASE_CANDIDATES = [r for r in GPR64 if r not in ("rax", "rdx")]  # IMUL writes rax and rdx

@@ -285,9 +285,10 @@ class SiliconBackend(Backend):
         try:
             self._refuse_unsafe_fault(child, sim_fault)
             for step in range(max_steps):
-                rip = child.get_regs().rip
+                regs = child.get_regs()
+                rip = regs.rip
                 ins = program.at(rip)
-                if rip in child.stops:
+                if rip in child.stops and (rip == program.end or child.returns_inside(regs) is None):
                     if ins is not None:  # the RET itself: a step that changes nothing but ends the kernel
                         snap = child.snapshot()
                         yield step, rip, observed_state(snap), SiliconMemory(init.memory, snap.memory), None

@@ -122,6 +122,9 @@ class ChildProcess:
         self.init = init
         self.timeout = timeout
         self.stops = {ins.address for ins in program.instructions if ins.mnemonic == "ret"} | {program.end}
+        # where the program's CALLs return to: a RET (an INT3 here) whose return address is one of them
+        # returns inside the program (the parent does it) instead of ending the kernel
+        self.returns = {ins.next_address for ins in program.instructions if ins.mnemonic == "call"}
         self.proc = subprocess.Popen([sys.executable, "-S", str(CHILD)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.pid = self.proc.pid
@@ -311,6 +314,39 @@ class ChildProcess:
     # ---- running ----------------------------------------------------------------
     def resume(self, request: int) -> tuple[str, Fault | None]:
         """Continue or single-step; returns ("end" | "step" | "fault", fault)."""
+        while True:
+            outcome = self._resume(request)
+            if outcome[0] != "returned":
+                return outcome
+            if request != PTRACE_CONT:
+                return "step", None
+
+    def returns_inside(self, regs: UserRegs) -> int | None:
+        """The address a RET at this point returns to, if it is after one of the program's CALLs (the RET of a
+        called function, which goes on inside the program); None for the RET that ends the kernel."""
+        if not self.returns:
+            return None
+        with open(f"/proc/{self.pid}/mem", "rb", buffering=0) as mem:
+            try:
+                mem.seek(regs.rsp)
+                address = int.from_bytes(mem.read(8), "little")
+            except (OSError, ValueError, OverflowError):
+                return None
+        return address if address in self.returns else None
+
+    def _return_inside(self, regs: UserRegs) -> bool:
+        """Stopped at a RET's INT3 whose return address is inside the program: do the RET (pop the address into
+        RIP), as the CPU would have."""
+        address = self.returns_inside(regs) if regs.rip - 1 != self.program.end else None
+        if address is None:
+            return False
+        regs.rip, regs.rsp = address, regs.rsp + 8
+        self.set_regs(regs)
+        return True
+
+    def _resume(self, request: int) -> tuple[str, Fault | None]:
+        # a single step of a RET's INT3 (not of an instruction that lands just after one)
+        before = self.get_regs().rip if request != PTRACE_CONT and self.returns else None
         self._ptrace(request, None, None)
         try:  # one instruction always ends, so only a free run needs the watchdog
             status = self._wait(self.timeout if request == PTRACE_CONT else None)
@@ -323,6 +359,9 @@ class ChildProcess:
         sig = os.WSTOPSIG(status)
         regs = self.get_regs()
         if sig == signal.SIGTRAP:
+            if (regs.rip - 1 in self.stops and (request == PTRACE_CONT or before == regs.rip - 1)
+                    and self._return_inside(regs)):
+                return "returned", None
             if request == PTRACE_CONT and regs.rip - 1 in self.stops:
                 regs.rip -= 1  # report the stop at the RET (or the end), as the simulator does
                 self.set_regs(regs)

@@ -7,7 +7,8 @@ IMUL (1, 2 and 3 operands), SHL/SAL, SHR, SAR, JMP, the sixteen Jcc, NOP (``90``
 docstring is the ``isasim explain`` text.  The forms that run them are declared in
 forms/scalar.py, their encodings in encoding/scalar.py.
 
-Each function returns None (fall through), a jump target, or HALT (RET: the kernel is over).
+Each function returns None (fall through), a jump target, or HALT (the RET of the function isasim
+runs: the run is over).
 
 Flags the SDM leaves undefined get the values Emerald Rapids silicon gives them
 (forms/scalar.py's UNDEFINED_FLAGS lists them so that comparisons with other CPUs can
@@ -24,7 +25,7 @@ from ..faults import DE
 from ..operands import GPR_VIEWS, Imm, Mem, Reg, Target, signed, width
 from ..state import AF, CF, OF, PF, SF, STATUS_FLAGS, ZF
 
-HALT = object()  # returned by RET's semantics: the kernel is over
+HALT = object()  # returned by RET's semantics when the function isasim runs returns: the run is over
 
 _MASK64 = (1 << 64) - 1
 
@@ -518,11 +519,20 @@ def nop(cpu: X86Context, *operands) -> None:
 
 
 def ret(cpu: X86Context):
-    """Return: in isasim, the end of the kernel.
+    """Return from a procedure: pop the return address a CALL pushed and go there.
 
-    The stack is not modelled; RET stops the run (the kernel returns to its caller).
+        RIP := Pop()        (RIP := Memory[RSP]; RSP := RSP + 8)
+
+    isasim counts the CALLs not yet returned from (semantics/control.py's CALL): the RET of the function
+    it was asked to run, with none pending, returns to a caller outside the program, so the run ends
+    there, with RSP and the stack as the function left them.
     """
-    return HALT
+    state = cpu.state
+    if not state.call_depth:
+        return HALT
+    address = pop_value(cpu, 8)
+    state.call_depth -= 1
+    return address
 
 
 # ---------------------------------------------------------------------------
