@@ -102,7 +102,16 @@ ROTATE_CASES = [
         "r9w,r10w,cl", "r15,r8,1", "eax,ebx,0x0")],
 ]
 
-CASES = MOV_CASES + ALU_CASES + OTHER_CASES + GENERAL_CASES + ROTATE_CASES
+# issue 27, group 3: bit tests (imm8 and register offsets), bit scans and counts
+BIT_CASES = [
+    *[f"{op} {x}" for op in ("bt", "bts", "btr", "btc") for x in (
+        "rax,rbx", "eax,ecx", "ax,dx", "r9,r10", "QWORD PTR [rdi],rcx", "DWORD PTR [rsp+8],eax", "WORD PTR [r12],bx",
+        "rax,0x3f", "eax,0x1f", "ax,0xf", "DWORD PTR [rdi],0x3", "QWORD PTR [rax+rbx*8],0x40", "eax,0xff")],
+    *[f"{op} {x}" for op in ("bsf", "bsr", "lzcnt", "tzcnt", "popcnt") for x in (
+        "rax,rbx", "eax,ecx", "ax,dx", "r9,QWORD PTR [r10]", "ecx,DWORD PTR [rsp+4]", "r11w,WORD PTR [rdi]")],
+]
+
+CASES = MOV_CASES + ALU_CASES + OTHER_CASES + GENERAL_CASES + ROTATE_CASES + BIT_CASES
 
 
 def random_lines(seed: int, count: int) -> list[str]:

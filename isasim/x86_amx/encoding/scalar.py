@@ -175,7 +175,7 @@ NOP_PREFIX_WORDS = {"data16": 0x66, "cs": 0x2E}
 
 # LOCK (F0): GNU as takes it before these with a memory destination; objdump prints "lock".
 LOCKABLE = frozenset({"add", "adc", "and", "or", "sbb", "sub", "xor", "not", "neg", "inc", "dec", "xadd", "cmpxchg",
-                      "xchg"})
+                      "xchg", "bts", "btr", "btc"})
 PREFIX_WORDS = {**NOP_PREFIX_WORDS, "lock": 0xF0}  # every prefix word the assembler reads before a mnemonic
 
 

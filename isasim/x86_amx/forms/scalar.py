@@ -171,6 +171,18 @@ declare(semantics.rcl, "RCL dest, count", undefined=OF, mixed_widths=True, examp
 declare(semantics.rcr, "RCR dest, count", undefined=OF, mixed_widths=True, example="rcr bl, 0x3")
 declare(semantics.shld, "SHLD dest, src, count", undefined=OF | AF, mixed_widths=True, example="shld rax, rdx, 0xc")
 declare(semantics.shrd, "SHRD dest, src, count", undefined=OF | AF, mixed_widths=True, example="shrd eax, edx, cl")
+# group 3: bit tests, bit scans and counts
+declare(semantics.bt, "BT base, offset", undefined=OF | SF | AF | PF, mixed_widths=True, example="bt eax, 0x1f")
+declare(semantics.bts, "BTS base, offset", undefined=OF | SF | AF | PF, mixed_widths=True,
+        example="bts QWORD PTR [rdi], rcx")
+declare(semantics.btr, "BTR base, offset", undefined=OF | SF | AF | PF, mixed_widths=True, example="btr rax, rdx")
+declare(semantics.btc, "BTC base, offset", undefined=OF | SF | AF | PF, mixed_widths=True,
+        example="btc DWORD PTR [rdi], 0x3")
+declare(semantics.bsf, "BSF dest, src", undefined=CF | OF | SF | AF | PF, example="bsf eax, ecx")
+declare(semantics.bsr, "BSR dest, src", undefined=CF | OF | SF | AF | PF, example="bsr rax, QWORD PTR [rdi]")
+declare(semantics.lzcnt, "LZCNT dest, src", undefined=OF | SF | AF | PF, example="lzcnt eax, ecx")
+declare(semantics.tzcnt, "TZCNT dest, src", undefined=OF | SF | AF | PF, example="tzcnt rax, rdx")
+declare(semantics.popcnt, "POPCNT dest, src", feature="POPCNT", example="popcnt eax, DWORD PTR [rdi]")
 
 
 # ---------------------------------------------------------------------------
@@ -293,4 +305,6 @@ FLAGS_WRITTEN: dict[str, int] = {"add": STATUS_FLAGS, "sub": STATUS_FLAGS, "cmp"
                                  "neg": STATUS_FLAGS, "mul": STATUS_FLAGS, "div": STATUS_FLAGS, "idiv": STATUS_FLAGS,
                                  "xadd": STATUS_FLAGS, "cmpxchg": STATUS_FLAGS,
                                  # as the shifts: a count of 0 writes no flag
-                                 "rol": 0, "ror": 0, "rcl": 0, "rcr": 0, "shld": 0, "shrd": 0}
+                                 "rol": 0, "ror": 0, "rcl": 0, "rcr": 0, "shld": 0, "shrd": 0,
+                                 **dict.fromkeys(("bt", "bts", "btr", "btc"), CF | OF | SF | AF | PF),
+                                 **dict.fromkeys(("bsf", "bsr", "lzcnt", "tzcnt", "popcnt"), STATUS_FLAGS)}

@@ -248,7 +248,8 @@ _KINDS = (("mov",) * 8 + ("add",) * 5 + ("sub",) * 4 + ("cmp",) * 5 + ("xor",) *
 # plain ALU kinds (so that every other kind is drawn as often as before), weighted by repetition
 _ALU_KINDS = ("mov", "add", "sub", "cmp", "xor", "test")
 _GENERAL_KINDS = (("logic",) * 6 + ("unary",) * 2 + ("cmov",) * 3 + ("setcc",) * 2 + ("widen",) + ("mul",) * 2
-                  + ("divide",) * 3 + ("swap",) * 2 + ("exchange",) * 2 + ("rotate",) * 4 + ("shiftd",) * 2)
+                  + ("divide",) * 3 + ("swap",) * 2 + ("exchange",) * 2 + ("rotate",) * 4 + ("shiftd",) * 2
+                  + ("bittest",) * 4 + ("bitscan",) * 4)
 _SHIFTS = ("shl", "sal", "shr", "sar")
 _EXTENDS = ("movzx", "movsx", "movsxd")
 _SHAPES = ("rr", "ri", "rm", "mr", "mi")
@@ -547,6 +548,8 @@ def _render_general(b: _ScalarBuilder, spec: dict) -> _Block:
         return _Block([f"bswap {reg}"], mnemonic="bswap")
     if kind in ("rotate", "shiftd"):
         return _render_rotate(b, spec)
+    if kind in ("bittest", "bitscan"):
+        return _render_bits(b, spec)
     # exchange: XADD, CMPXCHG
     mnemonic = ("xadd", "cmpxchg")[spec["alias"] % 2]
     dest = _operand(b, spec, bits, writes=True)
@@ -590,6 +593,37 @@ def _render_rotate(b: _ScalarBuilder, spec: dict) -> _Block:
     if mnemonic in ("rcl", "rcr"):
         fallback = lines[:-1] + [lines[-1].replace(mnemonic, {"rcl": "rol", "rcr": "ror"}[mnemonic], 1)]
         return _Block(lines, mnemonic=mnemonic, reads=CF, fallback=fallback)
+    return _Block(lines, mnemonic=mnemonic)
+
+
+def _render_bits(b: _ScalarBuilder, spec: dict) -> _Block:
+    """BT BTS BTR BTC with an imm8 or a register offset (into memory: made 0..255 first, so the word it
+    reaches stays in the slot) and BSF BSR LZCNT TZCNT POPCNT from a register or memory (zero sources too:
+    BSF/BSR then leave DEST as it was)."""
+    kind, bits = spec["kind"], max(spec["bits"], 16)
+    if kind == "bitscan":
+        mnemonic = ("bsf", "bsr", "lzcnt", "tzcnt", "popcnt")[(spec["alias"] + 4 * spec["cond"]) % 5]
+        dest = b.dest(bits, spec["r1"])
+        if spec["on_memory"]:
+            src = b.memory(bits, spec["mem"])
+        else:
+            src = b.src(bits, spec["r2"])
+            b.note(reads=[src])
+        b.note(reads=[dest], writes=[dest])
+        return _Block([f"{mnemonic} {dest}, {src}"], mnemonic=mnemonic)
+    mnemonic = ("bt", "bts", "btr", "btc")[spec["alias"]]
+    base = _operand(b, spec, bits, writes=mnemonic != "bt")
+    lines = []
+    if spec["shape"] in ("ri", "mi"):
+        offset = f"{spec['imm'] & 0xFF:#x}"
+    else:
+        pool = [r for r in b.dest_pool[bits] if r != base]
+        offset = pool[spec["r2"] % len(pool)]
+        b.note(reads=[offset])
+        if "[" in base:
+            lines.append(f"and {offset}, 0xff")
+            b.note(writes=[offset])
+    lines.append(f"{mnemonic} {base}, {offset}")
     return _Block(lines, mnemonic=mnemonic)
 
 

@@ -1004,3 +1004,163 @@ shld.__doc__ = _DOUBLE_SHIFT_DOC.format(
 shrd.__doc__ = _DOUBLE_SHIFT_DOC.format(
     what="Shift dest right by count, filling from the low bits of src (double-precision shift right).",
     op="DEST := (SRC:DEST >> COUNT), its lower SIZE bits")
+
+
+# ---------------------------------------------------------------------------
+# Bit tests and bit scans (issue 27, group 3)
+# ---------------------------------------------------------------------------
+
+
+def bit_test(cpu: X86Context, base, offset, *, action: str) -> None:
+    """The SDM's BT/BTS/BTR/BTC Operation (see _BIT_TEST_DOC)."""
+    bits = width(base)
+    if isinstance(base, Mem) and isinstance(offset, Reg):
+        # a register offset reaches beyond the operand: signed, it picks the operand-sized word
+        # EffectiveAddress + (SIZE/8) * FLOOR(offset / SIZE), then bit (offset MOD SIZE) of it
+        n = signed(read(cpu, offset, bits), bits)
+        address = (cpu.effective_address(base) + bits // 8 * (n // bits)) & _MASK64
+        value = int.from_bytes(cpu.read_memory(address, bits // 8), "little")
+        position = n % bits
+    else:
+        address = None
+        value = read(cpu, base, bits)
+        position = read(cpu, offset, bits) % bits
+    bit = value >> position & 1
+    if action != "bt":
+        new = {"bts": value | 1 << position, "btr": value & ~(1 << position), "btc": value ^ 1 << position}[action]
+        if address is None:
+            write(cpu, base, new, bits)
+        else:
+            cpu.write_memory(address, new.to_bytes(bits // 8, "little"))
+    set_flags(cpu, CF if bit else 0, written=CF | OF | SF | AF | PF)  # ZF is not affected; OF SF AF PF := 0
+
+
+_BIT_TEST_DOC = """{what}
+
+        CF := Bit(BitBase, BitOffset){op}
+
+    An imm8 BitOffset is taken MOD the operand size, and so is a register one when
+    BitBase is a register.  With BitBase in memory a register BitOffset is signed
+    and reaches beyond the operand: the operand-sized word at
+    EffectiveAddress + (SIZE/8) * FLOOR(BitOffset / SIZE) is accessed and its bit
+    BitOffset MOD SIZE is the one meant.  ZF is not affected; OF, SF, AF and PF are
+    undefined in the SDM and isasim clears them.
+"""
+
+
+def bt(cpu: X86Context, base, offset) -> None:
+    bit_test(cpu, base, offset, action="bt")
+
+
+def bts(cpu: X86Context, base, offset) -> None:
+    bit_test(cpu, base, offset, action="bts")
+
+
+def btr(cpu: X86Context, base, offset) -> None:
+    bit_test(cpu, base, offset, action="btr")
+
+
+def btc(cpu: X86Context, base, offset) -> None:
+    bit_test(cpu, base, offset, action="btc")
+
+
+bt.__doc__ = _BIT_TEST_DOC.format(what="Copy the selected bit of the bit base into CF.", op="")
+bts.__doc__ = _BIT_TEST_DOC.format(what="Copy the selected bit into CF and set it.",
+                                   op="; Bit(BitBase, BitOffset) := 1")
+btr.__doc__ = _BIT_TEST_DOC.format(what="Copy the selected bit into CF and clear it.",
+                                   op="; Bit(BitBase, BitOffset) := 0")
+btc.__doc__ = _BIT_TEST_DOC.format(what="Copy the selected bit into CF and complement it.",
+                                   op="; Bit(BitBase, BitOffset) := NOT Bit(BitBase, BitOffset)")
+
+
+def _bit_scan(cpu: X86Context, dest, src, *, forward: bool) -> None:
+    bits = width(dest)
+    value = read(cpu, src, bits)
+    if value == 0:
+        set_flags(cpu, ZF)  # DEST is not written (isasim's named choice: see the docstrings)
+        return
+    index = (value & -value).bit_length() - 1 if forward else value.bit_length() - 1
+    write(cpu, dest, index, bits)
+    set_flags(cpu, result_flags(index, bits) & PF)  # ZF := 0; CF, OF, SF, AF (undefined) := 0
+
+
+_BIT_SCAN_DOC = """{what}
+
+        IF SRC = 0 THEN ZF := 1; DEST is not written
+        ELSE ZF := 0; DEST := {index} FI
+
+    The SDM leaves DEST undefined for a zero source; isasim's named choice is what
+    AMD documents and this host's silicon (AMD Zen 3) does: DEST keeps its value, all
+    64 bits of it even for a 32-bit DEST.  CF, OF, SF, AF and PF are undefined in the
+    SDM; isasim sets PF from the index and clears the others.
+"""
+
+
+def bsf(cpu: X86Context, dest, src) -> None:
+    _bit_scan(cpu, dest, src, forward=True)
+
+
+def bsr(cpu: X86Context, dest, src) -> None:
+    _bit_scan(cpu, dest, src, forward=False)
+
+
+bsf.__doc__ = _BIT_SCAN_DOC.format(what="Bit scan forward: the index of the lowest set bit of src.",
+                                   index="the index of the least significant 1 bit of SRC")
+bsr.__doc__ = _BIT_SCAN_DOC.format(what="Bit scan reverse: the index of the highest set bit of src.",
+                                   index="the index of the most significant 1 bit of SRC")
+
+
+def _count(cpu: X86Context, dest, src, *, kind: str) -> None:
+    bits = width(dest)
+    value = read(cpu, src, bits)
+    fallback = {"lzcnt": ("LZCNT", bsr), "tzcnt": ("BMI1", bsf)}.get(kind)
+    if fallback and fallback[0] not in cpu.model.features:
+        fallback[1](cpu, dest, src)  # the same bytes without the feature: F3 is ignored, BSR/BSF run
+        return
+    if kind == "popcnt":
+        result = bin(value).count("1")
+        set_flags(cpu, 0 if value else ZF)  # OF SF AF CF PF := 0; ZF := (SRC = 0)
+    else:
+        if kind == "lzcnt":
+            result = bits - value.bit_length()
+        else:
+            result = ((value & -value).bit_length() - 1) if value else bits
+        set_flags(cpu, (0 if value else CF) | (0 if result else ZF))  # OF SF AF PF (undefined) := 0
+    write(cpu, dest, result, bits)
+
+
+def lzcnt(cpu: X86Context, dest, src) -> None:
+    """Count the leading zero bits of src (the operand size when src is 0).
+
+        temp := OperandSize - 1; DEST := 0
+        WHILE temp >= 0 AND Bit(SRC, temp) = 0: temp := temp - 1; DEST := DEST + 1
+        CF := (SRC = 0); ZF := (DEST = 0)
+
+    OF, SF, AF and PF are undefined in the SDM; isasim clears them.  On a CPU without
+    LZCNT (CPUID.80000001H:ECX.ABM) these bytes are BSR, and isasim runs BSR then.
+    """
+    _count(cpu, dest, src, kind="lzcnt")
+
+
+def tzcnt(cpu: X86Context, dest, src) -> None:
+    """Count the trailing zero bits of src (the operand size when src is 0).
+
+        temp := 0; DEST := 0
+        WHILE temp < OperandSize AND Bit(SRC, temp) = 0: temp := temp + 1; DEST := DEST + 1
+        CF := (SRC = 0); ZF := (DEST = 0)
+
+    OF, SF, AF and PF are undefined in the SDM; isasim clears them.  On a CPU without
+    BMI1 these bytes are BSF, and isasim runs BSF then.
+    """
+    _count(cpu, dest, src, kind="tzcnt")
+
+
+def popcnt(cpu: X86Context, dest, src) -> None:
+    """Count the 1 bits of src.
+
+        DEST := the number of bits of SRC that are 1
+        OF, SF, AF, CF, PF := 0; ZF := (SRC = 0)
+
+    Needs the POPCNT CPUID feature (#UD without it).
+    """
+    _count(cpu, dest, src, kind="popcnt")

@@ -756,7 +756,8 @@ LOCK_LINES = ["lock xadd DWORD PTR [rdi],eax", "lock cmpxchg QWORD PTR [rdi],rcx
               "lock inc DWORD PTR [rsi]", "lock and BYTE PTR [rdi],al", "lock or QWORD PTR [rdi+0x8],rax",
               "lock dec QWORD PTR [rax]", "lock sub DWORD PTR [rdi],0x10", "lock neg QWORD PTR [rdi]",
               "lock not BYTE PTR [rdi]", "lock adc WORD PTR [rdi],ax", "lock sbb QWORD PTR [rdi],0x7f",
-              "lock xor DWORD PTR [rdi],0x80000000", "lock xchg QWORD PTR [rdi],rax"]
+              "lock xor DWORD PTR [rdi],0x80000000", "lock xchg QWORD PTR [rdi],rax", "lock bts QWORD PTR [rdi],rax",
+              "lock btr DWORD PTR [rdi],0x5", "lock btc WORD PTR [rdi],ax"]
 
 
 @needs_binutils
@@ -954,3 +955,51 @@ def test_a_count_of_zero_changes_no_flag_but_zero_extends(line):
     cpu = make_cpu(rax=0xAAAA000012345678)
     run(cpu, "rol rax,0x40")  # masked to 0 in 64 bits: nothing changes
     assert cpu.state.read_register("rax") == 0xAAAA000012345678
+
+
+def test_bit_tests():
+    cpu = make_cpu(rax=0b1010, rcx=65, rdi=DATA + 0x100)
+    set_flags(cpu, ZF=1)
+    run(cpu, "bt rax,0x3")
+    assert flags(cpu)["CF"] == 1 and flags(cpu)["ZF"] == 1  # ZF is not affected
+    run(cpu, "bt rax,rcx")  # a register base: 65 MOD 64 = 1
+    assert flags(cpu)["CF"] == 1
+    run(cpu, "btc eax,0x21")  # 33 MOD 32 = 1: complemented, and a 32-bit write zero-extends
+    assert cpu.state.read_register("rax") == 0b1000 and flags(cpu)["CF"] == 1
+    run(cpu, "bts ax,0x10")  # 16 MOD 16 = 0
+    assert cpu.state.read_register("rax") == 0b1001 and flags(cpu)["CF"] == 0
+    # a memory base with a register offset reaches the next qwords: 65 -> [rdi+8], bit 1
+    run(cpu, "bts QWORD PTR [rdi],rcx")
+    assert cpu.memory.read(DATA + 0x108, 8) == (2).to_bytes(8, "little") and flags(cpu)["CF"] == 0
+    cpu.state.write_register("rcx", (-1) % (1 << 64))  # -1: the qword before, bit 63
+    run(cpu, "bts QWORD PTR [rdi],rcx")
+    assert cpu.memory.read(DATA + 0xF8, 8) == (1 << 63).to_bytes(8, "little")
+    cpu.state.write_register("rcx", 0xFFFF)  # a 16-bit offset is signed too: -1 -> the word before
+    run(cpu, "btr WORD PTR [rdi],cx")
+    assert cpu.memory.read(DATA + 0xFE, 2) == b"\x00\x00" and flags(cpu)["CF"] == 1
+    run(cpu, "bt DWORD PTR [rdi],0x41")  # an imm8 offset is taken MOD 32: [rdi], bit 1
+    assert flags(cpu)["CF"] == 0
+
+
+@pytest.mark.parametrize("line,source,expected,cf,zf", [
+    ("bsf rax,rbx", 0x80, 7, None, 0), ("bsr rax,rbx", 0x80000001, 31, None, 0),
+    ("bsf rax,rbx", 0, 0xAAAAAAAAAAAAAAAA, None, 1), ("bsr eax,ebx", 0, 0xAAAAAAAAAAAAAAAA, None, 1),
+    ("lzcnt rax,rbx", 1, 63, 0, 0), ("lzcnt eax,ebx", 0, 32, 1, 0), ("lzcnt ax,bx", 0x8000, 0xAAAAAAAAAAAA0000, 0, 1),
+    ("tzcnt rax,rbx", 0x100, 8, 0, 0), ("tzcnt eax,ebx", 0, 32, 1, 0), ("tzcnt rax,rbx", 1, 0, 0, 1),
+    ("popcnt rax,rbx", 0xF0F0, 8, 0, 0), ("popcnt eax,ebx", 0, 0, 0, 1),
+])
+def test_bit_scans_and_counts(line, source, expected, cf, zf):
+    cpu = make_cpu(rax=0xAAAAAAAAAAAAAAAA, rbx=source)
+    set_flags(cpu, CF=1)
+    run(cpu, line)
+    assert cpu.state.read_register("rax") == expected  # a zero source leaves BSF/BSR's DEST as it was
+    assert flags(cpu)["ZF"] == zf and (cf is None or flags(cpu)["CF"] == cf)
+
+
+def test_lzcnt_without_its_feature_runs_as_bsr():
+    from dataclasses import replace
+
+    cpu = make_cpu(rbx=1)
+    cpu = X86Context(cpu.state, cpu.memory, replace(cpu.model, features=cpu.model.features - {"LZCNT"}))
+    run(cpu, "lzcnt rax,rbx")
+    assert cpu.state.read_register("rax") == 0  # BSR of 1 (LZCNT would give 63)
