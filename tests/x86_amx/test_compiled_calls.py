@@ -67,6 +67,11 @@ def built(tmp_path_factory) -> dict[str, Path | str]:
                                str(main), "-o", str(where / "static")], capture_output=True, text=True, timeout=600)
         if done.returncode == 0:
             out["g++ -static"] = where / "static"
+        # without the C library: the functions that call memset or __stack_chk_fail link to nothing there
+        done = subprocess.run([*command, "-static", "-nostdlib", "-O2", *AMX, "-fno-tree-vectorize",
+                               "-fno-stack-protector", "-Wl,-e,apply_epilogues", "-Wl,--unresolved-symbols=ignore-all",
+                               str(SOURCE), "-o", str(where / "nostdlib")], capture_output=True, text=True, timeout=600)
+        out["g++ -static -nostdlib"] = where / "nostdlib" if done.returncode == 0 else done.stderr[-500:]
     return out
 
 
@@ -214,6 +219,18 @@ def test_record_and_replay_a_kernel_with_calls(built, tmp_path, capsys):
     assert cli.main(["record", str(path), "--function", "row_dots", "--init", str(init), "-o", str(trace),
                      "--no-color"]) == 0, capsys.readouterr().err
     assert cli.main(["replay", str(trace), "--no-color"]) == 0, capsys.readouterr().out
+
+
+def test_a_program_linked_without_the_c_library(built, capsys):
+    """g++ -static -nostdlib: the kernel (its helper's memset inlined at -O2) and the function-pointer table run
+    by --function; a function whose call to memset the link left unresolved is refused before the run."""
+    path = build_of(built, "g++ -static -nostdlib")
+    test_an_amx_kernel_calls_its_helper(built, "g++ -static -nostdlib")
+    test_a_jump_table_and_a_function_pointer(built, "g++ -static -nostdlib")
+    capsys.readouterr()
+    assert cli.main(["run", str(path), "--function", "row_dots", "--no-color"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "function 'row_dots' calls or uses code outside it" in err
 
 
 # ---- refusals: before the run, one line --------------------------------------------------------------------
