@@ -352,6 +352,35 @@ def test_fuzzed_calls_agree_with_silicon(tmp_path):
     assert not lockstep.divergences, lockstep.divergences
 
 
+@pytest.mark.needs_silicon
+@pytest.mark.parametrize("build", ["g++ -O0 sp", "g++ -O2 sp", "clang -O0 sp", "g++ -static"])
+def test_compiled_calls_agree_with_silicon(built, build):
+    """The compiled functions that call (helpers, memset and memcpy, which the silicon backend runs at their
+    UD2 as isasim does, a function-pointer table, the stack protector's canary read from the init's thread
+    block, a clobbered canary reaching __stack_chk_fail) on this host's CPU, after every instruction."""
+    path = build_of(built, build)
+    rng = np.random.default_rng(27_27)
+    a, b = int8(rng, 3, 11), int8(rng, 11)
+    ops = np.array([0, 3, 2, 6, 1, 4, 5, 9], dtype=np.int8)
+    memory = [(A, a.tobytes(), False), (B, b.tobytes(), False), (C, ops.tobytes() + bytes(40), True)]
+    runs = [("row_dots", [A, B, C + 16, 3, 11])]
+    if "static" not in build:  # a linked program's pointers hold link addresses, which only the simulator maps
+        runs.append(("apply_epilogues", [A, B, 11, C, len(ops), 1]))
+    runs += [("clobber", [0x1234, past]) for past in range(8)]
+    stops = 0
+    for function, args in runs:
+        try:
+            program, init = ISA.load_object(str(path), function, Init(memory=list(memory), args=args))
+        except IsasimError as error:
+            if UNSUPPORTED.search(error.message):
+                continue  # another family's instruction: the run tests above say which
+            raise
+        report = diff("x86_amx", {}, program, init, mode="lockstep")
+        assert report.divergence is None, (function, args, report)
+        stops += report.a_fault is not None and report.a_fault.kind == STACK_CHECK_FAILED
+    assert stops == 1  # the one clobber that hits the canary, on both
+
+
 def test_memset_memcpy_memmove_as_c_says():
     program = assemble("call f\nret\nf: memset")
     for name, regs, want in (

@@ -24,7 +24,9 @@ from ...core.faults import Fault
 from ...core.program import Program
 from ...core.trace import Init
 from ..faults import DE, GP, PAGE_FAULT, UD
+from ..forms.control import BUILTINS
 from ..operands import GPR64
+from ..semantics.control import STACK_CHECK_FAILED
 from .host import XFEATURE_XTILECFG, XFEATURE_XTILEDATA, host_cpu, libc, xsave_offset
 
 PAGE = 4096
@@ -125,6 +127,8 @@ class ChildProcess:
         # where the program's CALLs return to: a RET (an INT3 here) whose return address is one of them
         # returns inside the program (the parent does it) instead of ending the kernel
         self.returns = {ins.next_address for ins in program.instructions if ins.mnemonic == "call"}
+        # isasim's built-ins (memset, ...) are UD2 in the code: the parent runs them when the CPU reaches one
+        self.builtins = {ins.address: ins.mnemonic for ins in program.instructions if ins.mnemonic in BUILTINS}
         self.proc = subprocess.Popen([sys.executable, "-S", str(CHILD)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.pid = self.proc.pid
@@ -143,6 +147,9 @@ class ChildProcess:
             for name in GPR64:
                 setattr(regs, name, init.regs.get(name, 0))
             regs.rip = program.base
+            for base in ("fs_base", "gs_base"):  # the thread pointers the init gives (the program's own block)
+                if base in init.regs:
+                    setattr(regs, base, init.regs[base] % (1 << 64))
             regs.eflags = 0x202
             regs.orig_rax = (1 << 64) - 1  # not in a system call: no restart on resume
             self.set_regs(regs)
@@ -367,9 +374,39 @@ class ChildProcess:
                 self.set_regs(regs)
                 return "end", None
             return "step", None
+        if sig == signal.SIGILL and regs.rip in self.builtins:
+            return self._run_builtin(self.builtins[regs.rip], regs)
         info = SigInfo()
         self._ptrace(PTRACE_GETSIGINFO, None, ctypes.byref(info))
         return "fault", _fault_from_signal(sig, info)
+
+    def _run_builtin(self, name: str, regs: UserRegs) -> tuple[str, Fault | None]:
+        """Do what isasim's built-in ``name`` does (semantics/control.py), in the child's memory, and return as
+        RET does: the CPU stopped at its UD2."""
+        if name == "__stack_chk_fail":
+            return "fault", Fault(STACK_CHECK_FAILED, "stack smashing detected: __stack_chk_fail was called "
+                                                      "(on silicon)")
+        dest, n = regs.rdi, regs.rdx
+        try:
+            with open(f"/proc/{self.pid}/mem", "r+b", buffering=0) as mem:
+                if name == "memset":
+                    data = bytes([regs.rsi & 0xFF]) * n
+                else:  # memcpy, memmove: all n bytes read before any is written
+                    mem.seek(regs.rsi)
+                    data = mem.read(n)
+                    if len(data) != n:
+                        raise OSError(errno.EIO, "short read")
+                if n:
+                    mem.seek(dest)
+                    mem.write(data)
+                mem.seek(regs.rsp)
+                address = int.from_bytes(mem.read(8), "little")
+        except (OSError, ValueError, OverflowError) as error:
+            return "fault", Fault(PAGE_FAULT, f"{name} touched memory the child cannot access ({error}) on silicon")
+        regs.rax = dest
+        regs.rip, regs.rsp = address, regs.rsp + 8
+        self.set_regs(regs)
+        return "returned", None
 
     def index_at(self, rip: int) -> int | None:
         ins = self.program.at(rip)
