@@ -111,7 +111,18 @@ BIT_CASES = [
         "rax,rbx", "eax,ecx", "ax,dx", "r9,QWORD PTR [r10]", "ecx,DWORD PTR [rsp+4]", "r11w,WORD PTR [rdi]")],
 ]
 
-CASES = MOV_CASES + ALU_CASES + OTHER_CASES + GENERAL_CASES + ROTATE_CASES + BIT_CASES
+# issue 27, group 4: BMI1 and BMI2 (VEX-encoded)
+BMI_CASES = [
+    *[f"{op} {x}" for op in ("andn", "pdep", "pext", "mulx") for x in (
+        "eax,ecx,edx", "rax,rcx,rdx", "r9,r10,QWORD PTR [r11+8]", "ecx,r12d,DWORD PTR [rdi]", "r15,rax,r8")],
+    *[f"{op} {x}" for op in ("bextr", "bzhi", "shlx", "shrx", "sarx") for x in (
+        "eax,ecx,edx", "rax,rcx,rdx", "r9,QWORD PTR [r11+8],r10", "ecx,DWORD PTR [rdi],r12d", "r15,rax,r8")],
+    *[f"{op} {x}" for op in ("blsi", "blsmsk", "blsr") for x in (
+        "eax,ecx", "rax,rdx", "r9,QWORD PTR [r10]", "r12d,DWORD PTR [rsp+4]")],
+    "rorx eax,ecx,0x7", "rorx rax,rdx,0x3f", "rorx r9,QWORD PTR [r10],0x1", "rorx r12d,DWORD PTR [rsp+4],0x0",
+]
+
+CASES = MOV_CASES + ALU_CASES + OTHER_CASES + GENERAL_CASES + ROTATE_CASES + BIT_CASES + BMI_CASES
 
 
 def random_lines(seed: int, count: int) -> list[str]:

@@ -21,7 +21,8 @@ MASK64 = (1 << 64) - 1
 OK = iced_x86.OpCodeOperandKind
 RM_KINDS = {OK.R8_OR_MEM: 8, OK.R16_OR_MEM: 16, OK.R32_OR_MEM: 32, OK.R64_OR_MEM: 64}
 REG_KINDS = {OK.R8_REG: 8, OK.R16_REG: 16, OK.R32_REG: 32, OK.R64_REG: 64,
-              OK.R8_OPCODE: 8, OK.R16_OPCODE: 16, OK.R32_OPCODE: 32, OK.R64_OPCODE: 64}
+              OK.R8_OPCODE: 8, OK.R16_OPCODE: 16, OK.R32_OPCODE: 32, OK.R64_OPCODE: 64,
+              OK.R32_VVVV: 32, OK.R64_VVVV: 64}  # (VEX.vvvv: the BMI1/BMI2 forms' second register)
 ACC_KINDS = {OK.AL: "al", OK.AX: "ax", OK.EAX: "eax", OK.RAX: "rax"}
 FIXED_REG_KINDS = {OK.CL: "cl"}  # the shift count register: not an accumulator, no tie-break
 IMM_KINDS = {OK.IMM8, OK.IMM16, OK.IMM32, OK.IMM64}

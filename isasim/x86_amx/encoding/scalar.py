@@ -112,7 +112,7 @@ def _iced_instruction(row: Row, operands: tuple) -> "iced_x86.Instruction":
         "ri": I.create_reg_i32, "mi": I.create_mem_i32,
         "rri": I.create_reg_reg_i32, "rmi": I.create_reg_mem_i32,
         "rrr": I.create_reg_reg_reg, "mrr": I.create_mem_reg_reg, "mri": I.create_mem_reg_i32,  # SHLD/SHRD
-        "rrm": I.create_reg_reg_mem,  # BMI's VEX forms
+        "rrm": I.create_reg_reg_mem, "rmr": I.create_reg_mem_reg,  # BMI's VEX forms
     }[shape]
     return factory(row.code, *args)
 

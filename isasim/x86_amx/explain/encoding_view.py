@@ -191,6 +191,8 @@ def _modrm_and_sib(units: list[EncodingUnit], code: bytes, pos: int, decoded: De
 
 def legacy_encoding(ins: Instruction) -> tuple[Encoding, str, str]:
     """The encoding of a scalar instruction, and the opcode row (``o64 83 /0 ib``) and its syntax it matched."""
+    if ins.encoding[:1] in (b"\xc4", b"\xc5"):
+        return vector_encoding(ins)  # BMI1/BMI2: a VEX prefix, read as the vector forms' are
     code = ins.encoding
     decoder = iced_x86.Decoder(64, code, ip=ins.address)
     instr = decoder.decode()

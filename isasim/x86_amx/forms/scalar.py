@@ -183,6 +183,21 @@ declare(semantics.bsr, "BSR dest, src", undefined=CF | OF | SF | AF | PF, exampl
 declare(semantics.lzcnt, "LZCNT dest, src", undefined=OF | SF | AF | PF, example="lzcnt eax, ecx")
 declare(semantics.tzcnt, "TZCNT dest, src", undefined=OF | SF | AF | PF, example="tzcnt rax, rdx")
 declare(semantics.popcnt, "POPCNT dest, src", feature="POPCNT", example="popcnt eax, DWORD PTR [rdi]")
+# group 4: BMI1 and BMI2 (VEX-encoded general-purpose forms)
+declare(semantics.andn, "ANDN dest, src1, src2", undefined=AF | PF, feature="BMI1", example="andn eax, ecx, edx")
+declare(semantics.bextr, "BEXTR dest, src, control", undefined=AF | SF | PF, feature="BMI1",
+        example="bextr rax, rdi, rcx")
+declare(semantics.blsi, "BLSI dest, src", undefined=AF | PF, feature="BMI1", example="blsi eax, ecx")
+declare(semantics.blsmsk, "BLSMSK dest, src", undefined=AF | PF, feature="BMI1", example="blsmsk rax, rdx")
+declare(semantics.blsr, "BLSR dest, src", undefined=AF | PF, feature="BMI1", example="blsr eax, DWORD PTR [rdi]")
+declare(semantics.bzhi, "BZHI dest, src, index", undefined=AF | PF, feature="BMI2", example="bzhi eax, ecx, edx")
+declare(semantics.shlx, "SHLX dest, src, count", feature="BMI2", example="shlx rax, rdi, rcx")
+declare(semantics.shrx, "SHRX dest, src, count", feature="BMI2", example="shrx eax, ecx, edx")
+declare(semantics.sarx, "SARX dest, src, count", feature="BMI2", example="sarx rax, QWORD PTR [rdi], rcx")
+declare(semantics.rorx, "RORX dest, src, imm8", feature="BMI2", mixed_widths=True, example="rorx eax, ecx, 0x7")
+declare(semantics.mulx, "MULX dest_high, dest_low, src", feature="BMI2", example="mulx rdx, rax, rcx")
+declare(semantics.pdep, "PDEP dest, src, mask", feature="BMI2", example="pdep rax, rcx, rdx")
+declare(semantics.pext, "PEXT dest, src, mask", feature="BMI2", example="pext eax, ecx, edx")
 
 
 # ---------------------------------------------------------------------------
@@ -259,7 +274,8 @@ def _build_tables() -> None:
         except ValueError:
             continue
         forms = by_iced.get(MNEMONIC_NAMES.get(info.mnemonic, ""), [])
-        if not forms or not info.mode64 or info.encoding != iced_x86.EncodingKind.LEGACY:
+        if not forms or not info.mode64 or info.encoding not in (iced_x86.EncodingKind.LEGACY,
+                                                                  iced_x86.EncodingKind.VEX):  # VEX: BMI1/BMI2
             continue
         kinds = tuple(info.op_kind(i) for i in range(info.op_count))
         if name in _EXCLUDED_CODES or not set(kinds) <= SUPPORTED_KINDS:
@@ -307,4 +323,5 @@ FLAGS_WRITTEN: dict[str, int] = {"add": STATUS_FLAGS, "sub": STATUS_FLAGS, "cmp"
                                  # as the shifts: a count of 0 writes no flag
                                  "rol": 0, "ror": 0, "rcl": 0, "rcr": 0, "shld": 0, "shrd": 0,
                                  **dict.fromkeys(("bt", "bts", "btr", "btc"), CF | OF | SF | AF | PF),
-                                 **dict.fromkeys(("bsf", "bsr", "lzcnt", "tzcnt", "popcnt"), STATUS_FLAGS)}
+                                 **dict.fromkeys(("bsf", "bsr", "lzcnt", "tzcnt", "popcnt"), STATUS_FLAGS),
+                                 **dict.fromkeys(("andn", "bextr", "blsi", "blsmsk", "blsr", "bzhi"), STATUS_FLAGS)}

@@ -249,7 +249,7 @@ _KINDS = (("mov",) * 8 + ("add",) * 5 + ("sub",) * 4 + ("cmp",) * 5 + ("xor",) *
 _ALU_KINDS = ("mov", "add", "sub", "cmp", "xor", "test")
 _GENERAL_KINDS = (("logic",) * 6 + ("unary",) * 2 + ("cmov",) * 3 + ("setcc",) * 2 + ("widen",) + ("mul",) * 2
                   + ("divide",) * 3 + ("swap",) * 2 + ("exchange",) * 2 + ("rotate",) * 4 + ("shiftd",) * 2
-                  + ("bittest",) * 4 + ("bitscan",) * 4)
+                  + ("bittest",) * 4 + ("bitscan",) * 4 + ("bmi",) * 6)
 _SHIFTS = ("shl", "sal", "shr", "sar")
 _EXTENDS = ("movzx", "movsx", "movsxd")
 _SHAPES = ("rr", "ri", "rm", "mr", "mi")
@@ -550,6 +550,8 @@ def _render_general(b: _ScalarBuilder, spec: dict) -> _Block:
         return _render_rotate(b, spec)
     if kind in ("bittest", "bitscan"):
         return _render_bits(b, spec)
+    if kind == "bmi":
+        return _render_bmi(b, spec)
     # exchange: XADD, CMPXCHG
     mnemonic = ("xadd", "cmpxchg")[spec["alias"] % 2]
     dest = _operand(b, spec, bits, writes=True)
@@ -625,6 +627,42 @@ def _render_bits(b: _ScalarBuilder, spec: dict) -> _Block:
             b.note(writes=[offset])
     lines.append(f"{mnemonic} {base}, {offset}")
     return _Block(lines, mnemonic=mnemonic)
+
+
+_BMI = ("andn", "bextr", "blsi", "blsmsk", "blsr", "bzhi", "shlx", "shrx", "sarx", "rorx", "mulx", "pdep", "pext")
+
+
+def _render_bmi(b: _ScalarBuilder, spec: dict) -> _Block:
+    """A BMI1/BMI2 form at 32 or 64 bits, its r/m operand a register or the slot (where this host has BMI1 and
+    BMI2: else a NOP)."""
+    if not bmi_host():
+        return _Block(["nop"], mnemonic="nop")
+    bits = 64 if spec["bits"] in (64, 16) else 32
+    mnemonic = _BMI[(spec["alias"] + 4 * spec["cond"]) % len(_BMI)]
+    dest = b.dest(bits, spec["r1"])
+    other = b.src(bits, spec["r2"])
+    rm = b.memory(bits, spec["mem"]) if spec["on_memory"] else b.src(bits, spec["r2"] // 3 + spec["dist"])
+    b.note(reads=[o for o in (other, rm) if o in GPR_VIEWS], writes=[dest])
+    if mnemonic in ("blsi", "blsmsk", "blsr"):
+        ops = [dest, rm]
+    elif mnemonic == "rorx":
+        ops = [dest, rm, f"{spec['imm'] & 0xFF:#x}"]
+    elif mnemonic in ("bextr", "bzhi", "shlx", "shrx", "sarx"):
+        ops = [dest, rm, other]
+    elif mnemonic == "mulx":
+        low = b.dest(bits, spec["r2"])
+        b.note(reads=["rdx"], writes=[low])
+        ops = [dest, low, rm]
+    else:
+        ops = [dest, other, rm]
+    return _Block([f"{mnemonic} {', '.join(ops)}"], mnemonic=mnemonic)
+
+
+def bmi_host() -> bool:
+    """Whether this host's CPU has BMI1 and BMI2 (a case must run on the silicon it is compared with)."""
+    from ..oracle import host_cpu, platform_problem
+
+    return platform_problem() is None and {"bmi1", "bmi2"} <= host_cpu().flags
 
 
 def _render_divide(b: _ScalarBuilder, spec: dict) -> _Block:
@@ -732,7 +770,7 @@ def _render_vector(b: _ScalarBuilder, spec: dict) -> _Block:
 # xmm moves, the zeroing and all-ones idioms, the broadcasts, the opmask instructions), drawn where this host's
 # CPU has AVX-512 F, BW, DQ and VL.  A mask is loaded from the slot in the same block before it is used, so a
 # case never reads an opmask register it did not set (they are not observed: KMOV stores them to the slot).
-_KINDS += ("avx512",) * 16
+_KINDS += ("avx512",) * 16 + ("vector",) * 6  # the SSE/AVX moves keep their share beside the new kinds
 _AVX512_MOVES = ("vmovdqu8", "vmovdqu16", "vmovdqu32", "vmovdqu64", "vmovups", "vmovupd")
 _AVX512_ALIGNED = ("vmovdqa32", "vmovdqa64", "vmovaps", "vmovapd")  # register to register: the slot is unaligned
 AVX512_FORMS = (_AVX512_MOVES + _AVX512_ALIGNED + ("vmovdqu", "movdqu", "movd", "movq", "vmovd", "vmovq", "vpxord",

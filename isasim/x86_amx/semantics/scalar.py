@@ -1164,3 +1164,180 @@ def popcnt(cpu: X86Context, dest, src) -> None:
     Needs the POPCNT CPUID feature (#UD without it).
     """
     _count(cpu, dest, src, kind="popcnt")
+
+
+# ---------------------------------------------------------------------------
+# BMI1 and BMI2 (issue 27, group 4): VEX-encoded, three operands, the sources left alone
+# ---------------------------------------------------------------------------
+
+
+def andn(cpu: X86Context, dest, src1, src2) -> None:
+    """Bitwise AND of the complement of src1 with src2 (BMI1).
+
+        DEST := (NOT SRC1) AND SRC2
+        SF, ZF := from the result; CF := 0; OF := 0
+        AF and PF are undefined in the SDM; isasim clears AF and sets PF from the result.
+    """
+    bits = width(dest)
+    r = ~read(cpu, src1, bits) & read(cpu, src2, bits) & ((1 << bits) - 1)
+    write(cpu, dest, r, bits)
+    set_flags(cpu, result_flags(r, bits))
+
+
+def bextr(cpu: X86Context, dest, src, control) -> None:
+    """Extract a bit field of src: START := control[7:0], LEN := control[15:8] (BMI1).
+
+        TEMP := ZeroExtend(SRC) >> START (0 when START >= the operand size)
+        DEST := TEMP AND (2^LEN - 1) (all of TEMP when LEN >= the operand size)
+        ZF := (DEST = 0); CF := 0; OF := 0
+        AF, SF and PF are undefined in the SDM; isasim clears AF and SF and sets PF from DEST.
+    """
+    bits = width(dest)
+    c = read(cpu, control, bits)
+    start, length = c & 0xFF, c >> 8 & 0xFF
+    r = (read(cpu, src, bits) >> start if start < bits else 0) & ((1 << min(length, bits)) - 1)
+    write(cpu, dest, r, bits)
+    set_flags(cpu, result_flags(r, bits) & (ZF | PF))
+
+
+def _blsx(cpu: X86Context, dest, src, op: Callable[[int], int], carry: Callable[[int], bool]) -> None:
+    bits = width(dest)
+    value = read(cpu, src, bits)
+    r = op(value) & ((1 << bits) - 1)
+    write(cpu, dest, r, bits)
+    set_flags(cpu, (CF if carry(value) else 0) | result_flags(r, bits))
+
+
+def blsi(cpu: X86Context, dest, src) -> None:
+    """Isolate the lowest set bit of src (BMI1).
+
+        DEST := (-SRC) AND SRC
+        ZF, SF := from the result; CF := (SRC != 0); OF := 0
+        AF and PF are undefined in the SDM; isasim clears AF and sets PF from the result.
+    """
+    _blsx(cpu, dest, src, lambda v: -v & v, lambda v: v != 0)
+
+
+def blsmsk(cpu: X86Context, dest, src) -> None:
+    """A mask up to and including the lowest set bit of src (BMI1).
+
+        DEST := (SRC - 1) XOR SRC
+        SF := from the result; ZF := 0; CF := (SRC = 0); OF := 0
+        AF and PF are undefined in the SDM; isasim clears AF and sets PF from the result.
+    """
+    _blsx(cpu, dest, src, lambda v: (v - 1) ^ v, lambda v: v == 0)
+
+
+def blsr(cpu: X86Context, dest, src) -> None:
+    """Clear the lowest set bit of src (BMI1).
+
+        DEST := (SRC - 1) AND SRC
+        ZF, SF := from the result; CF := (SRC = 0); OF := 0
+        AF and PF are undefined in the SDM; isasim clears AF and sets PF from the result.
+    """
+    _blsx(cpu, dest, src, lambda v: (v - 1) & v, lambda v: v == 0)
+
+
+def bzhi(cpu: X86Context, dest, src, index) -> None:
+    """Zero the bits of src from bit index up (BMI2).
+
+        N := index[7:0]
+        DEST := SRC with bits OperandSize-1:N cleared (all of SRC when N >= the operand size)
+        ZF, SF := from the result; CF := (N > OperandSize - 1); OF := 0
+        AF and PF are undefined in the SDM; isasim clears AF and sets PF from the result.
+    """
+    bits = width(dest)
+    n = read(cpu, index, bits) & 0xFF
+    r = read(cpu, src, bits) & ((1 << min(n, bits)) - 1)
+    write(cpu, dest, r, bits)
+    set_flags(cpu, (CF if n > bits - 1 else 0) | result_flags(r, bits))
+
+
+def _shift_x(cpu: X86Context, dest, src, count, kind: str) -> None:
+    bits = width(dest)
+    n = read(cpu, count, bits) & (bits - 1)
+    value = read(cpu, src, bits)
+    r = {"shlx": value << n, "shrx": value >> n, "sarx": signed(value, bits) >> n}[kind]
+    write(cpu, dest, r, bits)
+
+
+def shlx(cpu: X86Context, dest, src, count) -> None:
+    """Shift src left by count, without changing the flags (BMI2).
+
+        DEST := SRC << (COUNT AND (OperandSize - 1))
+    """
+    _shift_x(cpu, dest, src, count, "shlx")
+
+
+def shrx(cpu: X86Context, dest, src, count) -> None:
+    """Shift src right (unsigned) by count, without changing the flags (BMI2).
+
+        DEST := SRC >> (COUNT AND (OperandSize - 1))   (zeros come in)
+    """
+    _shift_x(cpu, dest, src, count, "shrx")
+
+
+def sarx(cpu: X86Context, dest, src, count) -> None:
+    """Shift src right (signed) by count, without changing the flags (BMI2).
+
+        DEST := SRC >> (COUNT AND (OperandSize - 1))   (copies of the sign bit come in)
+    """
+    _shift_x(cpu, dest, src, count, "sarx")
+
+
+def rorx(cpu: X86Context, dest, src, imm8: Imm) -> None:
+    """Rotate src right by an immediate, without changing the flags (BMI2).
+
+        n := imm8 AND (OperandSize - 1)
+        DEST := (SRC >> n) OR (SRC << (OperandSize - n))
+    """
+    bits = width(dest)
+    n = read(cpu, imm8, 8) & (bits - 1)
+    value = read(cpu, src, bits)
+    write(cpu, dest, value >> n | value << (bits - n), bits)
+
+
+def mulx(cpu: X86Context, dest_high, dest_low, src) -> None:
+    """Unsigned multiply of EDX/RDX by src, without changing the flags (BMI2).
+
+        TEMP := RDX * SRC (EDX for 32 bits)
+        DEST_LOW := TEMP[SIZE-1:0];  DEST_HIGH := TEMP[2*SIZE-1:SIZE]
+
+    DEST_LOW is written first: with the same register twice, it ends holding the high half.
+    """
+    bits = width(dest_high)
+    product = cpu.state.read_register("rdx" if bits == 64 else "edx") * read(cpu, src, bits)
+    write(cpu, dest_low, product, bits)
+    write(cpu, dest_high, product >> bits, bits)
+
+
+def pdep(cpu: X86Context, dest, src, mask) -> None:
+    """Parallel bits deposit: the low bits of src go, in order, to the set bits of mask (BMI2).
+
+        TEMP := SRC; MASK := mask; DEST := 0; k := 0
+        FOR m := 0 TO OperandSize-1: IF MASK[m] = 1 THEN DEST[m] := TEMP[k]; k := k + 1 FI
+    """
+    bits = width(dest)
+    value, m = read(cpu, src, bits), read(cpu, mask, bits)
+    r, k = 0, 0
+    for position in range(bits):
+        if m >> position & 1:
+            r |= (value >> k & 1) << position
+            k += 1
+    write(cpu, dest, r, bits)
+
+
+def pext(cpu: X86Context, dest, src, mask) -> None:
+    """Parallel bits extract: the bits of src at the set bits of mask go, in order, to the low bits (BMI2).
+
+        TEMP := SRC; MASK := mask; DEST := 0; k := 0
+        FOR m := 0 TO OperandSize-1: IF MASK[m] = 1 THEN DEST[k] := TEMP[m]; k := k + 1 FI
+    """
+    bits = width(dest)
+    value, m = read(cpu, src, bits), read(cpu, mask, bits)
+    r, k = 0, 0
+    for position in range(bits):
+        if m >> position & 1:
+            r |= (value >> position & 1) << k
+            k += 1
+    write(cpu, dest, r, bits)

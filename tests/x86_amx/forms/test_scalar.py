@@ -1003,3 +1003,48 @@ def test_lzcnt_without_its_feature_runs_as_bsr():
     cpu = X86Context(cpu.state, cpu.memory, replace(cpu.model, features=cpu.model.features - {"LZCNT"}))
     run(cpu, "lzcnt rax,rbx")
     assert cpu.state.read_register("rax") == 0  # BSR of 1 (LZCNT would give 63)
+
+
+@pytest.mark.parametrize("setup,line,regs,cf,zf", [
+    ({"rcx": 0xF0, "rdx": 0xFF}, "andn eax,ecx,edx", {"rax": 0x0F}, 0, 0),
+    ({"rdi": 0xABCD, "rcx": 0x0804}, "bextr rax,rdi,rcx", {"rax": 0xBC}, 0, 0),  # 8 bits from bit 4
+    ({"rdi": 0xABCD, "rcx": 0x0840}, "bextr rax,rdi,rcx", {"rax": 0}, 0, 1),  # start 64: nothing
+    ({"rcx": 0b101000}, "blsi eax,ecx", {"rax": 0b1000}, 1, 0),
+    ({"rdx": 0b101000}, "blsmsk rax,rdx", {"rax": 0b1111}, 0, 0),
+    ({"rcx": 0}, "blsmsk eax,ecx", {"rax": 0xFFFFFFFF}, 1, 0),
+    ({"rcx": 0b101000}, "blsr eax,ecx", {"rax": 0b100000}, 0, 0),
+    ({"rcx": 0xFFFFFFFF, "rdx": 4}, "bzhi eax,ecx,edx", {"rax": 0xF}, 0, 0),
+    ({"rcx": 0xFFFFFFFF, "rdx": 40}, "bzhi eax,ecx,edx", {"rax": 0xFFFFFFFF}, 1, 0),  # N > 31: CF
+    ({"rdi": 1, "rcx": 65}, "shlx rax,rdi,rcx", {"rax": 2}, None, None),  # 65 AND 63 = 1
+    ({"rcx": 0x80000000, "rdx": 31}, "sarx eax,ecx,edx", {"rax": 0xFFFFFFFF}, None, None),
+    ({"rcx": 0x80000000, "rdx": 31}, "shrx eax,ecx,edx", {"rax": 1}, None, None),
+    ({"rcx": 0x12345678}, "rorx eax,ecx,0x8", {"rax": 0x78123456}, None, None),
+    ({"rdx": 0xFFFFFFFFFFFFFFFF, "rcx": 2}, "mulx rbx,rax,rcx", {"rax": 0xFFFFFFFFFFFFFFFE, "rbx": 1}, None, None),
+    ({"rdx": 6, "rcx": 7}, "mulx rax,rax,rcx", {"rax": 0}, None, None),  # the same register: the high half
+    ({"rcx": 0b101, "rdx": 0b11010}, "pdep rax,rcx,rdx", {"rax": 0b10010}, None, None),
+    ({"rcx": 0b11010, "rdx": 0b11010}, "pext eax,ecx,edx", {"rax": 0b111}, None, None),
+])
+def test_bmi_examples(setup, line, regs, cf, zf):
+    cpu = make_cpu(**setup)
+    set_flags(cpu, CF=1 - (cf or 0), ZF=1 - (zf or 0))
+    before = cpu.state.rflags
+    run(cpu, line)
+    for name, value in regs.items():
+        assert cpu.state.read_register(name) == value, name
+    if cf is None:
+        assert cpu.state.rflags == before  # SHLX SHRX SARX RORX MULX PDEP PEXT change no flag
+    else:
+        assert flags(cpu)["CF"] == cf and flags(cpu)["ZF"] == zf and flags(cpu)["OF"] == 0
+
+
+def test_bmi_needs_its_feature():
+    from dataclasses import replace
+
+    from isasim.core.program import Instruction
+
+    cpu = make_cpu(rcx=1, rdx=2)
+    cpu = X86Context(cpu.state, cpu.memory, replace(cpu.model, features=cpu.model.features - {"BMI2"}))
+    form, operands, code = encode_line("pdep rax,rcx,rdx")
+    with pytest.raises(Fault) as info:
+        form.prepare(Instruction(form, operands, 0x1000, code, "pdep", size=len(code)))(cpu)()
+    assert info.value.kind == "#UD" and "BMI2" in info.value.rule
