@@ -482,6 +482,10 @@ def _render_compiled(b: _ScalarBuilder, spec: dict) -> _Block:
 
 
 _ISSUE27_KINDS = frozenset(_GENERAL_KINDS)
+# The forms those kinds draw (CMOVcc and SETcc apart, by condition); the BMI ones where the host has BMI1/2.
+GENERAL_FORMS = ("and", "or", "adc", "sbb", "not", "neg", "mul", "div", "idiv", "cbw", "cwde", "cwd", "cdq", "cqo",
+                 "bswap", "movbe", "xadd", "cmpxchg", "endbr64", "rol", "ror", "rcl", "rcr", "shld", "shrd", "bt",
+                 "bts", "btr", "btc", "bsf", "bsr", "lzcnt", "tzcnt", "popcnt")
 _LOGIC = ("and", "or", "adc", "sbb")
 _NOT_DIVISORS = {"rax", "rdx"}  # a divisor must not be the dividend
 
@@ -629,7 +633,7 @@ def _render_bits(b: _ScalarBuilder, spec: dict) -> _Block:
     return _Block(lines, mnemonic=mnemonic)
 
 
-_BMI = ("andn", "bextr", "blsi", "blsmsk", "blsr", "bzhi", "shlx", "shrx", "sarx", "rorx", "mulx", "pdep", "pext")
+BMI_FORMS = _BMI = ("andn", "bextr", "blsi", "blsmsk", "blsr", "bzhi", "shlx", "shrx", "sarx", "rorx", "mulx", "pdep", "pext")
 
 
 def _render_bmi(b: _ScalarBuilder, spec: dict) -> _Block:
