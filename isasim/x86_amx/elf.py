@@ -539,6 +539,7 @@ def _check_no_overlap(taken: list[tuple[int, int, str]], path: str) -> None:
 def load_object(path: str, function: str, init: Init) -> tuple[Program, Init]:
     """The program and initial state to run ``function`` of the ELF file at ``path`` with ``init``
     (whose ``args`` become the argument registers)."""
+    from .assembler import attach_labels
     from .decoder import disassemble
 
     elf = read_elf(path, EM_X86_64)
@@ -560,7 +561,17 @@ def load_object(path: str, function: str, init: Init) -> tuple[Program, Init]:
     labels = {f.symbol.name: f.address for f in layout.functions
               if f.symbol.name.replace("_", "").isalnum() and f.symbol.name.isascii()}  # the recorded program names them
     labels.update({builtin: layout.builtin_address(builtin) for builtin in layout.builtins})
+    # Every other direct branch target gets a local label (.L and its address), and the branches name it:
+    # a compiler's rel8/rel32 choice is re-made when the recorded program is assembled again, and a branch
+    # written as a bare address would keep pointing there while relaxation moves the code after it.
+    named = set(labels.values())
+    for instruction in instructions:
+        for operand in instruction.operands:
+            if isinstance(operand, Target) and operand.address not in named and program.at(operand.address):
+                labels[f".L{operand.address:x}"] = operand.address
+                named.add(operand.address)
     program = Program(program.isa, CODE_BASE, instructions, labels, program.source)
+    attach_labels(program)
 
     if len(init.args) > len(ARGUMENT_REGISTERS):
         raise IsasimError(f"init.args: {len(init.args)} arguments; the System V ABI passes the first "

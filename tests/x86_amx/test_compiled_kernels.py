@@ -203,6 +203,8 @@ def test_compiled_kernel_meets_its_reference(objects, build_id, function, tmp_pa
     if code != 0:
         assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, out + err
         assert not trace.exists()
+        # only what isasim says it does not run yet is an expected failure; any other error is a failure
+        assert "which isasim does not simulate" in err or "nor an isasim built-in" in err, err
         refused = REFUSED_INSTRUCTION.search(err)
         if refused and shutil.which("objdump"):
             assert objdump_mnemonic(obj, function, int(refused["address"], 16)) == refused["mnemonic"], err
