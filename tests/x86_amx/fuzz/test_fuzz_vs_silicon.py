@@ -107,7 +107,7 @@ def inc_that_sets_cf(cpu, dest):
 def test_a_planted_bug_is_found_shrunk_and_written_as_a_trace(tmp_path, monkeypatch):
     monkeypatch.setattr(scalar_forms.FORMS["INC_dest"], "semantics", inc_that_sets_cf)
     summary = fuzz.run_fuzz(300, 2, against="silicon", isa_subset="scalar", out_dir=tmp_path, max_divergences=1,
-                            shrink_candidates=40, shrink_seconds=120)
+                            shrink_candidates=200, shrink_seconds=120)
     assert len(summary.divergences) == 1, summary
     found = summary.divergences[0]
     assert "rflags" in found.description and found.shrunk, found
