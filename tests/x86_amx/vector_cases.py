@@ -121,6 +121,23 @@ CASES = [
     "vperm2i128 ymm1,ymm2,ymm3,0x21", "vperm2i128 ymm1,ymm2,YMMWORD PTR [rdi],0x38",
     "vpermt2w xmm1,xmm2,xmm3", "vpermt2w ymm1,ymm2,YMMWORD PTR [rdi]", "vpermt2w zmm1,zmm2,zmm3",
     "vpermt2w zmm1{k1}{z},zmm2,ZMMWORD PTR [rdi+0x40]", "vpermt2w zmm17{k2},zmm18,zmm19",
+    # issue 27: scalar single precision, SSE and AVX/AVX-512 (moves, arithmetic, conversions, compares, FMA, rounding)
+    "movss xmm1,DWORD PTR [rdi]", "movss xmm1,xmm2", "movss DWORD PTR [rdi+0x4],xmm9", "vmovss xmm1,DWORD PTR [rdi]",
+    "vmovss xmm1,xmm2,xmm3", "vmovss DWORD PTR [rsp-0x4],xmm0", "vmovss xmm1{k1}{z},DWORD PTR [rdi]",
+    "vmovss xmm17{k1},xmm2,xmm3", "vmovss DWORD PTR [rdi]{k2},xmm1", "addss xmm0,xmm1",
+    "subss xmm0,DWORD PTR [rax+0x4]", "mulss xmm8,xmm1", "divss xmm0,DWORD PTR [rdi]", "maxss xmm1,xmm2",
+    "minss xmm1,DWORD PTR [rsi]", "vaddss xmm0,xmm1,xmm2", "vaddss xmm0,xmm1,DWORD PTR [rdi]",
+    "vaddss xmm0{k1}{z},xmm1,xmm2", "vsubss xmm20,xmm1,xmm2", "vmulss xmm0,xmm1,DWORD PTR [rdi+0x40]",
+    "vdivss xmm0,xmm1,xmm2", "vmaxss xmm0,xmm0,xmm1", "vminss xmm0{k3},xmm1,DWORD PTR [rdi]", "cvtsi2ss xmm0,eax",
+    "cvtsi2ss xmm0,rax", "cvtsi2ss xmm1,DWORD PTR [rdi]", "cvtsi2ss xmm1,QWORD PTR [rdi]", "vcvtsi2ss xmm0,xmm0,eax",
+    "vcvtsi2ss xmm0,xmm1,r9", "vcvtsi2ss xmm0,xmm1,DWORD PTR [rdi]", "vcvtsi2ss xmm0,xmm1,QWORD PTR [rdi]",
+    "vcvtsi2ss xmm16,xmm1,eax", "cvttss2si eax,xmm0", "cvttss2si rax,DWORD PTR [rdi]", "vcvttss2si eax,xmm1",
+    "vcvttss2si r8,xmm1", "vcvttss2si eax,xmm17", "cvtss2si eax,xmm1", "vcvtss2si rax,DWORD PTR [rdi]",
+    "ucomiss xmm0,xmm1", "ucomiss xmm0,DWORD PTR [rdi]", "comiss xmm1,xmm9", "vucomiss xmm0,xmm1",
+    "vcomiss xmm0,DWORD PTR [rdi]", "vucomiss xmm16,xmm1", "vfmadd132ss xmm0,xmm1,xmm2",
+    "vfmadd213ss xmm0,xmm1,DWORD PTR [rdi]", "vfmadd231ss xmm0,xmm1,xmm2", "vfmadd231ss xmm0{k1}{z},xmm1,xmm2",
+    "roundss xmm0,xmm1,0xc", "roundss xmm0,DWORD PTR [rdi],0x9", "vroundss xmm0,xmm1,xmm2,0x4",
+    "vrndscaless xmm0,xmm1,xmm2,0x4", "vrndscaless xmm0{k1},xmm1,DWORD PTR [rdi],0x13",
 ]
 
 

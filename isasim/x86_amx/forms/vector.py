@@ -231,6 +231,36 @@ declare(semantics.vperm2i128, "VPERM2I128 ymm1, ymm2, ymm3/m256, imm8", codes=ro
         example="vperm2i128 ymm1, ymm2, ymm3, 0x21")
 
 
+# issue 27: scalar single precision, SSE and AVX/AVX-512 (what float code beside the kernels compiles to)
+declare(semantics.movss, "MOVSS dest, src", codes=rows_of("MOVSS"), example="movss xmm1, DWORD PTR [rdi]")
+declare(semantics.vmovss, "VMOVSS dest {k1}{z}, [src1,] src", codes=rows_of("VMOVSS"),
+        example="vmovss xmm1, xmm2, xmm3")
+for _name in ("ADDSS", "SUBSS", "MULSS", "DIVSS", "MAXSS", "MINSS"):
+    declare(getattr(semantics, _name.lower()), f"{_name} xmm1, xmm2/m32", codes=rows_of(_name),
+            example=f"{_name.lower()} xmm1, DWORD PTR [rdi]")
+    declare(getattr(semantics, "v" + _name.lower()), f"V{_name} xmm1 {{k1}}{{z}}, xmm2, xmm3/m32",
+            codes=rows_of("V" + _name), example=f"v{_name.lower()} xmm1, xmm2, xmm3")
+declare(semantics.cvtsi2ss, "CVTSI2SS xmm1, r/m32 (r/m64)", codes=rows_of("CVTSI2SS"), example="cvtsi2ss xmm1, eax")
+declare(semantics.vcvtsi2ss, "VCVTSI2SS xmm1, xmm2, r/m32 (r/m64)", codes=rows_of("VCVTSI2SS"),
+        example="vcvtsi2ss xmm1, xmm2, rax")
+for _name in ("CVTTSS2SI", "CVTSS2SI"):
+    declare(getattr(semantics, _name.lower()), f"{_name} r32 (r64), xmm1/m32", codes=rows_of(_name),
+            example=f"{_name.lower()} eax, xmm1")
+    declare(getattr(semantics, "v" + _name.lower()), f"V{_name} r32 (r64), xmm1/m32", codes=rows_of("V" + _name),
+            example=f"v{_name.lower()} rax, DWORD PTR [rdi]")
+for _name in ("UCOMISS", "COMISS", "VUCOMISS", "VCOMISS"):
+    declare(getattr(semantics, _name.lower()), f"{_name} xmm1, xmm2/m32", codes=rows_of(_name),
+            example=f"{_name.lower()} xmm1, xmm2")
+for _order in ("132", "213", "231"):
+    declare(getattr(semantics, f"vfmadd{_order}ss"), f"VFMADD{_order}SS xmm1 {{k1}}{{z}}, xmm2, xmm3/m32",
+            codes=rows_of(f"VFMADD{_order}SS"), example=f"vfmadd{_order}ss xmm1, xmm2, DWORD PTR [rdi]")
+declare(semantics.roundss, "ROUNDSS xmm1, xmm2/m32, imm8", codes=rows_of("ROUNDSS"), example="roundss xmm1, xmm2, 0xc")
+declare(semantics.vroundss, "VROUNDSS xmm1, xmm2, xmm3/m32, imm8", codes=rows_of("VROUNDSS"),
+        example="vroundss xmm1, xmm2, xmm3, 0x4")
+declare(semantics.vrndscaless, "VRNDSCALESS xmm1 {k1}{z}, xmm2, xmm3/m32, imm8", codes=rows_of("VRNDSCALESS"),
+        example="vrndscaless xmm1, xmm2, xmm3, 0x4")
+
+
 def is_legacy(form: VectorForm) -> bool:
     return not form.mnemonic.startswith(("v", "k"))
 

@@ -118,3 +118,112 @@ def to_bf16(x: int) -> int:
     if is_nan(x):
         return x >> 16 | 0x0040
     return (x + 0x7FFF + (x >> 16 & 1)) >> 16 & 0xFFFF
+
+
+# ---------------------------------------------------------------------------
+# Issue 27: the scalar and packed SSE/AVX arithmetic compilers emit around AMX kernels
+# ---------------------------------------------------------------------------
+
+
+def sub(a: int, b: int) -> int:
+    """a - b (SUBSS/VSUBPS's element): RoundFPControl_MXCSR of the exact difference; a NaN operand gives the
+    first NaN (a, then b) made quiet, its sign as it was."""
+    nan = _first_nan(a, b)
+    if nan is not None:
+        return nan
+    return add(a, b ^ SIGN)
+
+
+def div(a: int, b: int) -> int:
+    """a / b (DIVSS/VDIVPS's element): the exact quotient rounded once.  0/0 and inf/inf are invalid (the
+    default NaN); x/0 is a signed infinity (the divide-by-zero exception is masked)."""
+    nan = _first_nan(a, b)
+    if nan is not None:
+        return nan
+    sign = (a ^ b) & SIGN
+    a_zero, b_zero = a & 0x7FFFFFFF == 0, b & 0x7FFFFFFF == 0
+    if (is_inf(a) and is_inf(b)) or (a_zero and b_zero):
+        return DEFAULT_NAN
+    if is_inf(a) or b_zero:
+        return sign | INF
+    if is_inf(b) or a_zero:
+        return sign
+    return round_fp32(value(a) / value(b), sign >> 31)
+
+
+def maximum(a: int, b: int) -> int:
+    """MAX(a, b) as MAXSS/MAXPS define it (not IEEE's maxNum): if either is a NaN (quiet or signalling), or
+    both are zeros of any sign, or a is not greater, the result is b, unchanged."""
+    if is_nan(a) or is_nan(b) or (a & 0x7FFFFFFF == 0 and b & 0x7FFFFFFF == 0):
+        return b
+    return a if value_or_inf(a) > value_or_inf(b) else b
+
+
+def minimum(a: int, b: int) -> int:
+    """MIN(a, b) as MINSS/MINPS define it: if either is a NaN, or both are zeros, or a is not less, b."""
+    if is_nan(a) or is_nan(b) or (a & 0x7FFFFFFF == 0 and b & 0x7FFFFFFF == 0):
+        return b
+    return a if value_or_inf(a) < value_or_inf(b) else b
+
+
+def value_or_inf(x: int):
+    """The exact value of a non-NaN operand, infinities as float('inf') with their sign (for comparisons)."""
+    if is_inf(x):
+        return float("-inf") if x & SIGN else float("inf")
+    return value(x)
+
+
+def compare(a: int, b: int) -> str:
+    """The relation of a to b: 'unordered' (a NaN), 'less', 'equal' (-0 = +0) or 'greater'."""
+    if is_nan(a) or is_nan(b):
+        return "unordered"
+    x, y = value_or_inf(a), value_or_inf(b)
+    return "less" if x < y else "greater" if x > y else "equal"
+
+
+def from_int(x: int, bits: int) -> int:
+    """A signed integer of ``bits`` bits converted to fp32 (CVTSI2SS, VCVTDQ2PS), rounded to nearest even."""
+    x %= 1 << bits
+    x = x - (1 << bits) if x >> (bits - 1) else x
+    return round_fp32(Fraction(x))
+
+
+def round_to_integer(exact: Fraction, mode: str) -> int:
+    """An exact value rounded to an integer: 'nearest' (ties to even), 'down', 'up' or 'truncate'."""
+    floor = exact.numerator // exact.denominator
+    if mode == "down":
+        return floor
+    if mode == "up":
+        return -((-exact.numerator) // exact.denominator)
+    if mode == "truncate":
+        return floor if exact >= 0 else -((-exact.numerator) // exact.denominator)
+    rest = exact - floor
+    return floor + 1 if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and floor & 1) else floor
+
+
+def to_int(x: int, bits: int, mode: str = "nearest") -> int:
+    """fp32 converted to a signed integer of ``bits`` bits (CVTSS2SI: nearest even, MXCSR's default;
+    CVTTSS2SI, CVTTPS2DQ: truncated).  A NaN, an infinity or a result out of range gives the integer
+    indefinite, 1 followed by zeros (80000000H for 32 bits): the invalid exception is masked."""
+    indefinite = 1 << (bits - 1)
+    if is_nan(x) or is_inf(x):
+        return indefinite
+    n = round_to_integer(value(x), mode)
+    return n % (1 << bits) if -indefinite <= n < indefinite else indefinite
+
+
+ROUNDING_MODES = ("nearest", "down", "up", "truncate")  # imm8[1:0] of ROUNDSS and VRNDSCALEPS; MXCSR.RC's order
+
+
+def round_integral(x: int, imm8: int) -> int:
+    """ROUNDSS/ROUNDPS/VRNDSCALEPS's element: x rounded to a multiple of 2^-M (M := imm8[7:4], 0 for ROUNDPS)
+    by imm8[1:0] (or MXCSR.RC, round to nearest even by default, when imm8[2] is set); a NaN is made quiet, an
+    infinity or a zero stays as it is, a zero result keeps x's sign."""
+    if is_nan(x):
+        return quiet(x)
+    if is_inf(x) or x & 0x7FFFFFFF == 0:
+        return x
+    mode = "nearest" if imm8 & 4 else ROUNDING_MODES[imm8 & 3]
+    scale = 1 << (imm8 >> 4 & 0xF)
+    n = round_to_integer(value(x) * scale, mode)
+    return round_fp32(Fraction(n, scale), x >> 31 & 1)

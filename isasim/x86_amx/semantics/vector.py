@@ -1363,3 +1363,303 @@ def vpermt2w(cpu: X86Context, dest, index, table) -> None:
     indices = elements(read(cpu, index, bits), 16, count)
     out = [(second if i & count else first)[i % count] for i in indices]
     write_masked(cpu, dest, pack(out, 16), bits, 16)
+
+
+# ---------------------------------------------------------------------------
+# Scalar single precision (issue 27: what compilers emit for float code beside the kernels): the SSE forms
+# (two operands, DEST[MAXVL-1:128] kept) and the VEX/EVEX forms (three operands, SRC1's bits 127:32 copied,
+# DEST[MAXVL-1:128] zeroed; an EVEX write mask selects element 0 or not).  fp32 is exact and rounded once
+# under the default MXCSR (numerics/simd_fp32.py).
+# ---------------------------------------------------------------------------
+
+LOW32 = 0xFFFFFFFF
+
+
+def _scalar_element(cpu: X86Context, src) -> int:
+    """SRC[31:0]: an xmm register's low dword or a DWORD of memory."""
+    return read(cpu, src, 32) & LOW32
+
+
+def _scalar_legacy(cpu: X86Context, dest, src, operation) -> None:
+    """DEST[31:0] := operation(DEST[31:0], SRC[31:0]); DEST[MAXVL-1:32] unmodified (SSE)."""
+    old = read(cpu, dest, 128)
+    write_legacy(cpu, dest, old >> 32 << 32 | operation(old & LOW32, _scalar_element(cpu, src)) & LOW32)
+
+
+def _scalar_vex(cpu: X86Context, dest, src1, src2, operation) -> None:
+    """DEST[31:0] := operation(SRC1[31:0], SRC2[31:0]) if k1[0] or no mask (else 0 with {z}, else unchanged);
+    DEST[127:32] := SRC1[127:32]; DEST[MAXVL-1:128] := 0 (VEX, EVEX).  A masked-out memory SRC2 is not read."""
+    first = read(cpu, src1, 128)
+    if active(cpu, dest, 1):
+        low = operation(first & LOW32, _scalar_element(cpu, src2)) & LOW32
+    else:
+        low = 0 if dest.zeroing else read(cpu, unmasked(dest), 32)
+    write_vex(cpu, unmasked(dest), first >> 32 << 32 | low, 128)
+
+
+def movss(cpu: X86Context, dest, src) -> None:
+    """Move a single-precision value (SSE).
+
+        MOVSS xmm1, xmm2:  DEST[31:0] := SRC[31:0];  DEST[MAXVL-1:32] unmodified
+        MOVSS xmm1, m32:   DEST[31:0] := SRC[31:0];  DEST[127:32] := 0;  DEST[MAXVL-1:128] unmodified
+        MOVSS m32, xmm1:   DEST[31:0] := SRC[31:0]
+    """
+    if isinstance(dest, Mem):
+        cpu.write_memory(cpu.effective_address(dest), _scalar_element(cpu, src).to_bytes(4, "little"))
+    elif isinstance(src, Mem):
+        write_legacy(cpu, dest, _scalar_element(cpu, src))
+    else:
+        _scalar_legacy(cpu, dest, src, lambda a, b: b)
+
+
+def vmovss(cpu: X86Context, *operands) -> None:
+    """Move a single-precision value (VEX: AVX; EVEX: AVX512F, element 0 under a write mask).
+
+        VMOVSS xmm1 {k1}{z}, xmm2, xmm3:  DEST[31:0] := SRC2[31:0] (masked);  DEST[127:32] := SRC1[127:32]
+        VMOVSS xmm1 {k1}{z}, m32:         DEST[31:0] := SRC[31:0] (masked);   DEST[127:32] := 0
+        VMOVSS m32 {k1}, xmm1:            DEST[31:0] := SRC[31:0] if k1[0] or no mask (else not written)
+        DEST[MAXVL-1:128] := 0 (a register)
+    """
+    if len(operands) == 3:
+        dest, src1, src2 = operands
+        _scalar_vex(cpu, dest, src1, src2, lambda a, b: b)
+        return
+    dest, src = operands
+    if isinstance(unmasked(dest), Mem):
+        if active(cpu, dest, 1):
+            cpu.write_memory(cpu.effective_address(unmasked(dest)), _scalar_element(cpu, src).to_bytes(4, "little"))
+        return
+    if active(cpu, dest, 1):
+        low = _scalar_element(cpu, src)
+    else:
+        low = 0 if dest.zeroing else read(cpu, unmasked(dest), 32)
+    write_vex(cpu, unmasked(dest), low, 128)
+
+
+def _scalar_pair(name: str, operation, summary: str, formula: str, note: str):
+    """The SSE form (NAME xmm1, xmm2/m32) and the VEX/EVEX form (VNAME xmm1 {k1}{z}, xmm2, xmm3/m32) of one
+    scalar single-precision operation."""
+    def legacy(cpu: X86Context, dest, src) -> None:
+        _scalar_legacy(cpu, dest, src, operation)
+
+    def vex(cpu: X86Context, dest, src1, src2) -> None:
+        _scalar_vex(cpu, dest, src1, src2, operation)
+
+    legacy.__name__ = legacy.__qualname__ = name
+    vex.__name__ = vex.__qualname__ = "v" + name
+    legacy.__doc__ = (f"{summary} (SSE).\n\n"
+                      f"        DEST[31:0] := {formula.format(a='DEST[31:0]', b='SRC[31:0]')}\n"
+                      f"        DEST[MAXVL-1:32] unmodified\n\n    {note}  SRC is an xmm register or a DWORD of "
+                      f"memory (no alignment).\n")
+    vex.__doc__ = (f"{summary} (VEX: AVX; EVEX: AVX512F, element 0 under a write mask).\n\n"
+                   f"        IF k1[0] OR *no writemask*: DEST[31:0] := {formula.format(a='SRC1[31:0]', b='SRC2[31:0]')}\n"
+                   f"        ELSE IF *zeroing*: DEST[31:0] := 0     (else unchanged: merging)\n"
+                   f"        DEST[127:32] := SRC1[127:32];  DEST[MAXVL-1:128] := 0\n\n    {note}\n")
+    return legacy, vex
+
+
+_NAN_RULE = "A NaN operand gives the first NaN (the first operand, then the second) made quiet."
+addss, vaddss = _scalar_pair("addss", fp32.add, "Add scalar single-precision values", "{a} + {b}",
+                             "The exact sum rounded once (RNE).  " + _NAN_RULE)
+subss, vsubss = _scalar_pair("subss", fp32.sub, "Subtract scalar single-precision values", "{a} - {b}",
+                             "The exact difference rounded once (RNE).  " + _NAN_RULE)
+mulss, vmulss = _scalar_pair("mulss", fp32.mul, "Multiply scalar single-precision values", "{a} * {b}",
+                             "The exact product rounded once (RNE); 0 x inf gives the default NaN FFC00000H.  "
+                             + _NAN_RULE)
+divss, vdivss = _scalar_pair("divss", fp32.div, "Divide scalar single-precision values", "{a} / {b}",
+                             "The exact quotient rounded once (RNE); 0/0 and inf/inf give the default NaN "
+                             "FFC00000H, x/0 a signed infinity.  " + _NAN_RULE)
+maxss, vmaxss = _scalar_pair("maxss", fp32.maximum, "Maximum of scalar single-precision values",
+                             "IF {a} > {b} THEN {a} ELSE {b}",
+                             "Both zeros (of any sign) or a NaN in either (quiet or signalling) give the second "
+                             "operand, unchanged.")
+minss, vminss = _scalar_pair("minss", fp32.minimum, "Minimum of scalar single-precision values",
+                             "IF {a} < {b} THEN {a} ELSE {b}",
+                             "Both zeros (of any sign) or a NaN in either (quiet or signalling) give the second "
+                             "operand, unchanged.")
+
+
+def _integer_bits(cpu: X86Context, src) -> tuple[int, int]:
+    bits = GPR_VIEWS[src.name].bits if isinstance(src, Reg) else src.size * 8
+    return read(cpu, src, bits), bits
+
+
+def cvtsi2ss(cpu: X86Context, dest, src) -> None:
+    """Convert a signed doubleword or quadword integer to single precision, rounded to nearest even (SSE).
+
+        DEST[31:0] := Convert_Integer_To_Single_Precision_Floating_Point(SRC)   (r/m32, or r/m64 with REX.W)
+        DEST[MAXVL-1:32] unmodified
+    """
+    value, bits = _integer_bits(cpu, src)
+    _scalar_legacy(cpu, dest, dest, lambda a, _b: fp32.from_int(value, bits))
+
+
+def vcvtsi2ss(cpu: X86Context, dest, src1, src2) -> None:
+    """Convert a signed doubleword or quadword integer to single precision, rounded to nearest even
+    (VEX: AVX; EVEX: AVX512F).
+
+        DEST[31:0] := Convert_Integer_To_Single_Precision_Floating_Point(SRC2)   (r/m32 or r/m64)
+        DEST[127:32] := SRC1[127:32];  DEST[MAXVL-1:128] := 0
+    """
+    value, bits = _integer_bits(cpu, src2)
+    _scalar_vex(cpu, dest, src1, src1, lambda _a, _b: fp32.from_int(value, bits))
+
+
+def _to_gpr(cpu: X86Context, dest, src, mode: str) -> None:
+    bits = GPR_VIEWS[dest.name].bits
+    cpu.state.write_gpr(GPR_VIEWS[dest.name], fp32.to_int(_scalar_element(cpu, src), bits, mode))
+
+
+_INDEFINITE = ("A NaN, an infinity or a value out of range gives the integer indefinite 80000000H "
+               "(8000000000000000H for a 64-bit DEST); a 32-bit DEST zeroes bits 63:32 of its register.")
+
+
+def cvttss2si(cpu: X86Context, dest, src) -> None:
+    """Convert a single-precision value to a signed doubleword or quadword integer, truncated (SSE).
+
+        DEST := Convert_Single_Precision_Floating_Point_To_Integer_Truncate(SRC[31:0])
+    """
+    _to_gpr(cpu, dest, src, "truncate")
+
+
+def vcvttss2si(cpu: X86Context, dest, src) -> None:
+    """Convert a single-precision value to a signed doubleword or quadword integer, truncated (VEX: AVX;
+    EVEX: AVX512F).
+
+        DEST := Convert_Single_Precision_Floating_Point_To_Integer_Truncate(SRC[31:0])
+    """
+    _to_gpr(cpu, dest, src, "truncate")
+
+
+def cvtss2si(cpu: X86Context, dest, src) -> None:
+    """Convert a single-precision value to a signed doubleword or quadword integer, rounded as MXCSR.RC says
+    (round to nearest even by default) (SSE).
+
+        DEST := Convert_Single_Precision_Floating_Point_To_Integer(SRC[31:0])
+    """
+    _to_gpr(cpu, dest, src, "nearest")
+
+
+def vcvtss2si(cpu: X86Context, dest, src) -> None:
+    """Convert a single-precision value to a signed doubleword or quadword integer, rounded to nearest even
+    (MXCSR's default) (VEX: AVX; EVEX: AVX512F).
+
+        DEST := Convert_Single_Precision_Floating_Point_To_Integer(SRC[31:0])
+    """
+    _to_gpr(cpu, dest, src, "nearest")
+
+
+for _f in (cvttss2si, vcvttss2si, cvtss2si, vcvtss2si):
+    _f.__doc__ += "\n    " + _INDEFINITE + "\n"
+
+
+def _compare_flags(cpu: X86Context, src1, src2) -> None:
+    relation = fp32.compare(read(cpu, src1, 32) & LOW32, _scalar_element(cpu, src2))
+    flags = cpu.state.rflags & ~(CF | PF | AF | ZF | SF | OF)
+    flags |= {"unordered": ZF | PF | CF, "greater": 0, "less": CF, "equal": ZF}[relation]
+    cpu.state.set_rflags(flags)
+
+
+_COMPARE_TEXT = """
+
+        RESULT := OrderedCompare(SRC1[31:0] <> SRC2[31:0])
+        CASE (RESULT) OF
+            UNORDERED:    ZF, PF, CF := 111
+            GREATER_THAN: ZF, PF, CF := 000
+            LESS_THAN:    ZF, PF, CF := 001
+            EQUAL:        ZF, PF, CF := 100      (-0 equals +0)
+        OF, AF, SF := 0
+"""
+
+
+def ucomiss(cpu: X86Context, src1, src2) -> None:
+    """Compare two single-precision values, unordered, and set ZF PF CF (SSE); a quiet NaN raises no
+    exception (all are masked: the flags are the same as COMISS's)."""
+    _compare_flags(cpu, src1, src2)
+
+
+def comiss(cpu: X86Context, src1, src2) -> None:
+    """Compare two single-precision values, ordered, and set ZF PF CF (SSE); any NaN is invalid (masked)."""
+    _compare_flags(cpu, src1, src2)
+
+
+def vucomiss(cpu: X86Context, src1, src2) -> None:
+    """Compare two single-precision values, unordered, and set ZF PF CF (VEX: AVX; EVEX: AVX512F)."""
+    _compare_flags(cpu, src1, src2)
+
+
+def vcomiss(cpu: X86Context, src1, src2) -> None:
+    """Compare two single-precision values, ordered, and set ZF PF CF (VEX: AVX; EVEX: AVX512F)."""
+    _compare_flags(cpu, src1, src2)
+
+
+for _f in (ucomiss, comiss, vucomiss, vcomiss):
+    _f.__doc__ += _COMPARE_TEXT
+
+
+def _fma_scalar(order: str):
+    """VFMADD132SS / 213SS / 231SS: the digits name which operands are multiplied and which is added."""
+    def semantics(cpu: X86Context, dest, src2, src3) -> None:
+        def one(d: int, s2: int, s3: int) -> int:
+            ops = {"1": d, "2": s2, "3": s3}
+            a, b, c = ops[order[0]], ops[order[1]], ops[order[2]]
+            return fp32.fma(a, b, c, (a, b, c))
+
+        first = read(cpu, unmasked(dest), 128)
+        s2 = read(cpu, src2, 32) & LOW32
+        if active(cpu, dest, 1):
+            low = one(first & LOW32, s2, _scalar_element(cpu, src3))
+        else:
+            low = 0 if dest.zeroing else first & LOW32
+        write_vex(cpu, unmasked(dest), first >> 32 << 32 | low, 128)
+
+    names = {"1": "DEST", "2": "SRC2", "3": "SRC3"}
+    semantics.__name__ = semantics.__qualname__ = f"vfmadd{order}ss"
+    semantics.__doc__ = (f"Fused multiply-add of single-precision values, rounded once (VEX: FMA; EVEX: AVX512F, "
+                         f"element 0 under a write mask).\n\n"
+                         f"        IF k1[0] OR *no writemask*:\n"
+                         f"            DEST[31:0] := RoundFPControl_MXCSR({names[order[0]]}[31:0] * "
+                         f"{names[order[1]]}[31:0] + {names[order[2]]}[31:0])\n"
+                         f"        ELSE IF *zeroing*: DEST[31:0] := 0     (else unchanged: merging)\n"
+                         f"        DEST[127:32] unchanged;  DEST[MAXVL-1:128] := 0\n\n"
+                         f"    A NaN operand gives the first NaN of the two factors, then the addend, made quiet.\n")
+    return semantics
+
+
+vfmadd132ss, vfmadd213ss, vfmadd231ss = (_fma_scalar(o) for o in ("132", "213", "231"))
+
+
+def roundss(cpu: X86Context, dest, src, imm8) -> None:
+    """Round a single-precision value to an integer value by imm8 (SSE4.1).
+
+        DEST[31:0] := Round(SRC[31:0], imm8[1:0] or MXCSR.RC if imm8[2])   (0: nearest even, 1: down,
+                      2: up, 3: toward zero; imm8[3] suppresses the precision exception only)
+        DEST[MAXVL-1:32] unmodified
+
+    A NaN gives itself made quiet; an infinity or a zero itself; a zero result keeps SRC's sign.
+    """
+    _scalar_legacy(cpu, dest, src, lambda _a, b: fp32.round_integral(b, imm8.value & 0xF))
+
+
+def vroundss(cpu: X86Context, dest, src1, src2, imm8) -> None:
+    """Round a single-precision value to an integer value by imm8 (VEX: AVX).
+
+        DEST[31:0] := Round(SRC2[31:0], imm8[1:0] or MXCSR.RC if imm8[2])
+        DEST[127:32] := SRC1[127:32];  DEST[MAXVL-1:128] := 0
+
+    A NaN gives itself made quiet; an infinity or a zero itself; a zero result keeps SRC2's sign.
+    """
+    _scalar_vex(cpu, dest, src1, src2, lambda _a, b: fp32.round_integral(b, imm8.value & 0xF))
+
+
+def vrndscaless(cpu: X86Context, dest, src1, src2, imm8) -> None:
+    """Round a single-precision value to a multiple of 2^-M, M := imm8[7:4] (AVX512F, element 0 under a
+    write mask).
+
+        IF k1[0] OR *no writemask*: DEST[31:0] := 2^-M * Round(2^M * SRC2[31:0], imm8[1:0] or MXCSR.RC if imm8[2])
+        ELSE IF *zeroing*: DEST[31:0] := 0     (else unchanged)
+        DEST[127:32] := SRC1[127:32];  DEST[MAXVL-1:128] := 0
+
+    A NaN gives itself made quiet; an infinity or a zero itself; a zero result keeps SRC2's sign.
+    """
+    _scalar_vex(cpu, dest, src1, src2, lambda _a, b: fp32.round_integral(b, imm8.value & 0xFF))

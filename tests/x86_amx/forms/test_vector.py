@@ -741,3 +741,100 @@ def test_a_trace_seeds_a_zmm_register_as_64_bytes():
     assert state.read_vector(3) == PATTERN and ISA.observe(state)["arrays"]["zmm3"] == bytes(range(64))
     with pytest.raises(ConfigError, match="64 bytes"):
         ISA.seed_arrays(state, {"zmm3": bytes(16)})
+
+
+# issue 27: scalar single precision (SSE, VEX and EVEX with masks): moves, arithmetic, conversions to and from
+# integers, compares (flags, read by SETcc), FMA and rounding, on the fp32 palette and on random bits
+SCALAR_FP_PROGRAM = """
+    mov eax, 0xa5c3
+    kmovw k1, eax
+    mov eax, 0x5a3c
+    kmovw k2, eax
+    movss xmm1, DWORD PTR [rdi+0x4]
+    movss xmm2, xmm3
+    movss DWORD PTR [rsi+0x8], xmm4
+    vmovss xmm5, DWORD PTR [rdi+0x8]
+    vmovss xmm6, xmm7, xmm8
+    vmovss DWORD PTR [rsi+0xc], xmm9
+    vmovss xmm17{k1}{z}, DWORD PTR [rdi+0xc]
+    vmovss xmm18{k2}, xmm19, xmm20
+    vmovss xmm21{k2}{z}, xmm19, xmm20
+    vmovss DWORD PTR [rsi+0x10]{k1}, xmm22
+    vmovss DWORD PTR [rsi+0x14]{k2}, xmm22
+    addss xmm10, xmm11
+    addss xmm12, DWORD PTR [rdi+0x10]
+    subss xmm13, xmm14
+    subss xmm15, DWORD PTR [rdi+0x14]
+    mulss xmm0, xmm1
+    mulss xmm2, DWORD PTR [rdi+0x18]
+    divss xmm3, xmm4
+    divss xmm5, DWORD PTR [rdi+0x1c]
+    maxss xmm6, xmm7
+    maxss xmm8, DWORD PTR [rdi+0x20]
+    minss xmm9, xmm10
+    minss xmm11, DWORD PTR [rdi+0x24]
+    vaddss xmm12, xmm13, xmm14
+    vaddss xmm23{k1}{z}, xmm24, DWORD PTR [rdi+0x28]
+    vsubss xmm15, xmm0, DWORD PTR [rdi+0x2c]
+    vsubss xmm25{k2}, xmm26, xmm27
+    vmulss xmm1, xmm2, xmm3
+    vmulss xmm28, xmm29, xmm30
+    vdivss xmm4, xmm5, xmm6
+    vdivss xmm31{k1}, xmm16, DWORD PTR [rdi+0x30]
+    vmaxss xmm7, xmm8, xmm9
+    vmaxss xmm17, xmm18, DWORD PTR [rdi+0x34]
+    vminss xmm10, xmm11, xmm12
+    vminss xmm19{k2}{z}, xmm20, xmm21
+    cvtsi2ss xmm13, eax
+    cvtsi2ss xmm14, rcx
+    cvtsi2ss xmm15, DWORD PTR [rdi+0x38]
+    cvtsi2ss xmm0, QWORD PTR [rdi+0x3c]
+    vcvtsi2ss xmm1, xmm2, ecx
+    vcvtsi2ss xmm3, xmm4, rax
+    vcvtsi2ss xmm22, xmm23, QWORD PTR [rdi+0x44]
+    vcvtsi2ss xmm5, xmm6, DWORD PTR [rdi+0x4c]
+    cvttss2si eax, xmm7
+    cvttss2si rcx, DWORD PTR [rdi+0x50]
+    cvtss2si edx, xmm8
+    cvtss2si r8, DWORD PTR [rdi+0x54]
+    vcvttss2si r9d, xmm9
+    vcvttss2si r10, xmm24
+    vcvtss2si r11d, DWORD PTR [rdi+0x58]
+    vcvtss2si rdx, xmm25
+    ucomiss xmm10, xmm11
+    setp bl
+    setb bh
+    ucomiss xmm12, DWORD PTR [rdi+0x5c]
+    comiss xmm13, xmm14
+    comiss xmm15, DWORD PTR [rdi+0x60]
+    vucomiss xmm0, xmm1
+    vucomiss xmm26, DWORD PTR [rdi+0x64]
+    vcomiss xmm2, xmm3
+    vcomiss xmm27, xmm28
+    vfmadd132ss xmm4, xmm5, xmm6
+    vfmadd213ss xmm7, xmm8, DWORD PTR [rdi+0x68]
+    vfmadd231ss xmm9, xmm10, xmm11
+    vfmadd231ss xmm29{k1}{z}, xmm30, xmm31
+    vfmadd213ss xmm16{k2}, xmm17, xmm18
+    roundss xmm12, xmm13, 0x0
+    roundss xmm14, DWORD PTR [rdi+0x6c], 0x9
+    roundss xmm15, xmm0, 0xa
+    roundss xmm1, xmm2, 0xb
+    vroundss xmm3, xmm4, xmm5, 0x4
+    vroundss xmm6, xmm7, DWORD PTR [rdi+0x70], 0x1
+    vrndscaless xmm19, xmm20, xmm21, 0x4
+    vrndscaless xmm22{k1}, xmm23, DWORD PTR [rdi+0x74], 0x32
+    vrndscaless xmm24{k2}{z}, xmm25, xmm26, 0xf3
+"""
+
+
+@pytest.mark.needs_silicon
+@pytest.mark.skipif(not {"avx512f", "avx512vl", "fma", "sse4_1"} <= set(HOST_FLAGS),
+                    reason="this CPU lacks AVX-512 F/VL, FMA or SSE4.1 (/proc/cpuinfo)")
+@pytest.mark.parametrize("seed", range(6))
+def test_scalar_single_precision_forms_on_silicon(seed):
+    """Each scalar fp32 result, NaN choice (MAXSS/MINSS's second operand, even a signalling NaN), integer
+    indefinite and compare flag against this CPU, after every instruction."""
+    report, program, _init = silicon_diff(SCALAR_FP_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
+    assert report.divergence is None, report.divergence.describe()
+    assert report.steps == len(program.instructions)
