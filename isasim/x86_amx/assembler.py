@@ -678,6 +678,9 @@ class Assembler:
             size = _SIZE_WORDS[m.group(1)]
             low = m.group(2)
             text = text[len(text) - len(low):]
+        if low[:3] in ("es:", "ds:") and "[" in low:  # a string instruction's operand, as objdump prints it
+            inner = self.parse_memory(text[3:].strip(_BLANKS), size)
+            return replace(inner, segment=low[:2])
         if low[:3] in ("fs:", "gs:"):  # relative to a thread pointer: fs:0x28, fs:[0x28], fs:[rax+0x8]
             rest = text[3:].strip(_BLANKS)
             inner = self.parse_memory(rest, size) if "[" in rest else Mem(disp=self.value(rest), size=size)
@@ -776,8 +779,8 @@ class Assembler:
                 return form, form.encoded_operands(operands), form.encode(operands)
         if control_encoding.accepts(mnemonic, operands):
             return control_encoding.encode(mnemonic, operands, address)
-        segments = {o.segment for o in operands if isinstance(o, Mem) and o.segment}
-        if segments and scalar_encoding.accepts(mnemonic):
+        segments = {o.segment for o in operands if isinstance(o, Mem) and o.segment in ("fs", "gs")}
+        if segments and scalar_encoding.accepts(mnemonic, operands):
             # fs:/gs: is the segment prefix (64, 65) before the instruction's own bytes, where GNU as puts it
             (segment,) = segments
             plain = tuple(replace(o, segment=None) if isinstance(o, Mem) else o for o in operands)
@@ -786,7 +789,7 @@ class Assembler:
                 raise AssemblyError(f"{mnemonic}: isasim does not take an {segment}: operand here")
             canonical = tuple(replace(o, segment=segment) if isinstance(o, Mem) else o for o in canonical)
             return form, canonical, (b"\x64" if segment == "fs" else b"\x65") + code
-        if scalar_encoding.accepts(mnemonic):
+        if scalar_encoding.accepts(mnemonic, operands):
             return scalar_encoding.encode(mnemonic, operands, address, long_branch=st.long_branch)
         if mnemonic in vector.MNEMONICS:
             return vector_encoding.encode(mnemonic, operands, address)
@@ -835,7 +838,7 @@ class Assembler:
             return
         form, operands, encoding = self.encode(st, 0)
         # objdump's prefix words (before a NOP, and lock) stay in its text
-        prefixes = scalar_encoding.split_prefixes(st.mnemonic)[0] if " " in st.mnemonic else ()
+        prefixes = scalar_encoding.prefix_words(st.mnemonic, form) if " " in st.mnemonic else ()
         st.prepared = _Prepared(form, operands, encoding, prefixes)
         st.encoding = encoding
         st.size = len(encoding)

@@ -39,7 +39,10 @@ class X86Context:
         if with_index and mem.index and mem.index != "riz":
             address += self.state.read_gpr(GPR_VIEWS[mem.index]) * mem.scale
         if mem.segment:  # fs:/gs:: the segment's base (the thread pointer) is added, as in 64-bit mode
-            address += self.state.fs_base if mem.segment == "fs" else self.state.gs_base
+            if mem.segment == "fs":
+                address += self.state.fs_base
+            elif mem.segment == "gs":
+                address += self.state.gs_base  # (es: and ds: have base 0 in 64-bit mode)
         return address & ADDRESS_MASK
 
     def read_memory(self, address: int, size: int) -> bytes:

@@ -581,7 +581,7 @@ def load_object(path: str, function: str, init: Init) -> tuple[Program, Init]:
         if register in regs:
             raise IsasimError(f"init.args gives {register} and so does init.regs.{register}: give it once")
         regs[register] = value % (1 << 64)
-    if any(isinstance(o, Mem) and o.segment for ins in program.instructions for o in ins.operands):
+    if any(isinstance(o, Mem) and o.segment in ("fs", "gs") for ins in program.instructions for o in ins.operands):
         if "fs_base" not in regs:  # the thread's control block, holding the canary
             regs["fs_base"] = TLS_BASE
             regions.append((TLS_BASE, thread_block(), True))

@@ -79,6 +79,7 @@ def observed_arrays(tilecfg: bytes, xtiledata: bytes) -> dict[str, bytes]:
 CF, PF, AF, ZF, SF, OF = 1 << 0, 1 << 2, 1 << 4, 1 << 6, 1 << 7, 1 << 11
 FLAG_NAMES = {"CF": CF, "PF": PF, "AF": AF, "ZF": ZF, "SF": SF, "OF": OF}  # as the views print them
 STATUS_FLAGS = sum(FLAG_NAMES.values())
+DF = 1 << 10  # the direction flag (CLD, STD): string instructions step back while it is set
 RFLAGS_RESET = 0x202  # bit 1 is always 1; IF is set in a Linux user process
 
 # The journal's locations, made once so that recording a write costs no allocation.

@@ -30,8 +30,9 @@ IMM_FIELD_BITS = {OK.IMM8: 8, OK.IMM16: 16, OK.IMM32: 32, OK.IMM64: 64}
 IMPLIED_ONE = OK.IMM8_CONST_1  # D0/D1 /r: shift by 1, no immediate byte
 SEXT_IMM_KINDS = {OK.IMM8SEX16: 8, OK.IMM8SEX32: 8, OK.IMM8SEX64: 8, OK.IMM32SEX64: 32}
 BRANCH_KINDS = {OK.BR64_1: 1, OK.BR64_4: 4}
+STRING_KINDS = {OK.ES_RDI: ("rdi", "es"), OK.SEG_RSI: ("rsi", "ds")}  # a string instruction's fixed memory operands
 SUPPORTED_KINDS = (set(RM_KINDS) | set(REG_KINDS) | set(ACC_KINDS) | IMM_KINDS | set(SEXT_IMM_KINDS)
-                    | set(BRANCH_KINDS) | set(FIXED_REG_KINDS) | {OK.MEM, IMPLIED_ONE})
+                    | set(BRANCH_KINDS) | set(FIXED_REG_KINDS) | set(STRING_KINDS) | {OK.MEM, IMPLIED_ONE})
 
 
 # the vector forms' rows

@@ -37,11 +37,11 @@ import iced_x86
 from ...core.errors import AssemblyError
 from ...core.program import Instruction
 from ..instructions import make_instruction
-from ..forms.scalar import CANDIDATES, CODE_FORMS, ROWS, Row, ScalarForm
+from ..forms.scalar import CANDIDATES, CODE_FORMS, REPEAT_WORDS, ROWS, STRING_SPELLINGS, Row, ScalarForm
 from ..operands import GPR64, GPR_VIEWS, Imm, Mem, Reg, Target, operand_text, signed, width
 from .iced import (ACC_KINDS, BRANCH_KINDS, FIXED_REG_KINDS, IMM_FIELD_BITS, IMM_KINDS, IMPLIED_ONE, MASK64,
-                   NAME_OF_REGISTER, OK, REG_KINDS, REGISTER_OF, RM_KINDS, SEXT_IMM_KINDS, check_memory, encode_with,
-                   fail, iced_memory, rip_relative)
+                   NAME_OF_REGISTER, OK, REG_KINDS, REGISTER_OF, RM_KINDS, SEXT_IMM_KINDS, STRING_KINDS, check_memory,
+                   encode_with, fail, iced_memory, rip_relative)
 
 
 # ---------------------------------------------------------------------------
@@ -176,7 +176,11 @@ NOP_PREFIX_WORDS = {"data16": 0x66, "cs": 0x2E}
 # LOCK (F0): GNU as takes it before these with a memory destination; objdump prints "lock".
 LOCKABLE = frozenset({"add", "adc", "and", "or", "sbb", "sub", "xor", "not", "neg", "inc", "dec", "xadd", "cmpxchg",
                       "xchg", "bts", "btr", "btc"})
-PREFIX_WORDS = {**NOP_PREFIX_WORDS, "lock": 0xF0}  # every prefix word the assembler reads before a mnemonic
+# REP (F3) before STOS MOVS LODS; REPE/REPZ (F3) and REPNE/REPNZ (F2) before SCAS CMPS (forms/scalar.py).
+REPEAT_BYTES = {"rep": 0xF3, "repz": 0xF3, "repnz": 0xF2}
+PREFIX_WORDS = {**NOP_PREFIX_WORDS, "lock": 0xF0, **{word: REPEAT_BYTES[canonical]
+                                                     for word, canonical in REPEAT_WORDS.items()}}
+# every prefix word the assembler reads before a mnemonic
 
 
 def split_prefixes(mnemonic: str) -> tuple[tuple[str, ...], str]:
@@ -185,9 +189,14 @@ def split_prefixes(mnemonic: str) -> tuple[tuple[str, ...], str]:
     return tuple(words[:-1]), words[-1] if words else ""
 
 
-def accepts(mnemonic: str) -> bool:
-    """Whether ``mnemonic`` (possibly with NOP prefix words) is a scalar instruction's."""
+def accepts(mnemonic: str, operands: tuple = ()) -> bool:
+    """Whether ``mnemonic`` (possibly with prefix words) is a scalar instruction's.  The one-word string
+    spellings take no operands (``movsd``/``cmpsd`` with operands are SSE2's)."""
     prefixes, name = split_prefixes(mnemonic)
+    if name in ("movsd", "cmpsd") and operands:
+        return False  # SSE2's MOVSD/CMPSD xmm forms; the string ones take no operands
+    if name in CANDIDATES and CODE_FORMS[CANDIDATES[name][0]].repeat_prefixes:
+        return True  # a string instruction, whatever prefix words: its encoder says which it takes
     return name in CANDIDATES and (not prefixes or name == "nop" or (prefixes == ("lock",) and name in LOCKABLE))
 
 
@@ -219,6 +228,8 @@ def encode(mnemonic: str, operands: tuple, address: int, *, long_branch: bool = 
     """Encode one scalar instruction as GNU as 2.40 does; see the module docstring."""
     mnemonic = mnemonic.lower()
     prefixes, name = split_prefixes(mnemonic)
+    if name in CANDIDATES and CODE_FORMS[CANDIDATES[name][0]].repeat_prefixes:
+        return _encode_string(prefixes, name, tuple(operands), address)
     if prefixes == ("lock",) and name in LOCKABLE:
         form, ops, data = encode(name, operands, address)
         if not ops or not isinstance(ops[0], Mem):
@@ -242,6 +253,9 @@ def encode(mnemonic: str, operands: tuple, address: int, *, long_branch: bool = 
         if isinstance(op, Reg):
             ops.append(_check_register(mnemonic, op))
         elif isinstance(op, Mem):
+            if op.segment:
+                raise fail(mnemonic, f"isasim takes {op.segment}: only in a string instruction's operands "
+                                     "(es:[rdi], ds:[rsi]) and fs:/gs: before a memory operand")
             ops.append(check_memory(mnemonic, op))
         elif isinstance(op, Imm):
             ops.append(op)
@@ -322,6 +336,81 @@ def encode(mnemonic: str, operands: tuple, address: int, *, long_branch: bool = 
     return form, _canonical(row, form, ops, disp_size), data
 
 
+def _encode_string(prefixes: tuple[str, ...], name: str, operands: tuple, address: int):
+    """A string instruction: ``stosq`` (its one-word spelling, no operands) or objdump's ``stos QWORD PTR
+    es:[rdi],rax`` (the fixed operands written out: es: and ds: may be left off), behind an optional repeat
+    prefix.  Bytes: GNU as's, the operand-size 66 first, then F3/F2, then REX.W and the opcode."""
+    text = " ".join(prefixes + (name,))
+    if len(prefixes) > 1 or (prefixes and prefixes[0] not in REPEAT_WORDS):
+        raise fail(text, "only one of rep, repe/repz, repne/repnz may come before a string instruction")
+    if name in STRING_SPELLINGS:
+        form, bits = STRING_SPELLINGS[name]
+        if operands:
+            raise fail(text, f"takes no operands (or write {form.mnemonic} with its operands, as objdump prints it)")
+        rows = [ROWS[c] for c in form.codes if ROWS[c].bits == bits]
+    else:
+        form = CODE_FORMS[CANDIDATES[name][0]]
+        rows = [ROWS[c] for c in form.codes if _string_operands_match(ROWS[c], operands)]
+        if not rows:
+            example = form.format(_string_operands(ROWS[form.codes[-1]]))
+            raise fail(text, f"its operands are fixed: write e.g. '{example}' (or {name}b/w/d/q without operands)")
+    (row,) = rows
+    prefix = repeat_word(prefixes[0], form) if prefixes else None
+    if prefix is None and prefixes:
+        allowed = " or ".join(form.repeat_prefixes)
+        raise fail(text, f"{prefixes[0]} does not repeat {form.mnemonic}; {allowed} does")
+    create = getattr(iced_x86.Instruction, f"create_{row.instruction_string.split()[0].lower()}")
+    data, _ = encode_with(create(64), address)
+    if prefix is not None:
+        own = data[:1] if data[:1] == b"\x66" else b""
+        data = own + bytes([REPEAT_BYTES[prefix]]) + data[len(own):]
+    return form, _string_operands(row), data
+
+
+def repeat_word(written: str, form: ScalarForm) -> str | None:
+    """The word objdump prints for the repeat prefix written before ``form`` (F3 is "rep" before STOS, MOVS
+    and LODS, "repz" before SCAS and CMPS; F2 "repnz"), or None if it does not repeat that form."""
+    word = REPEAT_WORDS.get(written)
+    if word in ("rep", "repz"):
+        word = "repz" if "repz" in form.repeat_prefixes else "rep"
+    return word if word in form.repeat_prefixes else None
+
+
+def prefix_words(mnemonic: str, form) -> tuple[str, ...]:
+    """The prefix words objdump prints before ``form`` for those written in ``mnemonic`` (``repe cmpsb`` ->
+    ("repz",); NOP's data16/cs and lock as written)."""
+    prefixes = split_prefixes(mnemonic)[0]
+    if prefixes and getattr(form, "repeat_prefixes", ()):
+        return tuple(repeat_word(p, form) or p for p in prefixes)
+    return prefixes
+
+
+def _string_operands(row: Row) -> tuple:
+    """The canonical operands of a string row: ES:[RDI], DS:[RSI] and the accumulator, sized by the row."""
+    out = []
+    for kind in row.kinds:
+        if kind in STRING_KINDS:
+            base, segment = STRING_KINDS[kind]
+            out.append(Mem(base, None, 1, 0, row.bits // 8, segment=segment))
+        else:
+            out.append(Reg(ACC_KINDS[kind]))
+    return tuple(out)
+
+
+def _string_operands_match(row: Row, operands: tuple) -> bool:
+    if len(operands) != len(row.kinds):
+        return False
+    for kind, op in zip(row.kinds, operands):
+        if kind in STRING_KINDS:
+            base, segment = STRING_KINDS[kind]
+            if not (isinstance(op, Mem) and op.base == base and op.index is None and op.disp == 0
+                    and op.segment in (None, segment) and op.size in (None, row.bits // 8)):
+                return False
+        elif not (isinstance(op, Reg) and op.name == ACC_KINDS[kind]):
+            return False
+    return any(isinstance(op, Reg) or op.size is not None for op in operands)  # the size is said somewhere
+
+
 # ---------------------------------------------------------------------------
 # Decoding (iced's decoder)
 # ---------------------------------------------------------------------------
@@ -378,7 +467,10 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
             return None  # #UD on silicon, or a lock isasim's text would not put first
         prefixes = ("lock",)
     if instr.has_rep_prefix or instr.has_repne_prefix:
-        return None
+        word = ("repnz" if instr.has_repne_prefix else "repz" if "repz" in form.repeat_prefixes else "rep")
+        if word not in form.repeat_prefixes or prefixes:
+            return None  # F3/F2 that repeats nothing (objdump: "repz ret", "repnz stos"): not modelled
+        prefixes = (word,)
     row = ROWS[instr.code]
     if instr.code == iced_x86.Code.NOPW:
         return make_instruction(form, (Reg("ax"), Reg("ax")), address, window[: instr.len])
@@ -395,6 +487,11 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
             if mem is None:
                 return None
             operands.append(mem)
+        elif kind in (iced_x86.OpKind.MEMORY_ESRDI, iced_x86.OpKind.MEMORY_SEG_RSI):
+            if instr.memory_segment not in (iced_x86.Register.NONE, iced_x86.Register.DS, iced_x86.Register.ES):
+                return None
+            base, segment = ("rdi", "es") if kind == iced_x86.OpKind.MEMORY_ESRDI else ("rsi", "ds")
+            operands.append(Mem(base, None, 1, 0, row.bits // 8, segment=segment))
         elif kind == iced_x86.OpKind.NEAR_BRANCH64:
             operands.append(Target(instr.near_branch64))
         elif kind in _IMMEDIATE_OP_KINDS:

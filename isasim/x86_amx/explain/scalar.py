@@ -13,7 +13,7 @@ from ...core.explain import Cell, Code, Explanation, Grid, Paragraph, Section, T
 from ...core.program import Instruction
 from ..faults import PAGE_FAULT
 from ..operands import GPR64, GPR_VIEWS, Imm, Mem, Reg, Target, operand_text, width
-from ..semantics import scalar
+from ..semantics import scalar, strings
 from ..state import FLAG_NAMES, RFLAGS_RESET
 from .common import DATA_ADDR, ISA_NAME, command, default_cpu, example_figure, facts, run_after_setup
 from .encoding_view import legacy_encoding
@@ -44,6 +44,11 @@ def _scalar_values(ins, rng, regs_given: dict) -> tuple[dict, list]:
                 regs[o.base] = DATA_ADDR
             if o.index and o.index not in regs_given:
                 regs[o.index] = int(rng.integers(0, 4))
+    if getattr(ins.form, "repeat_prefixes", ()):  # a string instruction: its source apart, a few elements
+        if "rsi" not in regs_given and any(isinstance(o, Mem) and o.base == "rsi" for o in ins.operands):
+            regs["rsi"] = DATA_ADDR + 0x80
+        if "rcx" not in regs_given and set(ins.extra.get("prefixes", ())) & set(ins.form.repeat_prefixes):
+            regs["rcx"] = 4
     if ins.form.mnemonic in ("push", "pop", "leave", "call"):
         # the stack is memory like any other: point RSP (and LEAVE's RBP) into a mapped block
         for name in ("rsp", "rbp") if ins.form.mnemonic == "leave" else ("rsp",):
@@ -88,7 +93,11 @@ def explain_scalar(ins: Instruction, form, settings: Settings) -> Explanation:
         operand_rows.append([operand_text(o), what, bits])
     expl.sections.append(Section("Operands", [Table(["operand", "kind", "bits"], operand_rows)
                                                if operand_rows else Paragraph("none")]))
-    expl.sections.append(Section("Operation (the semantics the simulator executes)", [Code(form.doc)]))
+    operation = [Code(form.doc)]
+    prefix = next((p for p in ins.extra.get("prefixes", ()) if p in getattr(form, "repeat_prefixes", ())), None)
+    if prefix is not None:  # the repeat prefix's own operation, around the element's
+        operation += [Paragraph(f"{prefix} repeats it:"), Code(strings.repeat.__doc__.strip())]
+    expl.sections.append(Section("Operation (the semantics the simulator executes)", operation))
     faults = []
     if any(isinstance(o, Mem) for o in ins.operands) and form.mnemonic not in ("lea", "nop"):
         faults.append([PAGE_FAULT, "the memory operand's bytes are not mapped (or, for a write, not writable)"])

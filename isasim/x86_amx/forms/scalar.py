@@ -30,9 +30,10 @@ import iced_x86
 from ...core.program import FormTable
 from ..context import X86Context
 from ..encoding.iced import (ACC_KINDS, CODE_NAMES, FIXED_REG_KINDS, IMM_FIELD_BITS, IMPLIED_ONE, MNEMONIC_NAMES, OK,
-                             REG_KINDS, RM_KINDS, SUPPORTED_KINDS)
+                             REG_KINDS, RM_KINDS, STRING_KINDS, SUPPORTED_KINDS)
 from ..operands import GPR_VIEWS
 from ..semantics import scalar as semantics
+from ..semantics import strings
 from ..semantics.plain_run import PLAIN_RUN_PATHS
 from ..semantics.scalar import CMOVCC, CONDITIONS, HALT, JCC, SETCC
 from ..state import AF, CF, OF, PF, SF, STATUS_FLAGS, ZF
@@ -45,7 +46,7 @@ FEATURE = "BASE"
 class ScalarForm(IcedRowsForm):
     syntax: str  # the SDM's instruction column, generic over widths, e.g. "ADD dest, src"
     mnemonic: str  # as objdump prints it: "add", "je", "movabs"
-    iced_mnemonic: str  # iced-x86's Mnemonic name of the rows this form owns
+    iced_mnemonics: tuple[str, ...]  # iced-x86's Mnemonic names of the rows this form owns
     semantics: Callable = field(repr=False)
     aliases: tuple[str, ...] = ()  # further spellings the assembler accepts (jz for je)
     undefined_flags: int = 0  # status flags the SDM leaves undefined
@@ -57,6 +58,10 @@ class ScalarForm(IcedRowsForm):
     # shl rax, cl): the operand size is the first operand's, and each row says what the others must be.
     mixed_widths: bool = False
     example: str | None = None  # the line its reference page explains (explain/__init__.py has the older ones)
+    # A string instruction (STOS MOVS LODS SCAS CMPS): its operands are the fixed ES:[RDI], DS:[RSI] and
+    # accumulator, and these repeat prefixes may come before it ("rep"; "repz"/"repnz" for SCAS and CMPS,
+    # whose loops also stop on ZF), as objdump prints them.
+    repeat_prefixes: tuple[str, ...] = ()
 
     row_table: ClassVar[dict] = {}  # iced Code -> its Row (this module's ROWS)
 
@@ -71,6 +76,12 @@ class ScalarForm(IcedRowsForm):
         operands, next_address = instruction.operands, instruction.next_address
         semantics, fast = self.semantics, PLAIN_RUN_PATHS.get(self.semantics)
         feature, mnemonic = self.feature, self.mnemonic
+        prefix = next((p for p in instruction.extra.get("prefixes", ()) if p in self.repeat_prefixes), None)
+        if prefix is not None:  # REP/REPE/REPNE: the SDM's repeat loop around the string instruction
+            element, fast = semantics, None
+
+            def semantics(cpu: X86Context, *operands):
+                return strings.repeat(cpu, element, operands, prefix)
 
         def bind(cpu: X86Context):
             if feature != FEATURE and feature not in cpu.model.features:
@@ -94,13 +105,14 @@ class ScalarForm(IcedRowsForm):
 FORMS = FormTable()  # every scalar form, by id (see core.program.FormTable)
 
 
-def declare(semantics: Callable, syntax: str, *, iced: str | None = None, aliases: tuple[str, ...] = (),
-            undefined: int = 0, codes: tuple[str, ...] = (), mixed_widths: bool = False,
-            feature: str = FEATURE, example: str | None = None) -> ScalarForm:
+def declare(semantics: Callable, syntax: str, *, iced: str | tuple[str, ...] | None = None,
+            aliases: tuple[str, ...] = (), undefined: int = 0, codes: tuple[str, ...] = (), mixed_widths: bool = False,
+            feature: str = FEATURE, example: str | None = None, repeat_prefixes: tuple[str, ...] = ()) -> ScalarForm:
     """Declare a scalar instruction: its semantics and its SDM syntax line (its iced rows are found below)."""
     name = syntax.split()[0]
-    form = ScalarForm(syntax, name.lower(), iced or name, semantics, aliases, undefined, codes,
-                      feature=feature, mixed_widths=mixed_widths, example=example)
+    iced_names = (iced,) if isinstance(iced, str) else tuple(iced or (name,))
+    form = ScalarForm(syntax, name.lower(), iced_names, semantics, aliases, undefined, codes,
+                      feature=feature, mixed_widths=mixed_widths, example=example, repeat_prefixes=repeat_prefixes)
     FORMS.add(form)
     return form
 
@@ -198,6 +210,20 @@ declare(semantics.rorx, "RORX dest, src, imm8", feature="BMI2", mixed_widths=Tru
 declare(semantics.mulx, "MULX dest_high, dest_low, src", feature="BMI2", example="mulx rdx, rax, rcx")
 declare(semantics.pdep, "PDEP dest, src, mask", feature="BMI2", example="pdep rax, rcx, rdx")
 declare(semantics.pext, "PEXT dest, src, mask", feature="BMI2", example="pext eax, ecx, edx")
+# the string instructions (what memset, memcpy, memcmp and strlen inline to) and the direction flag
+_BWDQ = "BWDQ"
+declare(strings.stos, "STOS dest, src", iced=tuple(f"STOS{w}" for w in _BWDQ), repeat_prefixes=("rep",),
+        aliases=tuple(f"stos{w.lower()}" for w in _BWDQ), example="rep stos QWORD PTR es:[rdi],rax")
+declare(strings.movs, "MOVS dest, src", iced=tuple(f"MOVS{w}" for w in _BWDQ), repeat_prefixes=("rep",),
+        aliases=tuple(f"movs{w.lower()}" for w in _BWDQ), example="rep movs BYTE PTR es:[rdi],BYTE PTR ds:[rsi]")
+declare(strings.lods, "LODS dest, src", iced=tuple(f"LODS{w}" for w in _BWDQ), repeat_prefixes=("rep",),
+        aliases=tuple(f"lods{w.lower()}" for w in _BWDQ), example="lods eax,DWORD PTR ds:[rsi]")
+declare(strings.scas, "SCAS src1, src2", iced=tuple(f"SCAS{w}" for w in _BWDQ), repeat_prefixes=("repz", "repnz"),
+        aliases=tuple(f"scas{w.lower()}" for w in _BWDQ), example="repnz scas al,BYTE PTR es:[rdi]")
+declare(strings.cmps, "CMPS src1, src2", iced=tuple(f"CMPS{w}" for w in _BWDQ), repeat_prefixes=("repz", "repnz"),
+        aliases=tuple(f"cmps{w.lower()}" for w in _BWDQ), example="repz cmps BYTE PTR ds:[rsi],BYTE PTR es:[rdi]")
+declare(strings.cld, "CLD", codes=("CLD",), example="cld")
+declare(strings.std, "STD", codes=("STD",), example="std")
 
 
 # ---------------------------------------------------------------------------
@@ -258,6 +284,8 @@ def _operand_bits(kind: int, bits: int | None) -> int | None:
     return bits
 
 
+_STRING_ELEMENT_BITS = {"B": 8, "W": 16, "D": 32, "Q": 64}
+
 ROWS: dict[int, Row] = ScalarForm.row_table
 CODE_FORMS: dict[int, ScalarForm] = {}  # iced Code -> the form that owns it
 CANDIDATES: dict[str, list[int]] = {}  # mnemonic as written -> rows to try
@@ -266,7 +294,8 @@ CANDIDATES: dict[str, list[int]] = {}  # mnemonic as written -> rows to try
 def _build_tables() -> None:
     by_iced: dict[str, list[ScalarForm]] = {}
     for form in FORMS:
-        by_iced.setdefault(form.iced_mnemonic, []).append(form)
+        for iced_name in form.iced_mnemonics:
+            by_iced.setdefault(iced_name, []).append(form)
     for code in sorted(CODE_NAMES):
         name = CODE_NAMES[code]
         try:
@@ -285,6 +314,8 @@ def _build_tables() -> None:
         if not owners:
             continue
         bits = _row_bits(kinds)
+        if set(kinds) & set(STRING_KINDS):  # MOVSB .. CMPSQ: the element size is the mnemonic's last letter
+            bits = _STRING_ELEMENT_BITS[info.instruction_string.split()[0][-1]]
         ROWS[code] = Row(code, kinds, bits, info.op_code_string, info.instruction_string,
                            tuple(_operand_bits(k, bits) for k in kinds))
         owners[0].codes.append(code)
@@ -305,6 +336,11 @@ def _build_tables() -> None:
 _build_tables()
 
 MNEMONICS: frozenset[str] = frozenset(CANDIDATES)
+# The string instructions' one-word spellings (stosb .. cmpsq: no operands) -> (form, element bits)
+STRING_SPELLINGS: dict[str, tuple[ScalarForm, int]] = {
+    alias: (form, _STRING_ELEMENT_BITS[alias[-1].upper()]) for form in FORMS if form.repeat_prefixes
+    for alias in form.aliases}
+REPEAT_WORDS = {"rep": "rep", "repe": "repz", "repz": "repz", "repne": "repnz", "repnz": "repnz"}  # as written -> objdump's
 ALIASES: dict[str, str] = {a: f.mnemonic for f in FORMS for a in f.aliases}
 
 # mnemonic (aliases included) -> RFLAGS bits the SDM leaves undefined after it.
@@ -324,4 +360,6 @@ FLAGS_WRITTEN: dict[str, int] = {"add": STATUS_FLAGS, "sub": STATUS_FLAGS, "cmp"
                                  "rol": 0, "ror": 0, "rcl": 0, "rcr": 0, "shld": 0, "shrd": 0,
                                  **dict.fromkeys(("bt", "bts", "btr", "btc"), CF | OF | SF | AF | PF),
                                  **dict.fromkeys(("bsf", "bsr", "lzcnt", "tzcnt", "popcnt"), STATUS_FLAGS),
-                                 **dict.fromkeys(("andn", "bextr", "blsi", "blsmsk", "blsr", "bzhi"), STATUS_FLAGS)}
+                                 **dict.fromkeys(("andn", "bextr", "blsi", "blsmsk", "blsr", "bzhi"), STATUS_FLAGS),
+                                 # a repeated SCAS/CMPS with RCX zero writes no flag
+                                 **dict.fromkeys(("scas", "cmps"), 0)}

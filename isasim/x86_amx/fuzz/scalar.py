@@ -249,7 +249,7 @@ _KINDS = (("mov",) * 8 + ("add",) * 5 + ("sub",) * 4 + ("cmp",) * 5 + ("xor",) *
 _ALU_KINDS = ("mov", "add", "sub", "cmp", "xor", "test")
 _GENERAL_KINDS = (("logic",) * 6 + ("unary",) * 2 + ("cmov",) * 3 + ("setcc",) * 2 + ("widen",) + ("mul",) * 2
                   + ("divide",) * 3 + ("swap",) * 2 + ("exchange",) * 2 + ("rotate",) * 4 + ("shiftd",) * 2
-                  + ("bittest",) * 4 + ("bitscan",) * 4 + ("bmi",) * 6)
+                  + ("bittest",) * 4 + ("bitscan",) * 4 + ("bmi",) * 6 + ("string",) * 5)
 _SHIFTS = ("shl", "sal", "shr", "sar")
 _EXTENDS = ("movzx", "movsx", "movsxd")
 _SHAPES = ("rr", "ri", "rm", "mr", "mi")
@@ -556,6 +556,8 @@ def _render_general(b: _ScalarBuilder, spec: dict) -> _Block:
         return _render_bits(b, spec)
     if kind == "bmi":
         return _render_bmi(b, spec)
+    if kind == "string":
+        return _render_string(b, spec)
     # exchange: XADD, CMPXCHG
     mnemonic = ("xadd", "cmpxchg")[spec["alias"] % 2]
     dest = _operand(b, spec, bits, writes=True)
@@ -630,6 +632,46 @@ def _render_bits(b: _ScalarBuilder, spec: dict) -> _Block:
             lines.append(f"and {offset}, 0xff")
             b.note(writes=[offset])
     lines.append(f"{mnemonic} {base}, {offset}")
+    return _Block(lines, mnemonic=mnemonic)
+
+
+STRING_FORMS = ("stos", "movs", "lods", "scas", "cmps")
+_STRING_SUFFIX = {8: "b", 16: "w", 32: "d", 64: "q"}
+_STRING_REACH = 15 * 8  # at most 15 elements of 8 bytes from where RDI or RSI starts
+
+
+def _render_string(b: _ScalarBuilder, spec: dict) -> _Block:
+    """A string instruction on the slot, once or behind its repeat prefix with RCX 0..15 (REP; REPE and REPNE
+    before SCAS and CMPS, whose loops may stop early): RDI and RSI are first pointed into the slot by LEA from
+    a base register, far enough from its end for 15 elements (the two regions may overlap, as memmove's do).
+    Where RDI, RSI or RCX is a base or the index, a free register keeps it meanwhile.  DF stays clear (a CLD
+    now and then): a case the shrinker cuts short must not return with it set; tests/x86_amx/forms/
+    test_strings.py runs the backward direction against silicon."""
+    mnemonic = STRING_FORMS[(spec["alias"] + 4 * spec["cond"]) % len(STRING_FORMS)]
+    bits = spec["bits"]
+    lines = ["cld"] if spec["cond"] == 15 else []
+    free = [r for r in GPR64 if r not in b.reserved and r not in ("rdi", "rsi", "rcx", "rax", "rsp")]
+    kept = {}
+    for name in ("rdi", "rsi", "rcx"):
+        if name in b.reserved:
+            kept[name] = free.pop(spec["r2"] % len(free))
+            lines.append(f"mov {kept[name]}, {name}")
+    b.note(reads=list(kept), writes=list(kept.values()))
+    disp = spec["mem"][3]
+    dest_disp = disp - _STRING_REACH if disp > DISP_LIMIT - _STRING_REACH else disp
+    source_disp = spec["dist"] * 0x20 - DISP_LIMIT
+    for target, base, offset in (("rdi", b.bases[spec["mem"][0] % len(b.bases)], dest_disp),
+                                 ("rsi", b.bases[spec["r2"] % len(b.bases)], source_disp)):
+        base = kept.get(base, base)
+        lines.append(f"lea {target}, [{base}{offset:+#x}]".replace("+-", "-"))
+    b.note(reads=["rax"], writes=["rdi", "rsi"] + (["rax"] if mnemonic == "lods" else []))
+    prefix = ""
+    if spec["r1"] % 4:
+        lines.append(f"mov ecx, {spec['imm'] & 15:#x}")
+        b.note(writes=["rcx"])
+        prefix = "rep " if mnemonic in ("stos", "movs", "lods") else ("repe ", "repne ")[spec["imm"] >> 4 & 1]
+    lines.append(f"{prefix}{mnemonic}{_STRING_SUFFIX[bits]}")
+    lines += [f"mov {name}, {keep}" for name, keep in kept.items()]
     return _Block(lines, mnemonic=mnemonic)
 
 

@@ -294,6 +294,16 @@ class SiliconBackend(Backend):
                         yield step, rip, observed_state(snap), SiliconMemory(init.memory, snap.memory), None
                     return
                 outcome, fault = child.resume(PTRACE_SINGLESTEP)
+                if ins is not None and _repeats(ins):
+                    # A repeated string instruction traps after every element with RIP still on it (the SDM's
+                    # REP: "the instruction is restarted"); isasim's step is the whole loop: step to its end.
+                    elements = 1
+                    while outcome != "timeout" and fault is None and child.get_regs().rip == rip:
+                        if elements >= REPEAT_STEP_LIMIT:
+                            outcome = "timeout"
+                            break
+                        outcome, fault = child.resume(PTRACE_SINGLESTEP)
+                        elements += 1
                 if outcome == "timeout":
                     yield step, rip, {}, None, Fault("timeout", "a single step did not finish on silicon")
                     return
@@ -306,6 +316,15 @@ class SiliconBackend(Backend):
                     return
         finally:
             child.kill()
+
+
+REPEAT_STEP_LIMIT = 1 << 20  # elements of one repeated string instruction stepped on silicon before giving up
+
+
+def _repeats(instruction) -> bool:
+    """Whether ``instruction`` is a string instruction behind a repeat prefix (one step of isasim's, many
+    single-step traps of the CPU's)."""
+    return bool(set(instruction.extra.get("prefixes", ())) & set(getattr(instruction.form, "repeat_prefixes", ())))
 
 
 def time_on_silicon(program: Program, init: Init, *, timeout: float = 60.0, simulate_steps: int = 100_000) -> float:

@@ -69,7 +69,8 @@ def test_scalar_programs_agree_with_silicon(tmp_path):
     if fuzz_scalar.avx512_host():  # issue 27's AVX-512 forms (masks, GPR moves, idioms, broadcasts, opmasks)
         assert min(summary.instructions.get(form, 0) for form in fuzz_scalar.AVX512_FORMS) >= 20, summary.instructions
     # issue 27's general-purpose forms (the BMI ones where this host has BMI1 and BMI2)
-    general = fuzz_scalar.GENERAL_FORMS + (fuzz_scalar.BMI_FORMS if fuzz_scalar.bmi_host() else ())
+    general = (fuzz_scalar.GENERAL_FORMS + fuzz_scalar.STRING_FORMS
+               + (fuzz_scalar.BMI_FORMS if fuzz_scalar.bmi_host() else ()))
     assert min(summary.instructions.get(form, 0) for form in general) >= 10, summary.instructions
     for prefix in ("cmov", "set"):
         assert sum(n for form, n in summary.instructions.items() if form.startswith(prefix)) >= 100
