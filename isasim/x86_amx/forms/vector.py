@@ -261,6 +261,58 @@ declare(semantics.vrndscaless, "VRNDSCALESS xmm1 {k1}{z}, xmm2, xmm3/m32, imm8",
         example="vrndscaless xmm1, xmm2, xmm3, 0x4")
 
 
+# issue 27: packed single precision, SSE (128 bits, an m128 aligned) and AVX/AVX-512 (every width, masks)
+for _name in ("ADDPS", "SUBPS", "MULPS", "DIVPS", "MAXPS", "MINPS", "ANDPS", "ORPS", "XORPS", "ANDNPS", "CVTDQ2PS",
+              "CVTTPS2DQ", "CVTPS2DQ", "UNPCKLPS", "UNPCKHPS", "UNPCKLPD", "UNPCKHPD"):
+    declare(getattr(semantics, _name.lower()), f"{_name} xmm1, xmm2/m128", codes=rows_of(_name), aligned=True,
+            example=f"{_name.lower()} xmm1, xmm2")
+for _name in ("VSUBPS", "VDIVPS", "VMAXPS", "VMINPS", "VANDPS", "VORPS", "VANDNPS", "VUNPCKLPS", "VUNPCKHPS",
+              "VUNPCKLPD", "VUNPCKHPD", "VHADDPS"):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src1, src2", codes=rows_of(_name),
+            example=f"{_name.lower()} ymm1, ymm2, ymm3")
+for _name in ("VCVTTPS2DQ", "VCVTPS2DQ"):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src", codes=rows_of(_name),
+            example=f"{_name.lower()} zmm1, zmm2")
+for _order in ("132", "213"):
+    declare(getattr(semantics, f"vfmadd{_order}ps"), f"VFMADD{_order}PS dest {{k1}}{{z}}, src2, src3",
+            codes=rows_of(f"VFMADD{_order}PS"), example=f"vfmadd{_order}ps ymm1, ymm2, YMMWORD PTR [rdi]")
+declare(semantics.haddps, "HADDPS xmm1, xmm2/m128", codes=rows_of("HADDPS"), aligned=True, example="haddps xmm1, xmm2")
+declare(semantics.roundps, "ROUNDPS xmm1, xmm2/m128, imm8", codes=rows_of("ROUNDPS"), aligned=True,
+        example="roundps xmm1, xmm2, 0x9")
+declare(semantics.vroundps, "VROUNDPS dest, src, imm8", codes=rows_of("VROUNDPS"), example="vroundps ymm1, ymm2, 0x4")
+declare(semantics.vrndscaleps, "VRNDSCALEPS dest {k1}{z}, src, imm8", codes=rows_of("VRNDSCALEPS"),
+        example="vrndscaleps zmm1, zmm2, 0x4")
+declare(semantics.shufps, "SHUFPS xmm1, xmm2/m128, imm8", codes=rows_of("SHUFPS"), aligned=True,
+        example="shufps xmm1, xmm2, 0x4e")
+declare(semantics.vshufps, "VSHUFPS dest {k1}{z}, src1, src2, imm8", codes=rows_of("VSHUFPS"),
+        example="vshufps ymm1, ymm2, ymm3, 0x88")
+declare(semantics.movhlps, "MOVHLPS xmm1, xmm2", codes=rows_of("MOVHLPS"), example="movhlps xmm1, xmm2")
+declare(semantics.movlhps, "MOVLHPS xmm1, xmm2", codes=rows_of("MOVLHPS"), example="movlhps xmm1, xmm2")
+declare(semantics.movlps, "MOVLPS dest, src", codes=rows_of("MOVLPS"), example="movlps QWORD PTR [rdi], xmm1")
+declare(semantics.movhps, "MOVHPS dest, src", codes=rows_of("MOVHPS"), example="movhps xmm1, QWORD PTR [rdi]")
+declare(semantics.vinsertf128, "VINSERTF128 ymm1, ymm2, xmm3/m128, imm8", codes=rows_of("VINSERTF128"),
+        example="vinsertf128 ymm1, ymm2, xmm3, 0x1")
+declare(semantics.vinserti128, "VINSERTI128 ymm1, ymm2, xmm3/m128, imm8", codes=rows_of("VINSERTI128"),
+        example="vinserti128 ymm1, ymm2, xmm3, 0x1")
+declare(semantics.vinserti32x4, "VINSERTI32X4 dest {k1}{z}, src1, xmm/m128, imm8", codes=rows_of("VINSERTI32X4"),
+        example="vinserti32x4 zmm1, zmm2, xmm3, 0x3")
+declare(semantics.vinserti64x4, "VINSERTI64X4 zmm1 {k1}{z}, zmm2, ymm3/m256, imm8", codes=rows_of("VINSERTI64X4"),
+        example="vinserti64x4 zmm1, zmm2, ymm3, 0x1")
+declare(semantics.vextractf128, "VEXTRACTF128 xmm1/m128, ymm2, imm8", codes=rows_of("VEXTRACTF128"),
+        example="vextractf128 xmm1, ymm2, 0x1")
+declare(semantics.vextractf32x4, "VEXTRACTF32X4 dest {k1}{z}, src, imm8", codes=rows_of("VEXTRACTF32X4"),
+        example="vextractf32x4 xmm1, zmm2, 0x2")
+declare(semantics.vextracti64x2, "VEXTRACTI64X2 dest {k1}{z}, src, imm8", codes=rows_of("VEXTRACTI64X2"),
+        example="vextracti64x2 xmm1, ymm2, 0x1")
+declare(semantics.vblendvps, "VBLENDVPS dest, src1, src2, selector", codes=rows_of("VBLENDVPS"),
+        example="vblendvps ymm1, ymm2, ymm3, ymm4")
+declare(semantics.vpblendvb, "VPBLENDVB dest, src1, src2, selector", codes=rows_of("VPBLENDVB"),
+        example="vpblendvb ymm1, ymm2, ymm3, ymm4")
+for _name in ("VBLENDMPS", "VPBLENDMB", "VPBLENDMD"):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src1, src2", codes=rows_of(_name),
+            example=f"{_name.lower()} zmm1{{k1}}, zmm2, zmm3")
+
+
 def is_legacy(form: VectorForm) -> bool:
     return not form.mnemonic.startswith(("v", "k"))
 
@@ -280,7 +332,8 @@ def required_features(form: VectorForm, operands: tuple) -> tuple[str, ...]:
 OK = iced_x86.OpCodeOperandKind
 VECTOR_REGISTER_KINDS = {OK.XMM_REG: ("xmm", 128), OK.YMM_REG: ("ymm", 256), OK.ZMM_REG: ("zmm", 512),
                          OK.XMM_VVVV: ("xmm", 128), OK.YMM_VVVV: ("ymm", 256), OK.ZMM_VVVV: ("zmm", 512),
-                         OK.XMM_RM: ("xmm", 128), OK.YMM_RM: ("ymm", 256), OK.ZMM_RM: ("zmm", 512)}
+                         OK.XMM_RM: ("xmm", 128), OK.YMM_RM: ("ymm", 256), OK.ZMM_RM: ("zmm", 512),
+                         OK.XMM_IS4: ("xmm", 128), OK.YMM_IS4: ("ymm", 256)}  # IS4: a register in imm8[7:4]
 VECTOR_OR_MEMORY_KINDS = {OK.XMM_OR_MEM: ("xmm", 128), OK.YMM_OR_MEM: ("ymm", 256), OK.ZMM_OR_MEM: ("zmm", 512)}
 GPR_REGISTER_KINDS = {OK.R32_RM: 32, OK.R64_RM: 64, OK.R32_REG: 32, OK.R64_REG: 64}
 GPR_OR_MEMORY_KINDS = {OK.R32_OR_MEM: 32, OK.R64_OR_MEM: 64}

@@ -838,3 +838,121 @@ def test_scalar_single_precision_forms_on_silicon(seed):
     report, program, _init = silicon_diff(SCALAR_FP_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
     assert report.divergence is None, report.divergence.describe()
     assert report.steps == len(program.instructions)
+
+
+# issue 27: packed single precision (SSE with aligned m128, VEX and EVEX with masks)
+PACKED_FP_PROGRAM = """
+    mov eax, 0xa5c3
+    kmovw k1, eax
+    mov eax, 0x5a3c
+    kmovw k2, eax
+    addps xmm0, xmm1
+    addps xmm2, XMMWORD PTR [rdi+0x10]
+    subps xmm3, xmm4
+    mulps xmm5, XMMWORD PTR [rdi+0x20]
+    divps xmm6, xmm7
+    divps xmm8, XMMWORD PTR [rdi+0x30]
+    maxps xmm9, xmm10
+    maxps xmm11, XMMWORD PTR [rdi+0x40]
+    minps xmm12, xmm13
+    minps xmm14, XMMWORD PTR [rdi+0x50]
+    andps xmm15, xmm0
+    orps xmm1, XMMWORD PTR [rdi+0x60]
+    xorps xmm2, xmm3
+    andnps xmm4, xmm5
+    cvtdq2ps xmm6, xmm7
+    cvtdq2ps xmm8, XMMWORD PTR [rdi+0x70]
+    cvttps2dq xmm9, xmm10
+    cvttps2dq xmm11, XMMWORD PTR [rdi+0x80]
+    cvtps2dq xmm12, xmm13
+    cvtps2dq xmm14, XMMWORD PTR [rdi+0x90]
+    unpcklps xmm15, xmm0
+    unpckhps xmm1, XMMWORD PTR [rdi+0xa0]
+    unpcklpd xmm2, xmm3
+    unpckhpd xmm4, xmm5
+    vsubps zmm16, zmm17, zmm18
+    vsubps ymm19{k1}{z}, ymm20, YMMWORD PTR [rdi+0xb3]
+    vsubps xmm0, xmm1, xmm2
+    vdivps zmm21{k2}, zmm22, zmm23
+    vdivps ymm3, ymm4, ymm5
+    vmaxps zmm24, zmm25, ZMMWORD PTR [rdi+0xc1]
+    vmaxps ymm6{k1}, ymm7, ymm8
+    vminps zmm26{k2}{z}, zmm27, zmm28
+    vminps xmm9, xmm10, XMMWORD PTR [rdi+0xd1]
+    vandps ymm11, ymm12, ymm13
+    vandps zmm29{k1}, zmm30, zmm31
+    vorps xmm14, xmm15, xmm0
+    vorps zmm16, zmm17, zmm18
+    vandnps ymm1, ymm2, YMMWORD PTR [rdi+0xe5]
+    vandnps zmm19{k2}{z}, zmm20, zmm21
+    vunpcklps ymm3, ymm4, ymm5
+    vunpcklps zmm22{k1}, zmm23, zmm24
+    vunpckhps ymm6, ymm7, YMMWORD PTR [rdi+0xf1]
+    vunpckhps zmm25, zmm26, zmm27
+    vunpcklpd zmm28{k2}{z}, zmm29, zmm30
+    vunpckhpd ymm8, ymm9, ymm10
+    vhaddps ymm11, ymm12, ymm13
+    vhaddps xmm14, xmm15, XMMWORD PTR [rdi+0x101]
+    vcvttps2dq zmm31, zmm16
+    vcvttps2dq ymm0{k1}{z}, YMMWORD PTR [rdi+0x111]
+    vcvttps2dq xmm1, xmm2
+    vcvtps2dq zmm17{k2}, zmm18
+    vcvtps2dq ymm3, ymm4
+    vfmadd132ps ymm5, ymm6, ymm7
+    vfmadd132ps zmm19{k1}{z}, zmm20, zmm21
+    vfmadd213ps ymm8, ymm9, YMMWORD PTR [rdi+0x121]
+    vfmadd213ps zmm22{k2}, zmm23, zmm24
+    haddps xmm10, xmm11
+    haddps xmm12, XMMWORD PTR [rdi+0x130]
+    roundps xmm13, xmm14, 0x0
+    roundps xmm15, xmm0, 0x9
+    roundps xmm1, XMMWORD PTR [rdi+0x140], 0xa
+    roundps xmm2, xmm3, 0xb
+    vroundps ymm4, ymm5, 0x4
+    vroundps xmm6, XMMWORD PTR [rdi+0x151], 0x1
+    vrndscaleps zmm25, zmm26, 0x4
+    vrndscaleps ymm27{k1}{z}, ymm28, 0x23
+    vrndscaleps zmm29{k2}, ZMMWORD PTR [rdi+0x161], 0xf2
+    shufps xmm7, xmm8, 0x88
+    shufps xmm9, XMMWORD PTR [rdi+0x170], 0xdd
+    vshufps ymm10, ymm11, ymm12, 0x1b
+    vshufps zmm30{k1}, zmm31, zmm16, 0x44
+    movhlps xmm13, xmm14
+    movlhps xmm15, xmm0
+    movlps QWORD PTR [rsi+0x8], xmm1
+    movlps xmm2, QWORD PTR [rdi+0x183]
+    movhps xmm3, QWORD PTR [rdi+0x18b]
+    movhps QWORD PTR [rsi+0x18], xmm4
+    vinsertf128 ymm5, ymm6, xmm7, 0x1
+    vinsertf128 ymm8, ymm9, XMMWORD PTR [rdi+0x191], 0x0
+    vinserti128 ymm10, ymm11, xmm12, 0x1
+    vinserti32x4 zmm17, zmm18, xmm19, 0x3
+    vinserti32x4 ymm20{k1}{z}, ymm21, XMMWORD PTR [rdi+0x1a1], 0x1
+    vinserti64x4 zmm22, zmm23, ymm24, 0x1
+    vinserti64x4 zmm25{k2}, zmm26, YMMWORD PTR [rdi+0x1b1], 0x0
+    vextractf128 xmm13, ymm14, 0x1
+    vextractf128 XMMWORD PTR [rsi+0x20], ymm15, 0x1
+    vextractf32x4 xmm27{k1}{z}, zmm28, 0x3
+    vextractf32x4 xmm0, ymm1, 0x1
+    vextracti64x2 xmm29, ymm30, 0x1
+    vextracti64x2 XMMWORD PTR [rsi+0x31]{k2}, zmm31, 0x2
+    vblendvps xmm2, xmm3, xmm4, xmm5
+    vblendvps ymm6, ymm7, YMMWORD PTR [rdi+0x1c1], ymm8
+    vpblendvb ymm9, ymm10, ymm11, ymm12
+    vpblendvb xmm13, xmm14, XMMWORD PTR [rdi+0x1d1], xmm15
+    vblendmps zmm16{k1}, zmm17, zmm18
+    vblendmps ymm19{k2}{z}, ymm20, YMMWORD PTR [rdi+0x1e1]
+    vblendmps xmm21, xmm22, xmm23
+    vpblendmb ymm24{k1}, ymm25, ymm26
+    vpblendmd zmm27{k2}, zmm28, ZMMWORD PTR [rdi+0x1f1]
+"""
+
+
+@pytest.mark.needs_silicon
+@pytest.mark.skipif(not {"avx512f", "avx512vl", "avx512dq", "avx512bw", "fma", "sse4_1"} <= set(HOST_FLAGS), reason="this CPU lacks avx512f, avx512vl, avx512dq, avx512bw, fma, sse4_1 (/proc/cpuinfo)")
+@pytest.mark.parametrize("seed", range(4))
+def test_packed_single_precision_forms_on_silicon(seed):
+    """Each packed fp32 result, NaN choice, integer indefinite, shuffle, lane move and blend against this CPU."""
+    report, program, _init = silicon_diff(PACKED_FP_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
+    assert report.divergence is None, report.divergence.describe()
+    assert report.steps == len(program.instructions)
