@@ -24,9 +24,10 @@ bytes and:
   its canary);
 * refuses, before anything runs, an instruction isasim does not simulate, naming its address, bytes
   and mnemonic (from iced-x86);
-* maps a stack (STACK_SIZE bytes, rsp = its 16-byte aligned top - 8, where a CALL would have left the
-  return address: RETURN_SENTINEL) and puts the init file's ``args`` in rdi, rsi, rdx, rcx, r8, r9
-  as the System V ABI passes the first six integer or pointer arguments.
+* maps a stack (STACK_SIZE bytes, rsp where a CALL would have left the return address: RETURN_SENTINEL)
+  and puts the init file's ``args`` where the System V ABI passes integer and pointer arguments: the
+  first six in rdi, rsi, rdx, rcx, r8, r9, the rest on the stack above the return address, eightbyte
+  by eightbyte in order (the seventh at [rsp+8]), with rsp+8 16-byte aligned at entry.
 
 The file is read through isasim.core.elf_file, which checks every offset, size and index it reads, so a
 damaged file is refused as any other bad input.  Every refusal is an IsasimError naming the file: one
@@ -573,10 +574,13 @@ def load_object(path: str, function: str, init: Init) -> tuple[Program, Init]:
     program = Program(program.isa, CODE_BASE, instructions, labels, program.source)
     attach_labels(program)
 
-    if len(init.args) > len(ARGUMENT_REGISTERS):
-        raise IsasimError(f"init.args: {len(init.args)} arguments; the System V ABI passes the first "
-                          f"{len(ARGUMENT_REGISTERS)} in registers and isasim does not put more on the stack")
+    stack_args = [value % (1 << 64) for value in init.args[len(ARGUMENT_REGISTERS):]]
+    if 8 * len(stack_args) > STACK_SIZE // 2:
+        raise IsasimError(f"init.args: {len(init.args)} arguments do not fit in isasim's {STACK_SIZE} byte stack")
     regs = dict(init.regs)
+    if stack_args and "rsp" in regs:
+        raise IsasimError(f"init.args: the arguments after the sixth go on isasim's stack, and init.regs.rsp "
+                          "gives another: leave rsp out, or pass at most six arguments")
     for register, value in zip(ARGUMENT_REGISTERS, init.args):
         if register in regs:
             raise IsasimError(f"init.args gives {register} and so does init.regs.{register}: give it once")
@@ -591,11 +595,18 @@ def load_object(path: str, function: str, init: Init) -> tuple[Program, Init]:
         for (a, d, _w), view in zip(regions, views)]  # a nameless section's view is already "section N"
     stack_base = STACK_TOP - STACK_SIZE
     stack = bytearray(STACK_SIZE)
-    stack[-8:] = RETURN_SENTINEL.to_bytes(8, "little")
+    # [entry rsp] = the return address, then the arguments after the sixth; the area they take is a whole
+    # number of 16 bytes, so rsp + 8 is 16-byte aligned at entry as after any CALL
+    arg_area = -(-8 * len(stack_args) // 16) * 16
+    entry_rsp = STACK_TOP - arg_area - 8
+    at = entry_rsp - stack_base
+    stack[at:at + 8] = RETURN_SENTINEL.to_bytes(8, "little")
+    for n, value in enumerate(stack_args):
+        stack[at + 8 + 8 * n:at + 16 + 8 * n] = value.to_bytes(8, "little")
     if "rsp" not in regs:
         regions.append((stack_base, bytes(stack), True))
         views.append(RegionView("stack", stack_base, "uint8", (1, STACK_SIZE), False))
-        regs["rsp"] = STACK_TOP - 8
+        regs["rsp"] = entry_rsp
         taken.append((stack_base, STACK_TOP, "the stack"))
     _check_no_overlap(taken, path)
     for address, data, _writable in init.memory:

@@ -109,4 +109,27 @@ __attribute__((noinline)) int64_t clobber(int64_t value, int past) {
     return local[0] + local[1] + local[2] + local[3];
 }
 
+// Eight arguments: the last two arrive on the stack, above the return address (System V passes six in registers).
+__attribute__((noinline)) int64_t strided_dot(const int8_t *a, const int8_t *b, int rows, int cols, int lda, int ldb,
+                                              int64_t bias, int64_t scale) {
+    int64_t sum = bias;
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c)
+            sum += scale * a[r * lda + c] * b[r * ldb + c];
+    return sum;
+}
+
+// A block of accumulators copied and cleared by value: what compilers inline as rep movs / rep stos where they
+// choose to (g++ -mstringop-strategy=rep_8byte) or call memcpy / memset for.
+struct Accumulators { int32_t v[48]; };
+
+__attribute__((noinline)) int64_t copy_and_clear(Accumulators *dst, const Accumulators *src, Accumulators *cleared) {
+    *dst = *src;
+    *cleared = Accumulators{};
+    int64_t sum = 0;
+    for (int i = 0; i < 48; ++i)
+        sum += dst->v[i] - cleared->v[i];
+    return sum;
+}
+
 }  // extern "C"
