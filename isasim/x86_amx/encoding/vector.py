@@ -45,7 +45,7 @@ def _iced_instruction(code: int, operands: tuple) -> "iced_x86.Instruction":
                "rrr": I.create_reg_reg_reg, "rrm": I.create_reg_reg_mem,
                "rrri": I.create_reg_reg_reg_u32, "rrmi": I.create_reg_reg_mem_u32, "rri": I.create_reg_reg_u32,
                "rmi": I.create_reg_mem_u32, "mri": I.create_mem_reg_u32,
-               "rrrr": I.create_reg_reg_reg_reg, "rrmr": I.create_reg_reg_mem_reg}[shape]
+               "ri": I.create_reg_u32, "rrrr": I.create_reg_reg_reg_reg, "rrmr": I.create_reg_reg_mem_reg}[shape]
     instr = factory(code, *args)
     if operands and isinstance(operands[0], Masked):
         instr.op_mask = _register_of(operands[0].mask)

@@ -313,6 +313,55 @@ for _name in ("VBLENDMPS", "VPBLENDMB", "VPBLENDMD"):
             example=f"{_name.lower()} zmm1{{k1}}, zmm2, zmm3")
 
 
+# issue 27: packed integers, SSE2 (what the auto-vectoriser emits at the x86-64 baseline: 128 bits kept above, an
+# m128 aligned) and the VEX/EVEX forms beside them
+for _name in ("PADDB", "PADDW", "PADDD", "PADDQ", "PSUBB", "PSUBW", "PSUBD", "PSUBQ", "PAND", "POR", "PANDN",
+              "PMULLW", "PMULLD", "PMADDWD", "PMINSD", "PMAXSD", "PMINUB", "PMAXUB", "PAVGB", "PCMPEQB", "PCMPEQW",
+              "PCMPEQD", "PCMPGTB", "PCMPGTW", "PCMPGTD", "PUNPCKLBW", "PUNPCKHBW", "PUNPCKLWD", "PUNPCKHWD",
+              "PUNPCKLDQ", "PUNPCKHDQ", "PUNPCKLQDQ", "PUNPCKHQDQ", "PACKSSWB", "PACKSSDW", "PACKUSWB", "PACKUSDW",
+              "PHADDD", "PSHUFB"):
+    declare(getattr(semantics, _name.lower()), f"{_name} xmm1, xmm2/m128", codes=rows_of(_name), aligned=True,
+            example=f"{_name.lower()} xmm1, xmm2")
+for _name in ("PSLLW", "PSLLD", "PSLLQ", "PSRLW", "PSRLD", "PSRLQ", "PSRAW", "PSRAD"):
+    declare(getattr(semantics, _name.lower()), f"{_name} xmm1, imm8 (xmm2/m128)", codes=rows_of(_name), aligned=True,
+            example=f"{_name.lower()} xmm1, 0x3")
+for _name in ("PSLLDQ", "PSRLDQ"):
+    declare(getattr(semantics, _name.lower()), f"{_name} xmm1, imm8", codes=rows_of(_name),
+            example=f"{_name.lower()} xmm1, 0x8")
+declare(semantics.pshufd, "PSHUFD xmm1, xmm2/m128, imm8", codes=rows_of("PSHUFD"), aligned=True,
+        example="pshufd xmm1, xmm2, 0x1b")
+for _name in ("VPADDB", "VPADDW", "VPADDQ", "VPSUBB", "VPSUBW", "VPSUBQ", "VPANDN", "VPMULLW", "VPMINSD", "VPMAXSD",
+              "VPMINUB", "VPMAXUB", "VPAVGB", "VPCMPEQB", "VPCMPEQW", "VPCMPEQD", "VPCMPGTB", "VPCMPGTW", "VPCMPGTD",
+              "VPUNPCKLBW", "VPUNPCKHBW", "VPUNPCKLDQ", "VPUNPCKHDQ", "VPUNPCKLQDQ", "VPUNPCKHQDQ", "VPACKSSWB",
+              "VPACKSSDW", "VPACKUSWB", "VPACKUSDW", "VPHADDD"):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src1, src2", codes=rows_of(_name),
+            example=f"{_name.lower()} ymm1, ymm2, ymm3")
+for _name in ("VPSLLW", "VPSLLQ", "VPSRLW", "VPSRLQ", "VPSRAW"):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src, count", codes=rows_of(_name),
+            example=f"{_name.lower()} zmm1, zmm2, 0x3")
+for _name in ("VPSLLDQ", "VPSRLDQ"):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest, src, imm8", codes=rows_of(_name),
+            example=f"{_name.lower()} ymm1, ymm2, 0x4")
+declare(semantics.vpermq, "VPERMQ dest {k1}{z}, src, imm8 (index, src)", codes=rows_of("VPERMQ"),
+        example="vpermq ymm1, ymm2, 0xd8")
+for _name in ("VPERMT2B", "VPERMT2D"):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, index, table", codes=rows_of(_name),
+            example=f"{_name.lower()} zmm1, zmm2, zmm3")
+for _name in ("VPERMI2B", "VPERMI2W"):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, table1, table2", codes=rows_of(_name),
+            example=f"{_name.lower()} zmm1, zmm2, zmm3")
+for _name in ("VALIGND", "VALIGNQ", "VSHUFI64X2", "VSHUFI32X4"):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src1, src2, imm8", codes=rows_of(_name),
+            example=f"{_name.lower()} zmm1, zmm2, zmm3, 0x1")
+for _name in ("VPMOVDB", "VPMOVSDB", "VPMOVUSDB", "VPMOVDW", "VPMOVSDW", "VPMOVUSDW", "VPMOVQD", "VPMOVWB",
+              "VPMOVSWB", "VPMOVUSWB"):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src", codes=rows_of(_name),
+            example=f"{_name.lower()} xmm1, zmm2")
+for _name in ("VPMOVSXBQ", "VPMOVZXBQ"):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src", codes=rows_of(_name),
+            example=f"{_name.lower()} zmm1, QWORD PTR [rdi]")
+
+
 def is_legacy(form: VectorForm) -> bool:
     return not form.mnemonic.startswith(("v", "k"))
 

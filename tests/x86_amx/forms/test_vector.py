@@ -956,3 +956,155 @@ def test_packed_single_precision_forms_on_silicon(seed):
     report, program, _init = silicon_diff(PACKED_FP_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
     assert report.divergence is None, report.divergence.describe()
     assert report.steps == len(program.instructions)
+
+
+# issue 27: packed integers (SSE2 with aligned m128, VEX, EVEX with masks and compares into masks)
+PACKED_INTEGER_PROGRAM = """
+    mov eax, 0xa5c3
+    kmovw k1, eax
+    mov rax, 0x5a3c96e1f00f1234
+    kmovq k2, rax
+    paddb xmm0,xmm1
+    paddw xmm3,XMMWORD PTR [rdi+0x50]
+    paddd xmm6,xmm7
+    paddd xmm1,XMMWORD PTR [rdi+0x90]
+    paddq xmm12,xmm5
+    psubb xmm15,xmm0
+    psubw xmm2,xmm3
+    psubd xmm5,XMMWORD PTR [rdi+0xd0]
+    psubq xmm8,xmm9
+    pand xmm11,xmm12
+    pand xmm14,XMMWORD PTR [rdi+0x110]
+    por xmm1,xmm2
+    pandn xmm4,xmm5
+    pmullw xmm7,xmm8
+    pmulld xmm10,xmm11
+    pmaddwd xmm13,XMMWORD PTR [rdi+0x150]
+    pminsd xmm0,xmm1
+    pmaxsd xmm3,xmm4
+    pminub xmm6,xmm7
+    pmaxub xmm9,xmm10
+    pavgb xmm12,xmm13
+    pcmpeqb xmm15,xmm0
+    pcmpeqw xmm2,xmm3
+    pcmpeqd xmm5,xmm5
+    pcmpgtb xmm8,xmm9
+    pcmpgtw xmm11,XMMWORD PTR [rdi+0x190]
+    pcmpgtd xmm14,xmm15
+    punpcklbw xmm1,xmm2
+    punpcklbw xmm4,XMMWORD PTR [rdi+0x1d0]
+    punpckhbw xmm7,xmm8
+    punpcklwd xmm10,xmm11
+    punpckhwd xmm13,xmm14
+    punpckldq xmm0,xmm1
+    punpckhdq xmm3,xmm4
+    punpcklqdq xmm6,xmm7
+    punpckhqdq xmm9,xmm10
+    packsswb xmm12,xmm13
+    packssdw xmm15,xmm0
+    packuswb xmm2,xmm3
+    packusdw xmm5,xmm6
+    phaddd xmm8,xmm9
+    pshufb xmm11,xmm12
+    psllw xmm14,0x3
+    pslld xmm1,0x3
+    pslld xmm4,xmm5
+    psllq xmm7,0x20
+    psrlw xmm10,0x8
+    psrld xmm13,0x18
+    psrld xmm0,XMMWORD PTR [rdi+0x210]
+    psrlq xmm3,0x20
+    psraw xmm6,0xf
+    psrad xmm9,0x1f
+    psrad xmm12,xmm14
+    pslldq xmm15,0x4
+    psrldq xmm2,0x8
+    pshufd xmm5,xmm6,0x1b
+    pshufd xmm8,XMMWORD PTR [rdi+0x250],0xe
+    vpaddb ymm11,ymm12,ymm13
+    vpaddb zmm14{k1}{z},zmm15,zmm16
+    vpaddw xmm1,xmm2,XMMWORD PTR [rdi+0x293]
+    vpaddq zmm20,zmm21,zmm22
+    vpsubb ymm7,ymm8,ymm9
+    vpsubw ymm10,ymm11,ymm12
+    vpsubq xmm13,xmm14,xmm15
+    vpandn ymm0,ymm1,ymm2
+    vpmullw ymm3,ymm4,ymm5
+    vpminsd ymm6,ymm7,ymm8
+    vpmaxsd zmm9{k1},zmm10,zmm11
+    vpminub ymm12,ymm13,ymm14
+    vpmaxub xmm15,xmm0,xmm1
+    vpavgb ymm2,ymm3,ymm4
+    vpcmpeqb ymm5,ymm6,ymm7
+    vpcmpeqb k1,zmm25,zmm26
+    vpcmpeqd k1{k2},ymm28,YMMWORD PTR [rdi+0x2d3]
+    vpcmpeqw xmm14,xmm15,xmm0
+    vpcmpeqd ymm1,ymm1,ymm1
+    vpcmpgtb ymm4,ymm5,ymm6
+    vpcmpgtw k3,zmm8,zmm9
+    vpcmpgtd xmm10,xmm11,XMMWORD PTR [rdi+0x313]
+    vpunpcklbw ymm13,ymm14,ymm15
+    vpunpcklbw xmm0,xmm1,xmm2
+    vpunpcklbw ymm3,ymm4,YMMWORD PTR [rdi+0x353]
+    vpunpckhbw ymm6,ymm7,ymm8
+    vpunpckhbw zmm25{k1}{z},zmm26,zmm27
+    vpunpckldq xmm12,xmm13,xmm14
+    vpunpckhdq ymm15,ymm0,ymm1
+    vpunpcklqdq xmm2,xmm3,xmm4
+    vpunpckhqdq ymm5,ymm6,ymm7
+    vpacksswb ymm8,ymm9,ymm10
+    vpackssdw ymm11,ymm12,ymm13
+    vpackuswb ymm14,ymm15,ymm0
+    vpackusdw xmm1,xmm2,xmm3
+    vpackusdw zmm20{k1},zmm21,zmm22
+    vphaddd xmm7,xmm8,xmm9
+    vphaddd ymm10,ymm11,ymm12
+    vpsllw ymm13,ymm14,0x3
+    vpsllq zmm0,zmm1,0x20
+    vpsrlw ymm3,ymm4,xmm5
+    vpsrlq xmm6,xmm7,0x1
+    vpsraw zmm9{k1},zmm10,0x2
+    vpslldq ymm12,ymm13,0x4
+    vpsrldq xmm15,xmm0,0x8
+    vpsrldq zmm18,zmm19,0x3
+    vpermq ymm5,ymm6,0xd8
+    vpermq zmm24,zmm25,0x4e
+    vpermq zmm27{k1},zmm28,zmm29
+    vpermt2b ymm0,ymm1,ymm2
+    vpermt2b zmm0{k1}{z},zmm1,ZMMWORD PTR [rdi+0x393]
+    vpermt2d zmm0,zmm1,zmm2
+    vpermi2b xmm0,xmm1,xmm2
+    vpermi2w xmm0,xmm1,xmm2
+    valignd ymm13,ymm14,ymm15,0x1
+    valignd zmm16{k1},zmm17,zmm18,0xf
+    valignq zmm19,zmm20,zmm21,0x3
+    vshufi64x2 zmm22,zmm23,zmm24,0x44
+    vshufi64x2 ymm9,ymm10,ymm11,0x1
+    vshufi32x4 zmm28{k1}{z},zmm29,zmm30,0xee
+    vpmovdb xmm31,zmm0
+    vpmovdb QWORD PTR [rsi+0x3d0],ymm3
+    vpmovdb xmm5{k1}{z},xmm6
+    vpmovsdb xmm8,zmm9
+    vpmovusdb xmm11,ymm12
+    vpmovdw ymm14,zmm15
+    vpmovdw XMMWORD PTR [rsi+0x410],ymm2
+    vpmovsdw xmm4,ymm5
+    vpmovusdw XMMWORD PTR [rsi+0x450]{k1},ymm24
+    vpmovqd ymm26,zmm27
+    vpmovwb ymm29,zmm30
+    vpmovswb xmm0,ymm1
+    vpmovuswb xmm3,xmm4
+    vpmovsxbq ymm6,DWORD PTR [rdi+0x493]
+    vpmovsxbq zmm9,xmm10
+    vpmovzxbq xmm12,xmm13
+"""
+
+
+@pytest.mark.needs_silicon
+@pytest.mark.skipif(not {"avx512f", "avx512vl", "avx512bw", "avx512vbmi", "avx2", "sse4_1", "ssse3"} <= set(HOST_FLAGS), reason="this CPU lacks avx512f, avx512vl, avx512bw, avx512vbmi, avx2, sse4_1, ssse3 (/proc/cpuinfo)")
+@pytest.mark.parametrize("seed", range(4))
+def test_packed_integer_forms_on_silicon(seed):
+    """Each packed integer result (wrap, saturation, compare masks, permutes, down-conversions) against this CPU."""
+    report, program, _init = silicon_diff(PACKED_INTEGER_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
+    assert report.divergence is None, report.divergence.describe()
+    assert report.steps == len(program.instructions)
