@@ -356,7 +356,7 @@ for _name in ("VALIGND", "VALIGNQ", "VSHUFI64X2", "VSHUFI32X4"):
 for _name in ("VPMOVDB", "VPMOVSDB", "VPMOVUSDB", "VPMOVDW", "VPMOVSDW", "VPMOVUSDW", "VPMOVQD", "VPMOVWB",
               "VPMOVSWB", "VPMOVUSWB"):
     declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src", codes=rows_of(_name),
-            example=f"{_name.lower()} xmm1, zmm2")
+            example=f"{_name.lower()} {'xmm1' if _name.endswith('DB') else 'ymm1'}, zmm2")
 for _name in ("VPMOVSXBQ", "VPMOVZXBQ"):
     declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src", codes=rows_of(_name),
             example=f"{_name.lower()} zmm1, QWORD PTR [rdi]")
