@@ -206,6 +206,10 @@ CASES = [
     "vpmovdw XMMWORD PTR [rdi],ymm1", "vpmovsdw xmm0,ymm1", "vpmovusdw XMMWORD PTR [rdi]{k1},ymm1",
     "vpmovqd ymm0,zmm1", "vpmovwb ymm0,zmm1", "vpmovswb xmm0,ymm1", "vpmovuswb xmm0,xmm1",
     "vpmovsxbq ymm0,DWORD PTR [rdi]", "vpmovsxbq zmm0,xmm1", "vpmovzxbq xmm0,xmm1",
+    # issue 27: MOVQ/VMOVQ with memory through a REX.X/REX.B register: the xmm/m64 rows, as GNU as writes them (clang -O2's movq xmm0,QWORD PTR [rdi+r10*1])
+    "movq xmm0,QWORD PTR [rdi+r10*1]", "movq xmm12,QWORD PTR [rsi+r12*4]", "movq QWORD PTR [rdi+r10*1],xmm0",
+    "movq QWORD PTR [r8],xmm9", "vmovq xmm0,QWORD PTR [rdi+r10*1]", "vmovq QWORD PTR [r11+r14*4],xmm1",
+    "movq rax,xmm1", "movq xmm1,r8",
 ]
 
 

@@ -128,9 +128,16 @@ def encode(mnemonic: str, operands: tuple, address: int):
         rows = " | ".join(ROWS[c].instruction_string for c in form.codes)
         raise fail(mnemonic, f"no form takes these operands; forms: {rows}")
     # GNU as takes a legacy or VEX row where one fits (even where EVEX's disp8*N would be shorter), then the
-    # shortest encoding (the two-byte VEX where a swapped load/store row allows it)
-    _, _evex, code, data, disp_size, sized = min(candidates, key=lambda c: (c[1], c[0], c[2]))
+    # shortest encoding (the two-byte VEX where a swapped load/store row allows it), and for MOVQ/VMOVQ with
+    # memory the xmm/m64 row (F3 0F 7E, 66 0F D6) over the r/m64 one (66 REX.W 0F 6E/7E) when REX ties them
+    _, _evex, code, data, disp_size, sized = min(candidates, key=lambda c: (c[1], c[0], _gpr_memory_row(c[2]), c[2]))
     return form, _with_disp_size(sized, disp_size), data
+
+
+def _gpr_memory_row(code: int) -> bool:
+    """Whether the row takes its memory operand as a GPR-or-memory one (MOVQ xmm, r/m64)."""
+    return any(kind in (iced_x86.OpCodeOperandKind.R32_OR_MEM, iced_x86.OpCodeOperandKind.R64_OR_MEM)
+               for kind in ROWS[code].kinds)
 
 
 def decode(code: bytes, pos: int, address: int) -> Instruction | None:
