@@ -210,6 +210,14 @@ CASES = [
     "movq xmm0,QWORD PTR [rdi+r10*1]", "movq xmm12,QWORD PTR [rsi+r12*4]", "movq QWORD PTR [rdi+r10*1],xmm0",
     "movq QWORD PTR [r8],xmm9", "vmovq xmm0,QWORD PTR [rdi+r10*1]", "vmovq QWORD PTR [r11+r14*4],xmm1",
     "movq rax,xmm1", "movq xmm1,r8",
+    # issue 27: the opmask logic (KAND KANDN KOR KXNOR KADD KNOT KSHIFTL KSHIFTR KTEST at B/W/D/Q, KUNPCKBW/WD/DQ)
+    "kandb k1,k2,k3", "kandw k1,k2,k3", "kandd k1,k2,k3", "kandq k1,k2,k3", "kandnb k1,k2,k3", "kandnw k1,k2,k3",
+    "kandnd k1,k2,k3", "kandnq k1,k2,k3", "korb k1,k2,k3", "korw k1,k2,k3", "kord k1,k2,k3", "korq k1,k2,k3",
+    "kxnorb k1,k2,k3", "kxnorw k1,k2,k3", "kxnord k1,k2,k3", "kxnorq k1,k2,k3", "kaddb k1,k2,k3", "kaddw k1,k2,k3",
+    "kaddd k1,k2,k3", "kaddq k1,k2,k3", "kxnorq k0,k0,k0", "korb k7,k6,k5", "knotb k1,k2", "kshiftlb k1,k2,0x3",
+    "kshiftrb k3,k4,0x7", "ktestb k1,k2", "knotw k1,k2", "kshiftlw k1,k2,0x3", "kshiftrw k3,k4,0x7", "ktestw k1,k2",
+    "knotd k1,k2", "kshiftld k1,k2,0x3", "kshiftrd k3,k4,0x7", "ktestd k1,k2", "knotq k1,k2", "kshiftlq k1,k2,0x3",
+    "kshiftrq k3,k4,0x7", "ktestq k1,k2", "kunpckbw k1,k2,k3", "kunpckwd k1,k2,k3", "kunpckdq k1,k2,k3",
 ]
 
 

@@ -362,6 +362,19 @@ for _name in ("VPMOVSXBQ", "VPMOVZXBQ"):
             example=f"{_name.lower()} zmm1, QWORD PTR [rdi]")
 
 
+# issue 27: the opmask logic compilers emit to build and combine masks (tails, compares)
+for _stem, _syntax in (("KAND", "k1, k2, k3"), ("KANDN", "k1, k2, k3"), ("KOR", "k1, k2, k3"), ("KXNOR", "k1, k2, k3"),
+                       ("KADD", "k1, k2, k3"), ("KNOT", "k1, k2"), ("KSHIFTL", "k1, k2, imm8"),
+                       ("KSHIFTR", "k1, k2, imm8"), ("KTEST", "k1, k2")):
+    for _suffix in "BWDQ":
+        _example = {"k1, k2, k3": "k1, k2, k3", "k1, k2": "k1, k2", "k1, k2, imm8": "k1, k2, 0x4"}[_syntax]
+        declare(getattr(semantics, f"{_stem}{_suffix}".lower()), f"{_stem}{_suffix} {_syntax}",
+                codes=rows_of(f"{_stem}{_suffix}"), example=f"{_stem.lower()}{_suffix.lower()} {_example}")
+for _name in ("KUNPCKBW", "KUNPCKWD", "KUNPCKDQ"):
+    declare(getattr(semantics, _name.lower()), f"{_name} k1, k2, k3", codes=rows_of(_name),
+            example=f"{_name.lower()} k1, k2, k3")
+
+
 def is_legacy(form: VectorForm) -> bool:
     return not form.mnemonic.startswith(("v", "k"))
 

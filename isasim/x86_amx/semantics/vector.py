@@ -2707,3 +2707,136 @@ def vpmovzxbq(cpu: X86Context, dest, src) -> None:
         DEST[MAXVL-1:VL] := 0
     """
     _widen(cpu, dest, src, 8, 64, lambda x: x)
+
+
+# ---------------------------------------------------------------------------
+# Opmask logic (issue 27: what compilers emit to build and combine the masks of tails and compares): each
+# reads and writes the low 8, 16, 32 or 64 bits of k registers (B: AVX512DQ, W: AVX512F, D/Q: AVX512BW, KADDB/W
+# and KTESTB/W: AVX512DQ) and zeroes DEST[MAX_KL-1:size].
+# ---------------------------------------------------------------------------
+
+_K_SIZES = {"b": 8, "w": 16, "d": 32, "q": 64}
+_K_FEATURES = {"b": "AVX512DQ", "w": "AVX512F", "d": "AVX512BW", "q": "AVX512BW"}
+
+
+def _k(cpu: X86Context, operand) -> int:
+    return cpu.state.read_opmask(opmask_number(operand.name))
+
+
+def _k_forms(stem: str, operation, formula: str, summary: str, operands: int = 3):
+    out = {}
+    for suffix, size in _K_SIZES.items():
+        ones = (1 << size) - 1
+
+        def binary(cpu: X86Context, dest, src1, src2, size=size, ones=ones) -> None:
+            cpu.state.write_opmask(opmask_number(dest.name), operation(_k(cpu, src1), _k(cpu, src2), size) & ones)
+
+        def unary(cpu: X86Context, dest, src, size=size, ones=ones) -> None:
+            cpu.state.write_opmask(opmask_number(dest.name), operation(_k(cpu, src), 0, size) & ones)
+
+        semantics = binary if operands == 3 else unary
+        name = f"{stem}{suffix}"
+        feature = "AVX512DQ" if stem == "kadd" and suffix in "bw" else _K_FEATURES[suffix]
+        semantics.__name__ = semantics.__qualname__ = name
+        semantics.__doc__ = (f"{summary} ({feature}).\n\n"
+                             f"        DEST[{size - 1}:0] := {formula.format(n=size - 1, size=size)};  "
+                             f"DEST[MAX_KL-1:{size}] := 0\n")
+        out[name] = semantics
+    return out
+
+
+_k_table = {}
+_k_table.update(_k_forms("kand", lambda a, b, s: a & b, "SRC1[{n}:0] BITWISE AND SRC2[{n}:0]",
+                         "AND two masks"))
+_k_table.update(_k_forms("kandn", lambda a, b, s: ~a & b, "(NOT SRC1[{n}:0]) BITWISE AND SRC2[{n}:0]",
+                         "AND NOT of two masks"))
+_k_table.update(_k_forms("kor", lambda a, b, s: a | b, "SRC1[{n}:0] BITWISE OR SRC2[{n}:0]", "OR two masks"))
+_k_table.update(_k_forms("kxnor", lambda a, b, s: ~(a ^ b), "NOT (SRC1[{n}:0] BITWISE XOR SRC2[{n}:0])",
+                         "XNOR two masks (kxnorw k1, k1, k1 sets all 16 bits)"))
+_k_table.update(_k_forms("kadd", lambda a, b, s: a + b, "SRC1[{n}:0] + SRC2[{n}:0]   (mod 2^{size})",
+                         "Add two masks"))
+_k_table.update(_k_forms("knot", lambda a, _b, s: ~a, "BITWISE NOT SRC[{n}:0]", "NOT of a mask", operands=2))
+kandb, kandw, kandd, kandq = (_k_table[f"kand{s}"] for s in "bwdq")
+kandnb, kandnw, kandnd, kandnq = (_k_table[f"kandn{s}"] for s in "bwdq")
+korb, korw, kord, korq = (_k_table[f"kor{s}"] for s in "bwdq")
+kxnorb, kxnorw, kxnord, kxnorq = (_k_table[f"kxnor{s}"] for s in "bwdq")
+kaddb, kaddw, kaddd, kaddq = (_k_table[f"kadd{s}"] for s in "bwdq")
+knotb, knotw, knotd, knotq = (_k_table[f"knot{s}"] for s in "bwdq")
+
+
+def _kshift_forms(left: bool):
+    out = {}
+    for suffix, size in _K_SIZES.items():
+        def semantics(cpu: X86Context, dest, src, imm8, size=size) -> None:
+            count, value = imm8.value & 0xFF, _k(cpu, src) & ((1 << size) - 1)
+            result = 0 if count > size - 1 else (value << count if left else value >> count)
+            cpu.state.write_opmask(opmask_number(dest.name), result & ((1 << size) - 1))
+
+        name = f"kshift{'l' if left else 'r'}{suffix}"
+        semantics.__name__ = semantics.__qualname__ = name
+        semantics.__doc__ = (f"Shift a mask {'left' if left else 'right'} by imm8, zeros in ({_K_FEATURES[suffix]}).\n\n"
+                             f"        COUNT := imm8[7:0]\n"
+                             f"        DEST[{size - 1}:0] := IF COUNT <= {size - 1} THEN SRC[{size - 1}:0] "
+                             f"{'<<' if left else '>>'} COUNT ELSE 0;  DEST[MAX_KL-1:{size}] := 0\n")
+        out[name] = semantics
+    return out
+
+
+_k_table.update(_kshift_forms(True))
+_k_table.update(_kshift_forms(False))
+kshiftlb, kshiftlw, kshiftld, kshiftlq = (_k_table[f"kshiftl{s}"] for s in "bwdq")
+kshiftrb, kshiftrw, kshiftrd, kshiftrq = (_k_table[f"kshiftr{s}"] for s in "bwdq")
+
+
+def _kunpck(cpu: X86Context, dest, src1, src2, half: int) -> None:
+    ones = (1 << half) - 1
+    cpu.state.write_opmask(opmask_number(dest.name), (_k(cpu, src1) & ones) << half | _k(cpu, src2) & ones)
+
+
+def kunpckbw(cpu: X86Context, dest, src1, src2) -> None:
+    """Join the low bytes of two masks into a word (AVX512F).
+
+        DEST[7:0] := SRC2[7:0];  DEST[15:8] := SRC1[7:0];  DEST[MAX_KL-1:16] := 0
+    """
+    _kunpck(cpu, dest, src1, src2, 8)
+
+
+def kunpckwd(cpu: X86Context, dest, src1, src2) -> None:
+    """Join the low words of two masks into a dword (AVX512BW).
+
+        DEST[15:0] := SRC2[15:0];  DEST[31:16] := SRC1[15:0];  DEST[MAX_KL-1:32] := 0
+    """
+    _kunpck(cpu, dest, src1, src2, 16)
+
+
+def kunpckdq(cpu: X86Context, dest, src1, src2) -> None:
+    """Join the low dwords of two masks into a qword (AVX512BW).
+
+        DEST[31:0] := SRC2[31:0];  DEST[63:32] := SRC1[31:0]
+    """
+    _kunpck(cpu, dest, src1, src2, 32)
+
+
+def _ktest_forms():
+    out = {}
+    for suffix, size in _K_SIZES.items():
+        def semantics(cpu: X86Context, src1, src2, size=size) -> None:
+            ones = (1 << size) - 1
+            a, b = _k(cpu, src1) & ones, _k(cpu, src2) & ones
+            flags = cpu.state.rflags & ~(CF | PF | AF | ZF | SF | OF)
+            flags |= (ZF if a & b == 0 else 0) | (CF if ~a & b & ones == 0 else 0)
+            cpu.state.set_rflags(flags)
+
+        name = f"ktest{suffix}"
+        semantics.__name__ = semantics.__qualname__ = name
+        semantics.__doc__ = (f"Test two masks' {size} bits, setting ZF and CF "
+                             f"({'AVX512DQ' if suffix in 'bw' else 'AVX512BW'}).\n\n"
+                             f"        ZF := IF (SRC1[{size - 1}:0] BITWISE AND SRC2[{size - 1}:0]) = 0 THEN 1 ELSE 0\n"
+                             f"        CF := IF ((NOT SRC1[{size - 1}:0]) BITWISE AND SRC2[{size - 1}:0]) = 0 THEN 1 "
+                             f"ELSE 0\n        OF, SF, AF, PF := 0\n")
+        out[name] = semantics
+    return out
+
+
+_k_table.update(_ktest_forms())
+ktestb, ktestw, ktestd, ktestq = (_k_table[f"ktest{s}"] for s in "bwdq")

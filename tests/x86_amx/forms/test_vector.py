@@ -1108,3 +1108,247 @@ def test_packed_integer_forms_on_silicon(seed):
     report, program, _init = silicon_diff(PACKED_INTEGER_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
     assert report.divergence is None, report.divergence.describe()
     assert report.steps == len(program.instructions)
+
+
+# issue 27: the opmask logic, each result stored through KMOVQ (k registers are compared through memory), KTEST's flags after every step
+OPMASK_LOGIC_PROGRAM = """
+    kmovq k1, QWORD PTR [rdi+0x8]
+    kmovq k2, QWORD PTR [rdi+0x10]
+    kmovq k3, QWORD PTR [rdi+0x18]
+    kmovq k4, QWORD PTR [rdi+0x20]
+    kmovq k5, QWORD PTR [rdi+0x28]
+    kmovq k6, QWORD PTR [rdi+0x30]
+    kmovq k7, QWORD PTR [rdi+0x38]
+    kandb k5, k3, k6
+    kmovq QWORD PTR [rsi+0x8], k5
+    kandw k7, k6, k5
+    kmovq QWORD PTR [rsi+0x10], k7
+    kandd k1, k4, k2
+    kmovq QWORD PTR [rsi+0x18], k1
+    kandq k6, k1, k2
+    kmovq QWORD PTR [rsi+0x20], k6
+    kandnb k1, k3, k4
+    kmovq QWORD PTR [rsi+0x28], k1
+    kandnw k7, k2, k4
+    kmovq QWORD PTR [rsi+0x30], k7
+    kandnd k5, k1, k7
+    kmovq QWORD PTR [rsi+0x38], k5
+    kandnq k2, k1, k7
+    kmovq QWORD PTR [rsi+0x40], k2
+    korb k4, k3, k2
+    kmovq QWORD PTR [rsi+0x48], k4
+    korw k7, k4, k2
+    kmovq QWORD PTR [rsi+0x50], k7
+    kord k7, k1, k2
+    kmovq QWORD PTR [rsi+0x58], k7
+    korq k5, k7, k4
+    kmovq QWORD PTR [rsi+0x60], k5
+    kxnorb k2, k7, k1
+    kmovq QWORD PTR [rsi+0x68], k2
+    kxnorw k7, k1, k2
+    kmovq QWORD PTR [rsi+0x70], k7
+    kxnord k7, k2, k6
+    kmovq QWORD PTR [rsi+0x78], k7
+    kxnorq k7, k2, k3
+    kmovq QWORD PTR [rsi+0x80], k7
+    kaddb k3, k2, k5
+    kmovq QWORD PTR [rsi+0x88], k3
+    kaddw k6, k7, k2
+    kmovq QWORD PTR [rsi+0x90], k6
+    kaddd k2, k6, k7
+    kmovq QWORD PTR [rsi+0x98], k2
+    kaddq k4, k3, k1
+    kmovq QWORD PTR [rsi+0xa0], k4
+    knotb k3, k4
+    kmovq QWORD PTR [rsi+0xa8], k3
+    kshiftlb k2, k7, 0x0
+    kmovq QWORD PTR [rsi+0xb0], k2
+    kshiftrb k3, k1, 0x0
+    kmovq QWORD PTR [rsi+0xb8], k3
+    kshiftlb k3, k7, 0x3
+    kmovq QWORD PTR [rsi+0xc0], k3
+    kshiftrb k7, k5, 0x3
+    kmovq QWORD PTR [rsi+0xc8], k7
+    kshiftlb k5, k1, 0x7
+    kmovq QWORD PTR [rsi+0xd0], k5
+    kshiftrb k5, k6, 0x7
+    kmovq QWORD PTR [rsi+0xd8], k5
+    kshiftlb k6, k3, 0xf
+    kmovq QWORD PTR [rsi+0xe0], k6
+    kshiftrb k1, k3, 0xf
+    kmovq QWORD PTR [rsi+0xe8], k1
+    kshiftlb k3, k7, 0x1f
+    kmovq QWORD PTR [rsi+0xf0], k3
+    kshiftrb k4, k6, 0x1f
+    kmovq QWORD PTR [rsi+0xf8], k4
+    kshiftlb k3, k2, 0x28
+    kmovq QWORD PTR [rsi+0x100], k3
+    kshiftrb k4, k7, 0x28
+    kmovq QWORD PTR [rsi+0x108], k4
+    kshiftlb k6, k2, 0x3f
+    kmovq QWORD PTR [rsi+0x110], k6
+    kshiftrb k1, k3, 0x3f
+    kmovq QWORD PTR [rsi+0x118], k1
+    kshiftlb k1, k6, 0x40
+    kmovq QWORD PTR [rsi+0x120], k1
+    kshiftrb k3, k4, 0x40
+    kmovq QWORD PTR [rsi+0x128], k3
+    kshiftlb k1, k5, 0xc8
+    kmovq QWORD PTR [rsi+0x130], k1
+    kshiftrb k7, k4, 0xc8
+    kmovq QWORD PTR [rsi+0x138], k7
+    ktestb k3, k4
+    ktestb k3, k3
+    kxnorb k4, k4, k4
+    ktestb k4, k4
+    kxorb k4, k4, k4
+    ktestb k3, k4
+    knotw k5, k1
+    kmovq QWORD PTR [rsi+0x140], k5
+    kshiftlw k4, k1, 0x0
+    kmovq QWORD PTR [rsi+0x148], k4
+    kshiftrw k6, k2, 0x0
+    kmovq QWORD PTR [rsi+0x150], k6
+    kshiftlw k5, k2, 0x3
+    kmovq QWORD PTR [rsi+0x158], k5
+    kshiftrw k1, k2, 0x3
+    kmovq QWORD PTR [rsi+0x160], k1
+    kshiftlw k7, k4, 0x7
+    kmovq QWORD PTR [rsi+0x168], k7
+    kshiftrw k3, k5, 0x7
+    kmovq QWORD PTR [rsi+0x170], k3
+    kshiftlw k3, k5, 0xf
+    kmovq QWORD PTR [rsi+0x178], k3
+    kshiftrw k3, k4, 0xf
+    kmovq QWORD PTR [rsi+0x180], k3
+    kshiftlw k1, k5, 0x1f
+    kmovq QWORD PTR [rsi+0x188], k1
+    kshiftrw k6, k3, 0x1f
+    kmovq QWORD PTR [rsi+0x190], k6
+    kshiftlw k7, k3, 0x28
+    kmovq QWORD PTR [rsi+0x198], k7
+    kshiftrw k1, k4, 0x28
+    kmovq QWORD PTR [rsi+0x1a0], k1
+    kshiftlw k1, k2, 0x3f
+    kmovq QWORD PTR [rsi+0x1a8], k1
+    kshiftrw k3, k5, 0x3f
+    kmovq QWORD PTR [rsi+0x1b0], k3
+    kshiftlw k5, k3, 0x40
+    kmovq QWORD PTR [rsi+0x1b8], k5
+    kshiftrw k2, k3, 0x40
+    kmovq QWORD PTR [rsi+0x1c0], k2
+    kshiftlw k3, k6, 0xc8
+    kmovq QWORD PTR [rsi+0x1c8], k3
+    kshiftrw k5, k1, 0xc8
+    kmovq QWORD PTR [rsi+0x1d0], k5
+    ktestw k3, k6
+    ktestw k3, k3
+    kxnorw k6, k6, k6
+    ktestw k6, k6
+    kxorw k6, k6, k6
+    ktestw k3, k6
+    knotd k3, k7
+    kmovq QWORD PTR [rsi+0x1d8], k3
+    kshiftld k2, k1, 0x0
+    kmovq QWORD PTR [rsi+0x1e0], k2
+    kshiftrd k6, k2, 0x0
+    kmovq QWORD PTR [rsi+0x1e8], k6
+    kshiftld k6, k7, 0x3
+    kmovq QWORD PTR [rsi+0x1f0], k6
+    kshiftrd k3, k4, 0x3
+    kmovq QWORD PTR [rsi+0x1f8], k3
+    kshiftld k2, k6, 0x7
+    kmovq QWORD PTR [rsi+0x200], k2
+    kshiftrd k1, k7, 0x7
+    kmovq QWORD PTR [rsi+0x208], k1
+    kshiftld k5, k7, 0xf
+    kmovq QWORD PTR [rsi+0x210], k5
+    kshiftrd k4, k1, 0xf
+    kmovq QWORD PTR [rsi+0x218], k4
+    kshiftld k2, k6, 0x1f
+    kmovq QWORD PTR [rsi+0x220], k2
+    kshiftrd k5, k3, 0x1f
+    kmovq QWORD PTR [rsi+0x228], k5
+    kshiftld k7, k3, 0x28
+    kmovq QWORD PTR [rsi+0x230], k7
+    kshiftrd k4, k6, 0x28
+    kmovq QWORD PTR [rsi+0x238], k4
+    kshiftld k4, k2, 0x3f
+    kmovq QWORD PTR [rsi+0x240], k4
+    kshiftrd k1, k6, 0x3f
+    kmovq QWORD PTR [rsi+0x248], k1
+    kshiftld k1, k4, 0x40
+    kmovq QWORD PTR [rsi+0x250], k1
+    kshiftrd k3, k2, 0x40
+    kmovq QWORD PTR [rsi+0x258], k3
+    kshiftld k2, k6, 0xc8
+    kmovq QWORD PTR [rsi+0x260], k2
+    kshiftrd k5, k2, 0xc8
+    kmovq QWORD PTR [rsi+0x268], k5
+    ktestd k6, k4
+    ktestd k6, k6
+    kxnord k4, k4, k4
+    ktestd k4, k4
+    kxord k4, k4, k4
+    ktestd k6, k4
+    knotq k1, k2
+    kmovq QWORD PTR [rsi+0x270], k1
+    kshiftlq k4, k3, 0x0
+    kmovq QWORD PTR [rsi+0x278], k4
+    kshiftrq k2, k1, 0x0
+    kmovq QWORD PTR [rsi+0x280], k2
+    kshiftlq k7, k4, 0x3
+    kmovq QWORD PTR [rsi+0x288], k7
+    kshiftrq k3, k2, 0x3
+    kmovq QWORD PTR [rsi+0x290], k3
+    kshiftlq k4, k5, 0x7
+    kmovq QWORD PTR [rsi+0x298], k4
+    kshiftrq k7, k2, 0x7
+    kmovq QWORD PTR [rsi+0x2a0], k7
+    kshiftlq k5, k4, 0xf
+    kmovq QWORD PTR [rsi+0x2a8], k5
+    kshiftrq k4, k6, 0xf
+    kmovq QWORD PTR [rsi+0x2b0], k4
+    kshiftlq k6, k3, 0x1f
+    kmovq QWORD PTR [rsi+0x2b8], k6
+    kshiftrq k4, k3, 0x1f
+    kmovq QWORD PTR [rsi+0x2c0], k4
+    kshiftlq k3, k4, 0x28
+    kmovq QWORD PTR [rsi+0x2c8], k3
+    kshiftrq k4, k2, 0x28
+    kmovq QWORD PTR [rsi+0x2d0], k4
+    kshiftlq k1, k4, 0x3f
+    kmovq QWORD PTR [rsi+0x2d8], k1
+    kshiftrq k7, k5, 0x3f
+    kmovq QWORD PTR [rsi+0x2e0], k7
+    kshiftlq k2, k6, 0x40
+    kmovq QWORD PTR [rsi+0x2e8], k2
+    kshiftrq k4, k3, 0x40
+    kmovq QWORD PTR [rsi+0x2f0], k4
+    kshiftlq k2, k1, 0xc8
+    kmovq QWORD PTR [rsi+0x2f8], k2
+    kshiftrq k4, k3, 0xc8
+    kmovq QWORD PTR [rsi+0x300], k4
+    ktestq k5, k7
+    ktestq k5, k5
+    kxnorq k7, k7, k7
+    ktestq k7, k7
+    kxorq k7, k7, k7
+    ktestq k5, k7
+    kunpckbw k7, k5, k3
+    kmovq QWORD PTR [rsi+0x308], k7
+    kunpckwd k1, k3, k5
+    kmovq QWORD PTR [rsi+0x310], k1
+    kunpckdq k6, k1, k3
+    kmovq QWORD PTR [rsi+0x318], k6
+"""
+
+
+@pytest.mark.needs_silicon
+@pytest.mark.skipif(not {"avx512f", "avx512dq", "avx512bw"} <= set(HOST_FLAGS), reason="this CPU lacks avx512f, avx512dq, avx512bw (/proc/cpuinfo)")
+@pytest.mark.parametrize("seed", range(4))
+def test_opmask_logic_forms_on_silicon(seed):
+    """Each opmask result (shifts by 0 to 200, KADD's wrap, KUNPCK) and KTEST's ZF/CF against this CPU."""
+    report, program, _init = silicon_diff(OPMASK_LOGIC_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
+    assert report.divergence is None, report.divergence.describe()
+    assert report.steps == len(program.instructions)
