@@ -8,7 +8,8 @@ bytes and:
 * places the function at ``CODE_BASE`` and every function it calls (directly, or through a pointer
   its code takes) after it, one after the other, so that CALL and RET run them on the simulated stack;
 * in a relocatable file, applies the relocations that fall inside those functions (R_X86_64_PC32,
-  PLT32, 32, 32S and 64, against sections or defined symbols), with each data section a relocation
+  PLT32, 32, 32S and 64, against sections or defined symbols; GOTPCREL, GOTPCRELX and REX_GOTPCRELX,
+  -fPIC's, through a read-only GOT after the data with a slot per symbol), with each data section a relocation
   reaches (.rodata constants of RIP-relative loads and jump tables, .data, .bss) mapped after the code
   at a fixed address, read-only unless the section is writable, and the relocations inside those
   sections applied too (a jump table's entries);
@@ -78,11 +79,17 @@ class _RelocationType(NamedTuple):
     width: int  # bytes patched
     pc_relative: bool
     signed: bool
+    through_got: bool = False  # G + GOT + A - P: the field reaches a GOT slot that holds the symbol's address
 
 
 _R_X86_64 = {1: _RelocationType("R_X86_64_64", 8, False, False), 2: _RelocationType("R_X86_64_PC32", 4, True, True),
              4: _RelocationType("R_X86_64_PLT32", 4, True, True), 10: _RelocationType("R_X86_64_32", 4, False, False),
-             11: _RelocationType("R_X86_64_32S", 4, False, True)}
+             11: _RelocationType("R_X86_64_32S", 4, False, True),
+             # -fPIC's global data and -fno-plt's calls: mov rax, QWORD PTR [rip+sym@GOTPCREL], call [rip+..]
+             9: _RelocationType("R_X86_64_GOTPCREL", 4, True, True, True),
+             41: _RelocationType("R_X86_64_GOTPCRELX", 4, True, True, True),
+             42: _RelocationType("R_X86_64_REX_GOTPCRELX", 4, True, True, True)}
+_SUPPORTED_RELOCATIONS = "R_X86_64_PC32, PLT32, 32, 32S, 64, GOTPCREL, GOTPCRELX and REX_GOTPCRELX are"
 BUILTIN_SIZE = len(BuiltinForm.ENCODING)  # each built-in a call reaches: an instruction after the functions
 _DIRECT_BRANCHES = (iced_x86.FlowControl.CALL, iced_x86.FlowControl.UNCONDITIONAL_BRANCH,
                     iced_x86.FlowControl.CONDITIONAL_BRANCH)
@@ -248,6 +255,8 @@ def _relocated(elf: ElfFile, symbol: Symbol, name: str):
     pending: list[tuple] = []  # relocations to patch once every address is known
     anchors: dict[int, set[int]] = {}  # data section -> the offsets in it the code's relocations name
     table_owner = [0]  # the data section whose relocations are being read
+    got: dict[int, tuple] = {}  # symbol index -> (its GOT slot, its address once known)
+    got_base = [0]  # the GOT's address, once every section is placed
 
     def reach(section: Section) -> Section:
         if section.index not in contents:
@@ -276,8 +285,7 @@ def _relocated(elf: ElfFile, symbol: Symbol, name: str):
                 raise _not_here(owner, _display(label), at, path)
             if kind is None:
                 raise _Refused(f"function '{owner}': relocation type {rel.type} at {at:#x} against "
-                               f"'{shown(label)}' is not supported (R_X86_64_PC32, PLT32, 32, 32S and 64 are)",
-                               source=path)
+                               f"'{shown(label)}' is not supported ({_SUPPORTED_RELOCATIONS})", source=path)
             if target.defined and not target.in_section:
                 raise _Refused(f"function '{owner}': the relocation at {at:#x} is against '{shown(label)}' "
                                f"({target.where}), which isasim does not place", source=path)
@@ -291,8 +299,10 @@ def _relocated(elf: ElfFile, symbol: Symbol, name: str):
                 layout.builtin(label)
                 s = (lambda label=label: layout.builtin_address(label))
             else:
-                # the byte it reaches (a rip-relative operand's addend counts from the end of its field)
-                within = target.value + (addend + 4 if kind.pc_relative and in_code else addend)
+                # the byte it reaches (a rip-relative operand's addend counts from the end of its field; through
+                # the GOT, the addend is the slot's and the slot holds the symbol itself)
+                within = target.value + (0 if kind.through_got else
+                                         addend + 4 if kind.pc_relative and in_code else addend)
                 section = elf.sections[target.section]
                 if not in_code and kind.pc_relative:
                     # a jump table's entry, .long .L3-.L4: S + A - P names .L3 plus the entry's distance from
@@ -307,6 +317,10 @@ def _relocated(elf: ElfFile, symbol: Symbol, name: str):
                     if in_code:
                         anchors.setdefault(section.index, set()).add(within)
                     s = (lambda index=section.index, value=target.value: placed[index] + value)
+            if kind.through_got:  # the field reaches the symbol's GOT slot (one per symbol), which holds s()
+                if target.index not in got:
+                    got[target.index] = (len(got), s)
+                s = (lambda slot=got[target.index][0]: got_base[0] + 8 * slot)
             pending.append((data, offset, kind, s, label, addend, base, at, owner))
 
     done = data_done = 0
@@ -335,6 +349,12 @@ def _relocated(elf: ElfFile, symbol: Symbol, name: str):
         regions.append(region)
         views.append(view)
         next_free = _align(address + len(region[1]), 0x1000)
+    if got:  # the global offset table -fPIC code loads addresses from: read-only, as after RELRO
+        got_base[0] = next_free
+        table = b"".join(address().to_bytes(8, "little") for _slot, address in sorted(got.values(),
+                                                                                       key=lambda e: e[0]))
+        regions.append((next_free, table, False))
+        views.append(RegionView("GOT", next_free, "uint64", (1, len(got)), False))
     for data, offset, kind, s, label, addend, base, at, owner in pending:
         where = base() + offset
         value = s() + addend - (where if kind.pc_relative else 0)
@@ -347,7 +367,7 @@ def _relocated(elf: ElfFile, symbol: Symbol, name: str):
                            f"({value:#x})", source=path)
         data[offset:offset + kind.width] = (value % (1 << width)).to_bytes(kind.width, "little")
     regions = [(address, bytes(contents[section.index]), writable)
-               for (address, _data, writable), section in zip(regions, sections)]
+               for (address, _data, writable), section in zip(regions, sections)] + regions[len(sections):]
     code = b"".join(bytes(codes[f.address]) for f in layout.functions)
     return code, regions, views, layout
 

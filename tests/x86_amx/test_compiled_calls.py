@@ -40,9 +40,14 @@ GXX_BUILDS = {f"g++ -{level}{' sp' if sp else ''}": ["-" + level, *AMX, "-fno-tr
               for level in ("O0", "O2") for sp in (False, True)}
 # memset and struct copies inlined as rep stos / rep movs
 GXX_BUILDS["g++ -Os rep"] = ["-Os", *AMX, "-fno-tree-vectorize", "-mstringop-strategy=rep_8byte", "-fno-stack-protector"]
+# position-independent code as shared libraries are built: data and (-fno-plt) calls through the GOT; with CET's
+# ENDBR64 and NOTRACK jump tables
+PIC = ["-fPIC", "-fcf-protection=full"]
+GXX_BUILDS["g++ -O2 pic sp"] = ["-O2", *AMX, "-fno-tree-vectorize", *PIC, "-fno-plt", PROTECTED]
 CLANG_BUILDS = {f"clang -{level}{' sp' if sp else ''}": ["-" + level, *AMX, "-fno-vectorize", "-fno-slp-vectorize",
                                                           PROTECTED if sp else "-fno-stack-protector"]
                 for level, sp in (("O0", False), ("O0", True), ("O2", True))}
+CLANG_BUILDS["clang -O2 pic sp"] = ["-O2", *AMX, "-fno-vectorize", "-fno-slp-vectorize", *PIC, "-fno-plt", PROTECTED]
 BUILDS = [*GXX_BUILDS, *CLANG_BUILDS, "g++ -static"]
 UNSUPPORTED = re.compile(r"is (\S+)(?: with [^,]+)?, which isasim does not simulate")
 
@@ -300,7 +305,10 @@ LINES = ["call rax", "call r12", "call QWORD PTR [rax+rcx*8+0x10]", "call QWORD 
          "jmp r11", "jmp QWORD PTR [rax*8+0x1000]", "jmp QWORD PTR [rdx+rax*8]", "jmp QWORD PTR [r12]",
          "mov rax,QWORD PTR fs:0x28", "sub rdx,QWORD PTR fs:0x28", "xor rcx,QWORD PTR fs:0x28",
          "mov rax,QWORD PTR fs:[rax+0x8]", "mov rbx,QWORD PTR gs:[rbx]", "mov WORD PTR fs:[rcx],ax",
-         "cmp eax,DWORD PTR fs:0x10", "mov QWORD PTR fs:0x28,rdx", "add BYTE PTR gs:[rdi+rsi*2-0x4],0x7"]
+         "cmp eax,DWORD PTR fs:0x10", "mov QWORD PTR fs:0x28,rdx", "add BYTE PTR gs:[rdi+rsi*2-0x4],0x7",
+         # -fcf-protection's jump tables and calls through pointers
+         "notrack jmp rax", "notrack jmp r11", "notrack call rdx", "notrack call r9",
+         "notrack jmp QWORD PTR [rax*8+0x1000]", "notrack call QWORD PTR [rip+0x100]", "notrack jmp QWORD PTR [r12]"]
 
 
 @pytest.mark.needs_binutils("nm", "objcopy")
@@ -382,7 +390,8 @@ def test_fuzzed_calls_agree_with_silicon(tmp_path):
 
 
 @pytest.mark.needs_silicon
-@pytest.mark.parametrize("build", ["g++ -O0 sp", "g++ -O2 sp", "clang -O0 sp", "g++ -Os rep", "g++ -static"])
+@pytest.mark.parametrize("build", ["g++ -O0 sp", "g++ -O2 sp", "clang -O0 sp", "g++ -Os rep", "g++ -O2 pic sp",
+                                   "g++ -static"])
 def test_compiled_calls_agree_with_silicon(built, build):
     """The compiled functions that call (helpers, memset and memcpy, which the silicon backend runs at their
     UD2 as isasim does, a function-pointer table, the stack protector's canary read from the init's thread

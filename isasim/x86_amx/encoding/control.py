@@ -20,9 +20,15 @@ from ..operands import GPR64, Imm, Mem, Reg, Target, operand_text
 from .iced import MASK64, NAME_OF_REGISTER, OK, REGISTER_OF, check_memory, encode_with, fail, iced_memory, rip_relative
 
 
+NOTRACK = 0x3E  # CET's NOTRACK prefix: an indirect CALL/JMP whose target need not start with ENDBR64
+
+
 def accepts(mnemonic: str, operands: tuple) -> bool:
-    """Whether the assembler should give this statement to ``encode``: a call or ret, a built-in's name, or
-    a jmp whose operand is a register or memory (a jmp to a label is a scalar branch)."""
+    """Whether the assembler should give this statement to ``encode``: a call or ret, a built-in's name, a
+    jmp whose operand is a register or memory (a jmp to a label is a scalar branch), or either behind
+    ``notrack`` (-fcf-protection's jump tables: ``notrack jmp rax``)."""
+    if mnemonic.startswith("notrack "):
+        return mnemonic[8:] in ("call", "jmp")
     if mnemonic == "call" or mnemonic in BUILTINS:
         return True
     return mnemonic == "jmp" and len(operands) == 1 and isinstance(operands[0], (Reg, Mem))
@@ -40,6 +46,13 @@ def encode(mnemonic: str, operands: tuple, address: int):
     """(form, canonical operands, bytes) of one control instruction, as GNU as encodes it."""
     mnemonic = mnemonic.lower()
     operands = tuple(operands)
+    if mnemonic.startswith("notrack "):
+        # CET: the indirect branch's target is not checked for ENDBR64.  isasim models no indirect-branch
+        # tracking, so it runs as the branch without it; GNU as writes 3E before everything else.
+        if len(operands) != 1 or not isinstance(operands[0], (Reg, Mem)):
+            raise fail(mnemonic, "notrack goes before an indirect call or jmp (through a register or memory)")
+        form, canonical, code = encode(mnemonic[8:], operands, address + 1)
+        return form, canonical, bytes([NOTRACK]) + code
     if mnemonic in BUILTINS:
         if operands:
             raise fail(mnemonic, "an isasim built-in takes no operands (its arguments are in rdi, rsi, rdx)")
@@ -95,8 +108,9 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
                 return None
             operands.append(Reg(name))
         elif kind == iced_x86.OpKind.MEMORY:
-            if instr.segment_prefix != iced_x86.Register.NONE:
-                return None
+            if instr.segment_prefix not in (iced_x86.Register.NONE, iced_x86.Register.DS) or (
+                    instr.segment_prefix == iced_x86.Register.DS and window[0] != NOTRACK):
+                return None  # (3E first is NOTRACK, whose DS is the default segment anyway)
             if instr.memory_base == iced_x86.Register.RIP:
                 operands.append(rip_relative(instr, 64))
                 continue
@@ -114,10 +128,11 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
         else:
             return None
     operands = tuple(operands)
-    instruction = make_instruction(form, operands, address, window[:instr.len])
+    prefixes = ("notrack",) if window[0] == NOTRACK and ROWS[instr.code].kinds[0] != OK.BR64_4 else ()
+    instruction = make_instruction(form, operands, address, window[:instr.len], prefixes)
     written = tuple(Mem(o.base, o.index, o.scale, o.disp, 8) if isinstance(o, Mem) else o for o in operands)
     try:
-        canonical = encode(form.mnemonic, written, address)[2]
+        canonical = encode(" ".join(prefixes + (form.mnemonic,)), written, address)[2]
     except IsasimError:  # operands the text cannot say: not decoded
         return None
     if canonical != instruction.encoding:

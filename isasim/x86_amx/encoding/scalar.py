@@ -179,7 +179,8 @@ LOCKABLE = frozenset({"add", "adc", "and", "or", "sbb", "sub", "xor", "not", "ne
 # REP (F3) before STOS MOVS LODS; REPE/REPZ (F3) and REPNE/REPNZ (F2) before SCAS CMPS (forms/scalar.py).
 REPEAT_BYTES = {"rep": 0xF3, "repz": 0xF3, "repnz": 0xF2}
 PREFIX_WORDS = {**NOP_PREFIX_WORDS, "lock": 0xF0, **{word: REPEAT_BYTES[canonical]
-                                                     for word, canonical in REPEAT_WORDS.items()}}
+                                                     for word, canonical in REPEAT_WORDS.items()},
+                "notrack": 0x3E}  # (CET's, before an indirect call or jmp: encoding/control.py)
 # every prefix word the assembler reads before a mnemonic
 
 
