@@ -39,14 +39,18 @@ ISA_FLAGS = {
     "amx": ["-mamx-tile", "-mamx-int8", "-mamx-bf16", "-mavx512f", "-mavx512bw", "-mavx512bf16"],
     "spr": ["-march=sapphirerapids"],
     "gnr": ["-march=graniterapids"],
+    "v3": ["-march=x86-64-v3", "-mamx-tile", "-mamx-int8", "-mamx-bf16", "-mavx512f", "-mavx512bw", "-mavx512bf16"],
 }
-STACK_FLAGS = {"nossp": ["-fno-stack-protector"], "ssp": ["-fstack-protector-strong"]}
+STACK_FLAGS = {"nossp": ["-fno-stack-protector"], "ssp": ["-fstack-protector-strong"],
+               # as shared libraries are built (-fPIC: globals through the GOT), with CET's ENDBR64 and NOTRACK
+               "pic": ["-fPIC", "-fno-plt", "-fcf-protection=full", "-fstack-protector-strong"]}
 # compiler, level, isa flags, stack protector: every level with each compiler, the -march builds and the stack
 # protector at a few levels (the full product would cost a minute of compiling for little more coverage)
 BUILDS = ([(cc, level, "amx", "nossp") for cc in ("gxx", "clang") for level in ("O0", "O1", "O2", "O3", "Os")]
           + [(cc, level, "spr", "ssp") for cc in ("gxx", "clang") for level in ("O0", "O2")]
           + [(cc, "O3", "amx", "ssp") for cc in ("gxx", "clang")]
-          + [("clang", "O2", "gnr", "nossp"), ("gxx", "O2", "gnr", "nossp")])
+          + [("clang", "O2", "gnr", "nossp"), ("gxx", "O2", "gnr", "nossp")]
+          + [(cc, "O2", "spr", "pic") for cc in ("gxx", "clang")] + [(cc, "O3", "v3", "nossp") for cc in ("gxx", "clang")])
 BUILD_IDS = ["-".join(build) for build in BUILDS]
 REFUSED_INSTRUCTION = re.compile(r"the instruction at (?P<address>0x[0-9a-f]+) \((?P<bytes>[0-9a-f]{2}(?: [0-9a-f]{2})*)"
                                  r": [^)]*\) is (?P<mnemonic>[a-z0-9]+)")
@@ -74,7 +78,10 @@ def objects(tmp_path_factory) -> dict[str, Path | str]:
             built[build_id] = command
             continue
         path = where / f"{build_id}.o"
-        done = subprocess.run([*command, "-c", f"-{level}", *ISA_FLAGS[isa], *STACK_FLAGS[stack], str(SOURCE),
+        flags = ISA_FLAGS[isa]
+        if cc == "clang":  # zig's clang names the x86-64 levels as LLVM's CPUs: x86_64_v3
+            flags = [f.replace("x86-64-v", "x86_64_v") for f in flags]
+        done = subprocess.run([*command, "-c", f"-{level}", *flags, *STACK_FLAGS[stack], str(SOURCE),
                                "-o", str(path)], capture_output=True, text=True, timeout=300, env=zig_env())
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["no message"])[-1]
