@@ -16,7 +16,7 @@ bytes and:
 * in a linked file, moves the code (each RIP-relative displacement adjusted so that it still reaches
   its target, each call to another function re-aimed) and maps the data sections at their link
   addresses;
-* resolves a call to ``memset``, ``memcpy``, ``memmove`` or ``__stack_chk_fail`` (an undefined symbol of
+* resolves a call to ``memset``, ``memcpy``, ``memmove``, ``__stack_chk_fail`` or ``abort`` (an undefined symbol of
   an object file, or a function of that name in a linked one) to an isasim built-in
   (forms/control.py), placed after the functions; any other symbol the code reaches and the file does
   not define is refused before the run, naming the symbol and the function that needs it;

@@ -1,4 +1,4 @@
-"""``isasim explain`` of the built-in C functions (memset, memcpy, memmove, __stack_chk_fail): what they do, where
+"""``isasim explain`` of the built-in C functions (memset, memcpy, memmove, __stack_chk_fail, abort): what they do, where
 their arguments are, how a compiled function reaches them, and a worked example (a CALL to the built-in, which
 runs as one step).  CALL and JMP r/m64 are explained as the scalar forms are (explain/scalar.py: their iced-x86
 opcode rows, a worked example on the simulator)."""
@@ -17,12 +17,13 @@ _ARGUMENTS = {  # the System V ABI's registers for each built-in's parameters, a
     "memcpy": [("rdi", "void *dest"), ("rsi", "const void *src"), ("rdx", "size_t n"), ("rax", "dest (returned)")],
     "memmove": [("rdi", "void *dest"), ("rsi", "const void *src"), ("rdx", "size_t n"), ("rax", "dest (returned)")],
     "__stack_chk_fail": [],
+    "abort": [],
 }
 # The worked example's arguments: 16 bytes at DATA_ADDR hold 0, 1, ..., 15; the stack is above them.
 _EXAMPLE_REGS = {"memset": {"rdi": DATA_ADDR + 4, "rsi": 0x2A, "rdx": 6},
                  "memcpy": {"rdi": DATA_ADDR + 8, "rsi": DATA_ADDR, "rdx": 6},
                  "memmove": {"rdi": DATA_ADDR + 2, "rsi": DATA_ADDR, "rdx": 8},
-                 "__stack_chk_fail": {}}
+                 "__stack_chk_fail": {}, "abort": {}}
 
 
 def explain_builtin(ins: Instruction, form, settings: Settings) -> Explanation:
@@ -40,6 +41,7 @@ def explain_builtin(ins: Instruction, form, settings: Settings) -> Explanation:
     expl.sections.append(Section("Operation (the semantics the simulator executes)", [Code(form.doc)]))
     faults = ([["__stack_chk_fail", "always: the stack protector found its canary overwritten"]]
               if form.name == "__stack_chk_fail" else
+              [["abort", "always: the program ends abnormally (a test's failed check)"]] if form.name == "abort" else
               [["#PF", "a byte it reads or writes is not mapped (or, for a write, not writable)"]])
     expl.sections.append(Section("Faults", [Table(["fault", "when"], faults)]))
     expl.sections.append(Section("How a program reaches it", [Paragraph(

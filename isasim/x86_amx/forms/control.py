@@ -6,7 +6,7 @@
         .prepare(instruction) -> bind(cpu) -> a function that executes it and returns the next rip (None:
         the program ends), the execute contract of isasim.core.isa.  CALL's semantics takes the address of
         the next instruction (what it pushes) before its operand.
-    BuiltinForm: memset, memcpy, memmove and __stack_chk_fail, which isasim runs as one step each when a
+    BuiltinForm: memset, memcpy, memmove, __stack_chk_fail and abort, which isasim runs as one step each when a
         call reaches the address the loader gave the symbol (elf.py).  The instruction has the C name as its
         text and the two bytes of UD2 (0F 0B) as its encoding: a CPU that ran them would stop there.
 
@@ -168,6 +168,7 @@ builtin(semantics.memset, "memset", "void *memset(void *s, int c, size_t n)")
 builtin(semantics.memcpy, "memcpy", "void *memcpy(void *dest, const void *src, size_t n)")
 builtin(semantics.memmove, "memmove", "void *memmove(void *dest, const void *src, size_t n)")
 builtin(semantics.stack_chk_fail, "__stack_chk_fail", "void __stack_chk_fail(void)")
+builtin(semantics.abort, "abort", "void abort(void)")
 
 
 # ---------------------------------------------------------------------------

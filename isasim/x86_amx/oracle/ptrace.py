@@ -26,7 +26,7 @@ from ...core.trace import Init
 from ..faults import DE, GP, PAGE_FAULT, UD
 from ..forms.control import BUILTINS
 from ..operands import GPR64
-from ..semantics.control import STACK_CHECK_FAILED
+from ..semantics.control import ABORTED, STACK_CHECK_FAILED
 from .host import XFEATURE_XTILECFG, XFEATURE_XTILEDATA, host_cpu, libc, xsave_offset
 
 PAGE = 4096
@@ -386,6 +386,8 @@ class ChildProcess:
         if name == "__stack_chk_fail":
             return "fault", Fault(STACK_CHECK_FAILED, "stack smashing detected: __stack_chk_fail was called "
                                                       "(on silicon)")
+        if name == "abort":
+            return "fault", Fault(ABORTED, "abort() was called (on silicon)")
         dest, n = regs.rdi, regs.rdx
         try:
             with open(f"/proc/{self.pid}/mem", "r+b", buffering=0) as mem:

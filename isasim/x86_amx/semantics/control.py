@@ -22,6 +22,7 @@ from ..operands import GPR_VIEWS, Target
 from .scalar import push_value, read, ret
 
 STACK_CHECK_FAILED = "__stack_chk_fail"  # the fault kind of a clobbered stack-protector canary
+ABORTED = "abort"  # the fault kind of a call of C's abort() (a test's reference check that failed)
 
 _RSP, _RAX, _RDI, _RSI, _RDX = (GPR_VIEWS[name] for name in ("rsp", "rax", "rdi", "rsi", "rdx"))
 
@@ -144,3 +145,19 @@ def stack_chk_fail(cpu: X86Context):
 
 
 stack_chk_fail.__name__ = "__stack_chk_fail"
+
+
+def abort(cpu: X86Context):
+    """isasim built-in: void abort(void), C's abnormal end of the program.
+
+        Fault("abort")
+
+    A test compiled with its own reference (GCC's AMX tests, assert()'s failure path) calls abort when a
+    result is wrong; the C library raises SIGABRT and the process dies.  isasim stops the run with the fault
+    abort, naming the instruction that called it (the return address the CALL pushed).
+    """
+    state = cpu.state
+    caller = ""
+    if state.call_depth:  # the CALL that came here pushed the address after it
+        caller = f" (return address {int.from_bytes(cpu.read_memory(state.gpr[4], 8), 'little'):#x})"
+    raise Fault(ABORTED, f"abort() was called{caller}")
