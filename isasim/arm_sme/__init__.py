@@ -121,7 +121,7 @@ class ArmSme(Isa):
         journal = Journal()
         state = ArmSmeState(journal, previous.config)
         state.x, state.sp, state.pc, state.nzcv = list(previous.x), previous.sp, previous.pc, previous.nzcv
-        state.sm, state.za_enabled = previous.sm, previous.za_enabled
+        state.sm, state.za_enabled, state.tpidr2 = previous.sm, previous.za_enabled, previous.tpidr2
         for name in ("z", "p", "ffr", "za", "zt0"):
             setattr(state, name, getattr(previous, name).copy())
         for name, value in observed.get("regs", {}).items():

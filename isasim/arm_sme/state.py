@@ -1,7 +1,8 @@
 """The architectural state of an A64 core with SME2, at one streaming vector length (SVL).
 
-Registers (numbers): X0-X30, SP, PC, NZCV and SVCR (PSTATE.SM in bit 0, PSTATE.ZA in bit 1,
-as the SVCR system register shows them).  Arrays (bytes, little-endian element order):
+Registers (numbers): X0-X30, SP, PC, NZCV, SVCR (PSTATE.SM in bit 0, PSTATE.ZA in bit 1,
+as the SVCR system register shows them) and TPIDR2_EL0 (the thread register the SME ABI's lazy ZA
+save points at its TPIDR2 block with; MRS/MSR TPIDR2_EL0, and the ABI routines, read and write it).  Arrays (bytes, little-endian element order):
 
     z0 ... z31   the scalable vectors, SVL bits each (the V/Q registers are their low 128 bits)
     p0 ... p15   the predicates, SVL/8 bits each (one bit per byte of a vector)
@@ -28,13 +29,13 @@ MASK64 = (1 << 64) - 1
 SVCR_SM, SVCR_ZA = 1, 2  # PSTATE.SM and PSTATE.ZA as bits of SVCR
 
 X_NAMES = tuple(f"x{n}" for n in range(X_COUNT))
-REGISTER_NAMES = X_NAMES + ("sp", "nzcv", "svcr", "pc")
+REGISTER_NAMES = X_NAMES + ("sp", "nzcv", "svcr", "tpidr2_el0", "pc")
 Z_NAMES = tuple(f"z{n}" for n in range(32))
 P_NAMES = tuple(f"p{n}" for n in range(16))
 
 # journal locations made once (a Location is the text a trace stores in steps[].writes[].where)
 X_LOCATIONS = tuple(Location(name) for name in X_NAMES)
-SP, NZCV, SVCR = Location("sp"), Location("nzcv"), Location("svcr")
+SP, NZCV, SVCR, TPIDR2 = Location("sp"), Location("nzcv"), Location("svcr"), Location("tpidr2_el0")
 Z_LOCATIONS = tuple(Location(name) for name in Z_NAMES)
 P_LOCATIONS = tuple(Location(name) for name in P_NAMES)
 FFR, ZT0 = Location("ffr"), Location("zt0")
@@ -66,6 +67,7 @@ class ArmSmeState:
         self.nzcv = 0  # N Z C V in bits 31:28, as MRS NZCV reads them
         self.sm = False  # PSTATE.SM: streaming mode
         self.za_enabled = False  # PSTATE.ZA: ZA (and ZT0) accessible
+        self.tpidr2 = 0  # TPIDR2_EL0: 0, or the address of the TPIDR2 block of a pending lazy ZA save
         self.z = np.zeros((32, self.svlb), dtype=np.uint8)
         self.p = np.zeros((16, self.svlb // 8), dtype=np.uint8)
         self.ffr = np.zeros(self.svlb // 8, dtype=np.uint8)
@@ -93,7 +95,9 @@ class ArmSmeState:
             return self.nzcv
         if name == "svcr":
             return self.svcr
-        raise IsasimError(f"unknown register '{name}' (arm_sme has x0-x30, sp, nzcv, svcr and pc)")
+        if name == "tpidr2_el0":
+            return self.tpidr2
+        raise IsasimError(f"unknown register '{name}' (arm_sme has x0-x30, sp, nzcv, svcr, tpidr2_el0 and pc)")
 
     def write_register(self, name: str, value: int) -> None:
         name = name.lower()
@@ -105,6 +109,8 @@ class ArmSmeState:
             self.write_nzcv(value)
         elif name == "svcr":  # a trace's starting modes: set as they are, without the zeroing SMSTART does
             self.set_modes(bool(value & SVCR_SM), bool(value & SVCR_ZA))
+        elif name == "tpidr2_el0":
+            self.write_tpidr2(value)
         elif name == "pc":
             raise IsasimError("pc is set by the program's start, not by init.regs")
         else:
@@ -130,6 +136,11 @@ class ArmSmeState:
     def write_nzcv(self, value: int) -> None:
         old, self.nzcv = self.nzcv, value & 0xF0000000
         self.journal.record("reg", NZCV, old, self.nzcv)
+
+    def write_tpidr2(self, value: int) -> None:
+        """TPIDR2_EL0 = value (64 bits): MSR TPIDR2_EL0, and the SME ABI routines."""
+        old, self.tpidr2 = self.tpidr2, value & MASK64
+        self.journal.record("reg", TPIDR2, old, self.tpidr2)
 
     def set_modes(self, sm: bool, za: bool) -> None:
         """PSTATE.SM and PSTATE.ZA, nothing else (the zeroing rules are SMSTART's and SMSTOP's)."""

@@ -49,7 +49,9 @@ def fill_defaults(state: dict, svl_bits: int) -> dict:
 def observed(result: dict, init: Init, svl_bits: int) -> dict:
     """The oracle's end state as Isa.observe gives the simulator's: {"regs": ..., "arrays": ...}."""
     regs = dict(zip(X_NAMES, result["x"]))
-    regs |= {"sp": result["sp"], "nzcv": result["nzcv"], "svcr": result["svcr"]}
+    regs |= {"sp": result["sp"], "nzcv": result["nzcv"], "svcr": result["svcr"],
+             # the harness does not read TPIDR2_EL0 back: it reports the value the run started with
+             "tpidr2_el0": result.get("tpidr2_el0", init.regs.get("tpidr2_el0", 0))}
     arrays = {"za": result["za"], "zt0": result["zt0"]}
     arrays |= dict(zip(Z_NAMES, result["z"])) | dict(zip(P_NAMES, result["p"]))
     arrays["ffr"] = init.arrays.get("ffr", bytes(svl_bits // 64))
