@@ -48,6 +48,7 @@ from ..forms import scalar
 from ..operands import GPR64, GPR_VIEWS, Target, gpr_name
 from ..semantics.scalar import CONDITIONS as JCC_CONDITIONS
 from ..state import CF, OF, PF, SF, ZF
+from .vector import render_simd
 
 ISA_NAME = "x86_amx"
 MASK64 = (1 << 64) - 1
@@ -760,6 +761,8 @@ def _render_vector(b: _ScalarBuilder, spec: dict) -> _Block:
     count, bits = vector_shape()
     if not count:
         return _Block(["nop"], mnemonic="nop")
+    if (spec["r1"] ^ spec["r2"]) & 1:  # half the draws: issue 27's arithmetic, conversions, shuffles (fuzz/vector.py)
+        return _render_simd(b, spec)
     evex = bits == 512  # AVX-512: vmovdqu8, zmm, xmm16-31 and the GPR broadcast
     ops = [op for op in _VECTOR_OPS if op[0] != "vmovdqu8" or evex]
     mnemonic, widths, shapes = ops[spec["cond"] % len(ops)]
@@ -844,11 +847,25 @@ def avx512_host() -> bool:
     return platform_problem() is None and {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= host_cpu().flags
 
 
+def _render_simd(b: _ScalarBuilder, spec: dict) -> _Block:
+    """One of fuzz/vector.py's forms this host runs, on the case's vector registers and its slot."""
+    from ..oracle import host_cpu
+
+    def memory(bits: int) -> str:  # no index, all 64 bytes in the slot (as the vector kinds' memory)
+        base_choice, _use_index, scale, disp = spec["mem"]
+        return b.memory(bits, (base_choice, False, scale, min(disp, DISP_LIMIT - 64)))
+
+    lines, mnemonic = render_simd(b, spec, frozenset(host_cpu().flags), VECTOR_POOL, memory)
+    return _Block(lines, mnemonic=mnemonic)
+
+
 def _render_avx512(b: _ScalarBuilder, spec: dict) -> _Block:
     """One of AVX512_FORMS on the case's vector registers (VECTOR_POOL) and its slot, a mask (k1-k3, loaded from
     the slot first) on the forms that take one now and then."""
     if not avx512_host():
         return _Block(["nop"], mnemonic="nop")
+    if (spec["r1"] ^ spec["r2"]) & 1:  # half the draws: issue 27's arithmetic, conversions, shuffles (fuzz/vector.py)
+        return _render_simd(b, spec)
     # the kind's fields, mixed so that every form and variant comes up (the immediate alone has few values)
     mixed = (spec["imm"] ^ spec["disp"] << 17 ^ spec["base"] << 41 ^ spec["index"] << 49 ^ spec["cond"] << 55
              ^ spec["alias"] << 60) & MASK64
