@@ -19,6 +19,7 @@ from ..core.errors import AssemblyError
 from ..core.program import Instruction, Program
 from .decoder import decode_word
 from .forms import FORMS, NOT_ENCODABLE, A64Form
+from .forms.builtins import BUILTINS
 from .instructions import make_instruction
 from .operands import BranchTarget, OperandError, parse_int
 from .operands.common import SIZE_NOTE
@@ -113,6 +114,9 @@ def _refuse(message: str, depth: int, shape: bool = False):
 
 
 def assemble_statement(text: str, address: int, labels: dict, line: int | None = None) -> Instruction:
+    builtin = BUILTINS.get(text.strip(" \t"))
+    if builtin is not None:  # a recorded program's call target isasim runs itself (memset, __arm_tpidr2_save)
+        return make_instruction(builtin, {}, address, builtin.word, line)
     forms, rest = _forms_for(text)
     mnemonic = _mnemonic(text)[0]
     if not forms:
