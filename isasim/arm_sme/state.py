@@ -36,6 +36,13 @@ P_NAMES = tuple(f"p{n}" for n in range(16))
 # journal locations made once (a Location is the text a trace stores in steps[].writes[].where)
 X_LOCATIONS = tuple(Location(name) for name in X_NAMES)
 SP, NZCV, SVCR, TPIDR2 = Location("sp"), Location("nzcv"), Location("svcr"), Location("tpidr2_el0")
+# FPCR and FPSR (MRS/MSR), readable and writable by name (init.regs, read_register) but not in REGISTER_NAMES: the
+# QEMU harness does not observe them
+SYSTEM_REGISTERS = ("fpcr", "fpsr")
+SYSTEM_LOCATIONS = {name: Location(name) for name in SYSTEM_REGISTERS}
+# the bits of FPCR and FPSR that hold what is written (the others are RES0): FPCR AHP DN FZ RMode Stride FZ16 Len
+# EBF NEP AH FIZ, FPSR N Z C V QC IDC IXC UFC OFC DZC IOC, as QEMU's -cpu max keeps them
+FPCR_MASK, FPSR_MASK = 0x07FF2007, 0xF800009F
 Z_LOCATIONS = tuple(Location(name) for name in Z_NAMES)
 P_LOCATIONS = tuple(Location(name) for name in P_NAMES)
 FFR, ZT0 = Location("ffr"), Location("zt0")
@@ -67,6 +74,10 @@ class ArmSmeState:
         self.nzcv = 0  # N Z C V in bits 31:28, as MRS NZCV reads them
         self.sm = False  # PSTATE.SM: streaming mode
         self.za_enabled = False  # PSTATE.ZA: ZA (and ZT0) accessible
+        self.system = dict.fromkeys(SYSTEM_REGISTERS, 0)  # FPCR, FPSR
+        # BL/BLR not yet returned from (not architectural): a RET with none pending returns to the caller outside
+        # the program, and the run ends there
+        self.call_depth = 0
         self.tpidr2 = 0  # TPIDR2_EL0: 0, or the address of the TPIDR2 block of a pending lazy ZA save
         self.z = np.zeros((32, self.svlb), dtype=np.uint8)
         self.p = np.zeros((16, self.svlb // 8), dtype=np.uint8)
@@ -97,6 +108,8 @@ class ArmSmeState:
             return self.svcr
         if name == "tpidr2_el0":
             return self.tpidr2
+        if name in SYSTEM_REGISTERS:
+            return self.system[name]
         raise IsasimError(f"unknown register '{name}' (arm_sme has x0-x30, sp, nzcv, svcr, tpidr2_el0 and pc)")
 
     def write_register(self, name: str, value: int) -> None:
@@ -111,6 +124,8 @@ class ArmSmeState:
             self.set_modes(bool(value & SVCR_SM), bool(value & SVCR_ZA))
         elif name == "tpidr2_el0":
             self.write_tpidr2(value)
+        elif name in SYSTEM_REGISTERS:
+            self.write_system(name, value)
         elif name == "pc":
             raise IsasimError("pc is set by the program's start, not by init.regs")
         else:
@@ -141,6 +156,12 @@ class ArmSmeState:
         """TPIDR2_EL0 = value (64 bits): MSR TPIDR2_EL0, and the SME ABI routines."""
         old, self.tpidr2 = self.tpidr2, value & MASK64
         self.journal.record("reg", TPIDR2, old, self.tpidr2)
+
+    def write_system(self, name: str, value: int) -> None:
+        """FPCR or FPSR = value, their RES0 bits kept zero."""
+        value &= FPCR_MASK if name == "fpcr" else FPSR_MASK
+        old, self.system[name] = self.system[name], value
+        self.journal.record("reg", SYSTEM_LOCATIONS[name], old, value)
 
     def set_modes(self, sm: bool, za: bool) -> None:
         """PSTATE.SM and PSTATE.ZA, nothing else (the zeroing rules are SMSTART's and SMSTOP's)."""
