@@ -38,6 +38,7 @@ class ArmSme(Isa):
     default_oracle = "qemu"  # what `isasim diff` compares with unless --against says otherwise
     legacy_array_keys = ()
     stepper_locations = views.STEPPER_LOCATIONS
+    elf_machines = (183,)  # EM_AARCH64: load_object reads a function of an AArch64 .o or linked program
 
     def configure(self, config: dict | None) -> dict:
         return configure(config)
@@ -66,6 +67,11 @@ class ArmSme(Isa):
         if instruction.invalid is None:
             return instruction.text
         return ".byte " + ",".join(f"0x{b:02x}" for b in instruction.encoding)
+
+    def load_object(self, path: str, function: str, init):
+        from .elf import load_object  # capstone (naming what isasim cannot decode) only when an object is read
+
+        return load_object(path, function, init)
 
     # ---- observable state ------------------------------------------------------------------------
     def arrays(self, config: dict) -> list[ArraySpec]:

@@ -29,7 +29,7 @@ from ..core.explain import (
 from ..core.isa import DEFAULT_ISA
 from ..core.output import check_outputs, write_output
 from ..core.render import console
-from .loading import is_object_file
+from .loading import is_object_file, object_isa
 from .options import config_dest, config_from_options, config_options
 
 
@@ -48,6 +48,8 @@ def cmd_explain(args) -> int:
     check_outputs({"--svg": args.svg, "--html": args.html}, force=args.force,
                   inputs=(args.init, *(word for word in args.instruction if Path(word).is_file())))
     isa = getattr(args, "isa", None) or DEFAULT_ISA
+    if len(args.instruction) == 1 and is_object_file(args.instruction[0]):
+        isa = object_isa(args.instruction[0], isa)  # an object file's ISA is its ELF header's
     compiled = _compiled_instruction(args, isa)
     if compiled is not None:
         heading, text, code = compiled

@@ -43,6 +43,27 @@ def is_object_file(path: str) -> bool:
         return False
 
 
+def object_isa(path: str, given: str) -> str:
+    """The ISA of the ELF file at ``path``, from its header's e_machine (EM_X86_64: x86_amx, EM_AARCH64:
+    arm_sme): the ISA whose ``elf_machines`` holds it.  ``given`` (--isa) stands where it is not the
+    default and names another ISA, or where no ISA loads that machine (its loader then says what the file
+    is); --isa naming the ISA the header names, or left out, is the header's."""
+    from ..core.isa import DEFAULT_ISA
+
+    try:
+        with open(path, "rb") as file:
+            header = file.read(20)
+    except OSError:
+        return given
+    if len(header) < 20 or header[5] not in (1, 2):
+        return given
+    machine = int.from_bytes(header[18:20], "little" if header[5] == 1 else "big")
+    found = next((name for name in registered_isas() if machine in get_isa(name).elf_machines), None)
+    if found is None or (given != DEFAULT_ISA and given != found):
+        return given
+    return found
+
+
 @dataclass(frozen=True)
 class Loaded:
     """What a command's PROGRAM (and --init) load into: the ISA, its configuration, the program, its initial
@@ -68,6 +89,7 @@ def load_program_and_init(args) -> Loaded:
         raise UsageError(f"--function names a function of an object file, and {args.program} is "
                          f"{'a trace' if is_trace_file(args.program) else 'not an ELF object file'}")
     if obj:
+        args.isa = object_isa(args.program, args.isa)  # the ELF header says which ISA, not --isa
         isa = get_isa(args.isa)
         if not isa.elf_machines:
             with_hook = [name for name in registered_isas() if get_isa(name).elf_machines]
