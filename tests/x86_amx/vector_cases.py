@@ -218,6 +218,17 @@ CASES = [
     "kshiftrb k3,k4,0x7", "ktestb k1,k2", "knotw k1,k2", "kshiftlw k1,k2,0x3", "kshiftrw k3,k4,0x7", "ktestw k1,k2",
     "knotd k1,k2", "kshiftld k1,k2,0x3", "kshiftrd k3,k4,0x7", "ktestd k1,k2", "knotq k1,k2", "kshiftlq k1,k2,0x3",
     "kshiftrq k3,k4,0x7", "ktestq k1,k2", "kunpckbw k1,k2,k3", "kunpckwd k1,k2,k3", "kunpckdq k1,k2,k3",
+    # issue 27: compares with a predicate (CMPPS CMPSS VCMPPS VCMPSS into vectors or masks, VPCMP[U]B/W/D/Q into masks), as objdump names them (vcmpltps, vpcmpleuq) or with their imm8
+    "cmpeqps xmm0,xmm1", "cmpltps xmm0,XMMWORD PTR [rdi]", "cmpordps xmm0,xmm1", "cmpps xmm0,xmm1,0x8",
+    "cmpeqss xmm0,xmm1", "cmpnless xmm0,DWORD PTR [rdi]", "cmpunordss xmm0,xmm1", "vcmpeqps ymm0,ymm1,ymm2",
+    "vcmpltps ymm0,ymm1,ymm2", "vcmpltps xmm0,xmm1,XMMWORD PTR [rdi]", "vcmptrue_usps ymm0,ymm1,ymm2",
+    "vcmpps ymm0,ymm1,ymm2,0x20", "vcmpltps k1,zmm1,zmm2", "vcmpgeps k1{k2},ymm1,ymm2",
+    "vcmpneq_oqps k3,xmm1,XMMWORD PTR [rdi]", "vcmpunordps k1,zmm1,zmm2", "vcmpeqss xmm0,xmm1,xmm2",
+    "vcmpnge_uqss xmm0,xmm1,DWORD PTR [rdi]", "vcmpeqss k1,xmm1,xmm2", "vcmpltss k1{k2},xmm1,DWORD PTR [rdi]",
+    "vpcmpltd k1,zmm1,zmm2", "vpcmpd k1,zmm1,zmm2,0x3", "vpcmpd k1,zmm1,zmm2,0x7", "vpcmpled k1{k2},ymm1,ymm2",
+    "vpcmpleuq k0,ymm4,ymm0", "vpcmpnleub k1,zmm1,zmm2", "vpcmpneqw k1,zmm1,zmm2", "vpcmpnltud k1,zmm1,zmm2",
+    "vpcmpequd k1,xmm1,XMMWORD PTR [rdi]", "vpcmpltq k2,zmm1,ZMMWORD PTR [rdi]", "vpcmpnltb k1,ymm1,ymm2",
+    "vpcmpltuw k1,xmm1,xmm2",
 ]
 
 

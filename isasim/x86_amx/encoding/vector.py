@@ -13,7 +13,7 @@ import iced_x86
 
 from ...core.program import Instruction
 from ..instructions import make_instruction
-from ..forms.vector import CODE_FORMS, FORMS, ROWS, matches, vl
+from ..forms.vector import CODE_FORMS, FORMS, PSEUDO_OPS, ROWS, matches, vl
 from ..operands import GPR64, GPR_VIEWS, Imm, Mem, Reg, vector_register
 from ..operands.masking import OPMASK_REGISTERS, Masked, opmask_number
 from .iced import MASK64, check_memory, encode_with, fail, iced_memory, rip_relative
@@ -102,6 +102,9 @@ def _with_disp_size(operands: tuple, disp_size: int) -> tuple:
 def encode(mnemonic: str, operands: tuple, address: int):
     """(form, canonical operands, bytes) of one vector instruction, as GNU as encodes it."""
     mnemonic = mnemonic.lower()
+    if mnemonic in PSEUDO_OPS:  # vcmpltps ymm0,ymm1,ymm2: VCMPPS with the predicate's imm8
+        mnemonic, predicate = PSEUDO_OPS[mnemonic]
+        operands = (*operands, Imm(predicate, 8))
     (form,) = FORMS.of_mnemonic(mnemonic)
     ops = _check(mnemonic, tuple(operands))
     plain = [o.operand if isinstance(o, Masked) else o for o in ops]

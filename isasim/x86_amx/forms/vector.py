@@ -375,6 +375,55 @@ for _name in ("KUNPCKBW", "KUNPCKWD", "KUNPCKDQ"):
             example=f"{_name.lower()} k1, k2, k3")
 
 
+# issue 27: compares with a predicate; objdump prints the predicate in the mnemonic (vcmpltps ymm0,ymm1,ymm2 is
+# VCMPPS with imm8 = 1), and the assembler reads those names (PSEUDO_OPS)
+@dataclass
+class CompareForm(VectorForm):
+    stem: str = ""  # the mnemonic before the predicate: "vcmp", "vpcmp"
+    suffix: str = ""  # after it: "ps", "ss", "ud"
+    predicates: tuple[str, ...] = ()  # the predicate names by imm8
+    printed_with_imm: frozenset = frozenset()  # predicates objdump names but GNU as reads as another instruction
+
+    def format(self, operands: tuple) -> str:
+        imm = operands[-1] if operands and isinstance(operands[-1], Imm) else None
+        if imm is None or not 0 <= imm.value < len(self.predicates) or imm.value in self.printed_with_imm:
+            return super().format(operands)
+        name = f"{self.stem}{self.predicates[imm.value]}{self.suffix}"
+        return super().format(operands[:-1]).replace(self.mnemonic, name, 1)
+
+
+PSEUDO_OPS: dict[str, tuple[str, int]] = {}  # vcmpltps -> ("vcmpps", 1)
+
+
+def declare_compare(semantics_function: Callable, syntax: str, stem: str, suffix: str, predicates: tuple[str, ...],
+                    *, aligned: bool = False, example: str = "", printed_with_imm: frozenset = frozenset()) -> None:
+    name = syntax.split()[0]
+    form = CompareForm(syntax, name.lower(), semantics_function, rows_of(name), aligned, example, stem=stem,
+                       suffix=suffix, predicates=predicates, printed_with_imm=printed_with_imm)
+    FORMS.add(form)
+    for value, predicate in enumerate(predicates):
+        if value not in printed_with_imm:
+            PSEUDO_OPS[f"{stem}{predicate}{suffix}"] = (form.mnemonic, value)
+
+
+declare_compare(semantics.cmpps, "CMPPS xmm1, xmm2/m128, imm8", "cmp", "ps", semantics.FP_PREDICATES[:8],
+                aligned=True, example="cmpps xmm1, xmm2, 0x1")
+declare_compare(semantics.cmpss, "CMPSS xmm1, xmm2/m32, imm8", "cmp", "ss", semantics.FP_PREDICATES[:8],
+                example="cmpss xmm1, xmm2, 0x0")
+declare_compare(semantics.vcmpps, "VCMPPS dest {k2}, src1, src2, imm8", "vcmp", "ps", semantics.FP_PREDICATES,
+                example="vcmpps ymm1, ymm2, ymm3, 0x1")
+declare_compare(semantics.vcmpss, "VCMPSS dest {k2}, src1, src2, imm8", "vcmp", "ss", semantics.FP_PREDICATES,
+                example="vcmpss xmm1, xmm2, xmm3, 0x0")
+for _suffix, _feature in (("b", 0), ("ub", 0), ("w", 0), ("uw", 0), ("d", 0), ("ud", 0), ("q", 0), ("uq", 0)):
+    # VPCMPEQx/VPCMPGTx are instructions of their own: GNU as reads vpcmpeqd as VPCMPEQD, so a VPCMPD with imm8 0
+    # prints as vpcmpd ...,0x0 (objdump names it vpcmpeqd), and predicates 3 and 7 print with their imm8 as
+    # objdump prints them
+    declare_compare(getattr(semantics, f"vpcmp{_suffix}"), f"VPCMP{_suffix.upper()} k1 {{k2}}, src1, src2, imm8",
+                    "vpcmp", _suffix, semantics.INTEGER_PREDICATES,
+                    example=f"vpcmp{_suffix} k1, zmm2, zmm3, 0x2",
+                    printed_with_imm=frozenset({3, 7} | ({0} if not _suffix.startswith("u") else set())))
+
+
 def is_legacy(form: VectorForm) -> bool:
     return not form.mnemonic.startswith(("v", "k"))
 
@@ -489,4 +538,4 @@ def _build_tables() -> None:
 
 
 _build_tables()
-MNEMONICS: frozenset[str] = frozenset(f.mnemonic for f in FORMS)
+MNEMONICS: frozenset[str] = frozenset(f.mnemonic for f in FORMS) | frozenset(PSEUDO_OPS)

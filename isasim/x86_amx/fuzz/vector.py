@@ -83,12 +83,15 @@ _INTEGER += [(m, "down", (128, 256, 512), AVX512) for m in ("vpmovdb", "vpmovsdb
                                                             "vpmovusdw", "vpmovqd", "vpmovwb", "vpmovswb",
                                                             "vpmovuswb")]
 _INTEGER += [("vpmovsxbq", "widen8", (128, 256, 512), {"avx2"}), ("vpmovzxbq", "widen8", (128, 256, 512), {"avx2"})]
+_COMPARES = [("cmpps", "fcmp", (128,), {"sse"}), ("cmpss", "fcmp", (128,), {"sse"}),
+             ("vcmpps", "fcmp", (128, 256, 512), {"avx"}), ("vcmpss", "fcmp", (128,), {"avx"})]
+_COMPARES += [(f"vpcmp{s}", "icmp", (128, 256, 512), AVX512) for s in ("b", "ub", "w", "uw", "d", "ud", "q", "uq")]
 _OPMASK = [(f"{stem}{s}", "k3", (), AVX512) for stem in ("kand", "kandn", "kor", "kxnor", "kadd") for s in "bwdq"]
 _OPMASK += [(f"knot{s}", "k2", (), AVX512) for s in "bwdq"]
 _OPMASK += [(f"kshift{d}{s}", "kshift", (), AVX512) for d in "lr" for s in "bwdq"]
 _OPMASK += [(f"ktest{s}", "ktest", (), AVX512) for s in "bwdq"]
 _OPMASK += [(m, "k3", (), AVX512) for m in ("kunpckbw", "kunpckwd", "kunpckdq")]
-TABLE = tuple(_SCALAR_FP + _PACKED_FP + _INTEGER + _OPMASK)
+TABLE = tuple(_SCALAR_FP + _PACKED_FP + _INTEGER + _COMPARES + _OPMASK)
 FORMS = tuple(entry[0] for entry in TABLE)  # every form this module draws (on a host that has them all)
 _DOWN_WIDTH = {"vpmovdb": 4, "vpmovsdb": 4, "vpmovusdb": 4, "vpmovwb": 2, "vpmovswb": 2, "vpmovuswb": 2}
 
@@ -111,9 +114,11 @@ def render_simd(b, spec: dict, flags: frozenset[str], pool: tuple[int, ...], mem
     """(lines, mnemonic) of one drawn form: ``b`` is the scalar builder (GPRs and vectors_written), ``pool``
     the case's vector registers, ``memory(bits)`` an operand of that size in the slot."""
     available = [entry for entry in TABLE if entry[3] <= flags]
-    mixed = (spec["imm"] ^ spec["disp"] << 17 ^ spec["base"] << 41 ^ spec["index"] << 49 ^ spec["cond"] << 55
-             ^ spec["alias"] << 60 ^ spec["r1"] << 5 ^ spec["dist"] << 13) & MASK64
-    choice = _mix(mixed)
+    choice = 0
+    for field in ("imm", "disp", "base", "index", "cond", "alias", "r1", "r2", "dist", "bits"):  # every drawn number
+        choice = _mix(choice ^ (spec[field] & MASK64))
+    for part in spec["mem"]:
+        choice = _mix(choice ^ (int(part) & MASK64))
     mnemonic, pattern, widths, _needs = available[(choice >> 32) % len(available)]
     evex = AVX512 <= flags and not pattern.endswith("-vex") and not pattern.startswith(("L", "mov", "cvtsi", "tosi",
                                                                                         "blendv"))
@@ -210,6 +215,24 @@ def render_simd(b, spec: dict, flags: frozenset[str], pool: tuple[int, ...], mem
             dest, src = f"{PREFIX[w]}{low[r1 % len(low)]}", f"{PREFIX[w]}{low[r2 % len(low)]}"
             operand = memory(w) if shape == 1 else f"{PREFIX[w]}{low[r3 % len(low)]}"
             lines.append(f"{mnemonic} {dest}, {src}, {operand}")
+            written(dest)
+    elif pattern in ("fcmp", "icmp"):  # by a predicate: into a vector (SSE, VEX) or a mask stored to the slot
+        scalar = mnemonic.endswith("ss")
+        operand = memory(32 if scalar else width) if shape == 1 and (scalar or not mnemonic.startswith("cmp")) \
+            else second
+        if not mnemonic.startswith("v"):
+            lines.append(f"{mnemonic} {dest}, {operand}, {imm % 8:#x}")
+            written(dest)
+        elif pattern == "icmp" or (evex and choice & 32):
+            target = f"k{1 + (choice >> 24) % 7}"
+            lines += [f"{mnemonic} {dest_of(target, store=True)}, {src}, {operand}, {imm:#x}",
+                      f"kmovq {memory(64)}, {target}"]
+        else:
+            w = 128 if scalar else min(width, 256)
+            low = [n for n in pool if n < 16]
+            dest, src = f"{PREFIX[w]}{low[r1 % len(low)]}", f"{PREFIX[w]}{low[r2 % len(low)]}"
+            operand = memory(32 if scalar else w) if shape == 1 else f"{PREFIX[w]}{low[r3 % len(low)]}"
+            lines.append(f"{mnemonic} {dest}, {src}, {operand}, {imm:#x}")
             written(dest)
     elif pattern in ("Vsh", "Vbsh"):
         operand = f"{imm % 70 if pattern == 'Vsh' else imm % 20:#x}"

@@ -2840,3 +2840,129 @@ def _ktest_forms():
 
 _k_table.update(_ktest_forms())
 ktestb, ktestw, ktestd, ktestq = (_k_table[f"ktest{s}"] for s in "bwdq")
+
+
+# ---------------------------------------------------------------------------
+# Compares with a predicate (issue 27: clang's clamps and masked tails): CMPPS/CMPSS (SSE, into a vector of
+# all-ones or zero elements), VCMPPS/VCMPSS (VEX into a vector, EVEX into an opmask register ANDed with k2)
+# and VPCMP[U]B/W/D/Q (EVEX, into an opmask).  objdump prints the predicate in the mnemonic (vcmpltps
+# ymm0,ymm1,ymm2 is VCMPPS with imm8 = 1); the forms print and read it so (forms/vector.py's CompareForm).
+# ---------------------------------------------------------------------------
+
+# imm8[3:0]'s predicates (imm8[4] only chooses which raise the invalid exception on a quiet NaN: masked, the
+# result is the same): the relations (less, equal, greater, unordered) each is true for
+FP_PREDICATES = ("eq", "lt", "le", "unord", "neq", "nlt", "nle", "ord", "eq_uq", "nge", "ngt", "false", "neq_oq",
+                 "ge", "gt", "true", "eq_os", "lt_oq", "le_oq", "unord_s", "neq_us", "nlt_uq", "nle_uq", "ord_s",
+                 "eq_us", "nge_uq", "ngt_uq", "false_os", "neq_os", "ge_oq", "gt_oq", "true_us")
+_FP_TRUE_FOR = ({"equal"}, {"less"}, {"less", "equal"}, {"unordered"}, {"less", "greater", "unordered"},
+                {"equal", "greater", "unordered"}, {"greater", "unordered"}, {"less", "equal", "greater"},
+                {"equal", "unordered"}, {"less", "unordered"}, {"less", "equal", "unordered"}, set(),
+                {"less", "greater"}, {"greater", "equal"}, {"greater"}, {"less", "equal", "greater", "unordered"})
+INTEGER_PREDICATES = ("eq", "lt", "le", "false", "neq", "nlt", "nle", "true")  # VPCMP's imm8[2:0]
+
+
+def fp_predicate(a: int, b: int, imm8: int) -> bool:
+    """Whether fp32 a and b meet predicate imm8[3:0] (the SDM's CMPPS table)."""
+    return fp32.compare(a, b) in _FP_TRUE_FOR[imm8 & 0xF]
+
+
+def integer_predicate(a: int, b: int, imm8: int) -> bool:
+    """Whether a and b (already signed or unsigned as the form reads them) meet VPCMP's predicate imm8[2:0]."""
+    return (a == b, a < b, a <= b, False, a != b, a >= b, a > b, True)[imm8 & 7]
+
+
+_FP_TABLE = """
+        imm8[3:0]: 0 EQ, 1 LT, 2 LE, 3 UNORD, 4 NEQ, 5 NLT, 6 NLE, 7 ORD, 8 EQ_UQ, 9 NGE, 10 NGT, 11 FALSE,
+        12 NEQ_OQ, 13 GE, 14 GT, 15 TRUE (16-31: the same relations, signalling on quiet NaNs or not);
+        a NaN operand is UNORDERED: only UNORD, NEQ, NLT, NLE, EQ_UQ, NGE, NGT and TRUE hold.
+"""
+
+
+def cmpps(cpu: X86Context, dest, src, imm8) -> None:
+    """Compare packed single-precision values by predicate imm8[2:0] (SSE); cmpltps xmm1, xmm2 is imm8 = 1.
+
+        FOR j := 0 TO 3: DEST.dword[j] := IF CMP(DEST.fp32[j], SRC.fp32[j], imm8) THEN FFFFFFFFH ELSE 0
+        DEST[MAXVL-1:128] unmodified
+    """
+    _legacy_each(cpu, dest, src, 32, lambda a, b: LOW32 if fp_predicate(a, b, imm8.value & 7) else 0)
+
+
+def cmpss(cpu: X86Context, dest, src, imm8) -> None:
+    """Compare scalar single-precision values by predicate imm8[2:0] (SSE); cmpeqss xmm1, xmm2 is imm8 = 0.
+
+        DEST[31:0] := IF CMP(DEST[31:0], SRC[31:0], imm8) THEN FFFFFFFFH ELSE 0;  DEST[MAXVL-1:32] unmodified
+    """
+    _scalar_legacy(cpu, dest, src, lambda a, b: LOW32 if fp_predicate(a, b, imm8.value & 7) else 0)
+
+
+def _compare_into_mask(cpu: X86Context, dest, src1, src2, size: int, bits: int, test) -> None:
+    count = bits // size
+    mask = active(cpu, dest, count)
+    a = elements(read(cpu, src1, bits), size, count)
+    b = elements(read_selected(cpu, src2, bits, size, mask), size, count)
+    cpu.state.write_opmask(opmask_number(unmasked(dest).name),
+                           sum(1 << j for j in range(count) if mask >> j & 1 and test(a[j], b[j])))
+
+
+def vcmpps(cpu: X86Context, dest, src1, src2, imm8) -> None:
+    """Compare packed single-precision values by predicate imm8[4:0] (VEX: AVX, into a vector; EVEX: AVX512F,
+    into an opmask register, under k2); vcmpltps ymm1, ymm2, ymm3 is imm8 = 1.
+
+        VEX:  FOR j: DEST.dword[j] := IF CMP(SRC1.fp32[j], SRC2.fp32[j], imm8) THEN FFFFFFFFH ELSE 0
+              DEST[MAXVL-1:VL] := 0
+        EVEX: FOR j: k1[j] := IF (k2[j] OR *no writemask*) AND CMP(SRC1.fp32[j], SRC2.fp32[j], imm8) THEN 1 ELSE 0
+              k1[MAX_KL-1:VL/32] := 0
+    """
+    test = lambda a, b: fp_predicate(a, b, imm8.value)  # noqa: E731
+    target = unmasked(dest)
+    if opmask_number(target.name) is not None:
+        _compare_into_mask(cpu, dest, src1, src2, 32, vl(src1), test)
+        return
+    _each(cpu, dest, (src1, src2), 32, lambda a, b: LOW32 if test(a, b) else 0)
+
+
+def vcmpss(cpu: X86Context, dest, src1, src2, imm8) -> None:
+    """Compare scalar single-precision values by predicate imm8[4:0] (VEX: AVX, into DEST[31:0]; EVEX:
+    AVX512F, into k1[0], under k2[0]); vcmpeqss xmm1, xmm2, xmm3 is imm8 = 0.
+
+        VEX:  DEST[31:0] := IF CMP(SRC1[31:0], SRC2[31:0], imm8) THEN FFFFFFFFH ELSE 0
+              DEST[127:32] := SRC1[127:32];  DEST[MAXVL-1:128] := 0
+        EVEX: k1[0] := IF (k2[0] OR *no writemask*) AND CMP(SRC1[31:0], SRC2[31:0], imm8) THEN 1 ELSE 0
+              k1[MAX_KL-1:1] := 0
+    """
+    test = lambda a, b: fp_predicate(a, b, imm8.value)  # noqa: E731
+    target = unmasked(dest)
+    if opmask_number(target.name) is not None:
+        mask = active(cpu, dest, 1)
+        hit = bool(mask) and test(read(cpu, src1, 32) & LOW32, _scalar_element(cpu, src2))
+        cpu.state.write_opmask(opmask_number(target.name), int(hit))
+        return
+    _scalar_vex(cpu, dest, src1, src2, lambda a, b: LOW32 if test(a, b) else 0)
+
+
+for _f in (cmpps, cmpss, vcmpps, vcmpss):
+    _f.__doc__ += _FP_TABLE
+
+
+def _integer_compare(name: str, size: int, is_signed: bool, feature: str):
+    e = _SIZE_NAMES[size]
+
+    def semantics(cpu: X86Context, dest, src1, src2, imm8) -> None:
+        read_as = (lambda x: signed(x, size)) if is_signed else (lambda x: x)
+        _compare_into_mask(cpu, dest, src1, src2, size, vl(src1),
+                           lambda a, b: integer_predicate(read_as(a), read_as(b), imm8.value))
+
+    semantics.__name__ = semantics.__qualname__ = name
+    semantics.__doc__ = (f"Compare packed {'signed' if is_signed else 'unsigned'} {e}s by predicate imm8[2:0] into an "
+                         f"opmask register ({feature}; AVX512VL below 512 bits), under k2.\n\n"
+                         f"        FOR j := 0 TO VL/{size} - 1\n"
+                         f"            k1[j] := IF (k2[j] OR *no writemask*) AND CMP(SRC1.{e}[j], SRC2.{e}[j], imm8) "
+                         f"THEN 1 ELSE 0\n        k1[MAX_KL-1:VL/{size}] := 0\n\n"
+                         f"        imm8[2:0]: 0 EQ, 1 LT, 2 LE, 3 FALSE, 4 NEQ, 5 NLT (>=), 6 NLE (>), 7 TRUE\n")
+    return semantics
+
+
+vpcmpb, vpcmpub = _integer_compare("vpcmpb", 8, True, "AVX512BW"), _integer_compare("vpcmpub", 8, False, "AVX512BW")
+vpcmpw, vpcmpuw = _integer_compare("vpcmpw", 16, True, "AVX512BW"), _integer_compare("vpcmpuw", 16, False, "AVX512BW")
+vpcmpd, vpcmpud = _integer_compare("vpcmpd", 32, True, "AVX512F"), _integer_compare("vpcmpud", 32, False, "AVX512F")
+vpcmpq, vpcmpuq = _integer_compare("vpcmpq", 64, True, "AVX512F"), _integer_compare("vpcmpuq", 64, False, "AVX512F")

@@ -1352,3 +1352,374 @@ def test_opmask_logic_forms_on_silicon(seed):
     report, program, _init = silicon_diff(OPMASK_LOGIC_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
     assert report.divergence is None, report.divergence.describe()
     assert report.steps == len(program.instructions)
+
+
+# issue 27: compares with every predicate (0-7 legacy, 0-31 VEX/EVEX, 0-7 VPCMP), into vectors and into masks under k2 (stored through KMOVQ)
+COMPARE_PROGRAM = """
+    mov eax, 0xa5c3
+    kmovw k2, eax
+    mov rax, 0x5a3c96e1f00f1234
+    kmovq k3, rax
+    cmpps xmm2, xmm7, 0x0
+    cmpps xmm7, XMMWORD PTR [rdi+0x40], 0x0
+    cmpss xmm2, xmm7, 0x0
+    cmpss xmm2, DWORD PTR [rdi+0x84], 0x0
+    cmpps xmm8, xmm0, 0x1
+    cmpps xmm0, XMMWORD PTR [rdi+0xc0], 0x1
+    cmpss xmm8, xmm0, 0x1
+    cmpss xmm8, DWORD PTR [rdi+0x104], 0x1
+    cmpps xmm0, xmm2, 0x2
+    cmpps xmm2, XMMWORD PTR [rdi+0x140], 0x2
+    cmpss xmm0, xmm2, 0x2
+    cmpss xmm0, DWORD PTR [rdi+0x184], 0x2
+    cmpps xmm15, xmm12, 0x3
+    cmpps xmm12, XMMWORD PTR [rdi+0x1c0], 0x3
+    cmpss xmm15, xmm12, 0x3
+    cmpss xmm15, DWORD PTR [rdi+0x204], 0x3
+    cmpps xmm11, xmm5, 0x4
+    cmpps xmm5, XMMWORD PTR [rdi+0x240], 0x4
+    cmpss xmm11, xmm5, 0x4
+    cmpss xmm11, DWORD PTR [rdi+0x284], 0x4
+    cmpps xmm0, xmm4, 0x5
+    cmpps xmm4, XMMWORD PTR [rdi+0x2c0], 0x5
+    cmpss xmm0, xmm4, 0x5
+    cmpss xmm0, DWORD PTR [rdi+0x304], 0x5
+    cmpps xmm15, xmm12, 0x6
+    cmpps xmm12, XMMWORD PTR [rdi+0x340], 0x6
+    cmpss xmm15, xmm12, 0x6
+    cmpss xmm15, DWORD PTR [rdi+0x384], 0x6
+    cmpps xmm6, xmm11, 0x7
+    cmpps xmm11, XMMWORD PTR [rdi+0x3c0], 0x7
+    cmpss xmm6, xmm11, 0x7
+    cmpss xmm6, DWORD PTR [rdi+0x404], 0x7
+    vcmpps xmm13, xmm14, xmm8, 0x0
+    vcmpps k4{k2}, ymm16, ymm5, 0x0
+    kmovq QWORD PTR [rsi+0x8], k4
+    vcmpss xmm2, xmm5, DWORD PTR [rdi+0x443], 0x0
+    vcmpss k4{k2}, xmm16, xmm28, 0x0
+    kmovq QWORD PTR [rsi+0x10], k4
+    vcmpps ymm3, ymm12, ymm15, 0x1
+    vcmpps k4{k2}, zmm2, zmm12, 0x1
+    kmovq QWORD PTR [rsi+0x18], k4
+    vcmpss xmm15, xmm14, DWORD PTR [rdi+0x483], 0x1
+    vcmpss k4{k2}, xmm1, xmm23, 0x1
+    kmovq QWORD PTR [rsi+0x20], k4
+    vcmpps ymm7, ymm9, ymm6, 0x2
+    vcmpps k5{k3}, zmm7, zmm5, 0x2
+    kmovq QWORD PTR [rsi+0x28], k5
+    vcmpss xmm6, xmm1, DWORD PTR [rdi+0x4c3], 0x2
+    vcmpss k5{k3}, xmm19, xmm12, 0x2
+    kmovq QWORD PTR [rsi+0x30], k5
+    vcmpps xmm12, xmm7, xmm3, 0x3
+    vcmpps k1, xmm0, xmm12, 0x3
+    kmovq QWORD PTR [rsi+0x38], k1
+    vcmpss xmm10, xmm8, DWORD PTR [rdi+0x503], 0x3
+    vcmpss k1, xmm23, xmm24, 0x3
+    kmovq QWORD PTR [rsi+0x40], k1
+    vcmpps ymm12, ymm4, ymm2, 0x4
+    vcmpps k5{k3}, zmm11, zmm27, 0x4
+    kmovq QWORD PTR [rsi+0x48], k5
+    vcmpss xmm12, xmm1, DWORD PTR [rdi+0x543], 0x4
+    vcmpss k5{k3}, xmm5, xmm28, 0x4
+    kmovq QWORD PTR [rsi+0x50], k5
+    vcmpps ymm14, ymm12, ymm13, 0x5
+    vcmpps k5{k3}, ymm27, ymm30, 0x5
+    kmovq QWORD PTR [rsi+0x58], k5
+    vcmpss xmm13, xmm1, DWORD PTR [rdi+0x583], 0x5
+    vcmpss k5{k3}, xmm28, xmm31, 0x5
+    kmovq QWORD PTR [rsi+0x60], k5
+    vcmpps xmm5, xmm0, xmm14, 0x6
+    vcmpps k5{k3}, ymm23, ymm12, 0x6
+    kmovq QWORD PTR [rsi+0x68], k5
+    vcmpss xmm14, xmm5, DWORD PTR [rdi+0x5c3], 0x6
+    vcmpss k5{k3}, xmm26, xmm31, 0x6
+    kmovq QWORD PTR [rsi+0x70], k5
+    vcmpps ymm8, ymm9, ymm7, 0x7
+    vcmpps k4{k2}, ymm9, ymm24, 0x7
+    kmovq QWORD PTR [rsi+0x78], k4
+    vcmpss xmm14, xmm5, DWORD PTR [rdi+0x603], 0x7
+    vcmpss k4{k2}, xmm24, xmm17, 0x7
+    kmovq QWORD PTR [rsi+0x80], k4
+    vcmpps ymm10, ymm15, ymm6, 0x8
+    vcmpps k4{k2}, zmm18, zmm0, 0x8
+    kmovq QWORD PTR [rsi+0x88], k4
+    vcmpss xmm1, xmm2, DWORD PTR [rdi+0x643], 0x8
+    vcmpss k4{k2}, xmm23, xmm31, 0x8
+    kmovq QWORD PTR [rsi+0x90], k4
+    vcmpps xmm1, xmm14, xmm3, 0x9
+    vcmpps k4{k2}, zmm0, zmm27, 0x9
+    kmovq QWORD PTR [rsi+0x98], k4
+    vcmpss xmm2, xmm7, DWORD PTR [rdi+0x683], 0x9
+    vcmpss k4{k2}, xmm23, xmm9, 0x9
+    kmovq QWORD PTR [rsi+0xa0], k4
+    vcmpps xmm7, xmm9, xmm5, 0xa
+    vcmpps k5{k3}, ymm6, ymm30, 0xa
+    kmovq QWORD PTR [rsi+0xa8], k5
+    vcmpss xmm2, xmm10, DWORD PTR [rdi+0x6c3], 0xa
+    vcmpss k5{k3}, xmm5, xmm10, 0xa
+    kmovq QWORD PTR [rsi+0xb0], k5
+    vcmpps ymm8, ymm14, ymm13, 0xb
+    vcmpps k4{k2}, xmm1, xmm8, 0xb
+    kmovq QWORD PTR [rsi+0xb8], k4
+    vcmpss xmm15, xmm12, DWORD PTR [rdi+0x703], 0xb
+    vcmpss k4{k2}, xmm17, xmm30, 0xb
+    kmovq QWORD PTR [rsi+0xc0], k4
+    vcmpps ymm2, ymm13, ymm12, 0xc
+    vcmpps k5{k3}, xmm18, xmm2, 0xc
+    kmovq QWORD PTR [rsi+0xc8], k5
+    vcmpss xmm8, xmm4, DWORD PTR [rdi+0x743], 0xc
+    vcmpss k5{k3}, xmm27, xmm28, 0xc
+    kmovq QWORD PTR [rsi+0xd0], k5
+    vcmpps xmm11, xmm0, xmm15, 0xd
+    vcmpps k4{k2}, ymm2, ymm11, 0xd
+    kmovq QWORD PTR [rsi+0xd8], k4
+    vcmpss xmm1, xmm0, DWORD PTR [rdi+0x783], 0xd
+    vcmpss k4{k2}, xmm27, xmm21, 0xd
+    kmovq QWORD PTR [rsi+0xe0], k4
+    vcmpps xmm2, xmm15, xmm11, 0xe
+    vcmpps k4{k2}, zmm8, zmm29, 0xe
+    kmovq QWORD PTR [rsi+0xe8], k4
+    vcmpss xmm2, xmm15, DWORD PTR [rdi+0x7c3], 0xe
+    vcmpss k4{k2}, xmm1, xmm11, 0xe
+    kmovq QWORD PTR [rsi+0xf0], k4
+    vcmpps xmm4, xmm2, xmm15, 0xf
+    vcmpps k5{k3}, ymm14, ymm8, 0xf
+    kmovq QWORD PTR [rsi+0xf8], k5
+    vcmpss xmm5, xmm12, DWORD PTR [rdi+0x803], 0xf
+    vcmpss k5{k3}, xmm0, xmm24, 0xf
+    kmovq QWORD PTR [rsi+0x100], k5
+    vcmpps ymm6, ymm12, ymm5, 0x10
+    vcmpps k5{k3}, zmm0, zmm25, 0x10
+    kmovq QWORD PTR [rsi+0x108], k5
+    vcmpss xmm4, xmm11, DWORD PTR [rdi+0x843], 0x10
+    vcmpss k5{k3}, xmm17, xmm11, 0x10
+    kmovq QWORD PTR [rsi+0x110], k5
+    vcmpps xmm4, xmm2, xmm11, 0x11
+    vcmpps k1, xmm4, xmm3, 0x11
+    kmovq QWORD PTR [rsi+0x118], k1
+    vcmpss xmm15, xmm12, DWORD PTR [rdi+0x883], 0x11
+    vcmpss k1, xmm6, xmm23, 0x11
+    kmovq QWORD PTR [rsi+0x120], k1
+    vcmpps xmm1, xmm0, xmm8, 0x12
+    vcmpps k4{k2}, xmm14, xmm18, 0x12
+    kmovq QWORD PTR [rsi+0x128], k4
+    vcmpss xmm2, xmm11, DWORD PTR [rdi+0x8c3], 0x12
+    vcmpss k4{k2}, xmm10, xmm28, 0x12
+    kmovq QWORD PTR [rsi+0x130], k4
+    vcmpps xmm3, xmm1, xmm11, 0x13
+    vcmpps k5{k3}, zmm1, zmm27, 0x13
+    kmovq QWORD PTR [rsi+0x138], k5
+    vcmpss xmm9, xmm4, DWORD PTR [rdi+0x903], 0x13
+    vcmpss k5{k3}, xmm12, xmm13, 0x13
+    kmovq QWORD PTR [rsi+0x140], k5
+    vcmpps ymm8, ymm9, ymm0, 0x14
+    vcmpps k4{k2}, ymm5, ymm2, 0x14
+    kmovq QWORD PTR [rsi+0x148], k4
+    vcmpss xmm3, xmm15, DWORD PTR [rdi+0x943], 0x14
+    vcmpss k4{k2}, xmm23, xmm21, 0x14
+    kmovq QWORD PTR [rsi+0x150], k4
+    vcmpps xmm13, xmm10, xmm15, 0x15
+    vcmpps k4{k2}, xmm8, xmm1, 0x15
+    kmovq QWORD PTR [rsi+0x158], k4
+    vcmpss xmm2, xmm7, DWORD PTR [rdi+0x983], 0x15
+    vcmpss k4{k2}, xmm16, xmm5, 0x15
+    kmovq QWORD PTR [rsi+0x160], k4
+    vcmpps xmm8, xmm3, xmm2, 0x16
+    vcmpps k4{k2}, zmm11, zmm15, 0x16
+    kmovq QWORD PTR [rsi+0x168], k4
+    vcmpss xmm13, xmm9, DWORD PTR [rdi+0x9c3], 0x16
+    vcmpss k4{k2}, xmm17, xmm16, 0x16
+    kmovq QWORD PTR [rsi+0x170], k4
+    vcmpps xmm4, xmm15, xmm0, 0x17
+    vcmpps k1, zmm6, zmm11, 0x17
+    kmovq QWORD PTR [rsi+0x178], k1
+    vcmpss xmm0, xmm8, DWORD PTR [rdi+0xa03], 0x17
+    vcmpss k1, xmm9, xmm25, 0x17
+    kmovq QWORD PTR [rsi+0x180], k1
+    vcmpps ymm15, ymm7, ymm13, 0x18
+    vcmpps k1, ymm24, ymm9, 0x18
+    kmovq QWORD PTR [rsi+0x188], k1
+    vcmpss xmm10, xmm6, DWORD PTR [rdi+0xa43], 0x18
+    vcmpss k1, xmm8, xmm18, 0x18
+    kmovq QWORD PTR [rsi+0x190], k1
+    vcmpps ymm11, ymm9, ymm13, 0x19
+    vcmpps k1, xmm0, xmm19, 0x19
+    kmovq QWORD PTR [rsi+0x198], k1
+    vcmpss xmm13, xmm9, DWORD PTR [rdi+0xa83], 0x19
+    vcmpss k1, xmm5, xmm12, 0x19
+    kmovq QWORD PTR [rsi+0x1a0], k1
+    vcmpps xmm12, xmm6, xmm2, 0x1a
+    vcmpps k5{k3}, ymm31, ymm23, 0x1a
+    kmovq QWORD PTR [rsi+0x1a8], k5
+    vcmpss xmm12, xmm13, DWORD PTR [rdi+0xac3], 0x1a
+    vcmpss k5{k3}, xmm16, xmm8, 0x1a
+    kmovq QWORD PTR [rsi+0x1b0], k5
+    vcmpps xmm1, xmm15, xmm9, 0x1b
+    vcmpps k4{k2}, ymm5, ymm13, 0x1b
+    kmovq QWORD PTR [rsi+0x1b8], k4
+    vcmpss xmm5, xmm11, DWORD PTR [rdi+0xb03], 0x1b
+    vcmpss k4{k2}, xmm11, xmm14, 0x1b
+    kmovq QWORD PTR [rsi+0x1c0], k4
+    vcmpps ymm4, ymm13, ymm7, 0x1c
+    vcmpps k5{k3}, xmm8, xmm29, 0x1c
+    kmovq QWORD PTR [rsi+0x1c8], k5
+    vcmpss xmm11, xmm15, DWORD PTR [rdi+0xb43], 0x1c
+    vcmpss k5{k3}, xmm16, xmm4, 0x1c
+    kmovq QWORD PTR [rsi+0x1d0], k5
+    vcmpps xmm8, xmm12, xmm0, 0x1d
+    vcmpps k1, ymm30, ymm29, 0x1d
+    kmovq QWORD PTR [rsi+0x1d8], k1
+    vcmpss xmm0, xmm4, DWORD PTR [rdi+0xb83], 0x1d
+    vcmpss k1, xmm24, xmm21, 0x1d
+    kmovq QWORD PTR [rsi+0x1e0], k1
+    vcmpps ymm3, ymm11, ymm13, 0x1e
+    vcmpps k4{k2}, zmm23, zmm30, 0x1e
+    kmovq QWORD PTR [rsi+0x1e8], k4
+    vcmpss xmm0, xmm8, DWORD PTR [rdi+0xbc3], 0x1e
+    vcmpss k4{k2}, xmm6, xmm28, 0x1e
+    kmovq QWORD PTR [rsi+0x1f0], k4
+    vcmpps ymm11, ymm0, ymm2, 0x1f
+    vcmpps k4{k2}, xmm4, xmm30, 0x1f
+    kmovq QWORD PTR [rsi+0x1f8], k4
+    vcmpss xmm6, xmm12, DWORD PTR [rdi+0xc03], 0x1f
+    vcmpss k4{k2}, xmm28, xmm21, 0x1f
+    kmovq QWORD PTR [rsi+0x200], k4
+    vpcmpb k5{k3}, zmm22, ZMMWORD PTR [rdi+0xc41], 0x0
+    kmovq QWORD PTR [rsi+0x208], k5
+    vpcmpb k5{k3}, zmm2, ZMMWORD PTR [rdi+0xc81], 0x1
+    kmovq QWORD PTR [rsi+0x210], k5
+    vpcmpb k4{k2}, xmm16, xmm10, 0x2
+    kmovq QWORD PTR [rsi+0x218], k4
+    vpcmpb k4{k2}, xmm19, xmm12, 0x3
+    kmovq QWORD PTR [rsi+0x220], k4
+    vpcmpb k5{k3}, zmm23, zmm13, 0x4
+    kmovq QWORD PTR [rsi+0x228], k5
+    vpcmpb k1, zmm5, zmm22, 0x5
+    kmovq QWORD PTR [rsi+0x230], k1
+    vpcmpb k5{k3}, zmm14, zmm24, 0x6
+    kmovq QWORD PTR [rsi+0x238], k5
+    vpcmpb k5{k3}, zmm27, zmm3, 0x7
+    kmovq QWORD PTR [rsi+0x240], k5
+    vpcmpub k1, zmm17, zmm14, 0x0
+    kmovq QWORD PTR [rsi+0x248], k1
+    vpcmpub k4{k2}, ymm17, YMMWORD PTR [rdi+0xcc1], 0x1
+    kmovq QWORD PTR [rsi+0x250], k4
+    vpcmpub k1, ymm26, ymm10, 0x2
+    kmovq QWORD PTR [rsi+0x258], k1
+    vpcmpub k1, zmm3, zmm5, 0x3
+    kmovq QWORD PTR [rsi+0x260], k1
+    vpcmpub k4{k2}, zmm5, zmm11, 0x4
+    kmovq QWORD PTR [rsi+0x268], k4
+    vpcmpub k4{k2}, ymm17, ymm19, 0x5
+    kmovq QWORD PTR [rsi+0x270], k4
+    vpcmpub k4{k2}, ymm7, YMMWORD PTR [rdi+0xd01], 0x6
+    kmovq QWORD PTR [rsi+0x278], k4
+    vpcmpub k5{k3}, xmm15, xmm0, 0x7
+    kmovq QWORD PTR [rsi+0x280], k5
+    vpcmpw k5{k3}, ymm9, ymm14, 0x0
+    kmovq QWORD PTR [rsi+0x288], k5
+    vpcmpw k5{k3}, xmm6, xmm16, 0x1
+    kmovq QWORD PTR [rsi+0x290], k5
+    vpcmpw k1, xmm16, XMMWORD PTR [rdi+0xd41], 0x2
+    kmovq QWORD PTR [rsi+0x298], k1
+    vpcmpw k1, xmm8, XMMWORD PTR [rdi+0xd81], 0x3
+    kmovq QWORD PTR [rsi+0x2a0], k1
+    vpcmpw k5{k3}, zmm26, zmm30, 0x4
+    kmovq QWORD PTR [rsi+0x2a8], k5
+    vpcmpw k5{k3}, xmm29, xmm12, 0x5
+    kmovq QWORD PTR [rsi+0x2b0], k5
+    vpcmpw k4{k2}, zmm25, zmm14, 0x6
+    kmovq QWORD PTR [rsi+0x2b8], k4
+    vpcmpw k1, zmm12, zmm14, 0x7
+    kmovq QWORD PTR [rsi+0x2c0], k1
+    vpcmpuw k4{k2}, ymm7, YMMWORD PTR [rdi+0xdc1], 0x0
+    kmovq QWORD PTR [rsi+0x2c8], k4
+    vpcmpuw k4{k2}, ymm27, ymm24, 0x1
+    kmovq QWORD PTR [rsi+0x2d0], k4
+    vpcmpuw k5{k3}, zmm3, zmm26, 0x2
+    kmovq QWORD PTR [rsi+0x2d8], k5
+    vpcmpuw k4{k2}, xmm30, XMMWORD PTR [rdi+0xe01], 0x3
+    kmovq QWORD PTR [rsi+0x2e0], k4
+    vpcmpuw k4{k2}, zmm23, ZMMWORD PTR [rdi+0xe41], 0x4
+    kmovq QWORD PTR [rsi+0x2e8], k4
+    vpcmpuw k1, ymm29, YMMWORD PTR [rdi+0xe81], 0x5
+    kmovq QWORD PTR [rsi+0x2f0], k1
+    vpcmpuw k5{k3}, ymm4, ymm30, 0x6
+    kmovq QWORD PTR [rsi+0x2f8], k5
+    vpcmpuw k1, xmm22, xmm23, 0x7
+    kmovq QWORD PTR [rsi+0x300], k1
+    vpcmpd k4{k2}, xmm25, XMMWORD PTR [rdi+0xec1], 0x0
+    kmovq QWORD PTR [rsi+0x308], k4
+    vpcmpd k5{k3}, ymm16, YMMWORD PTR [rdi+0xf01], 0x1
+    kmovq QWORD PTR [rsi+0x310], k5
+    vpcmpd k4{k2}, xmm26, XMMWORD PTR [rdi+0xf41], 0x2
+    kmovq QWORD PTR [rsi+0x318], k4
+    vpcmpd k1, zmm2, zmm1, 0x3
+    kmovq QWORD PTR [rsi+0x320], k1
+    vpcmpd k1, zmm1, zmm30, 0x4
+    kmovq QWORD PTR [rsi+0x328], k1
+    vpcmpd k4{k2}, xmm20, XMMWORD PTR [rdi+0xf81], 0x5
+    kmovq QWORD PTR [rsi+0x330], k4
+    vpcmpd k4{k2}, xmm13, xmm3, 0x6
+    kmovq QWORD PTR [rsi+0x338], k4
+    vpcmpd k4{k2}, xmm30, xmm23, 0x7
+    kmovq QWORD PTR [rsi+0x340], k4
+    vpcmpud k1, zmm12, zmm3, 0x0
+    kmovq QWORD PTR [rsi+0x348], k1
+    vpcmpud k1, zmm27, ZMMWORD PTR [rdi+0xfc1], 0x1
+    kmovq QWORD PTR [rsi+0x350], k1
+    vpcmpud k5{k3}, zmm12, zmm6, 0x2
+    kmovq QWORD PTR [rsi+0x358], k5
+    vpcmpud k1, xmm11, xmm28, 0x3
+    kmovq QWORD PTR [rsi+0x360], k1
+    vpcmpud k1, zmm18, zmm9, 0x4
+    kmovq QWORD PTR [rsi+0x368], k1
+    vpcmpud k1, zmm25, ZMMWORD PTR [rdi+0x1001], 0x5
+    kmovq QWORD PTR [rsi+0x370], k1
+    vpcmpud k5{k3}, zmm5, ZMMWORD PTR [rdi+0x1041], 0x6
+    kmovq QWORD PTR [rsi+0x378], k5
+    vpcmpud k4{k2}, ymm12, ymm18, 0x7
+    kmovq QWORD PTR [rsi+0x380], k4
+    vpcmpq k4{k2}, xmm28, xmm13, 0x0
+    kmovq QWORD PTR [rsi+0x388], k4
+    vpcmpq k4{k2}, zmm23, zmm3, 0x1
+    kmovq QWORD PTR [rsi+0x390], k4
+    vpcmpq k5{k3}, ymm25, ymm27, 0x2
+    kmovq QWORD PTR [rsi+0x398], k5
+    vpcmpq k1, zmm9, zmm16, 0x3
+    kmovq QWORD PTR [rsi+0x3a0], k1
+    vpcmpq k1, xmm0, xmm9, 0x4
+    kmovq QWORD PTR [rsi+0x3a8], k1
+    vpcmpq k4{k2}, zmm0, zmm13, 0x5
+    kmovq QWORD PTR [rsi+0x3b0], k4
+    vpcmpq k4{k2}, xmm31, xmm24, 0x6
+    kmovq QWORD PTR [rsi+0x3b8], k4
+    vpcmpq k4{k2}, xmm0, xmm17, 0x7
+    kmovq QWORD PTR [rsi+0x3c0], k4
+    vpcmpuq k5{k3}, zmm22, ZMMWORD PTR [rdi+0x1081], 0x0
+    kmovq QWORD PTR [rsi+0x3c8], k5
+    vpcmpuq k1, xmm19, xmm13, 0x1
+    kmovq QWORD PTR [rsi+0x3d0], k1
+    vpcmpuq k5{k3}, xmm22, XMMWORD PTR [rdi+0x10c1], 0x2
+    kmovq QWORD PTR [rsi+0x3d8], k5
+    vpcmpuq k5{k3}, zmm3, ZMMWORD PTR [rdi+0x1101], 0x3
+    kmovq QWORD PTR [rsi+0x3e0], k5
+    vpcmpuq k1, ymm18, ymm10, 0x4
+    kmovq QWORD PTR [rsi+0x3e8], k1
+    vpcmpuq k1, xmm18, xmm14, 0x5
+    kmovq QWORD PTR [rsi+0x3f0], k1
+    vpcmpuq k5{k3}, xmm3, xmm7, 0x6
+    kmovq QWORD PTR [rsi+0x3f8], k5
+    vpcmpuq k5{k3}, ymm28, YMMWORD PTR [rdi+0x1141], 0x7
+    kmovq QWORD PTR [rsi+0x400], k5
+"""
+
+
+@pytest.mark.needs_silicon
+@pytest.mark.skipif(not {"avx512f", "avx512vl", "avx512bw"} <= set(HOST_FLAGS), reason="this CPU lacks avx512f, avx512vl, avx512bw (/proc/cpuinfo)")
+@pytest.mark.parametrize("seed", range(4))
+def test_compare_forms_on_silicon(seed):
+    """Every fp predicate on NaNs, zeros and infinities (the fp32 palette) and every integer predicate, signed and unsigned, against this CPU."""
+    report, program, _init = silicon_diff(COMPARE_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
+    assert report.divergence is None, report.divergence.describe()
+    assert report.steps == len(program.instructions)
