@@ -19,10 +19,12 @@ from __future__ import annotations
 import re
 
 from ...core.backends import Backend, Outcome
+from ...core.errors import ConfigError
 from ...core.faults import Fault as CoreFault
 from ...core.machine import DEFAULT_STEP_LIMIT
 from ...core.program import Program
 from ...core.trace import Init
+from .objects import compiled_function, is_object_program, run_object
 from .observation import QEMU_ABORTED, fill_defaults, harness_memory, observed, oracle_state, reported_fault
 from .qemu import Fault, OracleError, has_sve, run_many
 from .tools import clang_problem, qemu_problem
@@ -69,7 +71,7 @@ class QemuBackend(Backend):
             return f"the qemu backend runs arm_sme programs, not {isa}"
         if program is not None and not program.has_encoding:
             return "the program has no instruction words"
-        if program is not None:
+        if program is not None and not compiled_function(program):
             for instruction in program.instructions:
                 if X30.search(instruction.text):
                     return (f"instruction {instruction.index} ({instruction.text}) uses x30, which holds the QEMU "
@@ -78,6 +80,9 @@ class QemuBackend(Backend):
 
     def run(self, isa: str, config: dict, program: Program, init: Init, *,
             max_steps: int = DEFAULT_STEP_LIMIT, keep_records: bool = False) -> Outcome:
+        if compiled_function(program) or is_object_program(program, init):
+            # a function of an object file: its own words at isasim's addresses, under the object harness
+            return run_object(program, init, config, self.timeout)
         svl = config["svl"]
         state = fill_defaults(oracle_state(init), svl)
         try:
@@ -106,6 +111,11 @@ class QemuBackend(Backend):
     def lockstep(self, isa: str, config: dict, program: Program, init: Init, *, max_steps: int = DEFAULT_STEP_LIMIT):
         """Yield (index, pc, observed, memory, fault) after every instruction, as QEMU ran it."""
         from .lockstep import QemuSteps
+
+        if compiled_function(program) or is_object_program(program, init):
+            raise ConfigError("the qemu backend compares a compiled function's final state only: its lockstep "
+                              "runs straight-lined prefixes of the path, which cannot hold the calls and "
+                              "PC-relative addressing of compiled code; diff without --lockstep")
 
         return iter(QemuSteps(self, config, program, init, max_steps))
 

@@ -1,0 +1,211 @@
+/* The qemu oracle's harness for a compiled function (isasim run FILE.o --function NAME): the code isasim
+ * loaded, with its relocations applied, runs under QEMU at the very addresses isasim placed it, with
+ * every memory region of the run (the data sections, the stack, the init's regions) at its own address,
+ * so the two final states compare byte for byte.  Each built-in's word becomes a branch to the routine
+ * of its number (object_routines.S); the word after the code, where the function's RET lands (isasim
+ * sets x30 to it), a branch back to the harness (object_entry.S).
+ *
+ * Stream (little-endian; SVLB = streaming vector length in bytes):
+ *   in:   u32 magic 'ISOB', u32 SVLB, u32 has_sve,
+ *         u64 code base, u64 code end, u64 x30 (the function's return address), u64 TPIDR2_EL0,
+ *         u32 built-ins, u32 regions, u32 maps, u32 read-only spans,
+ *         built-ins x (u64 address, u64 routine number), maps and read-only spans x (u64 start, u64 size),
+ *         regions x (u64 address, u64 size),
+ *         u64 x[32] (x0-x29, slot 30 unused, sp), u64 nzcv, u64 svcr (the modes to start in),
+ *         z[32][SVLB], p[16][SVLB/8], za[SVLB][SVLB], zt0[64],
+ *         the code's bytes, then the regions' bytes
+ *   out:  u32 status, u32 signal number, then
+ *         status 0 (returned): u64 svcr, x[32] (x0-x30, sp), u64 nzcv, z, p, za, zt0 as in (what a mode that
+ *                              is off makes unreadable reads as zero), the regions' bytes, u64 TPIDR2_EL0
+ *         status 1 (fault):    u64 fault address, i64 index of the instruction in the code (-1 outside
+ *                              it: in a routine), u64 pc.  An abort (BRK #0x3ab) is reported as SIGABRT.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+struct object_state {        /* the order object_entry.S reads: keep the two in step */
+    uint64_t *x;
+    uint64_t *nzcv;
+    uint8_t *z;
+    uint8_t *p;
+    uint8_t *za;
+    uint8_t *zt0;
+    uint64_t *svcr;
+    uint64_t *tpidr2;
+};
+
+void isasim_object_call(const struct object_state *s);
+void isasim_object_return(void);
+uint64_t isasim_object_svl_bytes(void);
+extern const uint64_t isasim_object_routines[];
+extern const uint64_t isasim_object_routine_count;
+extern const uint64_t isasim_object_abort;
+extern uint64_t isasim_object_has_sve;
+
+enum { MAGIC = 0x424f5349u /* "ISOB" */, NX = 32, ZT0_BYTES = 64, PAGE = 4096, STUB_BYTES = 16 };
+
+static uint64_t code_base, code_end;
+
+static void read_exactly(void *buf, size_t n) {
+    if (n && fread(buf, 1, n, stdin) != n) {
+        fprintf(stderr, "object harness: input ended early\n");
+        exit(2);
+    }
+}
+
+static void write_all(const void *buf, size_t n) {
+    if (n && fwrite(buf, 1, n, stdout) != n) exit(2);
+}
+
+static void on_fault(int sig, siginfo_t *info, void *context) {
+    ucontext_t *uc = context;
+    uint64_t pc = uc->uc_mcontext.pc;
+    int64_t index = (pc >= code_base && pc < code_end) ? (int64_t)((pc - code_base) / 4) : -1;
+    if (sig == SIGTRAP && pc == isasim_object_abort) sig = SIGABRT;
+    uint32_t head[2] = {1, (uint32_t)sig};
+    uint64_t fault[3] = {(uint64_t)info->si_addr, (uint64_t)index, pc};
+    unsigned char record[sizeof head + sizeof fault];
+    memcpy(record, head, sizeof head);
+    memcpy(record + sizeof head, fault, sizeof fault);
+    ssize_t unused = write(1, record, sizeof record);
+    (void)unused;
+    _exit(0);
+}
+
+/* B from `at` to `target` (both words), or 0 where it cannot reach */
+static uint32_t branch(uint64_t at, uint64_t target) {
+    int64_t delta = (int64_t)(target - at);
+    if (delta < -(1LL << 27) || delta >= (1LL << 27)) return 0;
+    return 0x14000000u | ((uint32_t)(delta >> 2) & 0x3ffffffu);
+}
+
+static void put_word(uint64_t at, uint32_t word) { memcpy((void *)(uintptr_t)at, &word, 4); }
+
+int main(void) {
+    uint32_t header[3];
+    read_exactly(header, sizeof header);
+    if (header[0] != MAGIC) {
+        fprintf(stderr, "object harness: bad magic\n");
+        return 2;
+    }
+    size_t svlb = header[1];
+    isasim_object_has_sve = header[2];
+    if (isasim_object_svl_bytes() != svlb) {
+        fprintf(stderr, "object harness: SVL is %llu bytes, the input asks for %zu\n",
+                (unsigned long long)isasim_object_svl_bytes(), svlb);
+        return 3;
+    }
+    uint64_t words[4];  /* code base, code end, x30, TPIDR2_EL0 */
+    read_exactly(words, sizeof words);
+    code_base = words[0];
+    code_end = words[1];
+    uint32_t counts[4];  /* built-ins, regions, maps, read-only spans */
+    read_exactly(counts, sizeof counts);
+    uint64_t *table = malloc(16 * ((size_t)counts[0] + counts[1] + counts[2] + counts[3]) + 16);
+    uint64_t *slots = table, *maps = slots + 2 * counts[0], *readonly = maps + 2 * counts[2];
+    uint64_t *regions = readonly + 2 * counts[3];
+    read_exactly(slots, 16 * (size_t)counts[0]);
+    read_exactly(maps, 16 * (size_t)counts[2]);
+    read_exactly(readonly, 16 * (size_t)counts[3]);
+    read_exactly(regions, 16 * (size_t)counts[1]);
+    static uint64_t x[NX], nzcv, svcr, tpidr2;
+    static uint8_t zt0[ZT0_BYTES];
+    uint8_t *z = malloc(32 * svlb), *p = malloc(16 * svlb / 8), *za = malloc(svlb * svlb);
+    read_exactly(x, sizeof x);
+    read_exactly(&nzcv, sizeof nzcv);
+    read_exactly(&svcr, sizeof svcr);
+    read_exactly(z, 32 * svlb);
+    read_exactly(p, 16 * svlb / 8);
+    read_exactly(za, svlb * svlb);
+    read_exactly(zt0, sizeof zt0);
+    tpidr2 = words[3];
+
+    /* the code: [base - STUB_BYTES, end + 4) on pages of its own, the entry stub below it */
+    uint64_t low = (code_base - STUB_BYTES) / PAGE * PAGE, high = (code_end + 4 + PAGE - 1) / PAGE * PAGE;
+    void *want = (void *)(uintptr_t)low;
+    if (mmap(want, high - low, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0)
+        != want) {
+        fprintf(stderr, "object harness: cannot map the code at 0x%llx\n", (unsigned long long)low);
+        return 4;
+    }
+    read_exactly((void *)(uintptr_t)code_base, code_end - code_base);
+    for (uint32_t n = 0; n < counts[0]; n++) {
+        uint64_t at = slots[2 * n], routine = slots[2 * n + 1];
+        uint32_t word = routine < isasim_object_routine_count ? branch(at, isasim_object_routines[routine]) : 0;
+        if (!word) {
+            fprintf(stderr, "object harness: built-in %llu at 0x%llx cannot be reached\n",
+                    (unsigned long long)routine, (unsigned long long)at);
+            return 6;
+        }
+        put_word(at, word);
+    }
+    uint32_t back = branch(code_end, (uint64_t)(uintptr_t)isasim_object_return);
+    uint64_t stub = code_base - STUB_BYTES;
+    uint32_t into = branch(stub + 4, code_base);
+    if (!back || !into) {
+        fprintf(stderr, "object harness: the harness is out of a branch's reach of 0x%llx\n",
+                (unsigned long long)code_base);
+        return 6;
+    }
+    put_word(code_end, back);
+    put_word(stub, 0x5800005eu);            /* ldr x30, stub + 8 */
+    put_word(stub + 4, into);               /* b base */
+    memcpy((void *)(uintptr_t)(stub + 8), &words[2], 8);
+    __builtin___clear_cache((char *)(uintptr_t)low, (char *)(uintptr_t)high);
+    mprotect(want, high - low, PROT_READ | PROT_EXEC);
+
+    for (uint32_t m = 0; m < counts[2]; m++) {
+        void *at = (void *)(uintptr_t)maps[2 * m];
+        if (mmap(at, maps[2 * m + 1], PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+                 -1, 0) != at) {
+            fprintf(stderr, "object harness: cannot map memory at 0x%llx\n", (unsigned long long)maps[2 * m]);
+            return 4;
+        }
+    }
+    for (uint32_t r = 0; r < counts[1]; r++) read_exactly((void *)(uintptr_t)regions[2 * r], regions[2 * r + 1]);
+    for (uint32_t m = 0; m < counts[3]; m++)
+        mprotect((void *)(uintptr_t)readonly[2 * m], readonly[2 * m + 1], PROT_READ);
+
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = on_fault;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    static uint8_t signal_stack[1 << 19];  /* the signal frame holds ZA: 64 KiB at SVL 2048 */
+    stack_t alternate = {.ss_sp = signal_stack, .ss_size = sizeof signal_stack};
+    sigaltstack(&alternate, NULL);
+    int signals[] = {SIGILL, SIGSEGV, SIGBUS, SIGFPE, SIGTRAP};
+    for (size_t s = 0; s < sizeof signals / sizeof signals[0]; s++) sigaction(signals[s], &action, NULL);
+
+    struct object_state state = {x, &nzcv, z, p, za, zt0, &svcr, &tpidr2};
+    x[30] = stub;
+    isasim_object_call(&state);
+
+    if (!(svcr & 1)) {  /* out of streaming mode: Z beyond its low 128 bits and P read as zero */
+        for (int n = 0; n < 32; n++) memset(z + n * svlb + 16, 0, svlb - 16);
+        memset(p, 0, 16 * svlb / 8);
+    }
+    if (!(svcr & 2)) {  /* ZA off */
+        memset(za, 0, svlb * svlb);
+        memset(zt0, 0, sizeof zt0);
+    }
+    uint32_t head[2] = {0, 0};
+    write_all(head, sizeof head);
+    write_all(&svcr, sizeof svcr);
+    write_all(x, sizeof x);
+    write_all(&nzcv, sizeof nzcv);
+    write_all(z, 32 * svlb);
+    write_all(p, 16 * svlb / 8);
+    write_all(za, svlb * svlb);
+    write_all(zt0, sizeof zt0);
+    for (uint32_t r = 0; r < counts[1]; r++) write_all((void *)(uintptr_t)regions[2 * r], regions[2 * r + 1]);
+    write_all(&tpidr2, sizeof tpidr2);
+    fflush(stdout);
+    return 0;
+}
