@@ -431,7 +431,8 @@ def _read_line(raw: str) -> tuple[tuple[tuple[str, ...], str | None, str], ...]:
             operand_text = parts[1] if len(parts) > 1 else ""
             # objdump's prefix words before a NOP ("data16 cs nop WORD PTR [...]") belong to the mnemonic
             # (split on the single spaces joined here: str.split() would also split on U+0085 and kin)
-            while mnemonic.split(" ")[-1] in scalar_encoding.PREFIX_WORDS and operand_text:
+            # and GNU as's {vex} pseudo-prefix (AVX-VNNI's "{vex} vpdpbusd", a form of its own)
+            while (mnemonic.split(" ")[-1] in scalar_encoding.PREFIX_WORDS or mnemonic == "{vex}") and operand_text:
                 parts = _BLANK_RUN.split(operand_text, 1)
                 mnemonic += " " + ascii_lower(parts[0])
                 operand_text = parts[1] if len(parts) > 1 else ""
@@ -838,7 +839,8 @@ class Assembler:
             return
         form, operands, encoding = self.encode(st, 0)
         # objdump's prefix words (before a NOP, and lock) stay in its text
-        prefixes = scalar_encoding.prefix_words(st.mnemonic, form) if " " in st.mnemonic else ()
+        prefixes = (scalar_encoding.prefix_words(st.mnemonic, form)
+                    if " " in st.mnemonic and st.mnemonic != form.mnemonic else ())  # "{vex} vpdpbusd" is a form
         st.prepared = _Prepared(form, operands, encoding, prefixes)
         st.encoding = encoding
         st.size = len(encoding)

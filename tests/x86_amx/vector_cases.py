@@ -229,6 +229,11 @@ CASES = [
     "vpcmpleuq k0,ymm4,ymm0", "vpcmpnleub k1,zmm1,zmm2", "vpcmpneqw k1,zmm1,zmm2", "vpcmpnltud k1,zmm1,zmm2",
     "vpcmpequd k1,xmm1,XMMWORD PTR [rdi]", "vpcmpltq k2,zmm1,ZMMWORD PTR [rdi]", "vpcmpnltb k1,ymm1,ymm2",
     "vpcmpltuw k1,xmm1,xmm2",
+    # issue 27: the VNNI family: VPDPBUSDS VPDPWSSD VPDPWSSDS (EVEX) and the {vex} (AVX-VNNI) forms g++ and clang emit for 128/256-bit intrinsics under -march=sapphirerapids
+    "{vex} vpdpbusd ymm0,ymm1,ymm2", "{vex} vpdpbusd xmm0,xmm1,xmm2", "{vex} vpdpbusd ymm0,ymm1,YMMWORD PTR [rdi]",
+    "vpdpbusd ymm0,ymm1,ymm2", "{vex} vpdpbusds ymm0,ymm1,ymm2", "{vex} vpdpwssd xmm8,xmm9,XMMWORD PTR [rsi+0x10]",
+    "{vex} vpdpwssds ymm0,ymm1,ymm15", "vpdpbusds zmm0,zmm1,zmm2", "vpdpbusds ymm0{k1}{z},ymm1,YMMWORD PTR [rdi]",
+    "vpdpwssd zmm0,zmm1,zmm2", "vpdpwssd xmm16{k1},xmm17,xmm18", "vpdpwssds zmm0,zmm1,ZMMWORD PTR [rdi]",
 ]
 
 

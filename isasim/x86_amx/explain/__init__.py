@@ -102,7 +102,7 @@ def reference_pages() -> list[ReferencePage]:
         pages.append(ReferencePage(form.mnemonic, "scalar x86-64 subset", example, form.syntax, form.summary))
     for form in vector.FORMS:
         example = _VECTOR_EXAMPLES.get(form.mnemonic) or form.example  # the form's own, since issue 27
-        pages.append(ReferencePage(form.mnemonic, "vector (SSE, AVX, AVX-512)", example,
+        pages.append(ReferencePage(form.slug, "vector (SSE, AVX, AVX-512)", example,
                                    form.syntax, form.summary))
     for form in control.FORMS:
         pages.append(ReferencePage(form.slug, "calls and indirect jumps", form.example, form.syntax, form.summary))

@@ -285,7 +285,8 @@ def _operand_roles(ins: Instruction, info) -> dict[str, str]:
         kind = names.get(info.op_kind(i), "")
         if kind.startswith("IMM"):
             continue  # the immediate byte, after ModRM
-        field = "reg" if kind.endswith("_REG") else "vvvv" if kind.endswith("_VVVV") else "rm"
+        field = ("reg" if kind.endswith("_REG") else "vvvv" if kind.endswith("_VVVV") else
+                 "is4" if kind.endswith("_IS4") else "rm")
         operand = ins.operands[i] if i < len(ins.operands) else "?"
         roles[field] = str(getattr(operand, "operand", operand))  # a masked operand: its register
     return roles
@@ -370,6 +371,10 @@ def vector_encoding(ins: Instruction) -> tuple[Encoding, str, str]:
             pos += 1
         units.append(_byte(code, pos, "opcode", [_whole_byte("escape", code[pos], "0F: two-byte opcode map")]))
         pos += 1
+        if code[pos] in (0x38, 0x3A):  # the three-byte maps 0F 38 and 0F 3A (SSSE3, SSE4.1: pshufb, roundss)
+            units.append(_byte(code, pos, "opcode", [_whole_byte("escape", code[pos],
+                                                                 f"0F {code[pos]:02X}: three-byte opcode map")]))
+            pos += 1
     opcode = code[pos]
     units.append(_byte(code, pos, "opcode", [_whole_byte("opcode", opcode, f"{opcode:02X}")]))
     pos += 1
@@ -395,6 +400,11 @@ def vector_encoding(ins: Instruction) -> tuple[Encoding, str, str]:
     if offsets.has_immediate:
         at = offsets.immediate_offset
         units.append(_number(code, at, offsets.immediate_size, "imm8", f"{code[at]:#04x}"))
+    elif " /is4" in info.op_code_string:  # VBLENDVPS, VPBLENDVB: the fourth register in imm8[7:4]
+        at = len(code) - 1
+        units.append(_byte(code, at, "imm8", [BitField(4, 4, "is4", code[at] >> 4, f"register {code[at] >> 4}: "
+                                                                                     f"{roles.get('is4', '?')}"),
+                                               BitField(0, 4, "0000", code[at] & 0xF, "unused")]))
     return Encoding(units, "Encoding"), info.op_code_string, info.instruction_string
 
 

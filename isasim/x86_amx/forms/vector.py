@@ -43,6 +43,11 @@ class VectorForm(IcedRowsForm):
 
     row_table: ClassVar[dict] = {}  # iced Code -> its Row (this module's ROWS)
 
+    @property
+    def slug(self) -> str:
+        """The reference page's name: the mnemonic ("{vex} vpdpbusd": vex-vpdpbusd)."""
+        return self.mnemonic.replace("{vex} ", "vex-")
+
     def execute(self, cpu: X86Context, operands: tuple):
         for feature in required_features(self, operands):
             cpu.require_feature(feature, self.mnemonic)
@@ -424,8 +429,19 @@ for _suffix, _feature in (("b", 0), ("ub", 0), ("w", 0), ("uw", 0), ("d", 0), ("
                     printed_with_imm=frozenset({3, 7} | ({0} if not _suffix.startswith("u") else set())))
 
 
+# issue 27: the VNNI family, EVEX, and its VEX (AVX-VNNI) encodings, which GNU as and objdump write with the {vex}
+# pseudo-prefix (plain vpdpbusd ymm0,ymm1,ymm2 is the EVEX form): a form of their own, "{vex} vpdpbusd"
+for _name in ("VPDPBUSDS", "VPDPWSSD", "VPDPWSSDS"):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src1, src2", codes=rows_of(_name, vex=False),
+            example=f"{_name.lower()} zmm1, zmm2, zmm3")
+for _name in ("VPDPBUSD", "VPDPBUSDS", "VPDPWSSD", "VPDPWSSDS"):
+    FORMS.add(VectorForm(f"{{vex}} {_name} xmm1, xmm2, xmm3/m128 (ymm)", f"{{vex}} {_name.lower()}",
+                         getattr(semantics, _name.lower()), tuple(c for c in rows_of(_name) if c.startswith("VEX_")),
+                         example=f"{{vex}} {_name.lower()} ymm1, ymm2, ymm3"))
+
+
 def is_legacy(form: VectorForm) -> bool:
-    return not form.mnemonic.startswith(("v", "k"))
+    return not form.mnemonic.startswith(("v", "k", "{vex}"))
 
 
 def required_features(form: VectorForm, operands: tuple) -> tuple[str, ...]:

@@ -83,6 +83,9 @@ _INTEGER += [(m, "down", (128, 256, 512), AVX512) for m in ("vpmovdb", "vpmovsdb
                                                             "vpmovusdw", "vpmovqd", "vpmovwb", "vpmovswb",
                                                             "vpmovuswb")]
 _INTEGER += [("vpmovsxbq", "widen8", (128, 256, 512), {"avx2"}), ("vpmovzxbq", "widen8", (128, 256, 512), {"avx2"})]
+_INTEGER += [(m, "V3", (128, 256, 512), AVX512 | {"avx512_vnni"}) for m in ("vpdpbusds", "vpdpwssd", "vpdpwssds")]
+_INTEGER += [(f"{{vex}} {m}", "V3-vex", (128, 256), {"avx_vnni"}) for m in ("vpdpbusd", "vpdpbusds", "vpdpwssd",
+                                                                             "vpdpwssds")]
 _COMPARES = [("cmpps", "fcmp", (128,), {"sse"}), ("cmpss", "fcmp", (128,), {"sse"}),
              ("vcmpps", "fcmp", (128, 256, 512), {"avx"}), ("vcmpss", "fcmp", (128,), {"avx"})]
 _COMPARES += [(f"vpcmp{s}", "icmp", (128, 256, 512), AVX512) for s in ("b", "ub", "w", "uw", "d", "ud", "q", "uq")]

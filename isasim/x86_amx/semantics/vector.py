@@ -806,7 +806,7 @@ def vpmulld(cpu: X86Context, dest, src1, src2) -> None:
 
 def vpdpbusd(cpu: X86Context, dest, src1, src2) -> None:
     """Multiply unsigned bytes of SRC1 by signed bytes of SRC2, add each group of four to a dword of DEST,
-    wrapping (EVEX: AVX512_VNNI, AVX512VL below 512 bits, under a write mask).
+    wrapping (EVEX: AVX512_VNNI, AVX512VL below 512 bits, under a write mask; VEX, written {vex}: AVX-VNNI).
 
         FOR i := 0 TO VL/32 - 1
             IF k1[i] OR *no writemask*:
@@ -2966,3 +2966,62 @@ vpcmpb, vpcmpub = _integer_compare("vpcmpb", 8, True, "AVX512BW"), _integer_comp
 vpcmpw, vpcmpuw = _integer_compare("vpcmpw", 16, True, "AVX512BW"), _integer_compare("vpcmpuw", 16, False, "AVX512BW")
 vpcmpd, vpcmpud = _integer_compare("vpcmpd", 32, True, "AVX512F"), _integer_compare("vpcmpud", 32, False, "AVX512F")
 vpcmpq, vpcmpuq = _integer_compare("vpcmpq", 64, True, "AVX512F"), _integer_compare("vpcmpuq", 64, False, "AVX512F")
+
+
+# ---------------------------------------------------------------------------
+# The rest of the VNNI family (issue 27): the saturating VPDPBUSDS and the word forms VPDPWSSD/VPDPWSSDS; EVEX
+# (AVX512_VNNI, under a write mask) and VEX (AVX-VNNI, which objdump and GNU as write with a {vex} prefix: the
+# forms "{vex} vpdpbusd" and kin, g++ and clang's choice for 128/256-bit intrinsics under -march=sapphirerapids)
+# ---------------------------------------------------------------------------
+
+
+def _saturate32(x: int) -> int:
+    return _saturate(x, 32, True)
+
+
+def vpdpbusds(cpu: X86Context, dest, src1, src2) -> None:
+    """Multiply unsigned bytes of SRC1 by signed bytes of SRC2, add each group of four to a dword of DEST, with
+    signed saturation (EVEX: AVX512_VNNI, under a write mask; VEX, written {vex}: AVX-VNNI).
+
+        FOR i := 0 TO VL/32 - 1
+            IF k1[i] OR *no writemask*:
+                DEST.dword[i] := SIGNED_DWORD_SATURATE(DEST.dword[i] + SUM(t = 0..3) ZeroExtend(SRC1.byte[4i+t])
+                                                                       * SignExtend(SRC2.byte[4i+t]))
+            ELSE IF *zeroing*: DEST.dword[i] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    def dot(c: int, a: int, b: int) -> int:
+        return _saturate32(signed(c, 32) + sum((a >> 8 * t & 0xFF) * signed(b >> 8 * t, 8) for t in range(4)))
+
+    _each(cpu, dest, (unmasked(dest), src1, src2), 32, dot)
+
+
+def _word_dot(c: int, a: int, b: int) -> int:
+    return signed(c, 32) + signed(a, 16) * signed(b, 16) + signed(a >> 16, 16) * signed(b >> 16, 16)
+
+
+def vpdpwssd(cpu: X86Context, dest, src1, src2) -> None:
+    """Multiply signed words of SRC1 and SRC2, add each pair to a dword of DEST, wrapping (EVEX: AVX512_VNNI,
+    under a write mask; VEX, written {vex}: AVX-VNNI).
+
+        FOR i := 0 TO VL/32 - 1
+            IF k1[i] OR *no writemask*:
+                DEST.dword[i] := DEST.dword[i] + SRC1.word[2i]*SRC2.word[2i] + SRC1.word[2i+1]*SRC2.word[2i+1]
+            ELSE IF *zeroing*: DEST.dword[i] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _each(cpu, dest, (unmasked(dest), src1, src2), 32, _word_dot)
+
+
+def vpdpwssds(cpu: X86Context, dest, src1, src2) -> None:
+    """Multiply signed words of SRC1 and SRC2, add each pair to a dword of DEST, with signed saturation (EVEX:
+    AVX512_VNNI, under a write mask; VEX, written {vex}: AVX-VNNI).
+
+        FOR i := 0 TO VL/32 - 1
+            IF k1[i] OR *no writemask*:
+                DEST.dword[i] := SIGNED_DWORD_SATURATE(DEST.dword[i] + SRC1.word[2i]*SRC2.word[2i]
+                                                                      + SRC1.word[2i+1]*SRC2.word[2i+1])
+            ELSE IF *zeroing*: DEST.dword[i] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+    """
+    _each(cpu, dest, (unmasked(dest), src1, src2), 32, lambda c, a, b: _saturate32(_word_dot(c, a, b)))
