@@ -234,6 +234,10 @@ CASES = [
     "vpdpbusd ymm0,ymm1,ymm2", "{vex} vpdpbusds ymm0,ymm1,ymm2", "{vex} vpdpwssd xmm8,xmm9,XMMWORD PTR [rsi+0x10]",
     "{vex} vpdpwssds ymm0,ymm1,ymm15", "vpdpbusds zmm0,zmm1,zmm2", "vpdpbusds ymm0{k1}{z},ymm1,YMMWORD PTR [rdi]",
     "vpdpwssd zmm0,zmm1,zmm2", "vpdpwssd xmm16{k1},xmm17,xmm18", "vpdpwssds zmm0,zmm1,ZMMWORD PTR [rdi]",
+    # issue 27: a masked instruction with a rip-relative operand (clang -Os's vmovss xmm0{k1},DWORD PTR [rip+0x0] of a float constant)
+    "vmovss xmm0{k1},DWORD PTR [rip+0x0]", "vmovss xmm0{k1}{z},DWORD PTR [rip+0x40]",
+    "vmovdqu8 zmm1{k1}{z},ZMMWORD PTR [rip+0x40]", "vaddps zmm1{k2},zmm2,ZMMWORD PTR [rip+0x100]",
+    "vmovups ZMMWORD PTR [rip+0x80]{k1},zmm3",
 ]
 
 

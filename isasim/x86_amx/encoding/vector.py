@@ -110,9 +110,6 @@ def encode(mnemonic: str, operands: tuple, address: int):
     plain = [o.operand if isinstance(o, Masked) else o for o in ops]
     if sum(isinstance(o, Mem) for o in plain) > 1:
         raise fail(mnemonic, "two memory operands")
-    for o in plain:
-        if isinstance(o, Mem) and o.base == "rip" and o.rip_target is None and isinstance(ops[0], Masked):
-            raise fail(mnemonic, "a masked instruction with a rip-relative operand is not supported")
     candidates, errors = [], []
     for code in form.codes:
         row = ROWS[code]
