@@ -41,6 +41,10 @@ _FILES = ("object_main.c", "object_entry.S", "object_routines.S")
 ROUTINE_ORDER = ("memset", "memcpy", "memmove", "abort", "__arm_tpidr2_save", "__arm_tpidr2_restore",
                  "__arm_za_disable", "__arm_sme_state", "__arm_get_current_vg")  # object_routines.S's table
 ABORTED = "abort"
+# Where the harness program is linked: within a branch's reach (128 MiB) of the code at CODE_BASE, so that a
+# built-in's word and the word after the code can be B instructions to it, and above the addresses a kernel's
+# init usually names (16 MiB and up, where the snippet harness lives).
+IMAGE_BASE = 0x7000000
 
 
 def compiled_function(program: Program) -> bool:
@@ -64,7 +68,7 @@ def build() -> Path:
         raise OracleUnavailable(problem)
     zig, _ = find_zig()
     sources = {name: resources.files(__package__).joinpath(name).read_text() for name in _FILES}
-    key = "object-" + hashlib.sha256(repr((CC_CPU, sorted(sources.items()))).encode()).hexdigest()[:24]
+    key = "object-" + hashlib.sha256(repr((CC_CPU, IMAGE_BASE, sorted(sources.items()))).encode()).hexdigest()[:24]
     program = oracle_dir() / "builds" / key / "prog"
     if program.is_file():
         return program
@@ -73,7 +77,7 @@ def build() -> Path:
         for name, text in sources.items():
             Path(tmp, name).write_text(text)
         done = subprocess.run([zig, "cc", "-target", "aarch64-linux-musl", f"-mcpu={CC_CPU}", "-O1", "-static",
-                               "-o", "prog", *sources], cwd=tmp, capture_output=True, text=True, timeout=600,
+                               f"-Wl,--image-base={IMAGE_BASE:#x}", "-o", "prog", *sources], cwd=tmp, capture_output=True, text=True, timeout=600,
                               env=zig_env())
         if done.returncode != 0:
             raise OracleError("zig cc could not build the object harness: " + done.stderr.strip()[:500])
