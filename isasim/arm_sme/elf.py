@@ -528,6 +528,22 @@ def load_object(path: str, function: str, init: Init) -> tuple[Program, Init]:
     (whose ``args`` become x0-x7 and the stack's arguments)."""
     from .decoder import disassemble
 
+    regs = dict(init.regs)  # what the init gets wrong is refused before the file is read
+    for register in ("x30", "pc"):
+        if register in regs:
+            raise IsasimError(f"init.regs.{register}: isasim sets {register} for a function of an object file "
+                              f"({'the return address that ends the run' if register == 'x30' else 'its entry'})")
+    stack_args = [value % (1 << 64) for value in init.args[len(ARGUMENT_REGISTERS):]]
+    if 8 * len(stack_args) > STACK_SIZE // 2:
+        raise IsasimError(f"init.args: {len(init.args)} arguments do not fit in isasim's {STACK_SIZE} byte stack")
+    if stack_args and "sp" in regs:
+        raise IsasimError("init.args: the arguments after the eighth go on isasim's stack, and init.regs.sp gives "
+                          "another: leave sp out, or pass at most eight arguments")
+    for register, value in zip(ARGUMENT_REGISTERS, init.args):
+        if register in regs:
+            raise IsasimError(f"init.args gives {register} and so does init.regs.{register}: give it once")
+        regs[register] = value % (1 << 64)
+
     elf = read_elf(path, EM_AARCH64)
     symbol, name = elf.find_function(function)
     code, regions, views, layout = (_relocated if elf.relocatable else _moved)(elf, symbol, name)
@@ -543,21 +559,6 @@ def load_object(path: str, function: str, init: Init) -> tuple[Program, Init]:
     program = Program("arm_sme", CODE_BASE, instructions, labels, f"{path}:{name}")
     program.compiled_function = True  # the qemu backend runs it with its object harness (oracle/objects.py)
 
-    regs = dict(init.regs)
-    for register in ("x30", "pc"):
-        if register in regs:
-            raise IsasimError(f"init.regs.{register}: isasim sets {register} for a function of an object file "
-                              f"({'the return address that ends the run' if register == 'x30' else 'its entry'})")
-    stack_args = [value % (1 << 64) for value in init.args[len(ARGUMENT_REGISTERS):]]
-    if 8 * len(stack_args) > STACK_SIZE // 2:
-        raise IsasimError(f"init.args: {len(init.args)} arguments do not fit in isasim's {STACK_SIZE} byte stack")
-    if stack_args and "sp" in regs:
-        raise IsasimError("init.args: the arguments after the eighth go on isasim's stack, and init.regs.sp gives "
-                          "another: leave sp out, or pass at most eight arguments")
-    for register, value in zip(ARGUMENT_REGISTERS, init.args):
-        if register in regs:
-            raise IsasimError(f"init.args gives {register} and so does init.regs.{register}: give it once")
-        regs[register] = value % (1 << 64)
     regs["x30"] = program.end  # the RET of the function isasim runs comes here: the end of the run
     taken = [(CODE_BASE, max(program.end, CODE_BASE + 1), f"the code of {name}")] + [
         (a, a + len(d), shown(view.name) if view.name.startswith("section ") else f"section {shown(view.name)}")
