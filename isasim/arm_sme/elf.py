@@ -446,7 +446,6 @@ def _branches_without_relocation(elf: ElfFile, layout: _Layout, function: _Funct
 
 
 _DATA_SECTIONS = (".rodata", ".data", ".bss", ".tdata", ".tbss", ".init_array", ".fini_array", ".got")
-_STT_FUNC = 2
 
 
 def _moved(elf: ElfFile, symbol: Symbol, name: str):
@@ -456,7 +455,8 @@ def _moved(elf: ElfFile, symbol: Symbol, name: str):
     layout = _Layout(symbol, name)
     codes: dict[int, bytearray] = {}
     fixes = []  # (code, offset, kind, destination or builtin name, at, owner)
-    builtin_at = {sym.value: sym.name for sym in elf.symbols() if sym.name in BUILTINS and sym.type == _STT_FUNC}
+    builtin_at = {sym.value: sym.name for sym in elf.symbols() if sym.name in BUILTINS and sym.in_section
+                  and elf.sections[sym.section].executable}  # the program's own memset: isasim's runs instead
     done = 0
     while done < len(layout.functions):
         function = layout.functions[done]
@@ -487,7 +487,7 @@ def _moved(elf: ElfFile, symbol: Symbol, name: str):
                     raise _Refused(f"function '{function.name}': the branch at {at:#x} reaches {target:#x}, which no "
                                    "function's symbol covers", source=path)
                 placed = layout.function(callee)
-                fixes.append((code, offset, "b", placed.address + target - callee.symbol.value, at, function.name))
+                fixes.append((code, offset, "b", placed.address + target - callee.value, at, function.name))
             elif what in ("adr", "literal"):
                 fixes.append((code, offset, what, target, at, function.name))
             else:

@@ -84,6 +84,17 @@ def built(tmp_path_factory) -> dict[str, Path]:
                               capture_output=True, text=True, env=zig_env(), timeout=300)
         assert done.returncode == 0, done.stderr
         out[f"{source.stem}_{level}"] = obj
+    # a linked static program: the kernels with a main and the SME ABI routines as empty stand-ins (isasim's
+    # built-ins run in their place, by name)
+    (where / "main.c").write_text("int main(void) { return 0; }\n")
+    (where / "abi.S").write_text("".join(f"\t.text\n\t.globl {name}\n\t.type {name}, %function\n{name}:\n\tret\n"
+                                         for name in ("__arm_tpidr2_save", "__arm_tpidr2_restore",
+                                                      "__arm_get_current_vg")))
+    done = subprocess.run([zig, "cc", "-target", "aarch64-linux-musl", "-mcpu=generic+sme2", "-fno-sanitize=all",
+                           "-O0", "-static", str(where / "main.c"), str(where / "abi.S"), str(HERE / "sme2_kernels.c"),
+                           "-o", str(where / "linked")], capture_output=True, text=True, env=zig_env(), timeout=300)
+    assert done.returncode == 0, done.stderr
+    out["linked"] = where / "linked"
     return out
 
 
@@ -125,6 +136,15 @@ def test_isa_from_the_elf_header_run_record_replay(built, capsys, tmp_path):
     assert code == 0 and "umopa_tile:" in capsys.readouterr().out
 
 
+def test_a_linked_program(built, capsys, tmp_path):
+    """A function of a linked static program moves to CODE_BASE (its PC-relative words re-aimed, its data at
+    the link addresses): the same tile as from the object."""
+    code, out, err = isasim(capsys, "run", str(built["linked"]), "--function", "umopa_tile",
+                            "--init", umopa_init(tmp_path), "--svl", "512")
+    assert code == 0, err
+    assert " 268 " in out and " 748 " in out
+
+
 @pytest.mark.needs_qemu
 def test_diff_against_qemu_and_lockstep_refused(built, capsys, tmp_path):
     obj, init = str(built["sme2_kernels_O0"]), umopa_init(tmp_path)
@@ -135,6 +155,9 @@ def test_diff_against_qemu_and_lockstep_refused(built, capsys, tmp_path):
     code, _out, err = isasim(capsys, "diff", obj, "--function", "umopa_tile", "--init", init, "--svl", "128",
                              "--against", "qemu", "--lockstep")
     assert "final state only" in one_line_error(code, err)
+    code, out, err = isasim(capsys, "diff", str(built["linked"]), "--function", "umopa_tile", "--init", init,
+                            "--svl", "512", "--against", "qemu")
+    assert code == 0 and "identical" in out, err + out
 
 
 def test_relocations_reach_what_they_name(built):
