@@ -568,6 +568,7 @@ _PLAIN_ADDRESS = re.compile(
 _WRITE_MASK = re.compile(rf"(.*?)[{_BLANKS}]*\{{[{_BLANKS}]*(k[0-7])[{_BLANKS}]*\}}"
                          rf"(?:[{_BLANKS}]*(\{{[{_BLANKS}]*z[{_BLANKS}]*\}}))?[{_BLANKS}]*", re.DOTALL)
 _GPR64_NAMES = frozenset(name for name, view in GPR_VIEWS.items() if view.bits == 64)
+_SIZE_BCST = re.compile(rf"(dword|qword|word)[{_BLANKS}]+bcst[{_BLANKS}]+(.*)", re.DOTALL)
 
 
 class Assembler:
@@ -674,6 +675,9 @@ class Assembler:
         if _PLAIN_IMMEDIATE.fullmatch(low):
             return Imm(int(low, 0))
         size = None
+        m = _SIZE_BCST.match(low) if "bcst" in low else None
+        if m and mnemonic in vector.MNEMONICS:  # AVX-512's embedded broadcast, as objdump writes it: DWORD BCST [rdi]
+            return replace(self.parse_memory(text[len(text) - len(m.group(2)):], _SIZE_WORDS[m.group(1)]), broadcast=1)
         m = _SIZE_PTR.match(low)
         if m:
             size = _SIZE_WORDS[m.group(1)]

@@ -238,6 +238,14 @@ CASES = [
     "vmovss xmm0{k1},DWORD PTR [rip+0x0]", "vmovss xmm0{k1}{z},DWORD PTR [rip+0x40]",
     "vmovdqu8 zmm1{k1}{z},ZMMWORD PTR [rip+0x40]", "vaddps zmm1{k2},zmm2,ZMMWORD PTR [rip+0x100]",
     "vmovups ZMMWORD PTR [rip+0x80]{k1},zmm3",
+    # issue 27: AVX-512's embedded broadcast (objdump's DWORD BCST [rdi], GNU as's [rdi]{1to16}) on the forms whose rows take it: clang's constants at -O2 and above under -march=sapphirerapids
+    "vaddps zmm1{k1}{z},zmm2,DWORD BCST [rdi]", "vpaddd zmm0,zmm1,DWORD BCST [rdi+0x40]",
+    "vpandq ymm0,ymm1,QWORD BCST [rdi]", "vxorps xmm3,xmm2,DWORD BCST [rip+0x10]",
+    "vblendmps ymm7{k1},ymm5,DWORD BCST [rip+0x20]", "vmulps ymm0,ymm1,DWORD BCST [rsi+rax*4+0x8]",
+    "vfmadd213ps zmm0,zmm1,DWORD BCST [rdi]", "vpxord zmm0,zmm0,DWORD BCST [rdi]", "vcvtdq2ps zmm0,DWORD BCST [rdi]",
+    "vmaxps xmm0,xmm1,DWORD BCST [rdi]", "vcmpltps k1,zmm1,DWORD BCST [rdi]", "vpcmpgtd k1,zmm1,DWORD BCST [rdi]",
+    "vpdpbusd zmm0,zmm1,DWORD BCST [rdi]", "vpermd zmm0,zmm1,DWORD BCST [rdi]",
+    "vpminsd ymm0{k1},ymm1,DWORD BCST [rdi+0x100]",
 ]
 
 

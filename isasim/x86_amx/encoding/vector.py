@@ -9,6 +9,8 @@ it names (forms/vector.py); a write mask ({k1}, {k1}{z}) is EVEX's aaa and z fie
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import iced_x86
 
 from ...core.program import Instruction
@@ -50,6 +52,8 @@ def _iced_instruction(code: int, operands: tuple) -> "iced_x86.Instruction":
     if operands and isinstance(operands[0], Masked):
         instr.op_mask = _register_of(operands[0].mask)
         instr.zeroing_masking = operands[0].zeroing
+    if any(isinstance(o, Mem) and o.broadcast for o in plain):
+        instr.is_broadcast = True
     return instr
 
 
@@ -70,7 +74,8 @@ def _check(mnemonic: str, operands: tuple) -> tuple:
             out.append(Reg(name))
         elif isinstance(op, Mem):
             mem = check_memory(mnemonic, Mem(op.base, op.index, op.scale, op.disp, None))
-            out.append(Mem(mem.base, mem.index, mem.scale, mem.disp, op.size, rip_target=op.rip_target))
+            out.append(Mem(mem.base, mem.index, mem.scale, mem.disp, op.size, rip_target=op.rip_target,
+                           broadcast=op.broadcast))
         elif isinstance(op, Imm):
             out.append(Imm(op.value, 8))
         else:
@@ -78,11 +83,15 @@ def _check(mnemonic: str, operands: tuple) -> tuple:
     return tuple(out)
 
 
-def _sized(operands: tuple, size: int) -> tuple:
-    """The operands with a memory operand of no written size given the row's."""
+def _sized(operands: tuple, size: int, row=None) -> tuple:
+    """The operands with a memory operand of no written size given the row's (a broadcast one: the element's,
+    and the row's count of elements)."""
     def one(o):
         if isinstance(o, Masked):
             return Masked(one(o.operand), o.mask, o.zeroing)
+        if isinstance(o, Mem) and o.broadcast and row is not None:
+            return Mem(o.base, o.index, o.scale, o.disp, row.element_bytes, rip_target=o.rip_target,
+                       broadcast=row.memory_bytes // row.element_bytes)
         if isinstance(o, Mem) and o.size is None:
             return Mem(o.base, o.index, o.scale, o.disp, size, rip_target=o.rip_target)
         return o
@@ -94,7 +103,8 @@ def _with_disp_size(operands: tuple, disp_size: int) -> tuple:
         if isinstance(o, Masked):
             return Masked(one(o.operand), o.mask, o.zeroing)
         if isinstance(o, Mem):
-            return Mem(o.base, o.index, o.scale, o.disp, o.size, disp_size=disp_size, rip_target=o.rip_target)
+            return Mem(o.base, o.index, o.scale, o.disp, o.size, disp_size=disp_size, rip_target=o.rip_target,
+                       broadcast=o.broadcast)
         return o
     return tuple(one(o) for o in operands)
 
@@ -115,7 +125,7 @@ def encode(mnemonic: str, operands: tuple, address: int):
         row = ROWS[code]
         if not matches(row, ops):
             continue
-        sized = _sized(ops, row.memory_bytes)
+        sized = _sized(ops, row.memory_bytes, row)
         try:
             data, disp_size = encode_with(_iced_instruction(code, sized), address)
         except ValueError as exc:
@@ -150,11 +160,13 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
     form = CODE_FORMS.get(instr.code)
     if form is None or instr.is_invalid:
         return None
-    if (instr.is_broadcast or instr.suppress_all_exceptions or instr.rounding_control != iced_x86.RoundingControl.NONE
+    if (instr.suppress_all_exceptions or instr.rounding_control != iced_x86.RoundingControl.NONE
             or instr.has_lock_prefix or instr.has_rep_prefix
             or instr.has_repne_prefix or instr.segment_prefix != iced_x86.Register.NONE):
         return None
     row = ROWS[instr.code]
+    if instr.is_broadcast and not row.element_bytes:
+        return None  # a broadcast isasim does not take (a narrowing conversion's, which objdump writes {1toN})
     operands = []
     for i in range(instr.op_count):
         kind = instr.op_kind(i)
@@ -165,6 +177,9 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
             operands.append(Reg(name))
         elif kind == iced_x86.OpKind.IMMEDIATE8:
             operands.append(Imm(instr.immediate8, 8))
+        elif kind == iced_x86.OpKind.MEMORY and instr.memory_base == iced_x86.Register.RIP and instr.is_broadcast:
+            operands.append(replace(rip_relative(instr, 8 * row.element_bytes),
+                                    broadcast=row.memory_bytes // row.element_bytes))
         elif kind == iced_x86.OpKind.MEMORY and instr.memory_base == iced_x86.Register.RIP:
             operands.append(rip_relative(instr, 8 * row.memory_bytes))
         elif kind == iced_x86.OpKind.MEMORY:
@@ -180,7 +195,11 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
             disp = disp - (1 << 64) if disp >> 63 else disp
             # the bytes the displacement takes: iced says 8 for a disp32 (64-bit addressing sign-extends it)
             disp_size = 4 if instr.memory_displ_size == 8 else instr.memory_displ_size
-            operands.append(Mem(base, index, instr.memory_index_scale, disp, row.memory_bytes, disp_size=disp_size))
+            if instr.is_broadcast:  # one element, repeated: DWORD BCST [rdi]
+                operands.append(Mem(base, index, instr.memory_index_scale, disp, row.element_bytes, disp_size=disp_size,
+                                    broadcast=row.memory_bytes // row.element_bytes))
+            else:
+                operands.append(Mem(base, index, instr.memory_index_scale, disp, row.memory_bytes, disp_size=disp_size))
         else:
             return None
     if instr.op_mask != iced_x86.Register.NONE or instr.zeroing_masking:
@@ -204,7 +223,7 @@ def why_not(code: bytes, pos: int, address: int) -> str | None:
         return None
     text = _FORMATTER.format(instr)
     form = CODE_FORMS.get(instr.code)
-    if instr.is_broadcast:
+    if instr.is_broadcast and (form is None or not ROWS[instr.code].element_bytes):
         return f"{text}: embedded broadcast is not simulated"
     if instr.suppress_all_exceptions or instr.rounding_control != iced_x86.RoundingControl.NONE:
         return f"{text}: embedded rounding ({{sae}}, {{rn-sae}} ...) is not simulated"

@@ -482,7 +482,8 @@ class Row:
     features: tuple[str, ...]  # the row's CPUID column
     can_mask: bool  # {k1}
     can_zero: bool  # {z}
-    broadcast: bool  # an m32bcst/m64bcst row (isasim takes its full-width memory form only)
+    broadcast: bool  # an m32bcst/m64bcst row: its memory operand may be one element, broadcast
+    element_bytes: int = 0  # the size of that element (4 for m32bcst)
 
 
 ROWS: dict[int, Row] = VectorForm.row_table
@@ -502,7 +503,9 @@ def matches(row: Row, operands: tuple) -> bool:
             if position or not row.can_mask or (op.zeroing and (not row.can_zero or isinstance(op.operand, Mem))):
                 return False
             op = op.operand
-        if isinstance(op, Mem) and op.size not in (None, row.memory_bytes):
+        if isinstance(op, Mem) and op.broadcast and (not row.element_bytes or op.size not in (None, row.element_bytes)):
+            return False  # embedded broadcast: a bcst row, and one element's size
+        if isinstance(op, Mem) and not op.broadcast and op.size not in (None, row.memory_bytes):
             return False
         if kind in VECTOR_REGISTER_KINDS:
             ok = isinstance(op, Reg) and op.name.startswith(VECTOR_REGISTER_KINDS[kind][0])
@@ -539,9 +542,13 @@ def _row(code: int) -> Row:
     probe.code = code
     features = tuple(_FEATURE_NAMES[f] for f in probe.cpuid_features())
     memory = iced_x86.MemorySizeInfo(info.memory_size).size if info.memory_size else 0
+    element = iced_x86.MemorySizeInfo(info.broadcast_memory_size).size if info.can_broadcast else 0
+    first = VECTOR_REGISTER_KINDS.get(kinds[0], (None, 0))[1] if kinds else 0
+    if first and first != 8 * memory:  # a narrowing conversion (VCVTNEPS2BF16): objdump adds {1toN}; not taken
+        element = 0
     return Row(code, kinds, info.op_code_string, info.instruction_string, memory,
                info.op_code_string.startswith("EVEX"), features, info.can_use_op_mask_register,
-               info.can_use_zeroing_masking, info.can_broadcast)
+               info.can_use_zeroing_masking, info.can_broadcast, element)
 
 
 def _build_tables() -> None:

@@ -104,6 +104,14 @@ def simd_forms(flags: frozenset[str]) -> tuple[str, ...]:
     return tuple(m for m, _pattern, _widths, needs in TABLE if needs <= flags)
 
 
+def _broadcast_element(mnemonic: str) -> int:
+    """The element size of the form's embedded broadcast (4 for m32bcst), 0 if it has none."""
+    from ..forms.vector import FORMS as VECTOR_FORMS, ROWS
+
+    forms = VECTOR_FORMS.of_mnemonic(mnemonic)
+    return max((ROWS[code].element_bytes for code in forms[0].codes), default=0) if forms else 0
+
+
 def _mix(x: int) -> int:
     """A 64-bit finaliser (splitmix64's): every input bit moves every output bit, so that each form comes up."""
     x = (x + 0x9E3779B97F4A7C15) & MASK64
@@ -199,6 +207,9 @@ def render_simd(b, spec: dict, flags: frozenset[str], pool: tuple[int, ...], mem
         written(dest)
     elif pattern in ("V3", "V3-vex", "V3i"):
         operand = memory(width) if shape == 1 else second
+        element = _broadcast_element(mnemonic) if evex and shape == 1 and choice & 64 else 0
+        if element:  # an embedded broadcast: one element from the slot, repeated
+            operand = memory(8 * element).replace(" PTR ", " BCST ")
         tail = f", {imm:#x}" if pattern == "V3i" else ""
         lines.append(f"{mnemonic} {dest_of(dest)}, {src}, {operand}{tail}")
         written(dest)

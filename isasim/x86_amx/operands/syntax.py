@@ -50,6 +50,9 @@ class Mem:
     rip_target: int | None = field(default=None, compare=False)
     # fs or gs: the address is relative to that segment's base (the thread pointer: fs_base, gs_base)
     segment: str | None = None
+    # AVX-512's embedded broadcast: one element of ``size`` bytes read and repeated ``broadcast`` times
+    # (objdump: DWORD BCST [rdi]); 0 for an ordinary operand, 1 while the row that gives the count is not known
+    broadcast: int = 0
 
     def address_text(self) -> str:
         if self.segment:  # objdump: fs:0x28 (absolute), fs:[rax+0x8]
@@ -74,7 +77,7 @@ class Mem:
     def __str__(self) -> str:
         text = self.address_text()
         if self.show_size and self.size in SIZE_NAMES:
-            text = f"{SIZE_NAMES[self.size]} PTR {text}"
+            text = f"{SIZE_NAMES[self.size]} {'BCST' if self.broadcast else 'PTR'} {text}"
         return text
 
 

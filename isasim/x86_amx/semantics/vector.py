@@ -17,8 +17,8 @@ Masks (issue 27): an EVEX destination may be written under an opmask, ``dest{k1}
 elements whose mask bit is 0 keep their value) or ``dest{k1}{z}`` (zeroing: they become 0); a masked store
 writes only the selected elements, and a masked memory source reads only them, so an element the mask
 leaves out never faults (the SDM's fault suppression).  k0-k7 are 64 bits (MAX_KL); KMOV, KORTEST and KXOR
-read and write them.  Not modelled: embedded broadcast ({1to16}) and embedded rounding ({rn-sae}): such
-bytes do not decode; MMX (PXOR mm).
+read and write them.  Embedded broadcast (objdump's DWORD BCST [rdi], GNU as's [rdi]{1to16}) reads one element
+and repeats it.  Not modelled: embedded rounding ({rn-sae}): such bytes do not decode; MMX (PXOR mm).
 
 Features: the CPU model must have the CPUID features of the row the instruction is encoded with (SSE, SSE2,
 AVX, AVX2, AVX512F, +AVX512VL below 512 bits, AVX512BW for byte and word elements, AVX512DQ for KMOVB...),
@@ -48,7 +48,7 @@ def vl(operand) -> int:
     if isinstance(operand, Reg):
         reg = vector_register(operand.name)
         return reg.bits if reg else GPR_VIEWS[operand.name].bits
-    return operand.size * 8
+    return operand.size * 8 * (operand.broadcast or 1)  # an embedded broadcast: its count of elements
 
 
 def read(cpu: X86Context, operand, bits: int | None = None) -> int:
@@ -60,6 +60,9 @@ def read(cpu: X86Context, operand, bits: int | None = None) -> int:
         if reg is None:
             return cpu.state.read_gpr(GPR_VIEWS[operand.name]) % (1 << bits)
         return cpu.state.read_vector(reg.number) % (1 << bits)
+    if operand.broadcast:  # EVEX embedded broadcast: one element read, repeated to the width (b = 1)
+        element = int.from_bytes(cpu.read_memory(cpu.effective_address(operand), operand.size), "little")
+        return pack([element] * (bits // (8 * operand.size)), 8 * operand.size)
     return int.from_bytes(cpu.read_memory(cpu.effective_address(operand), bits // 8), "little")
 
 
@@ -251,6 +254,8 @@ def read_selected(cpu: X86Context, src, bits: int, size: int, mask: int) -> int:
     count = bits // size
     if not isinstance(src, Mem) or mask == (1 << count) - 1:
         return read(cpu, src, bits)
+    if src.broadcast:  # the one element is read if any element is selected
+        return read(cpu, src, bits) if mask else 0
     address, width, value = cpu.effective_address(src), size // 8, 0
     for first, length in _runs(mask, count):
         data = cpu.read_memory(address + first * width, length * width)

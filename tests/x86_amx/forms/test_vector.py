@@ -49,7 +49,7 @@ def test_gxx_bytes_decode_to_objdump_text(hexcode, text):
 
 
 @pytest.mark.parametrize("hexcode,why", [
-    ("62 f1 7d 58 ef 07", "embedded broadcast: vpxord zmm0,zmm0,DWORD PTR [rdi]{1to16}"),
+    ("62 f2 7e 38 72 07", "a narrowing conversion's embedded broadcast: vcvtneps2bf16 xmm0,DWORD BCST [rdi]{1to8}"),
     ("62 f1 7f c9 7f 04 24", "zeroing a store: vmovdqu8 ZMMWORD PTR [rsp]{k1}{z},zmm0 (#UD)"),
     ("0f ef c0", "MMX pxor mm0,mm0"),
 ])
@@ -58,7 +58,7 @@ def test_what_does_not_decode(hexcode, why):
 
 
 @pytest.mark.parametrize("hexcode,message", [
-    ("62 f1 7d 58 ef 07", "vpxord zmm0,zmm0,[rdi]{1to16}: embedded broadcast is not simulated"),
+    ("62 f2 7e 38 72 07", "vcvtneps2bf16 xmm0,[rdi]{1to8}: embedded broadcast is not simulated"),
     ("62 f1 7c 18 58 c2", "vaddps zmm0{rne-sae},zmm0,zmm2: embedded rounding"),
     ("c4 e2 7e 72 c0", "vcvtneps2bf16 xmm0,ymm0: this encoding of vcvtneps2bf16 is not simulated"),  # AVX-NE-CONVERT
     ("0f ef c0", "pxor mm0,mm0: this encoding of pxor is not simulated"),
@@ -1751,5 +1751,43 @@ VNNI_PROGRAM = """
 def test_vnni_forms_on_silicon(seed):
     """VPDPBUSD(S) and VPDPWSSD(S) wrap and saturate as this CPU does."""
     report, program, _init = silicon_diff(VNNI_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
+    assert report.divergence is None, report.divergence.describe()
+    assert report.steps == len(program.instructions)
+
+
+# issue 27: embedded broadcast: one element read and repeated, under masks, into compares and FMAs
+BROADCAST_PROGRAM = """
+    mov eax, 0xa5c3
+    kmovw k1, eax
+    vaddps zmm1{k1}{z}, zmm2, DWORD BCST [rdi+0x4]
+    vpaddd zmm3, zmm4, DWORD BCST [rdi+0x40]
+    vpandq ymm5, ymm6, QWORD BCST [rdi+0x8]
+    vxorps xmm7, xmm8, DWORD BCST [rdi+0x10]
+    vblendmps ymm9{k1}, ymm10, DWORD BCST [rdi+0x20]
+    vmulps ymm11, ymm12, DWORD BCST [rdi+0x18]
+    vfmadd213ps zmm13, zmm14, DWORD BCST [rdi+0x24]
+    vpxord zmm16, zmm16, DWORD BCST [rdi+0x28]
+    vcvtdq2ps zmm17{k1}, DWORD BCST [rdi+0x2c]
+    vmaxps xmm18, xmm19, DWORD BCST [rdi+0x30]
+    vcmpltps k2, zmm20, DWORD BCST [rdi+0x34]
+    kmovq QWORD PTR [rsi+0x8], k2
+    vpcmpgtd k3{k1}, zmm21, DWORD BCST [rdi+0x38]
+    kmovq QWORD PTR [rsi+0x10], k3
+    vpdpbusd zmm22, zmm23, DWORD BCST [rdi+0x3c]
+    vpermd zmm24, zmm25, DWORD BCST [rdi+0x44]
+    vpminsd ymm26{k1}, ymm27, DWORD BCST [rdi+0x100]
+    vcvttps2dq zmm28, DWORD BCST [rdi+0x48]
+    vpternlogd zmm29, zmm30, DWORD BCST [rdi+0x4c], 0x96
+    vpmulld zmm31{k1}{z}, zmm1, DWORD BCST [rdi+0x50]
+    vdivps ymm0, ymm2, DWORD BCST [rdi+0x54]
+"""
+
+
+@pytest.mark.needs_silicon
+@pytest.mark.skipif(not {"avx512f", "avx512vl", "avx512bw", "avx512_vnni"} <= set(HOST_FLAGS), reason="this CPU lacks avx512f, avx512vl, avx512bw, avx512_vnni (/proc/cpuinfo)")
+@pytest.mark.parametrize("seed", range(4))
+def test_embedded_broadcast_on_silicon(seed):
+    """Every form with a broadcast operand reads one element and repeats it, as this CPU does."""
+    report, program, _init = silicon_diff(BROADCAST_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
     assert report.divergence is None, report.divergence.describe()
     assert report.steps == len(program.instructions)
