@@ -136,6 +136,23 @@ def test_isa_from_the_elf_header_run_record_replay(built, capsys, tmp_path):
     assert code == 0 and "umopa_tile:" in capsys.readouterr().out
 
 
+def test_the_example_passes(built, capsys):
+    """examples/arm_sme/README.md's recipe: compile compiled/tile_kernels.c, run umopa_tile with its init file,
+    whose expect is numpy's int64 tile: PASS."""
+    from isasim.arm_sme.oracle.tools import find_zig, zig_env
+
+    zig, _ = find_zig()
+    example = HERE.parents[2] / "examples" / "arm_sme" / "compiled"
+    obj = built["linked"].parent / "tiles.o"
+    done = subprocess.run([zig, "cc", "-target", "aarch64-linux-gnu", "-mcpu=generic+sme2", "-fno-sanitize=all", "-O0",
+                           "-c", str(example / "tile_kernels.c"), "-o", str(obj)], capture_output=True, text=True,
+                          env=zig_env(), timeout=300)
+    assert done.returncode == 0, done.stderr
+    code, out, err = isasim(capsys, "run", str(obj), "--function", "umopa_tile", "--init",
+                            str(example / "umopa_tile.init.json"))
+    assert code == 0 and "PASS" in out, err + out[-500:]
+
+
 def test_a_linked_program(built, capsys, tmp_path):
     """A function of a linked static program moves to CODE_BASE (its PC-relative words re-aimed, its data at
     the link addresses): the same tile as from the object."""
