@@ -55,13 +55,13 @@ void umopa_tile(const uint8_t *a, const uint8_t *b, uint32_t *c, uint64_t k4) __
 }
 
 /* A helper that takes ZA for itself: its caller's ZA must be saved first (the lazy save).  Through ZA, it
- * writes three times the sum of v's first four bytes into every lane of w (SVL/32 lanes). */
-__arm_new("za") __arm_locally_streaming __attribute__((noinline)) void doubled_through_za(const uint8_t *v, uint32_t *w) {
+ * writes into w[j] (SVL/32 lanes) twice the 4-byte dot product of v[0..3] and u[4j..4j+3]. */
+__arm_new("za") __arm_locally_streaming __attribute__((noinline)) void doubled_through_za(const uint8_t *v,
+                                                                                           const uint8_t *u,
+                                                                                           uint32_t *w) {
     svbool_t all = svptrue_b8();
-    svuint8_t ones = svdup_u8(1);
-    svuint8_t twos = svdup_u8(2);
-    svmopa_za32_u8_m(0, all, all, svld1_u8(all, v), ones);  /* ZA0.S[i][j] = v[4i..4i+3] summed */
-    svmopa_za32_u8_m(0, all, all, svld1_u8(all, v), twos);
+    svmopa_za32_u8_m(0, all, all, svld1_u8(all, v), svld1_u8(all, u));
+    svmopa_za32_u8_m(0, all, all, svld1_u8(all, v), svld1_u8(all, u));
     svst1_hor_za32(0, 0, svptrue_b32(), w);
 }
 
@@ -74,7 +74,7 @@ void tile_then_call(const uint8_t *a, const uint8_t *b, uint32_t *c, uint64_t k4
     for (uint64_t t = 0; t < k4; t++) {
         svmopa_za32_u8_m(0, all, all, svld1_u8(all, a + t * svcntb()), svld1_u8(all, b + t * svcntb()));
         if (t == 0)
-            doubled_through_za(a, w);
+            doubled_through_za(a, b, w);
     }
     for (uint64_t i = 0; i < svcntw(); i++)
         svst1_hor_za32(0, i, svptrue_b32(), c + i * svcntw());

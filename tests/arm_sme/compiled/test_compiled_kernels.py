@@ -92,7 +92,7 @@ def case(kernel: str, svl: int, seed: int = 7):
     if kernel == "umopa_tile":
         return {"args": ["a", "b", "c", k4], "memory": memory}, [(C, np.uint32, tile.ravel())]
     memory.append(_region("w", W, "uint32", np.zeros(lanes), False))
-    helper_row = np.full(lanes, 3 * a[:4].sum())  # ZA0.S row 0: v's first 4 bytes times 1, then times 2
+    helper_row = 2 * (b[:svlb].reshape(lanes, 4) * a[:4]).sum(axis=1)  # twice a[0..3] . b[4j..4j+3]
     return ({"args": ["a", "b", "c", k4, "w"], "memory": memory},
             [(C, np.uint32, tile.ravel()), (W, np.uint32, helper_row)])
 
