@@ -556,6 +556,7 @@ def load_object(path: str, function: str, init: Init) -> tuple[Program, Init]:
     labels = {f.symbol.name: f.address for f in layout.functions
               if f.symbol.name.isascii() and f.symbol.name.replace("_", "a").replace(".", "a").isalnum()
               and f.symbol.name not in BUILTINS}
+    labels.update({builtin: layout.builtin_address(builtin) for builtin in layout.builtins})  # b memset, ...
     program = Program("arm_sme", CODE_BASE, instructions, labels, f"{path}:{name}")
     program.compiled_function = True  # the qemu backend runs it with its object harness (oracle/objects.py)
 
