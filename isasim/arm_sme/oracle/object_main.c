@@ -19,6 +19,9 @@
  *                              is off makes unreadable reads as zero), the regions' bytes, u64 TPIDR2_EL0
  *         status 1 (fault):    u64 fault address, i64 index of the instruction in the code (-1 outside
  *                              it: in a routine), u64 pc.  An abort (BRK #0x3ab) is reported as SIGABRT.
+ *                              Then the state the fault saw, as the kernel's signal frame holds it: u64 svcr,
+ *                              x[32], nzcv, z, p, za, zt0, the regions' bytes and TPIDR2_EL0 as for status 0
+ *                              (a part the frame does not hold reads as zero).
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -52,6 +55,59 @@ extern uint64_t isasim_object_has_sve;
 enum { MAGIC = 0x424f5349u /* "ISOB" */, NX = 32, ZT0_BYTES = 64, PAGE = 4096, STUB_BYTES = 16 };
 
 static uint64_t code_base, code_end;
+static size_t svl_bytes, region_count;
+static uint64_t *region_table;
+static uint8_t *fault_z, *fault_p, *fault_za;
+
+/* The records of an arm64 signal frame (Linux's sigcontext.h, as QEMU writes them) this harness reads. */
+enum { FPSIMD = 0x46508001, EXTRA = 0x45585401, SVE = 0x53564501, ZA = 0x54366345, ZT = 0x5a544e01,
+       TPIDR2 = 0x54504902, SVE_FLAG_SM = 1 };
+
+struct record { uint32_t magic, size; };
+
+/* The interrupted state's SVE, SME and TPIDR2 parts from the frame's records: svcr, Z, P, ZA, ZT0 and TPIDR2. */
+static void frame_state(ucontext_t *uc, uint64_t *svcr, uint8_t *zt0, uint64_t *tpidr2) {
+    uint8_t *at = (uint8_t *)uc->uc_mcontext.__reserved;
+    uint8_t *end = at + sizeof uc->uc_mcontext.__reserved;
+    *svcr = 0;
+    while (at + sizeof(struct record) <= end) {
+        struct record head;
+        memcpy(&head, at, sizeof head);
+        if (head.magic == 0 || head.size < sizeof head) break;
+        if (head.magic == FPSIMD) {  /* the V registers: Z's low 128 bits */
+            for (int n = 0; n < 32; n++) memcpy(fault_z + n * svl_bytes, at + 16 + 16 * n, 16);
+        } else if (head.magic == SVE && head.size > 16) {
+            uint16_t vl, flags;
+            memcpy(&vl, at + 8, 2);
+            memcpy(&flags, at + 10, 2);
+            if (flags & SVE_FLAG_SM) *svcr |= 1;
+            if (vl == svl_bytes) {
+                memcpy(fault_z, at + 16, 32 * svl_bytes);
+                memcpy(fault_p, at + 16 + 32 * svl_bytes, 16 * svl_bytes / 8);
+            }
+        } else if (head.magic == SVE) {
+            uint16_t flags;
+            memcpy(&flags, at + 10, 2);
+            if (flags & SVE_FLAG_SM) *svcr |= 1;
+        } else if (head.magic == ZA && head.size > 16) {
+            *svcr |= 2;
+            memcpy(fault_za, at + 16, svl_bytes * svl_bytes);
+        } else if (head.magic == ZT && head.size >= 16 + ZT0_BYTES) {
+            memcpy(zt0, at + 16, ZT0_BYTES);
+        } else if (head.magic == TPIDR2) {
+            memcpy(tpidr2, at + 8, 8);
+        } else if (head.magic == EXTRA) {  /* the rest of the records, where a large frame put them */
+            uint64_t data;
+            uint32_t size;
+            memcpy(&data, at + 8, 8);
+            memcpy(&size, at + 16, 4);
+            at = (uint8_t *)(uintptr_t)data;
+            end = at + size;
+            continue;
+        }
+        at += head.size;
+    }
+}
 
 static void read_exactly(void *buf, size_t n) {
     if (n && fread(buf, 1, n, stdin) != n) {
@@ -75,6 +131,27 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
     memcpy(record, head, sizeof head);
     memcpy(record + sizeof head, fault, sizeof fault);
     ssize_t unused = write(1, record, sizeof record);
+    /* the state the fault saw: general registers from the frame, the rest from its records */
+    uint64_t x[NX], nzcv = uc->uc_mcontext.pstate & 0xf0000000u, svcr = 0, tpidr2 = 0;
+    uint8_t zt0[ZT0_BYTES] = {0};
+    memcpy(x, uc->uc_mcontext.regs, 31 * 8);
+    x[31] = uc->uc_mcontext.sp;
+    memset(fault_z, 0, 32 * svl_bytes);
+    memset(fault_p, 0, 16 * svl_bytes / 8);
+    memset(fault_za, 0, svl_bytes * svl_bytes);
+    frame_state(uc, &svcr, zt0, &tpidr2);
+    if (!(svcr & 1))
+        for (int n = 0; n < 32; n++) memset(fault_z + n * svl_bytes + 16, 0, svl_bytes - 16);
+    unused = write(1, &svcr, 8);
+    unused = write(1, x, sizeof x);
+    unused = write(1, &nzcv, 8);
+    unused = write(1, fault_z, 32 * svl_bytes);
+    unused = write(1, fault_p, 16 * svl_bytes / 8);
+    unused = write(1, fault_za, svl_bytes * svl_bytes);
+    unused = write(1, zt0, ZT0_BYTES);
+    for (size_t r = 0; r < region_count; r++)
+        unused = write(1, (void *)(uintptr_t)region_table[2 * r], region_table[2 * r + 1]);
+    unused = write(1, &tpidr2, 8);
     (void)unused;
     _exit(0);
 }
@@ -95,7 +172,7 @@ int main(void) {
         fprintf(stderr, "object harness: bad magic\n");
         return 2;
     }
-    size_t svlb = header[1];
+    size_t svlb = svl_bytes = header[1];
     isasim_object_has_sve = header[2];
     if (isasim_object_svl_bytes() != svlb) {
         fprintf(stderr, "object harness: SVL is %llu bytes, the input asks for %zu\n",
@@ -115,6 +192,11 @@ int main(void) {
     read_exactly(maps, 16 * (size_t)counts[2]);
     read_exactly(readonly, 16 * (size_t)counts[3]);
     read_exactly(regions, 16 * (size_t)counts[1]);
+    region_table = regions;
+    region_count = counts[1];
+    fault_z = malloc(32 * svlb);
+    fault_p = malloc(16 * svlb / 8);
+    fault_za = malloc(svlb * svlb);
     static uint64_t x[NX], nzcv, svcr, tpidr2;
     static uint8_t zt0[ZT0_BYTES];
     uint8_t *z = malloc(32 * svlb), *p = malloc(16 * svlb / 8), *za = malloc(svlb * svlb);

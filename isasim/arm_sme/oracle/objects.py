@@ -10,9 +10,13 @@ changing no register but their results), and x30 the word after the code, as isa
 back to the harness.  So the final states are the same state, compared as any two backends' are: every
 register, Z, P, ZA, ZT0 and every memory region (the init's, the data sections and the stack).
 
+At a fault, the state is the one the signal frame QEMU writes holds (object_main.c reads its records: the
+general registers, NZCV, SVE with PSTATE.SM, ZA, ZT0, TPIDR2), so a faulting run compares whole too.
+
 What the harness cannot show: Z beyond 128 bits and P outside streaming mode (the core has no SVE: they read
 as zero, as isasim's do after SMSTOP), ZA and ZT0 while ZA is off (zero in both).  A fault inside a routine (a
-TPIDR2 block in unmapped memory) has no instruction of the program to name.
+TPIDR2 block in unmapped memory) has no instruction of the program to name, and the routine's scratch
+registers are its own there.
 """
 
 from __future__ import annotations
@@ -140,11 +144,13 @@ def run_object(program: Program, init: Init, config: dict, timeout: float) -> Ou
     reader = _Reader(done.stdout)
     try:
         result = _unpack_result(reader, svlb, state)
-        tpidr2 = None if not isinstance(result, dict) else reader.u64s(1)[0]
+        seen = result if isinstance(result, dict) else _fault_state(reader, svlb, state)
+        tpidr2 = reader.u64s(1)[0]
     except EOFError:
         message = done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}"
         raise OracleError(f"the object harness under QEMU gave no result: {message[:300]}") from None
-    if not isinstance(result, dict):  # a fault: the state before it is not available from this harness
+    seen["tpidr2_el0"] = tpidr2
+    if not isinstance(result, dict):  # a fault, and the state it saw (the signal frame's)
         kind = ABORTED if result.signal == signal.Signals.SIGABRT.name else None
         fault = CoreFault(kind or {"SIGILL": "UNDEFINED", "SIGSEGV": "TRANSLATION", "SIGBUS": "ALIGNMENT"}.get(
             result.signal, result.signal), f"{result.signal} under QEMU",
@@ -155,6 +161,18 @@ def run_object(program: Program, init: Init, config: dict, timeout: float) -> Ou
         if index is not None and index < len(program.instructions):
             ins = program.instructions[index]
             fault.index, fault.pc, fault.instruction = index, ins.address, ins.text
-        return Outcome({}, harness_memory(state["regions"]), fault, None)
-    result["tpidr2_el0"] = tpidr2
+        return Outcome(observed(seen, init, svl), harness_memory(seen["regions"]), fault, None)
     return Outcome(observed(result, init, svl), harness_memory(result["regions"]), None, None)
+
+
+def _fault_state(reader: _Reader, svlb: int, state: dict) -> dict:
+    """The state a fault saw, as object_main.c's handler writes it after the fault record."""
+    (svcr,) = reader.u64s(1)
+    *x, sp = reader.u64s(32)
+    (nzcv,) = reader.u64s(1)
+    z = [reader.take(svlb) for _ in range(32)]
+    p = [reader.take(svlb // 8) for _ in range(16)]
+    za, zt0 = reader.take(svlb * svlb), reader.take(64)
+    regions = [(a, reader.take(len(data)), writable) for a, data, writable in _regions(state)]
+    return {"x": x[:31], "sp": sp, "nzcv": nzcv, "svcr": svcr, "z": z, "p": p, "za": za, "zt0": zt0,
+            "regions": regions}

@@ -251,3 +251,22 @@ def test_bad_input_is_one_line(built, capsys, tmp_path):
     both = init_file(tmp_path, {"args": [0, 0, 0], "regs": {"x0": 1}})
     code, _out, err = isasim(capsys, "run", str(built["with_data_O1"]), "--function", "weighted", "--init", both)
     assert "init.args gives x0 and so does init.regs.x0" in one_line_error(code, err)
+
+
+@pytest.mark.needs_qemu
+@pytest.mark.parametrize("svl", (128, 512, 2048))
+def test_a_fault_compares_with_the_state_qemu_saw(built, capsys, tmp_path, svl):
+    """umopa_tile storing its tile to an address no region maps: both stop at the same ST1W with TRANSLATION,
+    and the state QEMU's signal frame holds (registers, NZCV, streaming mode and ZA on, Z, P, ZA with the tile,
+    ZT0, TPIDR2_EL0) and the memory equal isasim's."""
+    svlb = svl // 8
+    init = init_file(tmp_path, {
+        "regs": {"svcr": 3}, "args": ["a", "b", 0x5000000, 2],
+        "memory": [{"name": "a", "addr": "0x1000000", "type": "uint8", "values": [n % 256 for n in range(2 * svlb)]},
+                   {"name": "b", "addr": "0x2000000", "type": "uint8", "values": [3] * (2 * svlb)}]})
+    code, out, err = isasim(capsys, "diff", str(built["sme2_kernels_O0"]), "--function", "umopa_tile", "--init", init,
+                            "--svl", str(svl), "--against", "qemu")
+    assert code == 0 and "identical" in out, err + out
+    code, out, err = isasim(capsys, "run", str(built["sme2_kernels_O0"]), "--function", "umopa_tile", "--init", init,
+                            "--svl", str(svl))
+    assert "TRANSLATION" in out + err and "st1w" in out + err
