@@ -270,3 +270,31 @@ def test_a_fault_compares_with_the_state_qemu_saw(built, capsys, tmp_path, svl):
     code, out, err = isasim(capsys, "run", str(built["sme2_kernels_O0"]), "--function", "umopa_tile", "--init", init,
                             "--svl", str(svl))
     assert "TRANSLATION" in out + err and "st1w" in out + err
+
+
+def test_arguments_stack_and_return_address(built):
+    """Ten arguments: x0-x7, then [sp] and [sp+8] (AAPCS64), sp 16-byte aligned on isasim's stack; x30 the address
+    just past the code (the built-ins included), where the function's RET ends the run."""
+    isa = get_isa("arm_sme")
+    args = [0x1000 + n for n in range(10)]
+    program, init = isa.load_object(str(built["with_data_O0"]), "weighted", parse_init({"args": args}))
+    regs = init.regs
+    assert [regs[f"x{n}"] for n in range(8)] == args[:8]
+    assert regs["sp"] % 16 == 0 and regs["x30"] == program.end
+    stack = next(data for address, data, _w in init.memory if address <= regs["sp"] < address + len(data)
+                 and address + len(data) >= regs["sp"] + 16)
+    base = next(address for address, data, _w in init.memory if data is stack)
+    offset = regs["sp"] - base
+    assert [int.from_bytes(stack[offset + 8 * n:offset + 8 * n + 8], "little") for n in range(2)] == args[8:]
+    assert program.instructions[-1].text == "memset" and program.labels["memset"] == program.instructions[-1].address
+
+
+def test_an_undecodable_word_is_named_with_or_without_capstone(monkeypatch):
+    from isasim.arm_sme import elf
+
+    word = 0x4E20D400  # fadd v0.4s, v0.4s, v0.4s: a NEON form isasim does not decode
+    found = elf.unsupported(word.to_bytes(4, "little"), 0x10000)
+    assert found[0][:3] == (0x10000, word, "fadd")
+    monkeypatch.setitem(__import__("sys").modules, "capstone", None)  # as if capstone were not installed
+    found = elf.unsupported(word.to_bytes(4, "little"), 0x10000)
+    assert found[0][2] == ".inst 0x4e20d400"
