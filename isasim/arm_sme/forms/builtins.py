@@ -60,3 +60,6 @@ builtin(semantics.tpidr2_restore, "__arm_tpidr2_restore", "void __arm_tpidr2_res
 builtin(semantics.za_disable, "__arm_za_disable", "void __arm_za_disable(void)")
 builtin(semantics.sme_state, "__arm_sme_state", "struct { uint64_t x0, x1; } __arm_sme_state(void)")
 builtin(semantics.get_current_vg, "__arm_get_current_vg", "uint64_t __arm_get_current_vg(void)")
+builtin(semantics.sme_state_size, "__arm_sme_state_size", "uint64_t __arm_sme_state_size(void)")
+builtin(semantics.sme_save, "__arm_sme_save", "void __arm_sme_save(void *blk)")
+builtin(semantics.sme_restore, "__arm_sme_restore", "void __arm_sme_restore(void *blk)")

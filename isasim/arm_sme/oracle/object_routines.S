@@ -156,6 +156,63 @@ isasim_get_current_vg:                  // x0 = the current VL in 64-bit granule
         lsr     x0, x0, #3
 2:      ret
 
+isasim_sme_state_size:                  // x0 = 16 + (SVL/8)^2 + 64: the header, ZA, ZT0
+        rdsvl   x0, #1
+        mul     x0, x0, x0
+        add     x0, x0, #80
+        ret
+
+isasim_sme_save:                        // the ZA state of the caller aside, in the block at x0
+        spill_on
+        mrs     x9, svcr
+        tbz     x9, #1, 3f              // ZA off: nothing to keep
+        mrs     x9, tpidr2_el0
+        cbz     x9, 4f                  // ZA live: kept in the block
+        tpidr2_block x9                 // dormant: commit the caller's lazy save
+        cbz     x11, 2f
+        mov     w12, #0
+1:      str     za[w12, 0], [x10]
+        addsvl  x10, x10, #1
+        add     w12, w12, #1
+        cmp     w12, w11
+        b.lo    1b
+2:      msr     tpidr2_el0, xzr
+        smstop  za
+3:      stp     xzr, xzr, [x0]
+        b       9f
+4:      mov     x9, #1
+        stp     x9, xzr, [x0]
+        add     x10, x0, #16
+        rdsvl   x11, #1
+        mov     w12, #0
+5:      str     za[w12, 0], [x10]
+        add     x10, x10, x11
+        add     w12, w12, #1
+        cmp     w12, w11
+        b.lo    5b
+        str     zt0, [x10]
+        smstop  za
+9:      spill_off
+        ret
+
+isasim_sme_restore:                     // the ZA state isasim_sme_save kept in the block at x0, back
+        spill_on
+        ldr     x9, [x0]
+        cmp     x9, #1
+        b.ne    9f
+        smstart za
+        add     x10, x0, #16
+        rdsvl   x11, #1
+        mov     w12, #0
+5:      ldr     za[w12, 0], [x10]
+        add     x10, x10, x11
+        add     w12, w12, #1
+        cmp     w12, w11
+        b.lo    5b
+        ldr     zt0, [x10]
+9:      spill_off
+        ret
+
         .section .rodata
         .p2align 3
         .globl  isasim_object_routines
@@ -163,9 +220,10 @@ isasim_object_routines:                 // by built-in number, as forms/builtins
         .quad   isasim_memset, isasim_memmove, isasim_memmove, isasim_abort
         .quad   isasim_tpidr2_save, isasim_tpidr2_restore, isasim_za_disable
         .quad   isasim_sme_state, isasim_get_current_vg
+        .quad   isasim_sme_state_size, isasim_sme_save, isasim_sme_restore
         .globl  isasim_object_routine_count
 isasim_object_routine_count:
-        .quad   9
+        .quad   12
         .globl  isasim_object_abort
 isasim_object_abort:
         .quad   routine_abort

@@ -43,7 +43,8 @@ from .tools import CC_CPU, OracleUnavailable, clang_problem, find_qemu, find_zig
 _MAGIC = 0x424F5349  # "ISOB"
 _FILES = ("object_main.c", "object_entry.S", "object_routines.S")
 ROUTINE_ORDER = ("memset", "memcpy", "memmove", "abort", "__arm_tpidr2_save", "__arm_tpidr2_restore",
-                 "__arm_za_disable", "__arm_sme_state", "__arm_get_current_vg")  # object_routines.S's table
+                 "__arm_za_disable", "__arm_sme_state", "__arm_get_current_vg", "__arm_sme_state_size",
+                 "__arm_sme_save", "__arm_sme_restore")  # object_routines.S's table
 ABORTED = "abort"
 # Where the harness program is linked: within a branch's reach (128 MiB) of the code at CODE_BASE, so that a
 # built-in's word and the word after the code can be B instructions to it, and above the addresses a kernel's

@@ -1,7 +1,8 @@
 """The functions a compiled kernel calls out of its object file that isasim runs itself, each as one step:
 the C library's ``memset``, ``memcpy``, ``memmove`` and ``abort``, and the SME ABI support routines clang calls
 around streaming and ZA-sharing code (``__arm_tpidr2_save``, ``__arm_tpidr2_restore``, ``__arm_za_disable``,
-``__arm_sme_state``, ``__arm_get_current_vg``).
+``__arm_sme_state``, ``__arm_get_current_vg``, and for ``__arm_agnostic("sme_za_state")`` functions
+``__arm_sme_state_size``, ``__arm_sme_save``, ``__arm_sme_restore``).
 
 The loader (isasim/arm_sme/elf.py) gives each one an address after the functions and points the calls there;
 reaching that address runs the whole routine and returns to X30, as its RET would (X30 is where the BL that
@@ -225,3 +226,73 @@ def get_current_vg(cpu):
     cpu.set_X(0, cpu.svl // 64 if state.sm or "SVE" in state.features else 0)
     return _return(cpu)
 
+
+
+# ---- the routines of functions with __arm_agnostic("sme_za_state") ----------------------------------------
+# Such a function keeps whatever ZA state its caller has across a call of a function that does not share ZA:
+# it asks __arm_sme_state_size for a buffer size, puts the buffer on its stack, and brackets the call with
+# __arm_sme_save and __arm_sme_restore.  What the buffer holds is the routines' own business (the ABI fixes
+# only that restore undoes save); isasim's layout, which QEMU's harness routines write too:
+#
+#     bytes 0-7     1 if ZA was live and is saved here, else 0      bytes 8-15  zero
+#     then          ZA (SVL/8 vectors of SVL/8 bytes), then ZT0 (64 bytes)
+
+AGNOSTIC_HEADER = 16
+
+
+def sme_state_size(cpu):
+    """isasim built-in: __arm_sme_state_size, the bytes __arm_sme_save needs, then RET.
+
+        X[0] = 16 + (SVL DIV 8) * (SVL DIV 8) + 64       // a header, ZA, ZT0
+        PC = X[30]"""
+    cpu.set_X(0, AGNOSTIC_HEADER + cpu.svlb * cpu.svlb + 64)
+    return _return(cpu)
+
+
+def sme_save(cpu):
+    """isasim built-in: __arm_sme_save(blk in X0), setting the ZA state aside for a call, then RET.
+
+        if PSTATE.ZA == '0' then Mem[blk, 16] = Zeros();                       // nothing to keep
+        elsif TPIDR2_EL0 != 0 then                                              // dormant: a caller's lazy save
+            __arm_tpidr2_save(); TPIDR2_EL0 = 0; PSTATE.ZA = '0'; Mem[blk, 16] = Zeros();
+        else                                                                    // live: kept here
+            Mem[blk, 8] = 1; Mem[blk+8, 8] = 0; Mem[blk+16, ...] = ZA; then ZT0;
+            PSTATE.ZA = '0';
+        PC = X[30]"""
+    state, blk = cpu.state, cpu.X(0)
+    header = bytes(AGNOSTIC_HEADER)
+    if state.za_enabled and state.tpidr2 == 0:
+        header = (1).to_bytes(8, "little") + bytes(8)
+        data = header + state.za.tobytes() + state.zt0.tobytes()
+    else:
+        data = header
+    cpu.check_write(blk, len(data))
+    if state.za_enabled and state.tpidr2 != 0:
+        _commit_lazy_save(cpu, "__arm_sme_save")
+        state.write_tpidr2(0)
+    cpu.write_memory(blk, data)
+    if state.za_enabled:
+        set_modes(cpu, None, False)
+    return _return(cpu)
+
+
+def sme_restore(cpu):
+    """isasim built-in: __arm_sme_restore(blk in X0), the ZA state __arm_sme_save set aside, back, then RET.
+
+        if Mem[blk, 8] == 1 then
+            PSTATE.ZA = '1';                             // SMSTART ZA (ZA and ZT0 zero)
+            ZA = Mem[blk+16, ...]; ZT0 = Mem[blk+16+(SVL DIV 8)^2, 64];
+        PC = X[30]"""
+    state, blk = cpu.state, cpu.X(0)
+    if int.from_bytes(cpu.read_memory(blk, 8), "little") == 1:
+        svlb = cpu.svlb
+        data = cpu.read_memory(blk + AGNOSTIC_HEADER, svlb * svlb + 64)
+        set_modes(cpu, None, True)
+        rows = np.frombuffer(data[:svlb * svlb], dtype=np.uint8).reshape(svlb, svlb)
+        for i in range(svlb):
+            if rows[i].any():
+                cpu.set_ZAvector(i, rows[i])
+        zt0 = np.frombuffer(data[svlb * svlb:], dtype=np.uint8)
+        if zt0.any():
+            state.write_zt0(zt0)
+    return _return(cpu)

@@ -1,5 +1,6 @@
 """The built-ins a compiled function calls (issue 28): memset, memcpy, memmove, abort and the SME ABI support
-routines (__arm_tpidr2_save, __arm_tpidr2_restore, __arm_za_disable, __arm_sme_state, __arm_get_current_vg),
+routines (__arm_tpidr2_save, __arm_tpidr2_restore, __arm_za_disable, __arm_sme_state, __arm_get_current_vg, and
+__arm_sme_state_size, __arm_sme_save, __arm_sme_restore of __arm_agnostic("sme_za_state") functions),
 each one traced step that returns to x30 (isasim/arm_sme/semantics/builtins.py).
 
 A program here is the built-in's name as its one line (as a recorded trace of a compiled function writes it),
@@ -133,6 +134,17 @@ QEMU_CASES = {
                                       [(BUF, bytes(svlb * svlb), True), (BLOCK, block(BUF, svlb), True)], "za"),
     "__arm_sme_state": lambda svlb: ({"svcr": 3, "tpidr2_el0": BLOCK}, [(BLOCK, bytes(16), True)], None),
     "__arm_get_current_vg": lambda svlb: ({"svcr": 1}, [], None),
+    "__arm_sme_state_size": lambda svlb: ({}, [], None),
+    "__arm_sme_save": lambda svlb: ({"svcr": 3, "x0": BUF}, [(BUF, bytes(16 + svlb * svlb + 64), True)], "za"),
+    "__arm_sme_restore": lambda svlb: ({"svcr": 1, "x0": BUF},
+                                       [(BUF, (1).to_bytes(16, "little") + bytes(range(256)) * (svlb * svlb // 256)
+                                         + bytes(range(64)), True)], None),
+}
+QEMU_DORMANT = {  # __arm_sme_save of a dormant ZA commits the caller's lazy save; of no ZA, keeps nothing
+    "dormant": lambda svlb: ({"svcr": 3, "x0": DST, "tpidr2_el0": BLOCK},
+                             [(BUF, bytes(svlb * svlb), True), (BLOCK, block(BUF, svlb), True),
+                              (DST, bytes(16 + svlb * svlb + 64), True)], "za"),
+    "off": lambda svlb: ({"svcr": 1, "x0": DST}, [(DST, b"\xff" * (16 + svlb * svlb + 64), True)], None),
 }
 
 
@@ -147,6 +159,36 @@ def test_builtin_agrees_with_qemu(name, svl):
     regs, memory, za = QEMU_CASES[name](svl // 8)
     regs = {**regs, "x9": 0x1234, "x16": 0x5678, "nzcv": 0x60000000}  # a routine's scratch must come back
     _m, result, (config, program, init) = run_builtin(name, svl, regs, memory, za_pattern(svl) if za else None)
+    assert result.fault is None
+    report = diff("arm_sme", config, program, init, a="sim", b="qemu")
+    assert report.divergence is None, report.divergence.describe("sim", "qemu")
+
+
+@pytest.mark.parametrize("svl", SVLS)
+def test_agnostic_za_save_and_restore(svl):
+    """__arm_sme_state_size, __arm_sme_save and __arm_sme_restore (a function with __arm_agnostic("sme_za_state")):
+    a live ZA and ZT0 go to the block and ZA off, and come back."""
+    svlb, za = svl // 8, za_pattern(svl)
+    machine, _, _ = run_builtin("__arm_sme_state_size", svl, {}, [])
+    size = machine.state.x[0]
+    assert size == 16 + svlb * svlb + 64
+    machine, result, _ = run_builtin("__arm_sme_save", svl, {"svcr": 3, "x0": BUF}, [(BUF, bytes(size), True)], za)
+    assert result.fault is None and not machine.state.za_enabled
+    saved = machine.memory.read(BUF, size)
+    assert saved[:16] == (1).to_bytes(16, "little") and saved[16:16 + svlb * svlb] == za
+    machine, result, _ = run_builtin("__arm_sme_restore", svl, {"svcr": 1, "x0": BUF}, [(BUF, saved, True)])
+    assert result.fault is None and machine.state.za_enabled and machine.state.za.tobytes() == za
+
+
+@pytest.mark.needs_qemu
+@pytest.mark.parametrize("svl", SVLS)
+@pytest.mark.parametrize("name", sorted(QEMU_DORMANT))
+def test_agnostic_save_of_dormant_or_no_za_agrees_with_qemu(name, svl):
+    from isasim.core.diff import diff
+
+    regs, memory, za = QEMU_DORMANT[name](svl // 8)
+    _m, result, (config, program, init) = run_builtin("__arm_sme_save", svl, regs, memory,
+                                                      za_pattern(svl) if za else None)
     assert result.fault is None
     report = diff("arm_sme", config, program, init, a="sim", b="qemu")
     assert report.divergence is None, report.divergence.describe("sim", "qemu")
