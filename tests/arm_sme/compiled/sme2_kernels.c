@@ -79,3 +79,17 @@ void tile_then_call(const uint8_t *a, const uint8_t *b, uint32_t *c, uint64_t k4
     for (uint64_t i = 0; i < svcntw(); i++)
         svst1_hor_za32(0, i, svptrue_b32(), c + i * svcntw());
 }
+
+/* An ordinary function: it knows nothing of ZA. */
+__attribute__((noinline)) uint64_t plain_sum(const uint8_t *v, uint64_t n) {
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < n; i++)
+        sum += v[i];
+    return sum;
+}
+
+/* A function that keeps whatever ZA state its caller has (__arm_agnostic): around its call of plain_sum
+ * clang puts __arm_sme_state_size, __arm_sme_save and __arm_sme_restore, so ZA comes back as it was. */
+uint64_t keeps_za(const uint8_t *v, uint64_t n) __arm_agnostic("sme_za_state") {
+    return plain_sum(v, n) + 1;
+}

@@ -7,8 +7,10 @@ The kernels: ``udot_groups`` (UDOT ZA.S VGx4, the group read back by MOVA and st
 ``row_sums`` (a GEMV: UDOT VGx4 per row, MOVA back, UADDV), ``umopa_tile`` (UMOPA into ZA0.S, ST1W of each
 horizontal slice) and ``tile_then_call`` (``umopa_tile`` with a call in the middle of the sums of a helper that
 wants ZA for itself: the SME ABI's lazy save runs through TPIDR2_EL0, ``__arm_tpidr2_save`` commits ZA to the
-caller's buffer and ``__arm_tpidr2_restore`` loads it back).  The streaming functions are entered as their
-callers must enter them: PSTATE.SM and PSTATE.ZA on (init svcr 3).
+caller's buffer and ``__arm_tpidr2_restore`` loads it back) and ``keeps_za`` (an ``__arm_agnostic("sme_za_state")``
+function calling an ordinary one between ``__arm_sme_save`` and ``__arm_sme_restore``: its caller's ZA, random
+here, comes back whole).  The functions are entered as their callers must enter them: the streaming ones with
+PSTATE.SM and PSTATE.ZA on (init svcr 3), keeps_za with ZA live and not streaming (svcr 2).
 
 A build holding an instruction isasim does not decode yet is refused before the run in one line naming it
 (capstone's mnemonic): such a case is an expected failure whose reason is that line, so the summary lists what
@@ -32,9 +34,10 @@ from isasim.core.trace import parse_init
 SOURCE = Path(__file__).resolve().parent / "sme2_kernels.c"
 LEVELS = ("O0", "O1", "O2", "O3")
 SVLS = tuple(int(s) for s in os.environ.get("ISASIM_SME_COMPILED_SVLS", "128,512,2048").split(","))
-KERNELS = ("udot_groups", "row_sums", "umopa_tile", "tile_then_call")
+KERNELS = ("udot_groups", "row_sums", "umopa_tile", "tile_then_call", "keeps_za")
 A, B, C, W = 0x1000000, 0x2000000, 0x3000000, 0x4000000  # the regions' addresses (clear of code and stack)
 STREAMING_WITH_ZA = 3  # SVCR: PSTATE.SM and PSTATE.ZA, as a __arm_streaming __arm_inout("za") caller has them
+ZA_ONLY = 2  # ZA live, not streaming: a caller of an __arm_agnostic("sme_za_state") function with ZA in use
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +87,11 @@ def case(kernel: str, svl: int, seed: int = 7):
                 "memory": [_region("a", A, "uint8", a, True), _region("x", B, "uint8", x, True),
                            _region("out", C, "uint64", np.zeros(rows), False)]}
         return init, [(C, np.uint64, reference)]
+    if kernel == "keeps_za":
+        v = rng.integers(0, 256, 100)
+        init = {"args": ["v", v.size], "memory": [_region("v", A, "uint8", v, True)],
+                "arrays": {"za": rng.integers(0, 256, svlb * svlb, dtype=np.uint8).tobytes().hex()}}
+        return init, [("x0", None, int(v.sum()) + 1), ("za", None, init["arrays"]["za"])]
     k4 = 3
     a, b = (rng.integers(0, 256, k4 * svlb) for _ in range(2))
     tile = np.einsum("tiq,tjq->ij", a.reshape(k4, lanes, 4), b.reshape(k4, lanes, 4))
@@ -103,7 +111,7 @@ def loaded(objects, level: str, kernel: str, svl: int):
     if isinstance(obj, str):
         pytest.skip(obj)
     data, expected = case(kernel, svl)
-    data["regs"] = {"svcr": STREAMING_WITH_ZA}
+    data["regs"] = {"svcr": ZA_ONLY if kernel == "keeps_za" else STREAMING_WITH_ZA}
     isa = get_isa("arm_sme")
     config = isa.configure({"svl": svl})
     try:
@@ -117,8 +125,15 @@ def loaded(objects, level: str, kernel: str, svl: int):
     return isa, config, program, init, expected
 
 
-def _check(memory, expected) -> None:
+def _check(machine, expected) -> None:
+    memory = machine.memory
     for address, dtype, reference in expected:
+        if address == "x0":
+            assert machine.state.x[0] == reference
+            continue
+        if address == "za":
+            assert machine.state.za_enabled and machine.state.za.tobytes().hex() == reference
+            continue
         reference = np.asarray(reference, dtype=np.int64)
         assert reference.max(initial=0) < np.iinfo(dtype).max  # the sums fit the kernel's element type
         size = reference.size * np.dtype(dtype).itemsize
@@ -136,7 +151,7 @@ def test_kernel_meets_int64_reference(objects, kernel, level, svl):
     result = machine.run(2_000_000)
     assert result.fault is None, result.fault.describe()
     assert machine.halted
-    _check(machine.memory, expected)
+    _check(machine, expected)
 
 
 @pytest.mark.needs_qemu
