@@ -32,10 +32,11 @@ class CpuModel:
 
 _AMX_BASE = frozenset({"AMX-TILE", "AMX-INT8", "AMX-BF16"})
 # The vector features forms/vector.py's forms need (as iced-x86 names the SDM's CPUID bits); every AMX Xeon
-# has them: SSE to SSE4.1, AVX-512 (F, BW, DQ, VL, VNNI, BF16, VBMI), AVX-VNNI, FMA (SDM Vol. 1, Sapphire
-# Rapids' CPUID).
-VECTOR_FEATURES = frozenset({"SSE", "SSE2", "SSE3", "SSSE3", "SSE4_1", "AVX", "AVX2", "FMA", "AVX512F", "AVX512BW",
-                             "AVX512DQ", "AVX512VL", "AVX512_VNNI", "AVX512_BF16", "AVX512_VBMI", "AVX_VNNI"})
+# has them: SSE to SSE4.1, AVX-512 (F, BW, DQ, VL, VNNI, BF16, VBMI), AVX-VNNI, FMA, F16C (SDM Vol. 1,
+# Sapphire Rapids' CPUID).
+VECTOR_FEATURES = frozenset({"SSE", "SSE2", "SSE3", "SSSE3", "SSE4_1", "AVX", "AVX2", "FMA", "F16C", "AVX512F",
+                             "AVX512BW", "AVX512DQ", "AVX512VL", "AVX512_VNNI", "AVX512_BF16", "AVX512_VBMI",
+                             "AVX_VNNI"})
 AMX_FEATURES = _AMX_BASE | {"AMX-FP16"}  # the CPUID features an AMX form can need
 # The general-purpose features the scalar forms need beyond the base set (CPUID.1:ECX MOVBE, POPCNT;
 # 80000001H:ECX LZCNT (ABM); 7:EBX BMI1, BMI2): every AMX Xeon has them (since Haswell).

@@ -246,6 +246,12 @@ CASES = [
     "vmaxps xmm0,xmm1,DWORD BCST [rdi]", "vcmpltps k1,zmm1,DWORD BCST [rdi]", "vpcmpgtd k1,zmm1,DWORD BCST [rdi]",
     "vpdpbusd zmm0,zmm1,DWORD BCST [rdi]", "vpermd zmm0,zmm1,DWORD BCST [rdi]",
     "vpminsd ymm0{k1},ymm1,DWORD BCST [rdi+0x100]",
+    # issue 27: half precision: VCVTPH2PS and VCVTPS2PH (F16C and AVX-512, every rounding imm8, registers and memory)
+    "vcvtph2ps xmm0,xmm1", "vcvtph2ps ymm0,XMMWORD PTR [rdi]", "vcvtph2ps xmm0,QWORD PTR [rdi]",
+    "vcvtph2ps zmm0,ymm1", "vcvtph2ps zmm0{k1}{z},YMMWORD PTR [rdi]", "vcvtph2ps ymm16{k2},xmm17",
+    "vcvtps2ph xmm0,xmm1,0x0", "vcvtps2ph xmm0,ymm1,0x4", "vcvtps2ph QWORD PTR [rdi],xmm1,0x3",
+    "vcvtps2ph XMMWORD PTR [rdi],ymm1,0x1", "vcvtps2ph ymm0,zmm1,0x2", "vcvtps2ph YMMWORD PTR [rdi]{k1},zmm1,0x0",
+    "vcvtps2ph xmm16{k1}{z},ymm17,0x4",
 ]
 
 

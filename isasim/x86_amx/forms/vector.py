@@ -440,6 +440,12 @@ for _name in ("VPDPBUSD", "VPDPBUSDS", "VPDPWSSD", "VPDPWSSDS"):
                          example=f"{{vex}} {_name.lower()} ymm1, ymm2, ymm3"))
 
 
+# issue 27: half precision, F16C and AVX-512 (AMX-FP16 kernels convert with them before and after the tiles)
+declare(semantics.vcvtph2ps, "VCVTPH2PS dest {k1}{z}, src", codes=rows_of("VCVTPH2PS"), example="vcvtph2ps zmm1, ymm2")
+declare(semantics.vcvtps2ph, "VCVTPS2PH dest {k1}{z}, src, imm8", codes=rows_of("VCVTPS2PH"),
+        example="vcvtps2ph ymm1, zmm2, 0x4")
+
+
 def is_legacy(form: VectorForm) -> bool:
     return not form.mnemonic.startswith(("v", "k", "{vex}"))
 

@@ -86,6 +86,7 @@ _INTEGER += [("vpmovsxbq", "widen8", (128, 256, 512), {"avx2"}), ("vpmovzxbq", "
 _INTEGER += [(m, "V3", (128, 256, 512), AVX512 | {"avx512_vnni"}) for m in ("vpdpbusds", "vpdpwssd", "vpdpwssds")]
 _INTEGER += [(f"{{vex}} {m}", "V3-vex", (128, 256), {"avx_vnni"}) for m in ("vpdpbusd", "vpdpbusds", "vpdpwssd",
                                                                              "vpdpwssds")]
+_INTEGER += [("vcvtph2ps", "ph2ps", (128, 256, 512), {"f16c"}), ("vcvtps2ph", "down", (128, 256, 512), {"f16c"})]
 _COMPARES = [("cmpps", "fcmp", (128,), {"sse"}), ("cmpss", "fcmp", (128,), {"sse"}),
              ("vcmpps", "fcmp", (128, 256, 512), {"avx"}), ("vcmpss", "fcmp", (128,), {"avx"})]
 _COMPARES += [(f"vpcmp{s}", "icmp", (128, 256, 512), AVX512) for s in ("b", "ub", "w", "uw", "d", "ud", "q", "uq")]
@@ -277,7 +278,11 @@ def render_simd(b, spec: dict, flags: frozenset[str], pool: tuple[int, ...], mem
         else:
             target = dest_of(reg(r1, max(128, narrow)))
             written(target.split("{")[0])
-        lines.append(f"{mnemonic} {target}, {src}")
+        lines.append(f"{mnemonic} {target}, {src}" + (f", {imm & 7:#x}" if mnemonic == "vcvtps2ph" else ""))
+    elif pattern == "ph2ps":  # half precision to single: the source half as wide
+        operand = memory(width // 2) if shape == 1 else reg(r2, max(128, width // 2))
+        lines.append(f"{mnemonic} {dest_of(dest)}, {operand}")
+        written(dest)
     elif pattern == "widen8":
         operand = memory(width // 8) if shape == 1 else reg(r2, 128)
         lines.append(f"{mnemonic} {dest_of(dest)}, {operand}")

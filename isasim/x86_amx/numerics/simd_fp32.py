@@ -227,3 +227,61 @@ def round_integral(x: int, imm8: int) -> int:
     scale = 1 << (imm8 >> 4 & 0xF)
     n = round_to_integer(value(x) * scale, mode)
     return round_fp32(Fraction(n, scale), x >> 31 & 1)
+
+
+# ---------------------------------------------------------------------------
+# Half precision (F16C's VCVTPH2PS and VCVTPS2PH, issue 27: the conversions around AMX-FP16 tiles)
+# ---------------------------------------------------------------------------
+
+
+def fp16_value(h: int) -> Fraction:
+    """The exact value of finite fp16 bits (denormals kept)."""
+    exponent, fraction = h >> 10 & 0x1F, h & 0x3FF
+    magnitude = Fraction(fraction, 1 << 24) if exponent == 0 else Fraction(0x400 | fraction, 1 << 10) * Fraction(2) ** (exponent - 15)
+    return -magnitude if h & 0x8000 else magnitude
+
+
+def from_fp16(h: int) -> int:
+    """fp16 to fp32 (VCVTPH2PS's element): exact; an infinity stays one, a NaN keeps its payload, made quiet."""
+    sign = (h & 0x8000) << 16
+    if h & 0x7C00 == 0x7C00:
+        return sign | INF | (h & 0x3FF) << 13 | (0x400000 if h & 0x3FF else 0)
+    return round_fp32(fp16_value(h), h >> 15)
+
+
+def to_fp16(x: int, mode: str = "nearest") -> int:
+    """fp32 to fp16 (VCVTPS2PH's element) rounded once by ``mode`` ('nearest' even, 'down', 'up', 'truncate'),
+    with gradual underflow; past the largest finite value: infinity, or the largest finite value where the
+    mode rounds toward zero; a NaN keeps its top payload bits, made quiet."""
+    sign = (x & SIGN) >> 16
+    if is_nan(x):
+        return sign | 0x7C00 | 0x200 | (x & 0x7FFFFF) >> 13
+    if is_inf(x):
+        return sign | 0x7C00
+    exact = value(x)
+    magnitude = abs(exact)
+    if magnitude == 0:
+        return sign
+    # the quantum of the binade (2^-24 for denormals), then the value in quanta, rounded by the mode
+    exponent = max(magnitude.numerator.bit_length() - magnitude.denominator.bit_length(), -14)
+    while Fraction(2) ** exponent > magnitude:
+        exponent -= 1
+    while Fraction(2) ** (exponent + 1) <= magnitude:
+        exponent += 1
+    quantum = Fraction(2) ** (max(exponent, -14) - 10)
+    toward = {"nearest": "nearest", "truncate": "truncate",
+              "down": "down" if not sign else "up", "up": "up" if not sign else "down"}[mode]
+    units = round_to_integer(magnitude / quantum, toward)  # magnitude rounded in the direction the mode gives
+    rounded = units * quantum
+    if rounded > 65504:  # past the largest finite fp16
+        overflow_to_inf = mode == "nearest" or (mode == "up" and not sign) or (mode == "down" and sign)
+        return sign | (0x7C00 if overflow_to_inf else 0x7BFF)
+    if rounded < Fraction(1, 1 << 14):  # a denormal (or zero)
+        return sign | int(rounded * (1 << 24))
+    e = rounded.numerator.bit_length() - rounded.denominator.bit_length()
+    while Fraction(2) ** e > rounded:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= rounded:
+        e += 1
+    fraction = int(rounded / Fraction(2) ** (e - 10)) - 0x400
+    return sign | (e + 15) << 10 | fraction

@@ -3030,3 +3030,50 @@ def vpdpwssds(cpu: X86Context, dest, src1, src2) -> None:
         DEST[MAXVL-1:VL] := 0
     """
     _each(cpu, dest, (unmasked(dest), src1, src2), 32, lambda c, a, b: _saturate32(_word_dot(c, a, b)))
+
+
+# ---------------------------------------------------------------------------
+# Half precision (issue 27: what AMX-FP16 kernels convert before and after the tiles): F16C (VEX) and AVX512F
+# ---------------------------------------------------------------------------
+
+
+def vcvtph2ps(cpu: X86Context, dest, src) -> None:
+    """Convert half-precision values to single precision, exactly (VEX: F16C; EVEX: AVX512F, under a write mask).
+
+        FOR j := 0 TO VL/32 - 1
+            IF k1[j] OR *no writemask*: DEST.fp32[j] := Convert_FP16_To_FP32(SRC.fp16[j])
+            ELSE IF *zeroing*: DEST.fp32[j] := 0     (else unchanged: merging)
+        DEST[MAXVL-1:VL] := 0
+
+    Every fp16 value, denormals too, is exact in fp32; a NaN keeps its payload, made quiet.
+    """
+    _widen(cpu, dest, src, 16, 32, fp32.from_fp16)
+
+
+def vcvtps2ph(cpu: X86Context, dest, src, imm8) -> None:
+    """Convert single-precision values to half precision, rounded by imm8 (VEX: F16C; EVEX: AVX512F, under a
+    write mask), into an xmm/ymm register or memory.
+
+        FOR j := 0 TO VL/32 - 1
+            IF k1[j] OR *no writemask*: DEST.fp16[j] := Convert_FP32_To_FP16(SRC.fp32[j], imm8)
+            ELSE IF *zeroing*: DEST.fp16[j] := 0     (else unchanged; memory: not written)
+        a register DEST: DEST[MAXVL-1:VL/2] := 0
+
+    imm8[1:0]: 0 nearest even, 1 down, 2 up, 3 toward zero; imm8[2] set: MXCSR.RC (nearest even by default).
+    One rounding with gradual underflow; past 65504: infinity, or 65504 where the mode rounds toward zero; a
+    NaN keeps its top payload bits, made quiet.
+    """
+    control = imm8.value & 7
+    mode = "nearest" if control & 4 else fp32.ROUNDING_MODES[control & 3]
+    bits = vl(src)
+    count = bits // 32
+    values = [fp32.to_fp16(x, mode) for x in elements(read(cpu, src, bits), 32, count)]
+    mask = active(cpu, dest, count)
+    target = unmasked(dest)
+    if isinstance(target, Mem):
+        write_masked(cpu, dest, pack(values, 16), count * 16, 16)
+        return
+    old = read(cpu, target, count * 16)
+    zeroing = isinstance(dest, Masked) and dest.zeroing
+    out = [v if mask >> j & 1 else (0 if zeroing else old >> (16 * j) & 0xFFFF) for j, v in enumerate(values)]
+    write_vex(cpu, target, pack(out, 16), 128 if count * 16 <= 128 else 256)

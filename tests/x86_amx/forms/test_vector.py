@@ -1791,3 +1791,95 @@ def test_embedded_broadcast_on_silicon(seed):
     report, program, _init = silicon_diff(BROADCAST_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
     assert report.divergence is None, report.divergence.describe()
     assert report.steps == len(program.instructions)
+
+
+# issue 27: half precision, every rounding control of VCVTPS2PH (imm8 0-7) into registers and memory, and VCVTPH2PS of the results
+HALF_PRECISION_PROGRAM = """
+    mov eax, 0xa5c3
+    kmovw k1, eax
+    vcvtps2ph xmm13, xmm7, 0x0
+    vcvtps2ph QWORD PTR [rsi+0x20], xmm7, 0x0
+    vcvtps2ph xmm31, ymm17, 0x0
+    vcvtps2ph XMMWORD PTR [rsi+0x40], ymm17, 0x0
+    vcvtps2ph ymm10, zmm2, 0x0
+    vcvtps2ph YMMWORD PTR [rsi+0x60], zmm2, 0x0
+    vcvtps2ph xmm15{k1}, xmm23, 0x1
+    vcvtps2ph QWORD PTR [rsi+0x80], xmm23, 0x1
+    vcvtps2ph xmm11, ymm6, 0x1
+    vcvtps2ph XMMWORD PTR [rsi+0xa0], ymm6, 0x1
+    vcvtps2ph ymm16{k1}, zmm29, 0x1
+    vcvtps2ph YMMWORD PTR [rsi+0xc0], zmm29, 0x1
+    vcvtps2ph xmm23, xmm8, 0x2
+    vcvtps2ph QWORD PTR [rsi+0xe0], xmm8, 0x2
+    vcvtps2ph xmm7, ymm15, 0x2
+    vcvtps2ph XMMWORD PTR [rsi+0x100], ymm15, 0x2
+    vcvtps2ph ymm2{k1}, zmm0, 0x2
+    vcvtps2ph YMMWORD PTR [rsi+0x120], zmm0, 0x2
+    vcvtps2ph xmm19, xmm23, 0x3
+    vcvtps2ph QWORD PTR [rsi+0x140], xmm23, 0x3
+    vcvtps2ph xmm28, ymm27, 0x3
+    vcvtps2ph XMMWORD PTR [rsi+0x160], ymm27, 0x3
+    vcvtps2ph ymm20, zmm10, 0x3
+    vcvtps2ph YMMWORD PTR [rsi+0x180], zmm10, 0x3
+    vcvtps2ph xmm7{k1}, xmm0, 0x4
+    vcvtps2ph QWORD PTR [rsi+0x1a0], xmm0, 0x4
+    vcvtps2ph xmm4{k1}, ymm5, 0x4
+    vcvtps2ph XMMWORD PTR [rsi+0x1c0], ymm5, 0x4
+    vcvtps2ph ymm23{k1}, zmm9, 0x4
+    vcvtps2ph YMMWORD PTR [rsi+0x1e0], zmm9, 0x4
+    vcvtps2ph xmm3{k1}, xmm7, 0x5
+    vcvtps2ph QWORD PTR [rsi+0x200], xmm7, 0x5
+    vcvtps2ph xmm11, ymm6, 0x5
+    vcvtps2ph XMMWORD PTR [rsi+0x220], ymm6, 0x5
+    vcvtps2ph ymm28, zmm15, 0x5
+    vcvtps2ph YMMWORD PTR [rsi+0x240], zmm15, 0x5
+    vcvtps2ph xmm11{k1}, xmm7, 0x6
+    vcvtps2ph QWORD PTR [rsi+0x260], xmm7, 0x6
+    vcvtps2ph xmm11, ymm30, 0x6
+    vcvtps2ph XMMWORD PTR [rsi+0x280], ymm30, 0x6
+    vcvtps2ph ymm20{k1}, zmm27, 0x6
+    vcvtps2ph YMMWORD PTR [rsi+0x2a0], zmm27, 0x6
+    vcvtps2ph xmm1, xmm5, 0x7
+    vcvtps2ph QWORD PTR [rsi+0x2c0], xmm5, 0x7
+    vcvtps2ph xmm16, ymm28, 0x7
+    vcvtps2ph XMMWORD PTR [rsi+0x2e0], ymm28, 0x7
+    vcvtps2ph ymm10, zmm24, 0x7
+    vcvtps2ph YMMWORD PTR [rsi+0x300], zmm24, 0x7
+    vcvtph2ps xmm15, xmm10
+    vcvtph2ps xmm10{k1}{z}, QWORD PTR [rdi+0x42]
+    vcvtph2ps xmm31, QWORD PTR [rsi+0x20]
+    vcvtph2ps xmm7, xmm11
+    vcvtph2ps xmm11{k1}{z}, QWORD PTR [rdi+0x82]
+    vcvtph2ps xmm23, QWORD PTR [rsi+0x40]
+    vcvtph2ps xmm8, xmm15
+    vcvtph2ps xmm15{k1}{z}, QWORD PTR [rdi+0xc2]
+    vcvtph2ps xmm24, QWORD PTR [rsi+0x60]
+    vcvtph2ps ymm15, xmm9
+    vcvtph2ps ymm9{k1}{z}, XMMWORD PTR [rdi+0x42]
+    vcvtph2ps ymm31, XMMWORD PTR [rsi+0x20]
+    vcvtph2ps ymm15, xmm1
+    vcvtph2ps ymm1{k1}{z}, XMMWORD PTR [rdi+0x82]
+    vcvtph2ps ymm31, XMMWORD PTR [rsi+0x40]
+    vcvtph2ps ymm5, xmm7
+    vcvtph2ps ymm7{k1}{z}, XMMWORD PTR [rdi+0xc2]
+    vcvtph2ps ymm21, XMMWORD PTR [rsi+0x60]
+    vcvtph2ps zmm14, ymm15
+    vcvtph2ps zmm15{k1}{z}, YMMWORD PTR [rdi+0x42]
+    vcvtph2ps zmm30, YMMWORD PTR [rsi+0x20]
+    vcvtph2ps zmm12, ymm2
+    vcvtph2ps zmm2{k1}{z}, YMMWORD PTR [rdi+0x82]
+    vcvtph2ps zmm28, YMMWORD PTR [rsi+0x40]
+    vcvtph2ps zmm13, ymm8
+    vcvtph2ps zmm8{k1}{z}, YMMWORD PTR [rdi+0xc2]
+    vcvtph2ps zmm29, YMMWORD PTR [rsi+0x60]
+"""
+
+
+@pytest.mark.needs_silicon
+@pytest.mark.skipif(not {"f16c", "avx512f", "avx512vl"} <= set(HOST_FLAGS), reason="this CPU lacks f16c, avx512f, avx512vl (/proc/cpuinfo)")
+@pytest.mark.parametrize("seed", range(4))
+def test_half_precision_forms_on_silicon(seed):
+    """fp32 -> fp16 rounded once in each mode (overflow, denormals, NaN payloads) and fp16 -> fp32, as this CPU does."""
+    report, program, _init = silicon_diff(HALF_PRECISION_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
+    assert report.divergence is None, report.divergence.describe()
+    assert report.steps == len(program.instructions)
