@@ -60,7 +60,8 @@ def _same_as_clang(text: str, case: Case, depth: int = 2) -> bool:
 
 # ---- the documented differences (docs/arm_sme-assembly-vs-clang.md), each recognised exactly -------------
 
-_BRANCH = re.compile(r"([ \t]*(?:b\.[a-z]+|cbn?z|tbn?z|b))(?![a-z0-9_.])(.*)", re.IGNORECASE | re.DOTALL)
+# the branches, and the other PC-relative forms (ADR, ADRP, LDR (literal), LDRSW (literal); issue 28)
+_BRANCH = re.compile(r"([ \t]*(?:b\.[a-z]+|cbn?z|tbn?z|bl|b|adrp?|ldr|ldrsw))(?![a-z0-9_.])(.*)", re.IGNORECASE | re.DOTALL)
 
 
 def _with_hash(statement: str) -> str:
@@ -77,7 +78,7 @@ def _with_hash(statement: str) -> str:
 def _bare_branch_number(case: Case, depth: int = 2) -> bool:
     """clang reads ``b 8`` as ``b #8``; isasim refuses a target without '#' (it once printed addresses so).
     Exact: isasim refused for that reason, and the line with '#' put before each bare target is clang's."""
-    if case.words is not None or not case.clang.accepted or "a branch target is a label or #offset" not in case.error:
+    if case.words is not None or not case.clang.accepted or "target is a label or #offset" not in case.error:
         return False
     code, comment = case.text.split("//", 1) if "//" in case.text else (case.text, None)
     parts = re.split(r"([;\r])", code)  # statements, and what separates them

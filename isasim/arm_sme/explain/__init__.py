@@ -39,7 +39,7 @@ GROUPS = {"dot": "SME2 integer dot products (ZA)", "mode": "SME modes", "za": "Z
           "za_move": "ZA tile slices to and from Z registers", "za_memory": "ZA tile slices to and from memory",
           "z_memory": "SVE contiguous loads and stores (streaming mode)",
           "outer": "SME integer outer products (ZA tiles)", "fp_dot": "SME2 floating-point dot products (ZA)",
-          "fp_outer": "SME floating-point outer products (ZA tiles)"}
+          "fp_outer": "SME floating-point outer products (ZA tiles)", "system": "A64 system registers and hints"}
 
 # the example each reference page explains: chosen field values per form (the rest are zero)
 _EXAMPLE_FIELDS = {"Rv": 1, "off3": 3, "Zn": 1, "Zm": 2, "i": 1, "mask": 0x11, "Rd": 1, "Rn": 2, "Rt": 3,
@@ -185,7 +185,8 @@ class ArmSmeExplainer(Explainer):
                                               or form.id in ("LDR_za", "STR_za"))
         if accesses_memory:
             regs[X_NAMES[fields["Rn"]] if fields["Rn"] < 31 else "sp"] = DATA_ADDRESS
-        if "Rm" in fields and form.group in ("za_memory", "z_memory") and fields["Rm"] < 31:
+        index_register = form.group in ("za_memory", "z_memory") or (form.group == "memory" and form.id.endswith("_reg"))
+        if "Rm" in fields and index_register and fields["Rm"] < 31:
             regs[X_NAMES[fields["Rm"]]] = 0 if fields["Rm"] == fields.get("Rn") else 1  # index one element
             if fields["Rm"] == fields.get("Rn"):
                 regs[X_NAMES[fields["Rm"]]] = DATA_ADDRESS
@@ -206,6 +207,10 @@ class ArmSmeExplainer(Explainer):
         arrays["za"] = bytes(rng.randrange(256) for _ in range(svlb * svlb))
         if form.group in ("za_move", "za_memory", "z_memory", "outer", "fp_outer"):  # governing predicates, some active
             arrays.update({f"p{n}": bytes(rng.randrange(256) for _ in range(svlb // 8)) for n in range(8)})
+        if form.mnemonic in ("ccmp", "ccmn"):
+            regs["nzcv"] = 0xF0000000  # flags the step changes, whichever way the condition goes
+        if form.id.endswith("_lit"):  # LDR (literal): example data where the label is (isasim maps no code as data)
+            memory = [((ins.address + ins.operands[1]) & MASK64, bytes(rng.randrange(256) for _ in range(16)), True)]
         if options.init is not None:
             regs.update(options.init.regs)
             memory = list(options.init.memory)

@@ -3,7 +3,8 @@
 One module per instruction family declares its forms into ``FORMS``, in the order imported
 here: the SME2 dot products (dot), the mode instructions and ZERO (mode), ZA moves and ZA
 memory (za), the SVE instructions a streaming kernel needs (sve), the scalar subset (scalar), the
-integer outer products (outer) and the floating-point outer products and dots (fp).
+integer outer products (outer) and the floating-point outer products and dots (fp), then the rest of the
+A64 base instructions clang emits around SME code (base_register, base_memory, base_branch, base_system).
 A new family is a new module and one line below.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 from . import dot, mode, scalar, sve, za  # noqa: F401  (importing a family declares its forms)
 from . import outer  # noqa: F401  (the integer outer products)
 from . import fp  # noqa: F401  (the floating-point outer products and dots)
+from . import base_branch, base_memory, base_register, base_system  # noqa: F401  (the rest of the A64 base)
 from .base import FORMS, A64Form
 from .dot import NOT_ENCODABLE
 from .scalar import UNDEFINED_FORMS

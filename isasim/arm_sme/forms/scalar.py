@@ -1,4 +1,9 @@
-"""The scalar A64 subset a kernel's loop needs, and UDF.
+"""The A64 base data-processing forms with immediates (MOVZ/MOVN/MOVK, ADR/ADRP, ADD/SUB immediate, the
+logical immediates, UBFM/SBFM/BFM, EXTR) and the arithmetic and logical forms with a shifted or extended
+register (ADD/SUB/ADDS/SUBS, AND/BIC/ORR/ORN/EOR/EON/ANDS/BICS), MADD/MSUB, and UDF.  The other base families
+are declared beside this module: base_register.py (the other data-processing (register) forms),
+base_memory.py (loads and stores), base_branch.py (branches, calls and returns), base_system.py (MRS, MSR,
+hints); they use this module's helpers (R, R_OR_SP, _form).
 
 Forms come in X (64-bit, sf = 1) and W (32-bit, sf = 0) variants where the instruction has both.
 Where llvm-objdump prints another name for some encodings (CMP is SUBS with Rd = 31, LSL is a UBFM,
@@ -12,10 +17,9 @@ from functools import partial
 
 from ..encoding import Encoding
 from ..numerics.integer_asl import DecodeBitMasks, HighestSetBit, Ones
-from ..operands import (AddImm, BaseOffset, BaseOnly, BitfieldImm, BitmaskImm, BitNumber, BranchTarget, Condition,
-                        ExtendedReg, GReg, Imm, MovImm, MovWideImm, OperandError, PreIndex, QReg, ShiftedReg, SImm,
-                        TestReg, UnscaledOffset)
-from ..operands.scalar import CONDITION_SYNONYMS, CONDITIONS
+from ..operands import (AddImm, BitfieldImm, BitmaskImm, ExtendedReg, GReg, Imm, MovImm, MovWideImm, OperandError,
+                        ShiftedReg)
+from ..operands.base import PcRelative
 from ..semantics import scalar
 from .base import A64Form, Alias, add
 
@@ -213,6 +217,27 @@ for _width in (32, 64):
                   partial(scalar.logical_shifted, datasize=_width, op=_op, setflags=_flags), aliases=_aliases))
 
 
+# the inverted logical forms (N = 1): BIC, ORN (MVN), EON, BICS (operand2 = NOT(shifted Rm))
+_INVERTED = {"BIC": ("00", "AND", "bitwise AND with the inverse of"), "ORN": ("01", "ORR", "bitwise OR with the inverse of"),
+             "EON": ("10", "EOR", "bitwise exclusive OR with the inverse of"),
+             "BICS": ("11", "AND", "bitwise AND with the inverse of")}
+
+for _width in (32, 64):
+    _r = "X" if _width == 64 else "W"
+    _imm6 = "imm6:6" if _width == 64 else "0 imm6:5"
+    for _name, (_opc, _op, _what) in _INVERTED.items():
+        _aliases = ()
+        if _name == "ORN":
+            _aliases = (Alias("mvn", (R("Rd", _width), ShiftedReg(_width, ror=True)), _rn_is(31), {"Rn": 31}),)
+        add(_form(f"{_name}_{_width}_log_shift", _name.lower(),
+                  f"{_name} <{_r}d>, <{_r}n>, <{_r}m>{{, <shift> #<amount>}}",
+                  f"{_what} a register shifted by LSL, LSR, ASR or ROR" + (", setting N and Z" if _name == "BICS" else ""),
+                  f"{_sf(_width)} {_opc} 01010 shift:2 1 Rm:5 {_imm6} Rn:5 Rd:5",
+                  (R("Rd", _width), R("Rn", _width), ShiftedReg(_width, ror=True)),
+                  partial(scalar.logical_shifted, datasize=_width, op=_op, setflags=_name == "BICS", invert=True),
+                  aliases=_aliases))
+
+
 # ---- UBFM and SBFM (LSL, LSR, ASR, UBFX, UBFIZ, SBFX, SBFIZ, UXTB, UXTH, SXTB, SXTH, SXTW) -------------------
 
 def _bitfield_aliases(width, signed):
@@ -281,87 +306,59 @@ for _width in (32, 64):
                   aliases=(Alias(_alias, tuple(_regs[:3]), lambda f: f["Ra"] == 31, {"Ra": 31}),)))
 
 
-# ---- loads and stores of X, W and Q registers ----------------------------------------------------------------
-
-def _writeback_overlap(fields):
-    if fields["Rn"] == fields["Rt"] and fields["Rn"] != 31:
-        return ("the base register is also the transfer register, with writeback (CONSTRAINED UNPREDICTABLE in "
-                "the Arm ARM; clang refuses it too)")
-    return None
-
-
-# the transfer register: (size, V, bytes, its operand)
-_REGISTERS = {"X": ("11", "0", 8, R("Rt", 64)), "W": ("10", "0", 4, R("Rt", 32)), "Q": ("00", "1", 16, QReg("Rt"))}
-_OPC = {("X", True): "01", ("X", False): "00", ("W", True): "01", ("W", False): "00",
-        ("Q", True): "11", ("Q", False): "10"}
-
-for _register, (_size, _v, _bytes, _reg) in _REGISTERS.items():
-    _id = {"X": "64", "W": "32", "Q": "Q"}[_register]
-    for _load in (True, False):
-        _name = "LDR" if _load else "STR"
-        _opc = _OPC[_register, _load]
-        _what = f"{'load' if _load else 'store'} a {8 * _bytes}-bit {_register} register " \
-                f"{'from' if _load else 'to'} memory"
-        _semantics = dict(size=_bytes, register=_register, load=_load)
-        _overlap = {} if _register == "Q" else {"undefined_when": _writeback_overlap}
-        add(_form(f"{_name}_{_id}_uoff", _name.lower(), f"{_name} <{_register}t>, [<Xn|SP>{{, #<pimm>}}]",
-                  _what + " (unsigned offset)", f"{_size} 111 {_v} 01 {_opc} imm12:12 Rn:5 Rt:5",
-                  (_reg, BaseOffset(_bytes)), partial(scalar.load_store, **_semantics), group="memory"))
-        _unscaled = "LDUR" if _load else "STUR"
-        add(_form(f"{_unscaled}_{_id}", _unscaled.lower(), f"{_unscaled} <{_register}t>, [<Xn|SP>{{, #<simm>}}]",
-                  _what + " (unscaled signed offset, -256 to 255)", f"{_size} 111 {_v} 00 {_opc} 0 imm9:9 00 Rn:5 Rt:5",
-                  (_reg, UnscaledOffset()), partial(scalar.load_store, **_semantics), group="memory",
-                  aliases=(Alias(_name.lower(), (_reg, UnscaledOffset()), lambda f: False,
-                                 accepts=lambda f: True),)))  # clang takes ldr x0, [x1, #3] as LDUR
-        add(_form(f"{_name}_{_id}_pre", _name.lower(), f"{_name} <{_register}t>, [<Xn|SP>, #<simm>]!",
-                  _what + " (pre-index: the base moves first)", f"{_size} 111 {_v} 00 {_opc} 0 imm9:9 11 Rn:5 Rt:5",
-                  (_reg, PreIndex()), partial(scalar.load_store_pre, **_semantics), group="memory", **_overlap))
-        add(_form(f"{_name}_{_id}_post", _name.lower(), f"{_name} <{_register}t>, [<Xn|SP>], #<simm>",
-                  _what + " (post-index: the base moves after)", f"{_size} 111 {_v} 00 {_opc} 0 imm9:9 01 Rn:5 Rt:5",
-                  (_reg, BaseOnly(), SImm("imm9", 9)), partial(scalar.load_store_post, **_semantics),
-                  group="memory", **_overlap))
-
-
-# ---- branches -------------------------------------------------------------------------------------------------
-
-add(_form("B", "b", "B <label>", "branch", "0 00101 imm26:26", (BranchTarget("imm26", 26),), scalar.b,
-          group="control"))
-
-
-def _condition_aliases():
-    aliases = [Alias(f"b.{name}", (BranchTarget("imm19", 19),), partial(lambda c, f: f["cond"] == c, code),
-                     {"cond": code}) for code, name in enumerate(CONDITIONS)]
-    aliases += [Alias(f"b.{synonym}", (BranchTarget("imm19", 19),), lambda f: False,
-                      {"cond": CONDITIONS.index(name)}, accepts=lambda f: True)
-                for synonym, name in CONDITION_SYNONYMS.items()]
-    return tuple(aliases)
-
-
-add(_form("B_cond", "b.cond", "B.<cond> <label>", "branch if a condition holds on NZCV (b.eq, b.ne ... b.nv)",
-          "0101010 0 imm19:19 0 cond:4", (BranchTarget("imm19", 19), Condition()), scalar.b_cond,
-          group="control", aliases=_condition_aliases(), written_as_aliases_only=True))
-
-for _width in (32, 64):
-    _r = "X" if _width == 64 else "W"
-    for _name, _op in (("CBZ", "0"), ("CBNZ", "1")):
-        add(_form(f"{_name}_{_width}", _name.lower(), f"{_name} <{_r}t>, <label>",
-                  f"branch if a register is {'not ' if _op == '1' else ''}zero",
-                  f"{_sf(_width)} 011010 {_op} imm19:19 Rt:5", (R("Rt", _width), BranchTarget("imm19", 19)),
-                  partial(scalar.compare_branch, datasize=_width, nonzero=_op == "1"), group="control"))
-
-for _name, _op in (("TBZ", "0"), ("TBNZ", "1")):
-    add(_form(_name, _name.lower(), f"{_name} <R><t>, #<imm>, <label>",
-              f"branch if a bit of a register is {'one' if _op == '1' else 'zero'}",
-              f"b5:1 011011 {_op} b40:5 imm14:14 Rt:5", (TestReg(), BitNumber(), BranchTarget("imm14", 14)),
-              partial(scalar.test_branch, bit_val=int(_op)), group="control"))
-
-add(_form("RET", "ret", "RET", "return (the program ends)", "1101011 0 0 10 11111 0000 0 0 11110 00000", (),
-          scalar.ret, group="control"))
-add(_form("NOP", "nop", "NOP", "no operation", "11010101 00000011 0010 0000 000 11111", (), scalar.nop))
-
-
 # UDF #imm16: permanently undefined (its every execution is UNDEFINED): what a raw word that decodes
 # to no isasim form would also be, but named, so that a trace can hold one
 add(A64Form("UDF", "udf", "UDF #<imm>", "permanently undefined", Encoding("0000000000000000 imm16:16"),
              (Imm("imm16", 16),), None, doc="UNDEFINED;", group="control"))
 UNDEFINED_FORMS = {"UDF": "UDF is permanently undefined (Arm ARM C6.2.443)"}
+
+
+# ---- BFM (BFI, BFC, BFXIL) and EXTR (ROR) --------------------------------------------------------------------
+
+def _bfm_aliases(width):
+    rd, rn = R("Rd", width), R("Rn", width)
+
+    def insert(f):  # BFI #lsb, #width
+        if f["lsb"] + f["width"] > width:
+            raise OperandError(f"lsb + width must be at most {width}, not {f['lsb']} + {f['width']}")
+        return {**f, "immr": -f["lsb"] % width, "imms": f["width"] - 1}
+
+    def extract(f):  # BFXIL #lsb, #width
+        if f["lsb"] + f["width"] > width:
+            raise OperandError(f"lsb + width must be at most {width}, not {f['lsb']} + {f['width']}")
+        return {**f, "immr": f["lsb"], "imms": f["lsb"] + f["width"] - 1}
+
+    lsb, wid = BitfieldImm("lsb", "lsb_ubfiz", width), BitfieldImm("width", "width_ubfiz", width)
+    # BFC (BFI from XZR) is printed as BFI by llvm without FEAT_v8.2 in its features, as the oracle's are
+    return (Alias("bfi", (rd, rn, lsb, wid), lambda f: f["imms"] < f["immr"], derive=insert, accepts=lambda f: True),
+            Alias("bfc", (rd, lsb, wid), lambda f: False, {"Rn": 31}, derive=insert, accepts=lambda f: True),
+            Alias("bfxil", (rd, rn, BitfieldImm("lsb", "lsb_ubfx", width), BitfieldImm("width", "width_ubfx", width)),
+                  derive=extract, accepts=lambda f: True))
+
+
+for _width in (32, 64):
+    _r = "X" if _width == 64 else "W"
+    _fields = "1 immr:6 imms:6" if _width == 64 else "0 0 immr:5 0 imms:5"
+    _bits = 6 if _width == 64 else 5
+    add(_form(f"BFM_{_width}", "bfm", f"BFM <{_r}d>, <{_r}n>, #<immr>, #<imms>",
+              "bitfield move, keeping the destination's other bits (BFI, BFC, BFXIL)",
+              f"{_sf(_width)} 01 100110 {_fields} Rn:5 Rd:5",
+              (R("Rd", _width), R("Rn", _width), Imm("immr", _bits), Imm("imms", _bits)),
+              partial(scalar.bitfield_insert, datasize=_width), aliases=_bfm_aliases(_width)))
+    _lsb = "imms:6" if _width == 64 else "0 imms:5"
+    add(_form(f"EXTR_{_width}", "extr", f"EXTR <{_r}d>, <{_r}n>, <{_r}m>, #<lsb>",
+              "extract a register's width of bits from a pair of registers, from bit lsb (ROR: the same register twice)",
+              f"{_sf(_width)} 00 100111 {_sf(_width)} 0 Rm:5 {_lsb} Rn:5 Rd:5",
+              (R("Rd", _width), R("Rn", _width), R("Rm", _width), Imm("imms", _bits)),
+              partial(scalar.extract, datasize=_width),
+              aliases=(Alias("ror", (R("Rd", _width), R("Rn", _width), Imm("imms", _bits)),
+                             lambda f: f["Rn"] == f["Rm"], derive=lambda f: {**f, "Rm": f["Rn"]}),)))
+
+
+# ---- ADR, ADRP -----------------------------------------------------------------------------------------------
+
+for _name, _op, _unit, _what in (("ADR", "0", 1, "the address of a label (within 1 MiB)"),
+                                 ("ADRP", "1", 4096, "the address of a label's 4 KiB page (within 4 GiB)")):
+    add(_form(_name, _name.lower(), f"{_name} <Xd>, <label>", f"form {_what}, PC-relative",
+              f"{_op} immlo:2 10000 immhi:19 Rd:5", (R("Rd", 64), PcRelative("imm", 21, unit=_unit, split=True)),
+              partial(scalar.pc_relative, page=_op == "1"), position_dependent=True))

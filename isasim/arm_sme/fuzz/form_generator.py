@@ -11,7 +11,7 @@ from ...core.machine import Machine
 from ...core.program import Program
 from ...core.trace import Init
 from ..forms import FORMS
-from .cases import ISA_NAME, MASK64, MAX_INSTRUCTIONS, SmeCase, draw_slot, edge_selects, mode_ids
+from .cases import ISA_NAME, MASK64, MAX_INSTRUCTIONS, SmeCase, draw_slot, edge_selects, fuzzable, mode_ids
 
 MIXED = "mixed"
 
@@ -39,7 +39,7 @@ class FormGenerator(CaseGenerator):
         self.subset, self.svl, self.weight, self.lockstep = subset, svl, weight, lockstep
 
     def forms(self) -> list:
-        return [form for form in FORMS if (self.subset == MIXED or form.group == self.subset)
+        return [form for form in FORMS if (self.subset == MIXED or form.group == self.subset) and fuzzable(form)
                 and not (self.lockstep and turns_za_off(form))]
 
     def cases(self):

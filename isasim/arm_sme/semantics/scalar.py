@@ -1,22 +1,20 @@
-"""The scalar A64 instructions a kernel's loop needs, as the Arm ARM's ASL writes them: the move-wide
-immediates (MOVZ, MOVN, MOVK), ADD/SUB/ADDS/SUBS (immediate, shifted register, extended register),
-the logical instructions AND/ORR/EOR/ANDS (immediate, shifted register), the bitfield moves UBFM and
-SBFM (behind LSL, LSR, ASR, UBFX ...), MADD/MSUB, LDR/STR of X, W and Q registers, and the branches
-B, B.cond, CBZ/CBNZ, TBZ/TBNZ and RET; NOP.
+"""The A64 base data-processing instructions with immediates, and the arithmetic and logical ones with a
+register, as the Arm ARM's ASL writes them: the move-wide immediates (MOVZ, MOVN, MOVK), ADR and ADRP,
+ADD/SUB/ADDS/SUBS (immediate, shifted register, extended register), the logical instructions AND/ORR/EOR/ANDS
+(immediate) and AND/BIC/ORR/ORN/EOR/EON/ANDS/BICS (shifted register), the bitfield moves UBFM, SBFM and BFM
+(behind LSL, LSR, ASR, UBFX, BFI, BFXIL ...), EXTR (and ROR), MADD/MSUB.  The other base families:
+base_register.py (shifts by register, divides, CLZ/REV..., long multiplies, conditional selects and compares),
+base_memory.py (loads and stores), base_branch.py (branches, calls, returns) and base_system.py (MRS, MSR,
+hints).
 
 Every instruction with a 32-bit (W) variant takes ``datasize`` (32 or 64): it reads the low
 ``datasize`` bits of its registers, and a W result is written zero-extended to 64 bits, as
-X[d, 32] = result does.  Each returns None to go on to the next instruction, a branch offset (from
-the instruction's address) to branch, or END when the program ends (RET).
+X[d, 32] = result does.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..context import END
-from ..numerics.integer_asl import ROR, AddWithCarry, ConditionHolds, DecodeBitMasks, Ones, SInt
-from ..state import MASK64
+from ..numerics.integer_asl import ROR, AddWithCarry, DecodeBitMasks, Ones, SInt
 
 
 # ---- the ASL's helper functions that read registers ---------------------------------------------------------
@@ -40,10 +38,6 @@ def ExtendReg(cpu, reg: int, extend_type: int, shift: int, N: int) -> int:
     low = value & Ones(length)
     extended = low if unsigned else SInt(low, length) & Ones(N)
     return (extended << shift) & Ones(N)
-
-
-def _pstate_nzcv(cpu) -> int:
-    return cpu.state.nzcv >> 28
 
 
 def _set_flags(cpu, nzcv: tuple[int, int, int, int]) -> None:
@@ -131,13 +125,17 @@ if d == 31 && !setflags then SP[] = ZeroExtend(result, 64); else X[d, datasize] 
     _write_result(cpu, d, result, datasize, setflags, sp=True)
 
 
-def logical_shifted(cpu, d, n, rm, *, datasize, op, setflags):
+def logical_shifted(cpu, d, n, rm, *, datasize, op, setflags, invert=False):
     """bits(datasize) operand1 = X[n, datasize];
 bits(datasize) operand2 = ShiftReg(m, shift_type, shift_amount, datasize);
+if invert then operand2 = NOT(operand2);    // BIC, ORN, EON, BICS
 result = operand1 AND/OR/EOR operand2;
 if setflags then PSTATE.<N,Z,C,V> = result<datasize-1>:IsZeroBit(result):'00';
 X[d, datasize] = result;    // register 31 is XZR"""
-    result = LOGICAL_OPS[op](cpu.X(n) & Ones(datasize), ShiftReg(cpu, *rm, datasize))
+    operand2 = ShiftReg(cpu, *rm, datasize)
+    if invert:
+        operand2 = ~operand2 & Ones(datasize)
+    result = LOGICAL_OPS[op](cpu.X(n) & Ones(datasize), operand2)
     if setflags:
         _set_flags(cpu, (result >> (datasize - 1), int(result == 0), 0, 0))
     cpu.set_X(d, result)
@@ -166,87 +164,28 @@ X[d, datasize] = result<datasize-1:0>;"""
     cpu.set_X(d, (addend - product if sub_op else addend + product) & Ones(datasize))
 
 
-# ---- loads and stores -------------------------------------------------------------------------------------
-
-def _load_register(cpu, t, data: bytes, register):
-    if register == "Q":  # V[t, 128] = data: Z[t]'s low 128 bits, the rest of the vector zeroed
-        vector = np.zeros(cpu.svlb, dtype=np.uint8)
-        vector[:16] = np.frombuffer(data, dtype=np.uint8)
-        cpu.set_Z(t, vector)
-    else:
-        cpu.set_X(t, int.from_bytes(data, "little"))  # a W load zero-extends to 64 bits
-
-
-def _store_bytes(cpu, t, size, register) -> bytes:
-    if register == "Q":
-        return cpu.Z(t)[:16].tobytes()
-    return (cpu.X(t) & Ones(8 * size)).to_bytes(size, "little")
+def bitfield_insert(cpu, d, n, immr, imms, *, datasize):
+    """(wmask, tmask) = DecodeBitMasks(N, imms, immr, FALSE, datasize);
+bits(datasize) dst = X[d, datasize];    // BFM keeps the destination's other bits
+bits(datasize) src = X[n, datasize];
+bits(datasize) bot = (dst AND NOT(wmask)) OR (ROR(src, R) AND wmask);
+X[d, datasize] = (dst AND NOT(tmask)) OR (bot AND tmask);"""
+    wmask, tmask = DecodeBitMasks(1 if datasize == 64 else 0, imms, immr, False, datasize)
+    dst, src = cpu.X(d) & Ones(datasize), cpu.X(n) & Ones(datasize)
+    bot = (dst & ~wmask) | (ROR(src, immr, datasize) & wmask)
+    cpu.set_X(d, ((dst & ~tmask) | (bot & tmask)) & Ones(datasize))
 
 
-def load_store(cpu, t, address, *, size, register, load):
-    """bits(64) address = if n == 31 then SP[] else X[n, 64];
-address = address + offset;    // LDR/STR: imm12 << scale; LDUR/STUR: simm9
-if load then R[t] = Mem[address, size]    // W zero-extends into X[t]; Q is V[t]: Z[t] with bits 128 up zeroed
-else Mem[address, size] = R[t];    // little-endian; an unmapped address is a translation fault"""
-    n, offset = address
-    _access(cpu, t, cpu.XSP(n) + offset, size, register, load)
+def extract(cpu, d, n, m, lsb, *, datasize):
+    """bits(2*datasize) concat = X[n, datasize]:X[m, datasize];
+X[d, datasize] = concat<lsb+datasize-1:lsb>;    // EXTR (ROR #lsb where n == m)"""
+    concat = ((cpu.X(n) & Ones(datasize)) << datasize) | (cpu.X(m) & Ones(datasize))
+    cpu.set_X(d, (concat >> lsb) & Ones(datasize))
 
 
-def load_store_pre(cpu, t, address, *, size, register, load):
-    """bits(64) address = (if n == 31 then SP[] else X[n, 64]) + offset;    // offset: simm9
-if load then R[t] = Mem[address, size] else Mem[address, size] = R[t];
-if n == 31 then SP[] = address else X[n, 64] = address;    // written back before the access ends"""
-    n, offset = address
-    target = (cpu.XSP(n) + offset) & MASK64
-    _access(cpu, t, target, size, register, load)
-    cpu.set_XSP(n, target)
-
-
-def load_store_post(cpu, t, n, offset, *, size, register, load):
-    """bits(64) address = if n == 31 then SP[] else X[n, 64];
-if load then R[t] = Mem[address, size] else Mem[address, size] = R[t];
-address = address + offset;    // simm9
-if n == 31 then SP[] = address else X[n, 64] = address;"""
-    address = cpu.XSP(n)
-    _access(cpu, t, address, size, register, load)
-    cpu.set_XSP(n, address + offset)
-
-
-def _access(cpu, t, address, size, register, load):
-    if load:
-        _load_register(cpu, t, cpu.read_memory(address, size), register)
-    else:
-        cpu.write_memory(address, _store_bytes(cpu, t, size, register))
-
-
-# ---- branches ----------------------------------------------------------------------------------------------
-
-def b(cpu, offset):
-    """PC = PC + offset"""
-    return offset
-
-
-def b_cond(cpu, offset, cond):
-    """if ConditionHolds(cond) then PC = PC + offset;    // ConditionHolds reads PSTATE.<N,Z,C,V>"""
-    return offset if ConditionHolds(cond, _pstate_nzcv(cpu)) else None
-
-
-def compare_branch(cpu, t, offset, *, datasize, nonzero):
-    """bits(datasize) operand1 = X[t, datasize];
-if IsZero(operand1) != nonzero then PC = PC + offset;    // CBZ: nonzero = FALSE; CBNZ: TRUE"""
-    return offset if ((cpu.X(t) & Ones(datasize)) != 0) == nonzero else None
-
-
-def test_branch(cpu, t, bit_pos, offset, *, bit_val):
-    """bits(datasize) operand = X[t, datasize];    // bit_pos = b5:b40
-if operand<bit_pos> == bit_val then PC = PC + offset;    // TBZ: bit_val 0; TBNZ: 1"""
-    return offset if (cpu.X(t) >> bit_pos) & 1 == bit_val else None
-
-
-def ret(cpu):
-    """return to X30's caller: isasim's program ends here"""
-    return END
-
-
-def nop(cpu):
-    """// nothing"""
+def pc_relative(cpu, d, offset, *, page):
+    """bits(64) base = PC[];
+if page then base<11:0> = Zeros(12);    // ADRP: imm is immhi:immlo:Zeros(12)
+X[d, 64] = base + imm;"""
+    base = cpu.state.pc & ~0xFFF if page else cpu.state.pc
+    cpu.set_X(d, (base + offset) & Ones(64))

@@ -14,7 +14,7 @@ from cli_harness import error_line
 from isasim import cli
 from isasim.arm_sme import ISA
 from isasim.arm_sme.forms import FORMS
-from isasim.arm_sme.fuzz.cases import draw_slot, slot_text
+from isasim.arm_sme.fuzz.cases import draw_slot, fuzzable, slot_text
 from isasim.arm_sme.fuzz.form_generator import MIXED, FormGenerator, subsets
 from isasim.core.fuzz.drawing import draw_cases
 from isasim.core.machine import Machine
@@ -36,7 +36,7 @@ def test_every_form_gets_random_valid_encodings_that_assemble_back_to_the_same_w
     from isasim.arm_sme.config import CODE_BASE
 
     for form in FORMS:
-        if form.id in ALWAYS_UNDEFINED:
+        if form.id in ALWAYS_UNDEFINED or not fuzzable(form):
             assert draw_slot(form, 1) is None
             continue
         for seed in range(3):
@@ -147,7 +147,9 @@ def test_a_planted_bug_is_found_and_shrunk_to_a_trace_of_one_instruction(monkeyp
         return target
 
     plant(monkeypatch, "ADD_64_imm", off_by_one_add)
-    code = cli.main(fuzz("--svl", 128, "--only", "scalar", "--cases", 30, "--seed", 2, "--out", tmp_path))
+    # the scalar group holds the A64 base data-processing forms (issue 28: over a hundred), and seed 2's 30 cases no
+    # longer draw ADD (immediate); seed 3's do
+    code = cli.main(fuzz("--svl", 128, "--only", "scalar", "--cases", 30, "--seed", 3, "--out", tmp_path))
     out = capsys.readouterr().out
     assert code != 0 and "DIVERGENCE" in out, out
     traces = sorted(tmp_path.glob("*.trace.json"))
