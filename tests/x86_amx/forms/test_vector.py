@@ -1883,3 +1883,16 @@ def test_half_precision_forms_on_silicon(seed):
     report, program, _init = silicon_diff(HALF_PRECISION_PROGRAM, range(32), 512, seed=seed, floats=seed > 0)
     assert report.divergence is None, report.divergence.describe()
     assert report.steps == len(program.instructions)
+
+
+def test_issue_27_legacy_packed_forms_need_aligned_memory_and_scalar_and_vex_forms_do_not():
+    """SSE's packed m128 operands fault (#GP(0)) off a 16-byte boundary (SDM Vol. 1, 4.1.1); the scalar m32 ones,
+    movlps/movhps's m64 and the VEX/EVEX forms do not."""
+    for line in ("addps xmm0, XMMWORD PTR [rdi+4]", "paddd xmm1, XMMWORD PTR [rdi+8]", "pshufd xmm0, XMMWORD PTR [rdi+1], 0x1b",
+                 "cmpltps xmm0, XMMWORD PTR [rdi+4]", "cvtdq2ps xmm0, XMMWORD PTR [rdi+12]", "psrld xmm0, XMMWORD PTR [rdi+2]"):
+        with pytest.raises(Fault) as info:
+            run(line, {}, {"rdi": DATA})
+        assert info.value.kind == "#GP", line
+    run("addss xmm0, DWORD PTR [rdi+1]\ncvtsi2ss xmm1, DWORD PTR [rdi+3]\nmovlps xmm2, QWORD PTR [rdi+5]\n"
+        "vaddps ymm0, ymm0, YMMWORD PTR [rdi+4]\nvpaddd zmm1, zmm1, ZMMWORD PTR [rdi+8]\n"
+        "vcmpltps k1, zmm0, DWORD BCST [rdi+2]\naddps xmm0, XMMWORD PTR [rdi+0x10]", {}, {"rdi": DATA})
