@@ -120,6 +120,8 @@ def _compiled_instruction(args, isa_name: str) -> tuple[str, None, bytes] | None
     if ins.encoding is None:
         raise ExplainError(f"--at {args.at}: the instruction has no bytes to explain")
     heading = f"{words[0]}: {args.function} #{ins.index} at {ins.address:#x}: {ins.text}"
+    if getattr(ins.form, "group", None) == "builtin":  # arm_sme's memset, __arm_tpidr2_save ...: by name, not UDF
+        return heading, ins.text, None
     return heading, None, bytes(ins.encoding)
 
 

@@ -139,6 +139,10 @@ class ArmSmeExplainer(Explainer):
         wv = parse_wv(options.isa_options.get("wv"))
         ins = self._instruction(instruction, code)
         form = ins.form
+        if form.group == "builtin":  # memset, __arm_tpidr2_save ...: a routine run as one step, not an encoding
+            from .builtins import explain_builtin
+
+            return explain_builtin(self.isa, ins)
         group = _za_group(ins)
         if wv is not None and group is None:
             raise ExplainError(f"--wv applies only to a form with a ZA vector group, not to {form.id}")

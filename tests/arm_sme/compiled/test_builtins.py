@@ -201,3 +201,13 @@ def test_abort_agrees_with_qemu():
     _m, result, (config, program, init) = run_builtin("abort", 512, {}, [])
     outcome = get_backend("qemu", "arm_sme", program).run("arm_sme", config, program, init)
     assert (outcome.fault.kind, outcome.fault.index) == (result.fault.kind, result.fault.index) == ("abort", 0)
+
+
+@pytest.mark.parametrize("name", ["memset", "__arm_tpidr2_save", "__arm_sme_restore"])
+def test_explain_a_builtin(name, capsys):
+    from isasim import cli
+
+    capsys.readouterr()
+    assert cli.main(["explain", name, "--isa", "arm_sme", "--no-color"]) == 0
+    out = capsys.readouterr().out
+    assert "called, not decoded" in out and "UDF #0xb1" in out and "PC = X[30]" in out
