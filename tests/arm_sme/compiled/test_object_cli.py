@@ -89,7 +89,8 @@ def built(tmp_path_factory) -> dict[str, Path]:
     (where / "main.c").write_text("int main(void) { return 0; }\n")
     (where / "abi.S").write_text("".join(f"\t.text\n\t.globl {name}\n\t.type {name}, %function\n{name}:\n\tret\n"
                                          for name in ("__arm_tpidr2_save", "__arm_tpidr2_restore",
-                                                      "__arm_get_current_vg")))
+                                                      "__arm_get_current_vg", "__arm_sme_state_size",
+                                                      "__arm_sme_save", "__arm_sme_restore")))
     done = subprocess.run([zig, "cc", "-target", "aarch64-linux-musl", "-mcpu=generic+sme2", "-fno-sanitize=all",
                            "-O0", "-static", str(where / "main.c"), str(where / "abi.S"), str(HERE / "sme2_kernels.c"),
                            "-o", str(where / "linked")], capture_output=True, text=True, env=zig_env(), timeout=300)
@@ -298,3 +299,40 @@ def test_an_undecodable_word_is_named_with_or_without_capstone(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "capstone", None)  # as if capstone were not installed
     found = elf.unsupported(word.to_bytes(4, "little"), 0x10000)
     assert found[0][2] == ".inst 0x4e20d400"
+
+
+HAND_WRITTEN = ("udot_gemm", "udot16_gemm", "umopa_gemm", "udot_indexed_gemm", "smopa_gemm")
+
+
+@pytest.mark.parametrize("name", HAND_WRITTEN)
+def test_hand_written_kernels_assembled_by_clang(built, name, tmp_path):
+    """The hand-written SME2 kernels of examples/arm_sme (SMSTART and SMSTOP of their own, a RET at the end), given a
+    global symbol and assembled by clang into an object, run from it to the C their traces expect (an INT64
+    reference), and QEMU running the object's words agrees."""
+    from isasim.arm_sme.oracle.tools import find_zig, qemu_problem, zig_env
+    from isasim.core.diff import diff
+    from isasim.core.machine import Machine
+    from isasim.core.trace import parse_expect
+
+    example = HERE.parents[2] / "examples" / "arm_sme"
+    trace = json.loads((example / f"{name}.trace.json").read_text())
+    source = tmp_path / f"{name}.S"
+    source.write_text(f"\t.text\n\t.globl {name}\n\t.type {name}, %function\n{name}:\n"
+                      + (example / f"{name}.s").read_text() + f"\n\t.size {name}, . - {name}\n")
+    zig, _ = find_zig()
+    obj = tmp_path / f"{name}.o"
+    done = subprocess.run([zig, "cc", "-target", "aarch64-linux-gnu", "-mcpu=generic+sme2+sme_i16i64", "-c",
+                           str(source), "-o", str(obj)], capture_output=True, text=True, env=zig_env(), timeout=300)
+    assert done.returncode == 0, done.stderr
+    isa = get_isa("arm_sme")
+    config = isa.configure(trace["config"])
+    program, init = isa.load_object(str(obj), name, parse_init(trace["init"]))
+    machine = Machine("arm_sme", config)
+    machine.load_init(program, init)
+    result = machine.run(1_000_000)
+    assert result.fault is None and machine.halted
+    for address, data in parse_expect(trace["expect"])["memory"]:
+        assert machine.memory.read(address, len(data)) == data
+    if qemu_problem() is None:
+        report = diff("arm_sme", config, program, init, a="sim", b="qemu", max_steps=1_000_000)
+        assert report.divergence is None, report.divergence.describe("sim", "qemu")
