@@ -86,6 +86,15 @@ paciasp
 autiasp
 bti c
 hint #39
+adcs x8, x9, x10
+adc w0, w1, w2
+sbcs x0, x1, x2
+ngc x3, x4
+ngcs w5, w6
+fmov w8, s0
+fmov s1, w9
+fmov x2, d3
+fmov d4, x5
 """
 
 
@@ -144,6 +153,9 @@ NOT_ENCODABLE = [
     ("msr nzcv, w0", "64-bit"),
     ("bti x", "BTI target"),
     ("ret sp", "not allowed"),
+    ("fmov w0, d1", "not a S register"),  # FMOV general: the sizes agree
+    ("fmov d0, w1", "64-bit"),
+    ("adc x0, x1, w2", "64-bit"),
 ]
 
 

@@ -211,7 +211,7 @@ class ArmSmeExplainer(Explainer):
         arrays["za"] = bytes(rng.randrange(256) for _ in range(svlb * svlb))
         if form.group in ("za_move", "za_memory", "z_memory", "outer", "fp_outer"):  # governing predicates, some active
             arrays.update({f"p{n}": bytes(rng.randrange(256) for _ in range(svlb // 8)) for n in range(8)})
-        if form.mnemonic in ("ccmp", "ccmn"):
+        if form.mnemonic in ("ccmp", "ccmn", "adc", "adcs", "sbc", "sbcs"):
             regs["nzcv"] = 0xF0000000  # flags the step changes, whichever way the condition goes
         if form.id.endswith("_lit"):  # LDR (literal): example data where the label is (isasim maps no code as data)
             memory = [((ins.address + ins.operands[1]) & MASK64, bytes(rng.randrange(256) for _ in range(16)), True)]

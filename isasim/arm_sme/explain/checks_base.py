@@ -10,7 +10,7 @@ from .before_state import ones, register_value, signed
 
 _NEW_SCALAR = {"bic", "orn", "eon", "bics", "bfm", "extr", "adr", "adrp", "lslv", "lsrv", "asrv", "rorv", "udiv",
                "sdiv", "rbit", "rev16", "rev32", "rev", "clz", "cls", "smaddl", "smsubl", "umaddl", "umsubl", "smulh",
-               "umulh", "csel", "csinc", "csinv", "csneg", "ccmp", "ccmn"}
+               "umulh", "csel", "csinc", "csinv", "csneg", "ccmp", "ccmn", "adc", "adcs", "sbc", "sbcs", "fmov"}
 _SINGLE = {"BaseOffset", "UnscaledOffset", "PreIndex", "BaseOnly"}
 
 
@@ -143,6 +143,23 @@ def _scalar(ins, run) -> Check:
             other = register_value(run, mm, width, False)
             result = {"csel": other, "csinc": other + 1, "csinv": ~other, "csneg": -other}[m]
         return _result(run, d, result & ones(width))
+    if m in ("adc", "adcs", "sbc", "sbcs"):
+        d, n, mm = ops
+        b = register_value(run, mm, width, False)
+        result, flags = _add(register_value(run, n, width, False), ~b & ones(width) if m.startswith("sbc") else b,
+                             (regs["nzcv"] >> 29) & 1, width)
+        if m.endswith("s"):
+            return Check(f"{X_NAMES[d] if d < 31 else 'xzr'} and NZCV", f"{result:#x}, {flags:04b}",
+                         f"{run.machine.state.x[d] if d < 31 else 0:#x}, {run.machine.state.nzcv >> 28:04b}")
+        return _result(run, d, result)
+    if m == "fmov":
+        d, n = ops
+        width = 32 if form.id in ("FMOV_W_S", "FMOV_S_W") else 64
+        if form.id.startswith(("FMOV_W", "FMOV_X")):
+            return _result(run, d, int.from_bytes(bytes(run.before["z"][n][:width // 8]), "little"))
+        state = run.machine.state
+        expected = register_value(run, n, width, False).to_bytes(width // 8, "little") + bytes(state.svlb - width // 8)
+        return Check(f"z{d} (the rest of the vector zeroed)", expected.hex(), bytes(state.z[d]).hex())
     # CCMP, CCMN
     n, operand, nzcv, cond = ops
     if _nzcv_holds(cond, regs["nzcv"] >> 28):

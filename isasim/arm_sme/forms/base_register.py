@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import partial
 
 from ..operands import Condition, Imm
-from ..operands.base import InvertedCondition
+from ..operands.base import FpReg, InvertedCondition
 from ..semantics import base_register as semantics
 from .base import Alias, add
 from .scalar import R, _form, _sf
@@ -120,3 +120,31 @@ for _width in (32, 64):
                   _what + " (an immediate 0-31)", f"{_sf(_width)} {_op} 1 11010010 imm5:5 cond:4 1 0 Rn:5 0 nzcv:4",
                   (R("Rn", _width), Imm("imm5", 5), Imm("nzcv", 4), Condition()),
                   partial(semantics.conditional_compare, datasize=_width, sub_op=_op == "1", immediate=True)))
+
+
+# ---- add and subtract with carry (NGC, NGCS) ----------------------------------------------------------------
+
+for _width in (32, 64):
+    _r = "X" if _width == 64 else "W"
+    _regs = (R("Rd", _width), R("Rn", _width), R("Rm", _width))
+    for _name, _op, _s, _alias in (("ADC", "0", "0", None), ("ADCS", "0", "1", None), ("SBC", "1", "0", "ngc"),
+                                   ("SBCS", "1", "1", "ngcs")):
+        add(_form(f"{_name}_{_width}", _name.lower(), f"{_name} <{_r}d>, <{_r}n>, <{_r}m>",
+                  f"{'subtract' if _op == '1' else 'add'} with carry (PSTATE.C)"
+                  + (", setting NZCV" if _s == "1" else ""),
+                  f"{_sf(_width)} {_op} {_s} 11010000 Rm:5 000000 Rn:5 Rd:5", _regs,
+                  partial(semantics.add_sub_carry, datasize=_width, sub_op=_op == "1", setflags=_s == "1"),
+                  aliases=(Alias(_alias, (_regs[0], _regs[2]), lambda f: f["Rn"] == 31, {"Rn": 31}),) if _alias else ()))
+
+# ---- FMOV between a general register and an FP register --------------------------------------------------------
+
+for _width, _sf_bit, _ftype, _letter in ((32, "0", "00", "s"), (64, "1", "01", "d")):
+    _r = "X" if _width == 64 else "W"
+    add(_form(f"FMOV_{_r}_{_letter.upper()}", "fmov", f"FMOV <{_r}d>, <{_letter.upper()}n>",
+              f"move the {_width} bits of an FP register to a general register",
+              f"{_sf_bit} 0 0 11110 {_ftype} 1 00 110 000000 Rn:5 Rd:5", (R("Rd", _width), FpReg("Rn", _letter)),
+              partial(semantics.fmov_general, datasize=_width, to_general=True)))
+    add(_form(f"FMOV_{_letter.upper()}_{_r}", "fmov", f"FMOV <{_letter.upper()}d>, <{_r}n>",
+              f"move a {_width}-bit general register to an FP register (the rest of the vector zeroed)",
+              f"{_sf_bit} 0 0 11110 {_ftype} 1 00 111 000000 Rn:5 Rd:5", (FpReg("Rd", _letter), R("Rn", _width)),
+              partial(semantics.fmov_general, datasize=_width, to_general=False)))

@@ -1,14 +1,17 @@
 """The A64 base data-processing (register) instructions beyond the scalar subset, as the Arm ARM's ASL writes
 them: the shifts by a register (LSLV, LSRV, ASRV, RORV), UDIV/SDIV, the one-source instructions (RBIT, REV16,
 REV32, REV, CLZ, CLS), the long and high multiplies (SMADDL, SMSUBL, UMADDL, UMSUBL, SMULH, UMULH), the
-conditional selects (CSEL, CSINC, CSINV, CSNEG) and the conditional compares (CCMP, CCMN, register and
-immediate).
+conditional selects (CSEL, CSINC, CSINV, CSNEG), the conditional compares (CCMP, CCMN, register and
+immediate), add and subtract with carry (ADC, ADCS, SBC, SBCS), and FMOV between a general register and an FP
+register (S, D), which a streaming function uses for its scalar floats.
 
 ``datasize`` (32 or 64) as in semantics/scalar.py: a W form reads the low 32 bits of its registers and
 writes its result zero-extended to 64 bits.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..numerics.integer_asl import ROR, AddWithCarry, ConditionHolds, Ones, SInt
 
@@ -138,3 +141,29 @@ PSTATE.<N,Z,C,V> = flags;"""
         cpu.set_NZCV(*flags)
     else:
         cpu.set_NZCV((nzcv >> 3) & 1, (nzcv >> 2) & 1, (nzcv >> 1) & 1, nzcv & 1)
+
+
+def add_sub_carry(cpu, d, n, m, *, datasize, sub_op, setflags):
+    """bits(datasize) operand1 = X[n, datasize]; operand2 = X[m, datasize];
+if sub_op then operand2 = NOT(operand2);    // SBC, SBCS (NGC, NGCS)
+(result, nzcv) = AddWithCarry(operand1, operand2, PSTATE.C);
+if setflags then PSTATE.<N,Z,C,V> = nzcv;    // ADCS, SBCS
+X[d, datasize] = result;"""
+    operand2 = _x(cpu, m, datasize)
+    if sub_op:
+        operand2 = ~operand2 & Ones(datasize)
+    result, flags = AddWithCarry(_x(cpu, n, datasize), operand2, (cpu.state.nzcv >> 29) & 1, datasize)
+    if setflags:
+        cpu.set_NZCV(*flags)
+    cpu.set_X(d, result)
+
+
+def fmov_general(cpu, d, n, *, datasize, to_general):
+    """if to_general then X[d, datasize] = V[n, datasize];    // FMOV Wd, Sn / Xd, Dn
+else V[d, datasize] = X[n, datasize];    // FMOV Sd, Wn / Dd, Xn: the rest of the vector (Z[d] up to VL) zeroed"""
+    if to_general:
+        cpu.set_X(d, int.from_bytes(cpu.Z(n)[:datasize // 8].tobytes(), "little"))
+    else:
+        vector = np.zeros(cpu.svlb, dtype=np.uint8)
+        vector[:datasize // 8] = np.frombuffer(_x(cpu, n, datasize).to_bytes(datasize // 8, "little"), dtype=np.uint8)
+        cpu.set_Z(d, vector)
