@@ -13,6 +13,7 @@ import pytest
 from isasim.core.explain import Code, Encoding, Table, render_html, render_markdown, render_svg, to_text
 from isasim.x86_amx.forms import amx, control, scalar, vector
 from isasim.x86_amx.explain import reference_pages
+from isasim.x86_amx.semantics import strings
 
 from explain_helpers import blocks, ex, fields
 
@@ -28,8 +29,10 @@ def test_every_form_explains_from_its_definition(page):
     forms = amx.FORMS + scalar.FORMS + list(vector.FORMS) + list(control.FORMS) + list(control.BUILTINS.values())
     form = next(f for f in forms if f.mnemonic == page.slug or getattr(f, "slug", None) == page.slug)
     # the operation is the docstring of the semantics function the simulator runs
-    (code,) = blocks(expl, "Operation (the semantics the simulator executes)", Code)
+    code, *repeat = blocks(expl, "Operation (the semantics the simulator executes)", Code)
     assert code.text == form.doc
+    # behind a repeat prefix (rep stos ...), the prefix's operation follows: the REP loop the simulator runs
+    assert [c.text for c in repeat] == ([strings.repeat.__doc__.strip()] if page.example.startswith("rep") else [])
     # the encoding parts cover the instruction's bytes exactly, in order
     (encoding,) = blocks(expl, "Encoding", Encoding)
     assert b"".join(p.data for p in encoding.parts) == expl.encoding
