@@ -24,6 +24,8 @@ HERE = Path(__file__).resolve().parent
 SOURCES = {
     "calls_out.c": "extern void elsewhere(int *p);\nvoid needs_elsewhere(int *p) { elsewhere(p); }\n",
     "thread_local.c": "__thread int counter;\nint bump(void) { return ++counter; }\n",
+    # at -O1 a tail call: B memset (JUMP26), so the built-in returns straight to the function's caller
+    "tail_call.c": "#include <string.h>\nvoid *fill(void *p, unsigned long n) { return memset(p, 0x5a, n); }\n",
     # data reached by ADRP with ADD and with the LDST*_ABS_LO12_NC loads; a table of function pointers (ABS64 in
     # .data.rel.ro); a static helper called without a relocation at -O1; memset out of the object
     "with_data.c": """
@@ -362,3 +364,19 @@ def test_a_damaged_object_is_refused_in_one_line(built, tmp_path):
         except IsasimError as error:
             assert "\n" not in str(error), mutant.what
     assert tried > 100
+
+
+def test_a_tail_call_of_a_builtin(built, capsys, tmp_path):
+    """fill's B memset (JUMP26): the built-in's RET to x30 is the end of the run; QEMU agrees."""
+    from isasim.arm_sme.oracle.tools import qemu_problem
+
+    program, _init = get_isa("arm_sme").load_object(str(built["tail_call_O1"]), "fill", parse_init({"args": [1, 2]}))
+    assert program.instructions[-2].text.startswith("b ") and program.instructions[-1].text == "memset"
+    init = init_file(tmp_path, {"args": ["buf", 37], "memory": [{"name": "buf", "addr": "0x1000000", "size": 64}],
+                                "expect": {"memory": [{"addr": "0x1000000", "hex": "5a" * 37 + "00" * 27}]}})
+    code, out, err = isasim(capsys, "run", str(built["tail_call_O1"]), "--function", "fill", "--init", init)
+    assert code == 0 and "PASS" in out, err + out
+    if qemu_problem() is None:
+        code, out, err = isasim(capsys, "diff", str(built["tail_call_O1"]), "--function", "fill", "--init", init,
+                                "--against", "qemu")
+        assert code == 0 and "identical" in out, err + out
