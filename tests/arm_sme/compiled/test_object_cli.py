@@ -344,12 +344,9 @@ def test_a_damaged_object_is_refused_in_one_line(built, tmp_path):
     """Structure-aware mutants of an AArch64 object (tests/elf_mutations.py: one field at a time to hostile values,
     cuts, broken string tables), every 40th of them: each loads or is refused with one IsasimError line, never
     another exception.  (All 17,284 of this object's mutants were run once while writing the loader: 0 others.)"""
-    import sys
+    from elf_mutations import mutants  # tests/ is on pytest's path (pyproject.toml)
 
     from isasim.core.errors import IsasimError
-
-    sys.path.insert(0, str(HERE.parents[1]))
-    from elf_mutations import mutants
 
     isa = get_isa("arm_sme")
     path = tmp_path / "damaged.o"
