@@ -115,7 +115,7 @@ class QemuBackend(Backend):
         if compiled_function(program) or is_object_program(program, init):
             raise ConfigError("the qemu backend compares a compiled function's final state only: its lockstep "
                               "runs straight-lined prefixes of the path, which cannot hold the calls and "
-                              "PC-relative addressing of compiled code; diff without --lockstep")
+                              "PC-relative addressing of compiled code; diff without --lockstep (step without --against)")
 
         return iter(QemuSteps(self, config, program, init, max_steps))
 
