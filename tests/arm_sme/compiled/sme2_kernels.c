@@ -54,6 +54,16 @@ void umopa_tile(const uint8_t *a, const uint8_t *b, uint32_t *c, uint64_t k4) __
         svst1_hor_za32(0, i, svptrue_b32(), c + i * svcntw());
 }
 
+/* The signed twin of umopa_tile: int8 inputs, SMOPA, int32 sums. */
+void smopa_tile(const int8_t *a, const int8_t *b, int32_t *c, uint64_t k4) __arm_streaming __arm_inout("za") {
+    svbool_t all = svptrue_b8();
+    svzero_za();
+    for (uint64_t t = 0; t < k4; t++)
+        svmopa_za32_s8_m(0, all, all, svld1_s8(all, a + t * svcntb()), svld1_s8(all, b + t * svcntb()));
+    for (uint64_t i = 0; i < svcntw(); i++)
+        svst1_hor_za32(0, i, svptrue_b32(), c + i * svcntw());
+}
+
 /* A helper that takes ZA for itself: its caller's ZA must be saved first (the lazy save).  Through ZA, it
  * writes into w[j] (SVL/32 lanes) twice the 4-byte dot product of v[0..3] and u[4j..4j+3]. */
 __arm_new("za") __arm_locally_streaming __attribute__((noinline)) void doubled_through_za(const uint8_t *v,

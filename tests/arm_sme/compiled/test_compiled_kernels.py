@@ -4,8 +4,8 @@ compiled by zig's clang at -O0, -O1, -O2 and -O3, each function run from the obj
 same addresses (isasim.arm_sme.oracle.objects).
 
 The kernels: ``udot_groups`` (UDOT ZA.S VGx4, the group read back by MOVA and stored as four vectors),
-``row_sums`` (a GEMV: UDOT VGx4 per row, MOVA back, UADDV), ``umopa_tile`` (UMOPA into ZA0.S, ST1W of each
-horizontal slice) and ``tile_then_call`` (``umopa_tile`` with a call in the middle of the sums of a helper that
+``row_sums`` (a GEMV: UDOT VGx4 per row, MOVA back, UADDV), ``umopa_tile`` and ``smopa_tile`` (UMOPA and
+SMOPA into ZA0.S, ST1W of each horizontal slice) and ``tile_then_call`` (``umopa_tile`` with a call in the middle of the sums of a helper that
 wants ZA for itself: the SME ABI's lazy save runs through TPIDR2_EL0, ``__arm_tpidr2_save`` commits ZA to the
 caller's buffer and ``__arm_tpidr2_restore`` loads it back) and ``keeps_za`` (an ``__arm_agnostic("sme_za_state")``
 function calling an ordinary one between ``__arm_sme_save`` and ``__arm_sme_restore``: its caller's ZA, random
@@ -34,7 +34,7 @@ from isasim.core.trace import parse_init
 SOURCE = Path(__file__).resolve().parent / "sme2_kernels.c"
 LEVELS = ("O0", "O1", "O2", "O3")
 SVLS = tuple(int(s) for s in os.environ.get("ISASIM_SME_COMPILED_SVLS", "128,512,2048").split(","))
-KERNELS = ("udot_groups", "row_sums", "umopa_tile", "tile_then_call", "keeps_za")
+KERNELS = ("udot_groups", "row_sums", "umopa_tile", "smopa_tile", "tile_then_call", "keeps_za")
 A, B, C, W = 0x1000000, 0x2000000, 0x3000000, 0x4000000  # the regions' addresses (clear of code and stack)
 STREAMING_WITH_ZA = 3  # SVCR: PSTATE.SM and PSTATE.ZA, as a __arm_streaming __arm_inout("za") caller has them
 ZA_ONLY = 2  # ZA live, not streaming: a caller of an __arm_agnostic("sme_za_state") function with ZA in use
@@ -93,6 +93,13 @@ def case(kernel: str, svl: int, seed: int = 7):
                 "arrays": {"za": rng.integers(0, 256, svlb * svlb, dtype=np.uint8).tobytes().hex()}}
         return init, [("x0", None, int(v.sum()) + 1), ("za", None, init["arrays"]["za"])]
     k4 = 3
+    if kernel == "smopa_tile":
+        a, b = (rng.integers(-128, 128, k4 * svlb) for _ in range(2))
+        tile = np.einsum("tiq,tjq->ij", a.reshape(k4, lanes, 4), b.reshape(k4, lanes, 4))
+        return ({"args": ["a", "b", "c", k4],
+                 "memory": [_region("a", A, "int8", a, True), _region("b", B, "int8", b, True),
+                            _region("c", C, "int32", np.zeros(lanes * lanes), False)]},
+                [(C, np.int32, tile.ravel())])
     a, b = (rng.integers(0, 256, k4 * svlb) for _ in range(2))
     tile = np.einsum("tiq,tjq->ij", a.reshape(k4, lanes, 4), b.reshape(k4, lanes, 4))
     memory = [_region("a", A, "uint8", a, True), _region("b", B, "uint8", b, True),
@@ -135,7 +142,8 @@ def _check(machine, expected) -> None:
             assert machine.state.za_enabled and machine.state.za.tobytes().hex() == reference
             continue
         reference = np.asarray(reference, dtype=np.int64)
-        assert reference.max(initial=0) < np.iinfo(dtype).max  # the sums fit the kernel's element type
+        info = np.iinfo(dtype)
+        assert info.min <= reference.min(initial=0) and reference.max(initial=0) <= info.max  # the sums fit
         size = reference.size * np.dtype(dtype).itemsize
         got = np.frombuffer(memory.read(address, size), dtype=dtype).astype(np.int64)
         np.testing.assert_array_equal(got, reference)
