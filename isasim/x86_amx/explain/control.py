@@ -8,6 +8,7 @@ from __future__ import annotations
 from ...core.explain import Cell, Code, Explanation, Paragraph, Section, Table, fault_blocks, run_example
 from ...core.program import Instruction
 from ..config import CODE_BASE
+from ..semantics.libm import ROUNDING
 from .common import DATA_ADDR, ISA_NAME, command, default_cpu, facts
 from .encoding_view import legacy_encoding
 from .settings import Settings
@@ -18,12 +19,18 @@ _ARGUMENTS = {  # the System V ABI's registers for each built-in's parameters, a
     "memmove": [("rdi", "void *dest"), ("rsi", "const void *src"), ("rdx", "size_t n"), ("rax", "dest (returned)")],
     "__stack_chk_fail": [],
     "abort": [],
+    **{name: [("xmm0", f"{'float' if argument == 'f32' else 'double'} x (its low {32 if argument == 'f32' else 64} bits)"),
+              ("rax" if result == "i64" else "xmm0", "the result (returned)")]
+       for name, (argument, result, _f) in ROUNDING.items()},
 }
 # The worked example's arguments: 16 bytes at DATA_ADDR hold 0, 1, ..., 15; the stack is above them.
 _EXAMPLE_REGS = {"memset": {"rdi": DATA_ADDR + 4, "rsi": 0x2A, "rdx": 6},
                  "memcpy": {"rdi": DATA_ADDR + 8, "rsi": DATA_ADDR, "rdx": 6},
                  "memmove": {"rdi": DATA_ADDR + 2, "rsi": DATA_ADDR, "rdx": 8},
-                 "__stack_chk_fail": {}, "abort": {}}
+                 "__stack_chk_fail": {}, "abort": {},
+                 # x = -2.5: ties to even gives -2, away from zero -3
+                 **{name: {"zmm0": 0xC0200000 if argument == "f32" else 0xC004000000000000}
+                    for name, (argument, _r, _f) in ROUNDING.items()}}
 
 
 def explain_builtin(ins: Instruction, form, settings: Settings) -> Explanation:
@@ -39,7 +46,9 @@ def explain_builtin(ins: Instruction, form, settings: Settings) -> Explanation:
     expl.sections.append(Section("Operands", [Table(["register", "parameter (System V ABI)"], rows) if rows else
                                               Paragraph("none; it does not return")]))
     expl.sections.append(Section("Operation (the semantics the simulator executes)", [Code(form.doc)]))
-    faults = ([["__stack_chk_fail", "always: the stack protector found its canary overwritten"]]
+    faults = ([["-", "none: a rounding function never faults (a result that does not fit is the integer "
+                     "indefinite, a NaN stays a NaN)"]] if form.name in ROUNDING else
+              [["__stack_chk_fail", "always: the stack protector found its canary overwritten"]]
               if form.name == "__stack_chk_fail" else
               [["abort", "always: the program ends abnormally (a test's failed check)"]] if form.name == "abort" else
               [["#PF", "a byte it reads or writes is not mapped (or, for a write, not writable)"]])
@@ -60,10 +69,14 @@ def explain_builtin(ins: Instruction, form, settings: Settings) -> Explanation:
         expl.sections.append(Section("Worked example", blocks + fault_blocks(run)))
         return expl
     after = run.machine.memory.read(DATA_ADDR, 16)
-    blocks.append(Table(["", *(f"+{i}" for i in range(16))], [
-        ["before", *(str(b) for b in range(16))],
-        ["after", *(Cell(str(b), "changed" if b != i else None) for i, b in enumerate(after))]]))
+    if form.name not in ROUNDING:  # (a rounding function touches no memory)
+        blocks.append(Table(["", *(f"+{i}" for i in range(16))], [
+            ["before", *(str(b) for b in range(16))],
+            ["after", *(Cell(str(b), "changed" if b != i else None) for i, b in enumerate(after))]]))
     state = run.machine.state
+    if form.name in ROUNDING:
+        blocks.append(Paragraph(f"x = -2.5: xmm0 = {state.read_register('xmm0'):#x}, rax = "
+                                f"{state.read_register('rax'):#x} after it"))
     blocks.append(Paragraph(f"rax = {state.read_register('rax'):#x}; the next instruction is {state.pc:#x}, "
                             "the return address the CALL pushed (one step: the whole function and its return)"))
     expl.sections.append(Section("Worked example", blocks))

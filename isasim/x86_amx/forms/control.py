@@ -24,6 +24,7 @@ import iced_x86
 from ...core.program import FormTable, syntax_id
 from ..context import X86Context
 from ..semantics import control as semantics
+from ..semantics import libm
 from ..semantics.scalar import HALT
 from .iced_rows import IcedRowsForm
 
@@ -169,6 +170,8 @@ builtin(semantics.memcpy, "memcpy", "void *memcpy(void *dest, const void *src, s
 builtin(semantics.memmove, "memmove", "void *memmove(void *dest, const void *src, size_t n)")
 builtin(semantics.stack_chk_fail, "__stack_chk_fail", "void __stack_chk_fail(void)")
 builtin(semantics.abort, "abort", "void abort(void)")
+for _name in libm.ROUNDING:  # the C library's rounding functions (semantics/libm.py)
+    builtin(libm.SEMANTICS[_name], _name, libm.SIGNATURES[_name])
 
 
 # ---------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from ..faults import DE, GP, PAGE_FAULT, UD
 from ..forms.control import BUILTINS
 from ..operands import GPR64
 from ..semantics.control import ABORTED, STACK_CHECK_FAILED
+from ..semantics.libm import ROUNDING, call_rounding
 from .host import XFEATURE_XTILECFG, XFEATURE_XTILEDATA, host_cpu, libc, xsave_offset
 
 PAGE = 4096
@@ -388,6 +389,24 @@ class ChildProcess:
                                                       "(on silicon)")
         if name == "abort":
             return "fault", Fault(ABORTED, "abort() was called (on silicon)")
+        if name in ROUNDING:  # C's rounding functions: the simulator's definitions, on the child's registers
+            vectors = list(self.vectors())
+            zmm0, rax = call_rounding(name, vectors[0])
+            if zmm0 is not None:
+                vectors[0] = zmm0
+                self.set_vectors(vectors)
+                regs = self.get_regs()  # (the same registers: SETREGSET changed only the vector state)
+            else:
+                regs.rax = rax
+            try:
+                with open(f"/proc/{self.pid}/mem", "rb", buffering=0) as mem:
+                    mem.seek(regs.rsp)
+                    address = int.from_bytes(mem.read(8), "little")
+            except (OSError, ValueError, OverflowError) as error:
+                return "fault", Fault(PAGE_FAULT, f"{name} could not return: the stack is not readable ({error})")
+            regs.rip, regs.rsp = address, regs.rsp + 8
+            self.set_regs(regs)
+            return "returned", None
         dest, n = regs.rdi, regs.rdx
         try:
             with open(f"/proc/{self.pid}/mem", "r+b", buffering=0) as mem:
