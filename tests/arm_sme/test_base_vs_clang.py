@@ -95,6 +95,10 @@ fmov w8, s0
 fmov s1, w9
 fmov x2, d3
 fmov d4, x5
+prfm pldl1keep, [x8, #256]
+prfm pstl2strm, [x0, x1, lsl #3]
+prfum plil3keep, [x2, #-8]
+prfm #22, #-4096
 """
 
 
@@ -156,6 +160,8 @@ NOT_ENCODABLE = [
     ("fmov w0, d1", "not a S register"),  # FMOV general: the sizes agree
     ("fmov d0, w1", "64-bit"),
     ("adc x0, x1, w2", "64-bit"),
+    ("prfm #32, [x0]", "#0-#31"),  # PRFM
+    ("prfm pldl4keep, [x0]", "prefetch operation"),
 ]
 
 

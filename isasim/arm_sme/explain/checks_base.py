@@ -46,6 +46,9 @@ def _add(a: int, b: int, carry: int, width: int) -> tuple[int, int]:
 
 
 def base_blocks(ins, run) -> list:
+    if ins.form.mnemonic in ("prfm", "prfum"):
+        written = [str(w.where) for w in run.record.writes if w.where != "pc"]
+        return [Check("state written (a prefetch hint: NOP here)", "none", ", ".join(written) or "none")]
     if ins.form.group == "memory":
         return [_memory(ins, run)]
     if ins.form.group in ("control", "system"):

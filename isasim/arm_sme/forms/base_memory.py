@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import partial
 
 from ..operands import BaseOffset, BaseOnly, PreIndex, QReg, SImm, UnscaledOffset
-from ..operands.base import FpReg, PairOffset, PairPreIndex, PcRelative, RegisterOffset, ScaledSImm
+from ..operands.base import FpReg, PairOffset, PairPreIndex, PcRelative, PrefetchOp, RegisterOffset, ScaledSImm
 from ..semantics import base_memory as semantics
 from .base import Alias, add
 from .scalar import R, _form
@@ -154,3 +154,25 @@ for _id, _opc, _v, _bytes, _letter in (("32", "00", "0", 4, "w"), ("64", "10", "
                       f"{_what} ({_how}, a multiple of {_bytes} in {-64 * _bytes} to {63 * _bytes})",
                       f"{_opc} 101 {_v} 0 {_bits} {'1' if _load else '0'} imm7:7 Rt2:5 Rn:5 Rt:5",
                       (*_regs, *_address), partial(_function, **_kw), group=GROUP, undefined_when=_undefined))
+
+
+# ---- PRFM (PRFUM): a prefetch hint, with the addressing forms of a 64-bit load ---------------------------------
+
+_PRFOP = PrefetchOp()
+
+
+def _prfm_register_undefined(fields):
+    if fields["Rt"] >> 3 == 3:  # Rt = 11xxx: RPRFM, the range prefetch of FEAT_RPRFM, another instruction
+        return "prefetch operations #24-#31 with a register offset are RPRFM (FEAT_RPRFM), which isasim does not model"
+    return _extend_reserved(fields)
+for _id, _mnemonic, _pattern, _address, _what in (
+        ("PRFM_uoff", "prfm", "11 111 0 01 10 imm12:12 Rn:5 Rt:5", BaseOffset(8), "unsigned offset"),
+        ("PRFUM", "prfum", "11 111 0 00 10 0 imm9:9 00 Rn:5 Rt:5", UnscaledOffset(), "unscaled signed offset"),
+        ("PRFM_reg", "prfm", "11 111 0 00 10 1 Rm:5 option:3 S:1 10 Rn:5 Rt:5", RegisterOffset(3), "register offset"),
+        ("PRFM_lit", "prfm", "11 011 0 00 imm19:19 Rt:5", PcRelative("imm19", 19, unit=4), "PC-relative")):
+    _extra = {"undefined_when": _prfm_register_undefined} if _id == "PRFM_reg" else {}
+    if _id == "PRFUM":
+        _extra["aliases"] = (Alias("prfm", (_PRFOP, UnscaledOffset()), lambda f: False, accepts=lambda f: True),)
+    add(_form(_id, _mnemonic, f"{_mnemonic.upper()} <prfop>, <address>",
+              f"prefetch memory ({_what}): a hint, which isasim runs as NOP (no access, no fault)", _pattern,
+              (_PRFOP, _address), semantics.prefetch, group=GROUP, **_extra))

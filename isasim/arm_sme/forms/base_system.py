@@ -89,6 +89,17 @@ _SYSTEM_REGISTERS = (("NZCV", "1 011 0100 0010 000", "A64"), ("FPCR", "1 011 010
                      ("FPSR", "1 011 0100 0100 001", "A64"), ("TPIDR2_EL0", "1 011 1101 0000 101", "SME"),
                      ("SVCR", "1 011 0100 0010 010", "SME"))
 
+def _fuzzing(load: str, sysreg: str) -> dict:
+    """Why the fuzzer leaves a form out, if it does: an MSR's value outlives its case in QEMU's process (one runs
+    many), and FPSR gathers the cumulative exception bits of every earlier case's FP instructions there, which
+    isasim's FP forms do not set."""
+    if sysreg == "FPSR":
+        return {"not_fuzzed": "FPSR's cumulative bits come from earlier cases in QEMU's process"}
+    if load == "0" and sysreg != "NZCV":
+        return {"not_fuzzed": "the value outlives the case in QEMU's process"}
+    return {}
+
+
 for _sysreg, _bits, _feature in _SYSTEM_REGISTERS:
     for _name, _l in (("MRS", "1"), ("MSR", "0")):
         _operands = (R("Rt", 64), SysRegName(_sysreg)) if _l == "1" else (SysRegName(_sysreg), R("Rt", 64))
@@ -98,6 +109,5 @@ for _sysreg, _bits, _feature in _SYSTEM_REGISTERS:
         add(replace(_form(f"{_name}_{_sysreg}", _name.lower(),
                           f"{_name} <Xt>, {_sysreg}" if _l == "1" else f"{_name} {_sysreg}, <Xt>", _what,
                           f"1101010100 {_l} 1 {_bits} Rt:5", _operands, semantics.mrs if _l == "1" else semantics.msr,
-                          group=GROUP, **({} if _l == "1" or _sysreg == "NZCV" else
-                                          {"not_fuzzed": "the value outlives the case in QEMU's process"})),
+                          group=GROUP, **_fuzzing(_l, _sysreg)),
                     feature=_feature))

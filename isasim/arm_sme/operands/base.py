@@ -284,5 +284,41 @@ class DefaultLinkRegister:
         return fields[self.field]
 
 
-__all__ = ["DefaultLinkRegister", "FpReg", "InvertedCondition", "PairOffset", "PairPreIndex", "PcRelative",
+_PRF_TYPES, _PRF_TARGETS, _PRF_POLICIES = ("pld", "pli", "pst"), ("l1", "l2", "l3"), ("keep", "strm")
+
+
+@dataclass(frozen=True)
+class PrefetchOp:
+    """PRFM's ``<prfop>`` (field Rt): ``<type><target><policy>`` (pldl1keep ... pstl3strm) where llvm names the
+    value, else ``#<imm5>``."""
+
+    field: str = "Rt"
+    kind = "prfop"
+
+    def parse(self, text: str) -> dict:
+        name = text.strip().lower()
+        m = re.fullmatch(r"(pld|pli|pst)(l[123])(keep|strm)", name)
+        if m:
+            value = (_PRF_TYPES.index(m.group(1)) << 3) | (_PRF_TARGETS.index(m.group(2)) << 1) \
+                | _PRF_POLICIES.index(m.group(3))
+            return {self.field: value}
+        value = parse_int(name, hash="required") if name.startswith("#") else None
+        if value is None:
+            raise _shape(f"'{text.strip()[:40]}' is not a prefetch operation (pldl1keep ... pstl3strm, or #0-#31)")
+        if not 0 <= value <= 31:
+            raise OperandError(f"the prefetch operation must be #0-#31, not {value}")
+        return {self.field: value}
+
+    def text(self, fields: dict) -> str:
+        value = fields[self.field]
+        kind, target, policy = value >> 3, (value >> 1) & 3, value & 1
+        if kind < 3 and target < 3:
+            return f"{_PRF_TYPES[kind]}{_PRF_TARGETS[target]}{_PRF_POLICIES[policy]}"
+        return f"#{value}"
+
+    def value(self, fields: dict) -> int:
+        return fields[self.field]
+
+
+__all__ = ["PrefetchOp", "DefaultLinkRegister", "FpReg", "InvertedCondition", "PairOffset", "PairPreIndex", "PcRelative",
            "RegisterOffset", "ScaledSImm", "SImm", "SysRegName"]

@@ -1,7 +1,7 @@
 """The A64 base loads and stores, as the Arm ARM's ASL writes them: LDR/STR of every integer width (LDRB,
 LDRH, LDRSB, LDRSH, LDRSW, STRB, STRH, and of W and X) and of the FP/SIMD registers B, H, S, D and Q, with an
 unsigned offset, an unscaled one (LDUR/STUR), pre- and post-index and a register offset (LSL, UXTW, SXTW,
-SXTX); LDR (literal); LDP/STP (and LDPSW) of W, X, S, D and Q with an offset, pre- and post-index.
+SXTX); LDR (literal); LDP/STP (and LDPSW) of W, X, S, D and Q with an offset, pre- and post-index; PRFM (a hint, run as NOP).
 
 What moves is described by the form's keywords: ``size`` (bytes in memory), ``register`` ("X": a general
 register, "V": an FP/SIMD one), ``load``, and for a general-register load ``regsize`` (32 or 64: the W or X
@@ -147,3 +147,7 @@ if n == 31 then SP[] = address; else X[n, 64] = address;"""
     address = _base(cpu, n)
     _pair(cpu, t, t2, address, size, register, load, signed)
     cpu.set_XSP(n, address + offset)
+
+
+def prefetch(cpu, prfop, address, *rest):
+    """Prefetch(address, prfop);    // a hint: isasim's core has no cache to fill; it reads nothing, and never faults"""

@@ -5,7 +5,8 @@ differences between addresses, which do not depend on where the snippet is), MRS
 TPIDR2_EL0 and SVCR (read back into X registers; FPCR, FPSR and TPIDR2_EL0 set back to zero at the end, as
 one QEMU process runs every case; SVCR written with and without junk in its RES0 bits 63:2, which QEMU keeps and MRS reads
 back: known deviation 3 in docs/known-oracle-deviations.md), the pointer-authentication and BTI hints (in the PAC/AUT pairs compiled code
-holds: QEMU's -cpu max signs X30 in between, isasim's core has no FEAT_PAuth and leaves it), and the prologue
+holds: QEMU's -cpu max signs X30 in between, isasim's core has no FEAT_PAuth and leaves it) and PRFM (from
+random, mostly unmapped, addresses: a hint never faults), and the prologue
 and epilogue of a streaming function (STP/LDP of x19-x30 and d8-d15, pre- and post-index) at the five SVLs,
 where an LDP of D registers zeroes the rest of each Z register.
 
@@ -125,6 +126,12 @@ HINTS = """
     bti j
     bti
     hint #39
+    prfm pldl1keep, [x3]
+    prfm pstl3strm, [x4, #32760]
+    prfum plil2keep, [x5, #-255]
+    prfm #23, [x6, x7, lsl #3]
+    prfm pldl2strm, [sp, w8, sxtw]
+    prfm pldl1strm, #-4
 """
 
 # a streaming function's frame, as clang lays it out: x29/x30 and the callee-saved x19-x28 and d8-d15
