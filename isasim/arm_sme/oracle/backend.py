@@ -38,6 +38,21 @@ def program_snippet(program: Program, count: int | None = None) -> str:
     return "".join(f"\t.inst 0x{word:08x}\n" for word in words)
 
 
+def _naming_x30(program: Program) -> str | None:
+    """Why the snippet harness cannot run ``program`` (an instruction names x30, its return address), or None."""
+    for instruction in program.instructions:
+        if X30.search(instruction.text):
+            return (f"instruction {instruction.index} ({instruction.text}) uses x30, which holds the QEMU "
+                    f"harness's return address while the program runs")
+    return None
+
+
+def _may_be_a_compiled_function(program: Program) -> bool:
+    """Whether ``program`` may be a compiled function's recorded trace, which the object harness runs when its
+    init's x30 is the end of the code (run() decides, with the init): it saves x30 with the frame pointer."""
+    return any(i.text.startswith("stp x29, x30, [sp") for i in program.instructions)
+
+
 class QemuBackend(Backend):
     """qemu-aarch64 >= 10.1 at the trace's SVL, through isasim.arm_sme.oracle's harness."""
 
@@ -72,10 +87,9 @@ class QemuBackend(Backend):
         if program is not None and not program.has_encoding:
             return "the program has no instruction words"
         if program is not None and not compiled_function(program):
-            for instruction in program.instructions:
-                if X30.search(instruction.text):
-                    return (f"instruction {instruction.index} ({instruction.text}) uses x30, which holds the QEMU "
-                            f"harness's return address while the program runs")
+            naming = _naming_x30(program)
+            if naming is not None and not _may_be_a_compiled_function(program):
+                return naming
         return qemu_problem() or clang_problem()
 
     def run(self, isa: str, config: dict, program: Program, init: Init, *,
@@ -83,6 +97,8 @@ class QemuBackend(Backend):
         if compiled_function(program) or is_object_program(program, init):
             # a function of an object file: its own words at isasim's addresses, under the object harness
             return run_object(program, init, config, self.timeout)
+        if _naming_x30(program):
+            raise ConfigError(f"backend 'qemu' cannot run this here: {_naming_x30(program)}")
         svl = config["svl"]
         state = fill_defaults(oracle_state(init), svl)
         try:
@@ -112,6 +128,8 @@ class QemuBackend(Backend):
         """Yield (index, pc, observed, memory, fault) after every instruction, as QEMU ran it."""
         from .lockstep import QemuSteps
 
+        if _naming_x30(program) and not (compiled_function(program) or is_object_program(program, init)):
+            raise ConfigError(f"backend 'qemu' cannot run this here: {_naming_x30(program)}")
         if compiled_function(program) or is_object_program(program, init):
             raise ConfigError("the qemu backend compares a compiled function's final state only: its lockstep "
                               "runs straight-lined prefixes of the path, which cannot hold the calls and "
