@@ -60,8 +60,8 @@ def _same_as_clang(text: str, case: Case, depth: int = 2) -> bool:
 
 # ---- the documented differences (docs/arm_sme-assembly-vs-clang.md), each recognised exactly -------------
 
-# the branches, and the other PC-relative forms (ADR, ADRP, LDR (literal), LDRSW (literal); issue 28)
-_BRANCH = re.compile(r"([ \t]*(?:b\.[a-z]+|cbn?z|tbn?z|bl|b|adrp?|ldr|ldrsw))(?![a-z0-9_.])(.*)", re.IGNORECASE | re.DOTALL)
+# the branches, and the other PC-relative forms (ADR, ADRP, LDR, LDRSW and PRFM (literal); issue 28)
+_BRANCH = re.compile(r"([ \t]*(?:b\.[a-z]+|cbn?z|tbn?z|bl|b|adrp?|ldr|ldrsw|prfm))(?![a-z0-9_.])(.*)", re.IGNORECASE | re.DOTALL)
 
 
 def _with_hash(statement: str) -> str:

@@ -302,7 +302,7 @@ class PrefetchOp:
             value = (_PRF_TYPES.index(m.group(1)) << 3) | (_PRF_TARGETS.index(m.group(2)) << 1) \
                 | _PRF_POLICIES.index(m.group(3))
             return {self.field: value}
-        value = parse_int(name, hash="required") if name.startswith("#") else None
+        value = parse_int(name)  # clang takes the number with or without '#'
         if value is None:
             raise _shape(f"'{text.strip()[:40]}' is not a prefetch operation (pldl1keep ... pstl3strm, or #0-#31)")
         if not 0 <= value <= 31:
