@@ -22,6 +22,13 @@
  *                              Then the state the fault saw, as the kernel's signal frame holds it: u64 svcr,
  *                              x[32], nzcv, z, p, za, zt0, the regions' bytes and TPIDR2_EL0 as for status 0
  *                              (a part the frame does not hold reads as zero).
+ *         status 2 (a step, in the lockstep mode: bit 1 of has_sve's word): u64 index of the instruction about to
+ *                              run, then the state before it as for status 1 but the memory as the pages that
+ *                              changed since the last record: (u32 region, u32 offset, u32 size, bytes) each,
+ *                              ended by u32 0xffffffff; then the next record.  Every word of the code is a BRK
+ *                              there: the handler writes the record, then runs the word out of line (a copy of it
+ *                              followed by a branch back) or, for the words that read the pc (B, BL, B.cond, CBZ,
+ *                              TBZ, ADR, ADRP, BLR, LDR literal), does what it does itself.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -58,6 +65,11 @@ static uint64_t code_base, code_end;
 static size_t svl_bytes, region_count;
 static uint64_t *region_table;
 static uint8_t *fault_z, *fault_p, *fault_za;
+static int tracing;                 /* the lockstep mode: a record before every instruction */
+static uint32_t *original;          /* the code's words, as they were before the BRKs */
+static uint64_t step_slots;         /* each word's out-of-line copy: 8 bytes, the word and a B back */
+static uint8_t **shadow;            /* each region as the last record left it */
+enum { STEP_BRK = 0xd4207580u /* brk #0x3ac */, SLOT_BASE = 0x6000000 };
 
 /* The records of an arm64 signal frame (Linux's sigcontext.h, as QEMU writes them) this harness reads. */
 enum { FPSIMD = 0x46508001, EXTRA = 0x45585401, SVE = 0x53564501, ZA = 0x54366345, ZT = 0x5a544e01,
@@ -120,10 +132,24 @@ static void write_all(const void *buf, size_t n) {
     if (n && fwrite(buf, 1, n, stdout) != n) exit(2);
 }
 
+static int64_t index_of(uint64_t pc) {
+    if (pc >= code_base && pc < code_end) return (int64_t)((pc - code_base) / 4);
+    if (tracing && pc >= step_slots && pc < step_slots + 2 * (code_end - code_base))
+        return (int64_t)((pc - step_slots) / 8);
+    return -1;
+}
+
+static void write_state(ucontext_t *uc, int whole_regions);
+static void step(ucontext_t *uc, int64_t index);
+
 static void on_fault(int sig, siginfo_t *info, void *context) {
     ucontext_t *uc = context;
     uint64_t pc = uc->uc_mcontext.pc;
-    int64_t index = (pc >= code_base && pc < code_end) ? (int64_t)((pc - code_base) / 4) : -1;
+    int64_t index = index_of(pc);
+    if (tracing && sig == SIGTRAP && pc >= code_base && pc < code_end) {
+        step(uc, index);
+        return;
+    }
     if (sig == SIGTRAP && pc == isasim_object_abort) sig = SIGABRT;
     uint32_t head[2] = {1, (uint32_t)sig};
     uint64_t fault[3] = {(uint64_t)info->si_addr, (uint64_t)index, pc};
@@ -131,7 +157,15 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
     memcpy(record, head, sizeof head);
     memcpy(record + sizeof head, fault, sizeof fault);
     ssize_t unused = write(1, record, sizeof record);
-    /* the state the fault saw: general registers from the frame, the rest from its records */
+    (void)unused;
+    write_state(uc, 1);
+    _exit(0);
+}
+
+/* The state the frame holds: general registers from it, the rest from its records; the regions whole, or as the
+ * pages that changed since the last record. */
+static void write_state(ucontext_t *uc, int whole_regions) {
+    ssize_t unused;
     uint64_t x[NX], nzcv = uc->uc_mcontext.pstate & 0xf0000000u, svcr = 0, tpidr2 = 0;
     uint8_t zt0[ZT0_BYTES] = {0};
     memcpy(x, uc->uc_mcontext.regs, 31 * 8);
@@ -149,11 +183,119 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
     unused = write(1, fault_p, 16 * svl_bytes / 8);
     unused = write(1, fault_za, svl_bytes * svl_bytes);
     unused = write(1, zt0, ZT0_BYTES);
-    for (size_t r = 0; r < region_count; r++)
-        unused = write(1, (void *)(uintptr_t)region_table[2 * r], region_table[2 * r + 1]);
     unused = write(1, &tpidr2, 8);
+    if (whole_regions) {
+        for (size_t r = 0; r < region_count; r++)
+            unused = write(1, (void *)(uintptr_t)region_table[2 * r], region_table[2 * r + 1]);
+    } else {
+        for (size_t r = 0; r < region_count; r++) {
+            uint8_t *live = (uint8_t *)(uintptr_t)region_table[2 * r];
+            uint64_t size = region_table[2 * r + 1];
+            for (uint64_t at = 0; at < size; at += PAGE) {
+                uint32_t part[3] = {(uint32_t)r, (uint32_t)at, (uint32_t)(size - at < PAGE ? size - at : PAGE)};
+                if (!memcmp(shadow[r] + at, live + at, part[2])) continue;
+                memcpy(shadow[r] + at, live + at, part[2]);
+                unused = write(1, part, sizeof part);
+                unused = write(1, live + at, part[2]);
+            }
+        }
+        uint32_t end = 0xffffffffu;
+        unused = write(1, &end, 4);
+    }
     (void)unused;
-    _exit(0);
+}
+
+static int64_t sext(uint64_t value, int bits) {
+    return (int64_t)(value << (64 - bits)) >> (64 - bits);
+}
+
+static int condition_holds(uint64_t pstate, uint32_t cond) {
+    int n = pstate >> 31 & 1, z = pstate >> 30 & 1, c = pstate >> 29 & 1, v = pstate >> 28 & 1, result;
+    switch (cond >> 1) {
+    case 0: result = z; break;
+    case 1: result = c; break;
+    case 2: result = n; break;
+    case 3: result = v; break;
+    case 4: result = c && !z; break;
+    case 5: result = n == v; break;
+    case 6: result = n == v && !z; break;
+    default: result = 1;
+    }
+    return (cond & 1) && cond != 15 ? !result : result;
+}
+
+/* QEMU (11.1) refuses to return from a signal taken out of streaming mode on a core with SME and without SVE
+ * (sve=off) while the frame holds the SVE record it wrote itself: sigreturn is a SIGSEGV.  Out of streaming mode
+ * that core has no SVE state beyond the V registers, which the FPSIMD record holds, so the handler takes the SVE
+ * record out of the frame (the records after it move up) and the return goes through. */
+static void drop_non_streaming_sve(ucontext_t *uc) {
+    uint8_t *at = (uint8_t *)uc->uc_mcontext.__reserved, *end = at + sizeof uc->uc_mcontext.__reserved;
+    while (at + sizeof(struct record) <= end) {
+        struct record head;
+        memcpy(&head, at, sizeof head);
+        if (head.magic == 0 || head.size < sizeof head || at + head.size > end) return;
+        if (head.magic == SVE) {
+            uint16_t flags;
+            memcpy(&flags, at + 10, 2);
+            if (flags & SVE_FLAG_SM) return;
+            uint8_t *rest = at + head.size, *last = rest;
+            while (last + sizeof(struct record) <= end) {  /* the records after it, and the terminator */
+                struct record next;
+                memcpy(&next, last, sizeof next);
+                last += next.magic == 0 ? sizeof next : next.size;
+                if (next.magic == 0 || next.size < sizeof next) break;
+            }
+            memmove(at, rest, (size_t)(last - rest));
+            return;
+        }
+        at += head.size;
+    }
+}
+
+/* One step of the lockstep mode: the record, then the word at the BRK, run. */
+static void step(ucontext_t *uc, int64_t index) {
+    uint32_t head[2] = {2, 0};
+    uint64_t at = (uint64_t)index;
+    ssize_t unused = write(1, head, sizeof head);
+    unused = write(1, &at, 8);
+    (void)unused;
+    write_state(uc, 0);
+    uint64_t pc = uc->uc_mcontext.pc, *x = (uint64_t *)uc->uc_mcontext.regs;
+    uint32_t w = original[index], rt = w & 31;
+    uint64_t value = rt == 31 ? 0 : x[rt];
+    if ((w & 0x7c000000u) == 0x14000000u) {                         /* B, BL */
+        if (w >> 31) x[30] = pc + 4;
+        uc->uc_mcontext.pc = pc + 4 * sext(w, 26);
+    } else if ((w & 0xff000010u) == 0x54000000u) {                  /* B.cond */
+        uc->uc_mcontext.pc = condition_holds(uc->uc_mcontext.pstate, w & 15) ? pc + 4 * sext(w >> 5, 19) : pc + 4;
+    } else if ((w & 0x7e000000u) == 0x34000000u) {                  /* CBZ, CBNZ */
+        if (!(w >> 31)) value &= 0xffffffffu;
+        int taken = (w >> 24 & 1) ? value != 0 : value == 0;
+        uc->uc_mcontext.pc = taken ? pc + 4 * sext(w >> 5, 19) : pc + 4;
+    } else if ((w & 0x7e000000u) == 0x36000000u) {                  /* TBZ, TBNZ */
+        uint32_t bit = (w >> 31) << 5 | (w >> 19 & 31);
+        int taken = (int)(value >> bit & 1) == (int)(w >> 24 & 1);
+        uc->uc_mcontext.pc = taken ? pc + 4 * sext(w >> 5, 14) : pc + 4;
+    } else if ((w & 0x1f000000u) == 0x10000000u) {                  /* ADR, ADRP */
+        int64_t imm = sext((uint64_t)(w >> 5 & 0x7ffff) << 2 | (w >> 29 & 3), 21);
+        uint64_t result = (w >> 31) ? (pc & ~0xfffull) + (uint64_t)(imm << 12) : pc + (uint64_t)imm;
+        if (rt != 31) x[rt] = result;
+        uc->uc_mcontext.pc = pc + 4;
+    } else if ((w & 0xfffffc1fu) == 0xd63f0000u) {                  /* BLR */
+        uint64_t target = (w >> 5 & 31) == 31 ? 0 : x[w >> 5 & 31];
+        x[30] = pc + 4;
+        uc->uc_mcontext.pc = target;
+    } else if ((w & 0x3b000000u) == 0x18000000u && !(w >> 26 & 1)) {  /* LDR (literal), LDRSW, PRFM */
+        uint64_t address = pc + 4 * sext(w >> 5, 19);
+        uint32_t opc = w >> 30;
+        if (opc == 0) { uint32_t v; memcpy(&v, (void *)(uintptr_t)address, 4); if (rt != 31) x[rt] = v; }
+        else if (opc == 1) { uint64_t v; memcpy(&v, (void *)(uintptr_t)address, 8); if (rt != 31) x[rt] = v; }
+        else if (opc == 2) { int32_t v; memcpy(&v, (void *)(uintptr_t)address, 4); if (rt != 31) x[rt] = (uint64_t)(int64_t)v; }
+        uc->uc_mcontext.pc = pc + 4;
+    } else {                                                        /* anything else: its copy, then back */
+        uc->uc_mcontext.pc = step_slots + 8 * (uint64_t)index;
+    }
+    if (!isasim_object_has_sve) drop_non_streaming_sve(uc);
 }
 
 /* B from `at` to `target` (both words), or 0 where it cannot reach */
@@ -173,7 +315,8 @@ int main(void) {
         return 2;
     }
     size_t svlb = svl_bytes = header[1];
-    isasim_object_has_sve = header[2];
+    isasim_object_has_sve = header[2] & 1;
+    tracing = header[2] >> 1 & 1;
     if (isasim_object_svl_bytes() != svlb) {
         fprintf(stderr, "object harness: SVL is %llu bytes, the input asks for %zu\n",
                 (unsigned long long)isasim_object_svl_bytes(), svlb);
@@ -240,6 +383,30 @@ int main(void) {
     put_word(stub, 0x5800005eu);            /* ldr x30, stub + 8 */
     put_word(stub + 4, into);               /* b base */
     memcpy((void *)(uintptr_t)(stub + 8), &words[2], 8);
+    if (tracing) {  /* every word a BRK, its out-of-line copy in a slot within a branch's reach */
+        size_t words = (code_end - code_base) / 4, bytes = (8 * words + PAGE - 1) / PAGE * PAGE;
+        original = malloc(4 * words + 4);
+        memcpy(original, (void *)(uintptr_t)code_base, 4 * words);
+        void *place = (void *)(uintptr_t)SLOT_BASE;
+        if (mmap(place, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0)
+            != place) {
+            fprintf(stderr, "object harness: cannot map the lockstep slots at 0x%x\n", SLOT_BASE);
+            return 4;
+        }
+        step_slots = SLOT_BASE;
+        for (size_t n = 0; n < words; n++) {
+            uint32_t back = branch(step_slots + 8 * n + 4, code_base + 4 * n + 4);
+            if (!back) {
+                fprintf(stderr, "object harness: the lockstep slots are out of reach of the code\n");
+                return 6;
+            }
+            put_word(step_slots + 8 * n, original[n]);
+            put_word(step_slots + 8 * n + 4, back);
+            put_word(code_base + 4 * n, STEP_BRK);
+        }
+        __builtin___clear_cache((char *)place, (char *)place + bytes);
+        mprotect(place, bytes, PROT_READ | PROT_EXEC);
+    }
     __builtin___clear_cache((char *)(uintptr_t)low, (char *)(uintptr_t)high);
     mprotect(want, high - low, PROT_READ | PROT_EXEC);
 
@@ -252,6 +419,13 @@ int main(void) {
         }
     }
     for (uint32_t r = 0; r < counts[1]; r++) read_exactly((void *)(uintptr_t)regions[2 * r], regions[2 * r + 1]);
+    if (tracing) {
+        shadow = malloc(sizeof *shadow * (counts[1] + 1));
+        for (uint32_t r = 0; r < counts[1]; r++) {
+            shadow[r] = malloc(regions[2 * r + 1] + 1);
+            memcpy(shadow[r], (void *)(uintptr_t)regions[2 * r], regions[2 * r + 1]);
+        }
+    }
     for (uint32_t m = 0; m < counts[3]; m++)
         mprotect((void *)(uintptr_t)readonly[2 * m], readonly[2 * m + 1], PROT_READ);
 

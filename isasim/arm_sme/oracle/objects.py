@@ -13,6 +13,11 @@ register, Z, P, ZA, ZT0 and every memory region (the init's, the data sections a
 At a fault, the state is the one the signal frame QEMU writes holds (object_main.c reads its records: the
 general registers, NZCV, SVE with PSTATE.SM, ZA, ZT0, TPIDR2), so a faulting run compares whole too.
 
+Lockstep (``diff --lockstep``, ``step --against qemu``; ``object_steps``): the harness makes every word of the
+code a BRK and records, from the signal frame, the state before each instruction (the memory as the pages that
+changed), then runs the word out of line, from a copy followed by a branch back, or does it in the handler where
+it reads the pc (B, BL, B.cond, CBZ/CBNZ, TBZ/TBNZ, ADR, ADRP, BLR, LDR literal).  One QEMU run gives every step.
+
 What the harness cannot show: Z beyond 128 bits and P outside streaming mode (the core has no SVE: they read
 as zero, as isasim's do after SMSTOP), ZA and ZT0 while ZA is off (zero in both).  A fault inside a routine (a
 TPIDR2 block in unmapped memory) has no instruction of the program to name, and the routine's scratch
@@ -97,7 +102,7 @@ def build() -> Path:
     return program
 
 
-def _pack(program: Program, state: dict, svlb: int, sve: bool, x30: int, tpidr2: int) -> bytes:
+def _pack(program: Program, state: dict, svlb: int, sve: bool, x30: int, tpidr2: int, steps: bool = False) -> bytes:
     slots = [(i.address, ROUTINE_ORDER.index(i.form.mnemonic)) for i in program.instructions
              if isinstance(i.form, BuiltinForm)]
     regions = _regions(state)
@@ -107,7 +112,7 @@ def _pack(program: Program, state: dict, svlb: int, sve: bool, x30: int, tpidr2:
     readonly = [(page, 4096) for start, size in _page_spans([(a, len(d)) for a, d, w in regions if not w and d])
                 for page in range(start, start + size, 4096) if page not in writable_pages]
     x = list(state["x"]) + [0] * (31 - len(state["x"]))
-    parts = [struct.pack("<III", _MAGIC, svlb, int(sve)),
+    parts = [struct.pack("<III", _MAGIC, svlb, int(sve) | int(steps) << 1),
              struct.pack("<QQQQ", program.base, program.end, x30, tpidr2),
              struct.pack("<IIII", len(slots), len(regions), len(maps), len(readonly))]
     parts += [struct.pack("<QQ", *slot) for slot in slots]
@@ -145,35 +150,115 @@ def run_object(program: Program, init: Init, config: dict, timeout: float) -> Ou
     reader = _Reader(done.stdout)
     try:
         result = _unpack_result(reader, svlb, state)
-        seen = result if isinstance(result, dict) else _fault_state(reader, svlb, state)
-        tpidr2 = reader.u64s(1)[0]
+        if isinstance(result, dict):
+            seen = result
+            seen["tpidr2_el0"] = reader.u64s(1)[0]
+        else:
+            seen = _fault_state(reader, svlb, state)
     except EOFError:
         message = done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}"
         raise OracleError(f"the object harness under QEMU gave no result: {message[:300]}") from None
-    seen["tpidr2_el0"] = tpidr2
     if not isinstance(result, dict):  # a fault, and the state it saw (the signal frame's)
-        kind = ABORTED if result.signal == signal.Signals.SIGABRT.name else None
-        fault = CoreFault(kind or {"SIGILL": "UNDEFINED", "SIGSEGV": "TRANSLATION", "SIGBUS": "ALIGNMENT"}.get(
-            result.signal, result.signal), f"{result.signal} under QEMU",
-            address=None if result.signal in ("SIGILL", "SIGABRT") else result.address)
-        index = result.index
-        if index is None and kind == ABORTED:  # abort's own word: the built-in the program called
-            index = next((i.index for i in program.instructions if i.form.mnemonic == "abort"), None)
-        if index is not None and index < len(program.instructions):
-            ins = program.instructions[index]
-            fault.index, fault.pc, fault.instruction = index, ins.address, ins.text
-        return Outcome(observed(seen, init, svl), harness_memory(seen["regions"]), fault, None)
+        return Outcome(observed(seen, init, svl), harness_memory(seen["regions"]), _fault(result, program), None)
     return Outcome(observed(result, init, svl), harness_memory(result["regions"]), None, None)
 
 
-def _fault_state(reader: _Reader, svlb: int, state: dict) -> dict:
-    """The state a fault saw, as object_main.c's handler writes it after the fault record."""
+def _fault(result, program: Program) -> CoreFault:
+    """A fault record as the arm_sme fault it stands for, naming the program's instruction."""
+    kind = ABORTED if result.signal == signal.Signals.SIGABRT.name else None
+    fault = CoreFault(kind or {"SIGILL": "UNDEFINED", "SIGSEGV": "TRANSLATION", "SIGBUS": "ALIGNMENT"}.get(
+        result.signal, result.signal), f"{result.signal} under QEMU",
+        address=None if result.signal in ("SIGILL", "SIGABRT") else result.address)
+    index = result.index
+    if index is None and kind == ABORTED:  # abort's own word: the built-in the program called
+        index = next((i.index for i in program.instructions if i.form.mnemonic == "abort"), None)
+    if index is not None and index < len(program.instructions):
+        ins = program.instructions[index]
+        fault.index, fault.pc, fault.instruction = index, ins.address, ins.text
+    return fault
+
+
+def _frame_registers(reader: _Reader, svlb: int) -> dict:
+    """The registers and arrays object_main.c's handler writes from a signal frame."""
     (svcr,) = reader.u64s(1)
     *x, sp = reader.u64s(32)
     (nzcv,) = reader.u64s(1)
     z = [reader.take(svlb) for _ in range(32)]
     p = [reader.take(svlb // 8) for _ in range(16)]
     za, zt0 = reader.take(svlb * svlb), reader.take(64)
-    regions = [(a, reader.take(len(data)), writable) for a, data, writable in _regions(state)]
+    (tpidr2,) = reader.u64s(1)
     return {"x": x[:31], "sp": sp, "nzcv": nzcv, "svcr": svcr, "z": z, "p": p, "za": za, "zt0": zt0,
-            "regions": regions}
+            "tpidr2_el0": tpidr2}
+
+
+def _fault_state(reader: _Reader, svlb: int, state: dict) -> dict:
+    """The state a fault saw, as object_main.c's handler writes it after the fault record."""
+    seen = _frame_registers(reader, svlb)
+    seen["regions"] = [(a, reader.take(len(data)), writable) for a, data, writable in _regions(state)]
+    return seen
+
+
+def object_steps(program: Program, init: Init, config: dict, timeout: float, max_steps: int):
+    """Yield (index, pc, observed, memory, fault) after every instruction of a compiled function, as QEMU ran it:
+    the harness's lockstep mode (object_main.c) writes the state before each instruction (every word a BRK, the
+    word then run out of line), so the state after step k is the one recorded before step k+1 (or at the end)."""
+    problem = qemu_problem()
+    if problem:
+        raise OracleUnavailable(problem)
+    svl = config["svl"]
+    svlb = svl // 8
+    state = fill_defaults(oracle_state(init), svl)
+    state["svcr"] = init.regs.get("svcr", 0)
+    sve = "SVE" in config.get("features", ())
+    stream = _pack(program, state, svlb, sve, init.regs.get("x30", program.end), init.regs.get("tpidr2_el0", 0),
+                   steps=True)
+    qemu, _ = find_qemu()
+    try:
+        done = subprocess.run([qemu, "-cpu", qemu_cpu(svlb, sve), str(build())], input=stream, capture_output=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise OracleError(f"QEMU ran longer than {timeout} s (the lockstep mode traps on every instruction)") from None
+    reader = _Reader(done.stdout)
+    regions = [(a, bytearray(data), writable) for a, data, writable in _regions(state)]
+    pending = None  # the instruction the last record was written before (its index), not yet reported
+    steps = 0
+    try:
+        while steps < max_steps:
+            status, _signal = struct.unpack("<II", reader.take(8))
+            if status == 2:
+                (index,) = reader.u64s(1)
+                seen = _frame_registers(reader, svlb)
+                while True:
+                    (number,) = struct.unpack("<I", reader.take(4))
+                    if number == 0xFFFFFFFF:
+                        break
+                    offset, size = struct.unpack("<II", reader.take(8))
+                    regions[number][1][offset:offset + size] = reader.take(size)
+                seen["regions"] = [(a, bytes(data), w) for a, data, w in regions]
+                if pending is not None:
+                    yield _step(program, pending, steps, seen, init, svl, None)
+                    steps += 1
+                pending = index
+                continue
+            reader.at -= 8
+            if status == 0:
+                result = _unpack_result(reader, svlb, state)
+                result["tpidr2_el0"] = reader.u64s(1)[0]
+                if pending is not None:
+                    yield _step(program, pending, steps, result, init, svl, None)
+                return
+            record = _unpack_result(reader, svlb, state)
+            seen = _fault_state(reader, svlb, state)
+            if pending is not None:
+                yield _step(program, pending, steps, seen, init, svl, _fault(record, program))
+            return
+    except EOFError:
+        message = done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}"
+        raise OracleError(f"the object harness's lockstep under QEMU ended early: {message[:300]}") from None
+
+
+def _step(program: Program, index: int, step: int, seen: dict, init: Init, svl: int, fault):
+    """What the core's lockstep takes for one step: (step number, the instruction's address, the state after it,
+    the memory after it, its fault)."""
+    return (step, program.instructions[index].address, observed(seen, init, svl), harness_memory(seen["regions"]),
+            fault)
