@@ -20,7 +20,8 @@ its words and:
 * resolves a call of ``memset``, ``memcpy``, ``memmove``, ``abort`` and the SME ABI routines clang calls
   (``__arm_tpidr2_save``, ``__arm_tpidr2_restore``, ``__arm_za_disable``, ``__arm_sme_state``,
   ``__arm_get_current_vg``; ``__arm_sme_state_size``, ``__arm_sme_save``, ``__arm_sme_restore`` of
-  ``__arm_agnostic("sme_za_state")`` functions) to an isasim built-in (forms/builtins.py), one word each after the functions;
+  ``__arm_agnostic("sme_za_state")`` functions) to an isasim built-in (forms/builtins.py), one word each after
+  the functions;
   any other symbol the code reaches and the file does not define is refused before the run, by name;
 * refuses, before anything runs, a word isasim does not decode, naming its address, the word and what it
   is (capstone's disassembly where capstone is installed, the hex word otherwise);

@@ -87,7 +87,8 @@ def build() -> Path:
         for name, text in sources.items():
             Path(tmp, name).write_text(text)
         done = subprocess.run([zig, "cc", "-target", "aarch64-linux-musl", f"-mcpu={CC_CPU}", "-O1", "-static",
-                               f"-Wl,--image-base={IMAGE_BASE:#x}", "-o", "prog", *sources], cwd=tmp, capture_output=True, text=True, timeout=600,
+                               f"-Wl,--image-base={IMAGE_BASE:#x}", "-o", "prog", *sources], cwd=tmp,
+                              capture_output=True, text=True, timeout=600,
                               env=zig_env())
         if done.returncode != 0:
             raise OracleError("zig cc could not build the object harness: " + done.stderr.strip()[:500])

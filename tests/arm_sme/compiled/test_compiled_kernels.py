@@ -1,20 +1,20 @@
-"""SME2 kernels as users compile them (issue 28): ACLE intrinsics (sme2_kernels.c, the project's own words)
-compiled by zig's clang at -O0, -O1, -O2 and -O3, each function run from the object file at SVL 128, 512 and
-2048 and checked against a reference computed here in int64, and against QEMU running the same words at the
-same addresses (isasim.arm_sme.oracle.objects).
+"""SME2 kernels as users compile them (issue 28): ACLE intrinsics (sme2_kernels.c, the project's own words) compiled
+by zig's clang at -O0, -O1, -O2 and -O3, each function run from the object file at SVL 128, 512 and 2048 and
+checked against a reference computed here in int64, and against QEMU running the same words at the same addresses
+(isasim.arm_sme.oracle.objects).
 
-The kernels: ``udot_groups`` (UDOT ZA.S VGx4, the group read back by MOVA and stored as four vectors),
-``row_sums`` (a GEMV: UDOT VGx4 per row, MOVA back, UADDV), ``umopa_tile`` and ``smopa_tile`` (UMOPA and
-SMOPA into ZA0.S, ST1W of each horizontal slice) and ``tile_then_call`` (``umopa_tile`` with a call in the middle of the sums of a helper that
-wants ZA for itself: the SME ABI's lazy save runs through TPIDR2_EL0, ``__arm_tpidr2_save`` commits ZA to the
+The kernels: ``udot_groups`` (UDOT ZA.S VGx4, the group read back by MOVA and stored as four vectors), ``row_sums``
+(a GEMV: UDOT VGx4 per row, MOVA back, UADDV), ``umopa_tile`` and ``smopa_tile`` (UMOPA and SMOPA into ZA0.S, ST1W
+of each horizontal slice) and ``tile_then_call`` (``umopa_tile`` with a call in the middle of the sums of a helper
+that wants ZA for itself: the SME ABI's lazy save runs through TPIDR2_EL0, ``__arm_tpidr2_save`` commits ZA to the
 caller's buffer and ``__arm_tpidr2_restore`` loads it back) and ``keeps_za`` (an ``__arm_agnostic("sme_za_state")``
 function calling an ordinary one between ``__arm_sme_save`` and ``__arm_sme_restore``: its caller's ZA, random
-here, comes back whole).  The functions are entered as their callers must enter them: the streaming ones with
+here, comes back whole). The functions are entered as their callers must enter them: the streaming ones with
 PSTATE.SM and PSTATE.ZA on (init svcr 3), keeps_za with ZA live and not streaming (svcr 2).
 
 A build holding an instruction isasim does not decode yet is refused before the run in one line naming it
-(capstone's mnemonic): such a case is an expected failure whose reason is that line, so the summary lists what
-is still refused.  ISASIM_SME_COMPILED_SVLS (e.g. "128,256,512,1024,2048") widens the SVLs.
+(capstone's mnemonic): such a case is an expected failure whose reason is that line, so the summary lists what is
+still refused. ISASIM_SME_COMPILED_SVLS (e.g. "128,256,512,1024,2048") widens the SVLs.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""``isasim run|record|replay|diff [--lockstep]|explain|asm FILE.o --function NAME`` for AArch64 objects (issue 28): the ISA
-comes from the ELF header (no --isa), init args become x0-x7 and the stack's, the relocations clang writes are
-applied where isasim places the code and data (checked against capstone's reading of the relocated words), and
-bad input is one line, exit 2: a file for another machine, no such function, a relocation isasim does not
-apply, a symbol the file does not define, an instruction isasim does not decode (named by capstone).
+"""``isasim run|record|replay|diff [--lockstep]|explain|asm FILE.o --function NAME`` for AArch64 objects (issue 28):
+the ISA comes from the ELF header (no --isa), init args become x0-x7 and the stack's, the relocations clang writes
+are applied where isasim places the code and data (checked against capstone's reading of the relocated words), and
+bad input is one line, exit 2: a file for another machine, no such function, a relocation isasim does not apply, a
+symbol the file does not define, an instruction isasim does not decode (named by capstone).
 
 The sources are small C functions in the project's own words, compiled at test time by zig's clang.
 """
