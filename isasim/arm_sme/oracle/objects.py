@@ -36,6 +36,7 @@ from importlib import resources
 from pathlib import Path
 
 from ...core.backends import Outcome
+from ...core.errors import ConfigError
 from ...core.faults import Fault as CoreFault
 from ...core.program import Program
 from ...core.trace import Init
@@ -206,6 +207,11 @@ def object_steps(program: Program, init: Init, config: dict, timeout: float, max
     problem = qemu_problem()
     if problem:
         raise OracleUnavailable(problem)
+    for instruction in program.instructions:  # the one pc-reading word the handler does not do itself
+        word = int.from_bytes(instruction.encoding, "little")
+        if word & 0x3F000000 == 0x1C000000:
+            raise ConfigError(f"the qemu backend's lockstep cannot step instruction {instruction.index} "
+                              f"({instruction.text}): an LDR (SIMD&FP literal) reads the pc; diff without --lockstep")
     svl = config["svl"]
     svlb = svl // 8
     state = fill_defaults(oracle_state(init), svl)
