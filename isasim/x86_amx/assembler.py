@@ -517,11 +517,14 @@ def _split_grouped(text: str) -> list[str]:
     return parts
 
 
+_VSIB_INDEX = re.compile(r"[xyz]mm([0-9]|[12][0-9]|3[01])")  # a gather's or scatter's index: [rax+zmm1*4]
+
+
 def _address_register(token: _Token) -> str | None:
     if token.kind != "name":
         return None
     name = ascii_lower(token.text)
-    return name if name in GPR_VIEWS or name in ("riz", "rip") else None
+    return name if name in GPR_VIEWS or name in ("riz", "rip") or _VSIB_INDEX.fullmatch(name) else None
 
 
 def _split_address_terms(tokens: list[_Token]) -> list[tuple[str, list[_Token]]]:
@@ -630,7 +633,7 @@ class Assembler:
                 raise AssemblyError(f"a register cannot be subtracted in '{_clip(text)}'")
             if len(term) == 1:
                 reg = _address_register(term[0])
-                if base is None and reg != "riz":
+                if base is None and reg != "riz" and not _VSIB_INDEX.fullmatch(reg):  # a vector: VSIB's index
                     base = reg
                 elif index is None:
                     index = reg
@@ -651,7 +654,7 @@ class Assembler:
             disp_tokens += [_Token("op", "+"), _Token("(", "(")] + tokenize_expression(outside) + [_Token(")", ")")]
         disp = self.evaluate(disp_tokens, text) if disp_tokens else 0
         for reg in (base, index):
-            if reg and reg not in ("riz", "rip") and GPR_VIEWS[reg].bits != 64:
+            if reg and reg not in ("riz", "rip") and not _VSIB_INDEX.fullmatch(reg) and GPR_VIEWS[reg].bits != 64:
                 raise AssemblyError(f"'{reg}' cannot address memory in 64-bit code; use a 64-bit register")
         if scale not in (1, 2, 4, 8):
             raise AssemblyError(f"scale factor must be 1, 2, 4 or 8 in '{_clip(text)}'")

@@ -15,7 +15,7 @@ import iced_x86
 
 from ...core.program import Instruction
 from ..instructions import make_instruction
-from ..forms.vector import CODE_FORMS, FORMS, PSEUDO_OPS, ROWS, matches, vl
+from ..forms.vector import CODE_FORMS, FORMS, PSEUDO_OPS, ROWS, VSIB_KINDS, matches, vl
 from ..operands import GPR64, GPR_VIEWS, Imm, Mem, Reg, vector_register
 from ..operands.masking import OPMASK_REGISTERS, Masked, opmask_number
 from .iced import MASK64, check_memory, encode_with, fail, iced_memory, rip_relative
@@ -40,12 +40,12 @@ _NAME_OF_REGISTER_64 = {_register_of(name): name for name in GPR64}
 def _iced_instruction(code: int, operands: tuple) -> "iced_x86.Instruction":
     I = iced_x86.Instruction
     plain = [o.operand if isinstance(o, Masked) else o for o in operands]
-    args = [_register_of(o.name) if isinstance(o, Reg) else o.value % 256 if isinstance(o, Imm) else iced_memory(o)
+    args = [_register_of(o.name) if isinstance(o, Reg) else o.value % 256 if isinstance(o, Imm) else _memory(o)
             for o in plain]
     shape = "".join("r" if isinstance(o, Reg) else "i" if isinstance(o, Imm) else "m" for o in plain)
     factory = {"": I.create, "rr": I.create_reg_reg, "rm": I.create_reg_mem, "mr": I.create_mem_reg,
                "rrr": I.create_reg_reg_reg, "rrm": I.create_reg_reg_mem,
-               "rrri": I.create_reg_reg_reg_u32, "rrmi": I.create_reg_reg_mem_u32, "rri": I.create_reg_reg_u32,
+               "rrri": I.create_reg_reg_reg_u32, "rmr": I.create_reg_mem_reg, "rrmi": I.create_reg_reg_mem_u32, "rri": I.create_reg_reg_u32,
                "rmi": I.create_reg_mem_u32, "mri": I.create_mem_reg_u32,
                "ri": I.create_reg_u32, "rrrr": I.create_reg_reg_reg_reg, "rrmr": I.create_reg_reg_mem_reg}[shape]
     instr = factory(code, *args)
@@ -55,6 +55,15 @@ def _iced_instruction(code: int, operands: tuple) -> "iced_x86.Instruction":
     if any(isinstance(o, Mem) and o.broadcast for o in plain):
         instr.is_broadcast = True
     return instr
+
+
+def _memory(mem: Mem) -> "iced_x86.MemoryOperand":
+    """iced's memory operand; a VSIB one ([rax+zmm1*4]) with its vector index register."""
+    if not (mem.index and vector_register(mem.index)):
+        return iced_memory(mem)
+    base = _register_of(mem.base) if mem.base else iced_x86.Register.NONE
+    displ_size = 8 if not mem.base else 1 if mem.disp else 0
+    return iced_x86.MemoryOperand(base, _register_of(mem.index), mem.scale, mem.disp, displ_size)
 
 
 def _check(mnemonic: str, operands: tuple) -> tuple:
@@ -72,6 +81,11 @@ def _check(mnemonic: str, operands: tuple) -> tuple:
             if vector_register(name) is None and name not in GPR_VIEWS and opmask_number(name) is None:
                 raise fail(mnemonic, f"'{op.name}' is not a vector, opmask or general-purpose register")
             out.append(Reg(name))
+        elif isinstance(op, Mem) and op.index and vector_register(op.index.lower()):  # VSIB: [rax+zmm1*4]
+            if op.base and op.base.lower() == "rip":
+                raise fail(mnemonic, "a VSIB address ([base+zmm*scale]) cannot be rip-relative")
+            mem = check_memory(mnemonic, Mem(op.base, None, 1, op.disp, None))
+            out.append(Mem(mem.base, op.index.lower(), op.scale, mem.disp, op.size))
         elif isinstance(op, Mem):
             mem = check_memory(mnemonic, Mem(op.base, op.index, op.scale, op.disp, None))
             out.append(Mem(mem.base, mem.index, mem.scale, mem.disp, op.size, rip_target=op.rip_target,
@@ -186,6 +200,8 @@ def decode(code: bytes, pos: int, address: int) -> Instruction | None:
             base = _NAME_OF_REGISTER_64.get(instr.memory_base) if instr.memory_base != iced_x86.Register.NONE else None
             index = (_NAME_OF_REGISTER_64.get(instr.memory_index)
                      if instr.memory_index != iced_x86.Register.NONE else None)
+            if any(kind in VSIB_KINDS for kind in row.kinds):  # VSIB: the index is a vector register
+                index = _NAME_OF_REGISTER.get(instr.memory_index)
             if (instr.memory_base != iced_x86.Register.NONE and base is None) or (
                     instr.memory_index != iced_x86.Register.NONE and index is None):
                 return None  # RIP-relative, 32-bit or vector-index addressing

@@ -161,7 +161,7 @@ _PREFIX_NAMES = {0x66: "operand size 16 bits", 0x67: "address size 32 bits", 0xF
 
 
 def _modrm_and_sib(units: list[EncodingUnit], code: bytes, pos: int, decoded: DecodedModRM, reg_meaning: str,
-                   rm_register: str) -> int:
+                   rm_register: str, vsib_index: str | None = None) -> int:
     """The ModRM byte at ``pos`` (and its SIB byte) as units; where the next byte is.  ``rm_register``: what
     r/m means when it names a register (mod 11), with the prefix's extension bits."""
     mod, rm = decoded.mod, decoded.rm
@@ -183,7 +183,8 @@ def _modrm_and_sib(units: list[EncodingUnit], code: bytes, pos: int, decoded: De
         mem = decoded.mem
         units.append(_byte(code, pos, "SIB", [
             BitField(6, 2, "scale", scale, f"× {1 << scale}"),
-            BitField(3, 3, "index", index, "no index" if mem.index in (None, "riz") else f"index {mem.index}"),
+            BitField(3, 3, "index", index, f"index {vsib_index}: VSIB, a vector of indices" if vsib_index else
+                     "no index" if mem.index in (None, "riz") else f"index {mem.index}"),
             BitField(0, 3, "base", base, "no base (disp32)" if mem.base is None else f"base {mem.base}")]))
         pos += 1
     return pos
@@ -379,13 +380,15 @@ def vector_encoding(ins: Instruction) -> tuple[Encoding, str, str]:
     units.append(_byte(code, pos, "opcode", [_whole_byte("opcode", opcode, f"{opcode:02X}")]))
     pos += 1
     extension = re.search(r" /([0-7])\b", info.op_code_string)  # ModRM.reg extends the opcode (VPSRLD /2 ib)
-    if pos < len(code) and ("/r" in info.op_code_string or extension):
+    if pos < len(code) and ("/r" in info.op_code_string or "/vsib" in info.op_code_string or extension):
         decoded = decode_modrm(code, pos, X, B)
         reg, rm = decoded.reg, decoded.rm
         reg_meaning = (f"opcode extension /{extension.group(1)}" if extension else
                        f"register {reg | R << 3 | R_high << 4}: {roles.get('reg', '?')}")
         register = f"register {rm | B << 3 | X_high << 4}: {roles.get('rm', '?')}"
-        _modrm_and_sib(units, code, pos, decoded, reg_meaning, register)
+        vsib = next((m.index for m in (getattr(o, "operand", o) for o in ins.operands)
+                     if getattr(m, "index", None) and m.index[:3] in ("xmm", "ymm", "zmm")), None)  # [rax+zmm1*4]
+        _modrm_and_sib(units, code, pos, decoded, reg_meaning, register, vsib)
     if offsets.has_displacement:
         size = offsets.displacement_size
         at = offsets.displacement_offset

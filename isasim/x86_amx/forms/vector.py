@@ -20,7 +20,7 @@ from ..context import X86Context
 from ..faults import GP
 from ..operands import GPR_VIEWS, Imm, Mem, Reg, vector_register
 from ..operands.masking import Masked, opmask_number, unmasked
-from ..semantics import vector as semantics
+from ..semantics import vector as semantics, vector_double, vector_gather, vector_integer
 from ..semantics.vector import vl
 from .iced_rows import IcedRowsForm
 
@@ -446,6 +446,72 @@ declare(semantics.vcvtps2ph, "VCVTPS2PH dest {k1}{z}, src, imm8", codes=rows_of(
         example="vcvtps2ph ymm1, zmm2, 0x4")
 
 
+# issue 27, round 2: what vectorised loops still needed (semantics/vector_integer.py, vector_double.py)
+for _name in ("PMULUDQ", "PMULDQ", "PSHUFLW", "PSHUFHW", "PBLENDW"):
+    _operands = "xmm1, xmm2/m128, imm8" if _name.startswith(("PSHUF", "PBLEND")) else "xmm1, xmm2/m128"
+    declare(getattr(vector_integer, _name.lower()), f"{_name} {_operands}", codes=rows_of(_name), aligned=True,
+            example=f"{_name.lower()} xmm1, xmm2" + (", 0x1b" if _operands.endswith("imm8") else ""))
+for _name in ("VPMULUDQ", "VPMULDQ", "VPMULLQ", "VPERMB", "VPERMW"):
+    declare(getattr(vector_integer, _name.lower()), f"{_name} dest {{k1}}{{z}}, src1, src2", codes=rows_of(_name),
+            example=f"{_name.lower()} zmm1, zmm2, zmm3")
+for _name in ("VPSHUFLW", "VPSHUFHW"):
+    declare(getattr(vector_integer, _name.lower()), f"{_name} dest {{k1}}{{z}}, src, imm8", codes=rows_of(_name),
+            example=f"{_name.lower()} ymm1, ymm2, 0x1b")
+for _name in ("PMINSB", "PMAXSB", "PMINSW", "PMAXSW", "PMINUW", "PMAXUW", "PMINUD", "PMAXUD"):
+    declare(getattr(semantics, _name.lower()), f"{_name} xmm1, xmm2/m128", codes=rows_of(_name), aligned=True,
+            example=f"{_name.lower()} xmm1, xmm2")
+for _name in ("VPMINSB", "VPMAXSB", "VPMINSW", "VPMAXSW", "VPMINUW", "VPMAXUW", "VPMINUD", "VPMAXUD", "VPMINSQ",
+              "VPMAXSQ", "VPMINUQ", "VPMAXUQ"):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src1, src2", codes=rows_of(_name),
+            example=f"{_name.lower()} zmm1, zmm2, zmm3")
+declare(vector_integer.pinsrw, "PINSRW xmm1, r32/m16, imm8", codes=rows_of("PINSRW"), example="pinsrw xmm1, eax, 0x3")
+declare(vector_integer.vpinsrw, "VPINSRW xmm1, xmm2, r32/m16, imm8", codes=rows_of("VPINSRW"),
+        example="vpinsrw xmm1, xmm2, WORD PTR [rdi], 0x5")
+declare(vector_integer.pextrw, "PEXTRW r32/m16, xmm, imm8", codes=rows_of("PEXTRW"), example="pextrw eax, xmm1, 0x3")
+declare(vector_integer.vpextrw, "VPEXTRW r32/m16, xmm, imm8", codes=rows_of("VPEXTRW"),
+        example="vpextrw eax, xmm1, 0x7")
+for _name in ("VPBLENDW", "VPBLENDD"):
+    declare(getattr(vector_integer, _name.lower()), f"{_name} dest, src1, src2, imm8", codes=rows_of(_name),
+            example=f"{_name.lower()} ymm1, ymm2, ymm3, 0x5a")
+for _size in "BWDQ":
+    declare(getattr(vector_integer, f"vpmov{_size.lower()}2m"), f"VPMOV{_size}2M k1, src",
+            codes=rows_of(f"VPMOV{_size}2M"), example=f"vpmov{_size.lower()}2m k1, zmm2")
+    declare(getattr(vector_integer, f"vpmovm2{_size.lower()}"), f"VPMOVM2{_size} dest, k1",
+            codes=rows_of(f"VPMOVM2{_size}"), example=f"vpmovm2{_size.lower()} zmm1, k2")
+for _name in ("VPMOVQB", "VPMOVSQB", "VPMOVUSQB", "VPMOVQW", "VPMOVSQW", "VPMOVUSQW", "VPMOVSQD", "VPMOVUSQD"):
+    declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src", codes=rows_of(_name),
+            example=f"{_name.lower()} {'ymm1' if _name.endswith('QD') else 'xmm1'}, zmm2")
+declare(vector_double.movsd, "MOVSD dest, src", codes=("MOVSD_XMM_XMMM64", "MOVSD_XMMM64_XMM"),
+        example="movsd xmm1, QWORD PTR [rdi]")
+declare(vector_double.vmovsd, "VMOVSD dest {k1}{z}, [src1,] src", codes=rows_of("VMOVSD"),
+        example="vmovsd xmm1, xmm2, xmm3")
+declare(vector_double.movapd, "MOVAPD dest, src", codes=rows_of("MOVAPD"), aligned=True,
+        example="movapd xmm1, XMMWORD PTR [rdi]")
+declare(vector_double.movupd, "MOVUPD dest, src", codes=rows_of("MOVUPD"), example="movupd XMMWORD PTR [rdi], xmm1")
+
+# issue 27, round 2: gathers and scatters through a VSIB operand, [rax+zmm1*4] (semantics/vector_gather.py)
+for _name, _example in (("VPGATHERDD", "vpgatherdd ymm1, DWORD PTR [rdi+ymm2*4], ymm3"),
+                        ("VPGATHERDQ", "vpgatherdq zmm1{k1}, QWORD PTR [rdi+ymm2*8]"),
+                        ("VPGATHERQD", "vpgatherqd xmm1, DWORD PTR [rdi+ymm2*4], xmm3"),
+                        ("VPGATHERQQ", "vpgatherqq zmm1{k1}, QWORD PTR [rdi+zmm2*8]"),
+                        ("VGATHERDPS", "vgatherdps zmm1{k1}, DWORD PTR [rdi+zmm2*4]"),
+                        ("VGATHERDPD", "vgatherdpd ymm1, QWORD PTR [rdi+xmm2*8], ymm3"),
+                        ("VGATHERQPS", "vgatherqps ymm1{k1}, DWORD PTR [rdi+zmm2*4]"),
+                        ("VGATHERQPD", "vgatherqpd zmm1{k1}, QWORD PTR [rdi+zmm2*8]")):
+    declare(getattr(vector_gather, _name.lower()), f"{_name} dest {{k1}}, vsib [, mask]", codes=rows_of(_name),
+            example=_example)
+for _name, _example in (("VPSCATTERDD", "vpscatterdd DWORD PTR [rax+ymm1*4]{k2}, ymm0"),
+                        ("VPSCATTERDQ", "vpscatterdq QWORD PTR [rax+ymm1*8]{k2}, zmm0"),
+                        ("VPSCATTERQD", "vpscatterqd DWORD PTR [rax+zmm1*4]{k2}, ymm0"),
+                        ("VPSCATTERQQ", "vpscatterqq QWORD PTR [rax+zmm1*8]{k2}, zmm0"),
+                        ("VSCATTERDPS", "vscatterdps DWORD PTR [rax+zmm1*4]{k2}, zmm0"),
+                        ("VSCATTERDPD", "vscatterdpd QWORD PTR [rax+ymm1*8]{k2}, zmm0"),
+                        ("VSCATTERQPS", "vscatterqps DWORD PTR [rax+zmm1*4]{k2}, ymm0"),
+                        ("VSCATTERQPD", "vscatterqpd QWORD PTR [rax+zmm1*8]{k2}, zmm0")):
+    declare(getattr(vector_gather, _name.lower()), f"{_name} vsib {{k1}}, src", codes=rows_of(_name),
+            example=_example)
+
+
 def is_legacy(form: VectorForm) -> bool:
     return not form.mnemonic.startswith(("v", "k", "{vex}"))
 
@@ -473,6 +539,9 @@ GPR_OR_MEMORY_KINDS = {OK.R32_OR_MEM: 32, OK.R64_OR_MEM: 64}
 OPMASK_KINDS = {OK.K_REG, OK.K_RM, OK.K_VVVV}
 OPMASK_OR_MEMORY_KINDS = {OK.K_OR_MEM}
 IMMEDIATE_KINDS = {OK.IMM8: 8}
+# VSIB: memory addressed through a vector of indices, [rax+zmm1*4] (gathers, scatters): the index register's kind
+VSIB_KINDS = {OK.MEM_VSIB32X: "xmm", OK.MEM_VSIB32Y: "ymm", OK.MEM_VSIB32Z: "zmm", OK.MEM_VSIB64X: "xmm",
+              OK.MEM_VSIB64Y: "ymm", OK.MEM_VSIB64Z: "zmm"}
 # iced's CPUID feature names, as the CPU models (config.py) spell them
 _FEATURE_NAMES = {v: k for k, v in vars(iced_x86.CpuidFeature).items() if not k.startswith("_")}
 
@@ -504,6 +573,10 @@ def matches(row: Row, operands: tuple) -> bool:
     if not row.evex and any(isinstance(o, Masked) or (isinstance(o, Reg) and vector_register(o.name)
                                                       and vector_register(o.name).number >= 16) for o in operands):
         return False  # xmm16-31 and masks exist only in EVEX encodings
+    if not row.evex and any(isinstance(o, Mem) and vsib_index(o) and vsib_index(o).number >= 16 for o in operands):
+        return False
+    if row.evex and any(k in VSIB_KINDS for k in row.kinds) and not (operands and isinstance(operands[0], Masked)):
+        return False  # an EVEX gather or scatter needs a write mask (k1-k7), which it clears
     for position, (kind, op) in enumerate(zip(row.kinds, operands)):
         if isinstance(op, Masked):
             if position or not row.can_mask or (op.zeroing and (not row.can_zero or isinstance(op.operand, Mem))):
@@ -513,6 +586,12 @@ def matches(row: Row, operands: tuple) -> bool:
             return False  # embedded broadcast: a bcst row, and one element's size
         if isinstance(op, Mem) and not op.broadcast and op.size not in (None, row.memory_bytes):
             return False
+        if isinstance(op, Mem) and (kind in VSIB_KINDS) != bool(vsib_index(op)):
+            return False  # a vector index only in a VSIB operand, and a VSIB operand only with one
+        if kind in VSIB_KINDS:
+            if not (isinstance(op, Mem) and vsib_index(op) and op.index.startswith(VSIB_KINDS[kind])):
+                return False
+            continue
         if kind in VECTOR_REGISTER_KINDS:
             ok = isinstance(op, Reg) and op.name.startswith(VECTOR_REGISTER_KINDS[kind][0])
         elif kind in VECTOR_OR_MEMORY_KINDS:
@@ -533,6 +612,11 @@ def matches(row: Row, operands: tuple) -> bool:
         if not ok:
             return False
     return True
+
+
+def vsib_index(mem: Mem):
+    """The vector register a VSIB operand's index is ([rax+zmm1*4]: zmm1), None for an ordinary address."""
+    return vector_register(mem.index) if mem.index else None
 
 
 def row_for(form: VectorForm, operands: tuple) -> Row | None:

@@ -87,6 +87,36 @@ _INTEGER += [(m, "V3", (128, 256, 512), AVX512 | {"avx512_vnni"}) for m in ("vpd
 _INTEGER += [(f"{{vex}} {m}", "V3-vex", (128, 256), {"avx_vnni"}) for m in ("vpdpbusd", "vpdpbusds", "vpdpwssd",
                                                                              "vpdpwssds")]
 _INTEGER += [("vcvtph2ps", "ph2ps", (128, 256, 512), {"f16c"}), ("vcvtps2ph", "down", (128, 256, 512), {"f16c"})]
+# issue 27, round 2: dword-pair and qword multiplies, word shuffles and blends, word inserts/extracts, byte/word
+# permutes, vector <-> opmask, the qword down-conversions, double moves
+_INTEGER += [("pmuludq", "L2", (128,), {"sse2"}), ("pmuldq", "L2", (128,), {"sse4_1"}),
+             ("pshuflw", "L2i", (128,), {"sse2"}), ("pshufhw", "L2i", (128,), {"sse2"}),
+             ("pblendw", "L2i", (128,), {"sse4_1"}), ("movapd", "L2", (128,), {"sse2"}),
+             ("movupd", "L2", (128,), {"sse2"}), ("movsd", "movsd", (128,), {"sse2"}),
+             ("vmovsd", "vmovsd", (128,), {"avx"}), ("pinsrw", "pinsrw", (128,), {"sse2"}),
+             ("vpinsrw", "pinsrw", (128,), {"avx"}), ("pextrw", "pextrw", (128,), {"sse4_1"}),
+             ("vpextrw", "pextrw", (128,), {"avx"})]
+_INTEGER += [(m, "V3", (128, 256, 512), {"avx2"}) for m in ("vpmuludq", "vpmuldq")]
+_INTEGER += [("vpmullq", "V3", (128, 256, 512), AVX512), ("vpermw", "V3", (128, 256, 512), AVX512),
+             ("vpermb", "V3", (128, 256, 512), AVX512 | {"avx512vbmi"}),
+             ("vpshuflw", "V2i", (128, 256, 512), {"avx2"}), ("vpshufhw", "V2i", (128, 256, 512), {"avx2"}),
+             ("vpblendw", "V3i-vex", (128, 256), {"avx2"}), ("vpblendd", "V3i-vex", (128, 256), {"avx2"})]
+_INTEGER += [("pminsw", "L2", (128,), {"sse2"}), ("pmaxsw", "L2", (128,), {"sse2"})]
+_INTEGER += [(m, "L2", (128,), {"sse4_1"}) for m in ("pminsb", "pmaxsb", "pminuw", "pmaxuw", "pminud", "pmaxud")]
+_INTEGER += [(m, "V3", (128, 256, 512), {"avx2"}) for m in ("vpminsb", "vpmaxsb", "vpminsw", "vpmaxsw", "vpminuw",
+                                                            "vpmaxuw", "vpminud", "vpmaxud")]
+_INTEGER += [(m, "V3", (128, 256, 512), AVX512) for m in ("vpminsq", "vpmaxsq", "vpminuq", "vpmaxuq")]
+_INTEGER += [(f"vpmov{s}2m", "tomask", (128, 256, 512), AVX512) for s in "bwdq"]
+_INTEGER += [(f"vpmovm2{s}", "frommask", (128, 256, 512), AVX512) for s in "bwdq"]
+_INTEGER += [(m, "down", (128, 256, 512), AVX512) for m in ("vpmovqb", "vpmovsqb", "vpmovusqb", "vpmovqw", "vpmovsqw",
+                                                            "vpmovusqw", "vpmovsqd", "vpmovusqd")]
+# gathers (VEX where the host has AVX2, EVEX under a mask where it has AVX-512) and scatters through indices made
+# small (shifted right until every element lands in the slot's 64 bytes)
+_INTEGER += [(m, "gather", (128, 256, 512), {"avx2"}) for m in ("vpgatherdd", "vpgatherdq", "vpgatherqd", "vpgatherqq",
+                                                               "vgatherdps", "vgatherdpd", "vgatherqps", "vgatherqpd")]
+_INTEGER += [(m, "scatter", (128, 256, 512), AVX512) for m in ("vpscatterdd", "vpscatterdq", "vpscatterqd",
+                                                               "vpscatterqq", "vscatterdps", "vscatterdpd",
+                                                               "vscatterqps", "vscatterqpd")]
 _COMPARES = [("cmpps", "fcmp", (128,), {"sse"}), ("cmpss", "fcmp", (128,), {"sse"}),
              ("vcmpps", "fcmp", (128, 256, 512), {"avx"}), ("vcmpss", "fcmp", (128,), {"avx"})]
 _COMPARES += [(f"vpcmp{s}", "icmp", (128, 256, 512), AVX512) for s in ("b", "ub", "w", "uw", "d", "ud", "q", "uq")]
@@ -97,7 +127,8 @@ _OPMASK += [(f"ktest{s}", "ktest", (), AVX512) for s in "bwdq"]
 _OPMASK += [(m, "k3", (), AVX512) for m in ("kunpckbw", "kunpckwd", "kunpckdq")]
 TABLE = tuple(_SCALAR_FP + _PACKED_FP + _INTEGER + _COMPARES + _OPMASK)
 FORMS = tuple(entry[0] for entry in TABLE)  # every form this module draws (on a host that has them all)
-_DOWN_WIDTH = {"vpmovdb": 4, "vpmovsdb": 4, "vpmovusdb": 4, "vpmovwb": 2, "vpmovswb": 2, "vpmovuswb": 2}
+_DOWN_WIDTH = {"vpmovdb": 4, "vpmovsdb": 4, "vpmovusdb": 4, "vpmovwb": 2, "vpmovswb": 2, "vpmovuswb": 2,
+               "vpmovqb": 8, "vpmovsqb": 8, "vpmovusqb": 8, "vpmovqw": 4, "vpmovsqw": 4, "vpmovusqw": 4}
 
 
 def simd_forms(flags: frozenset[str]) -> tuple[str, ...]:
@@ -123,24 +154,34 @@ def _mix(x: int) -> int:
 
 def render_simd(b, spec: dict, flags: frozenset[str], pool: tuple[int, ...], memory: Callable[[int], str]
                 ) -> tuple[list[str], str]:
-    """(lines, mnemonic) of one drawn form: ``b`` is the scalar builder (GPRs and vectors_written), ``pool``
-    the case's vector registers, ``memory(bits)`` an operand of that size in the slot."""
-    available = [entry for entry in TABLE if entry[3] <= flags]
+    """(lines, mnemonic) of two drawn forms (300-odd forms share a run's draws: two a draw keep each one drawn
+    in the CI run): ``b`` is the scalar builder (GPRs and vectors_written), ``pool`` the case's vector
+    registers, ``memory(bits)`` an operand of that size in the slot; the mnemonic is the first form's."""
     choice = 0
     for field in ("imm", "disp", "base", "index", "cond", "alias", "r1", "r2", "dist", "bits"):  # every drawn number
         choice = _mix(choice ^ (spec[field] & MASK64))
     for part in spec["mem"]:
         choice = _mix(choice ^ (int(part) & MASK64))
+    lines, mnemonic = _render_one(b, spec, flags, pool, memory, choice)
+    more, _second = _render_one(b, spec, flags, pool, memory, _mix(choice ^ 0x5EC0_4D00_2702))
+    return lines + more, mnemonic
+
+
+def _render_one(b, spec: dict, flags: frozenset[str], pool: tuple[int, ...], memory: Callable[[int], str],
+                choice: int) -> tuple[list[str], str]:
+    """(lines, mnemonic) of the form ``choice`` (a mix of the spec's drawn numbers) draws."""
+    available = [entry for entry in TABLE if entry[3] <= flags]
     mnemonic, pattern, widths, _needs = available[(choice >> 32) % len(available)]
     evex = AVX512 <= flags and not pattern.endswith("-vex") and not pattern.startswith(("L", "mov", "cvtsi", "tosi",
-                                                                                        "blendv"))
+                                                                                        "blendv", "pinsrw", "pextrw"))
     evex = evex and mnemonic.startswith(("v", "k"))  # a legacy SSE form reaches xmm0-15 only
     widths = [w for w in widths if w < 512 or AVX512 <= flags] or [128]
     width = widths[(choice >> 4) % len(widths)]
     regs = [n for n in pool if n < 16 or evex]
     lines: list[str] = []
     k = f"k{1 + (choice >> 8) % 3}"
-    masked = evex and bool(choice & 2) and pattern not in ("blendv", "Vbsh", "cmp", "tosi", "vcvtsi")
+    masked = evex and bool(choice & 2) and pattern not in ("blendv", "Vbsh", "cmp", "tosi", "vcvtsi", "tomask",
+                                                                 "frommask", "gather", "scatter")
     zeroing = bool(choice & 8)
 
     def reg(c: int, w: int = width) -> str:
@@ -206,12 +247,45 @@ def render_simd(b, spec: dict, flags: frozenset[str], pool: tuple[int, ...], mem
         operand = second if pattern == "Lsh" and shape == 1 else f"{imm % 70 if pattern == 'Lsh' else imm % 20:#x}"
         lines.append(f"{mnemonic} {dest}, {operand}")
         written(dest)
-    elif pattern in ("V3", "V3-vex", "V3i"):
+    elif pattern == "movsd":
+        lines.append([f"movsd {dest}, {second}", f"movsd {dest}, {memory(64)}", f"movsd {memory(64)}, {src}"][shape])
+        if shape < 2:
+            written(dest)
+    elif pattern == "vmovsd":
+        lines.append([f"vmovsd {dest_of(dest)}, {src}, {second}", f"vmovsd {dest_of(dest)}, {memory(64)}",
+                      f"vmovsd {dest_of(memory(64), store=True)}, {src}"][shape])
+        if shape < 2:
+            written(dest)
+    elif pattern == "pinsrw":  # a word from a GPR's low 16 bits or from memory
+        operand = memory(16) if shape == 1 else b.src(32, spec["r2"])
+        if shape != 1:
+            b.note(reads=[operand])
+        lines.append(f"pinsrw {dest}, {operand}, {imm:#x}" if mnemonic == "pinsrw" else
+                     f"vpinsrw {dest}, {src}, {operand}, {imm:#x}")
+        written(dest)
+    elif pattern == "pextrw":  # to a GPR, zero-extended, or to a word of memory
+        if shape == 2:
+            lines.append(f"{mnemonic} {memory(16)}, {src}, {imm:#x}")
+        else:
+            gpr = b.dest(64 if choice & 16 else 32, spec["r1"])
+            b.note(writes=[gpr])
+            lines.append(f"{mnemonic} {gpr}, {src}, {imm:#x}")
+    elif pattern == "tomask":  # each element's sign into a mask, stored to the slot
+        target = f"k{1 + (choice >> 24) % 7}"
+        lines += [f"{mnemonic} {target}, {src}", f"kmovq {memory(64)}, {target}"]
+    elif pattern == "frommask":  # a mask from the slot into a vector
+        source = f"k{1 + (choice >> 24) % 7}"
+        lines += [f"kmovq {source}, {memory(64)}", f"{mnemonic} {dest}, {source}"]
+        written(dest)
+    elif pattern in ("gather", "scatter"):
+        lines += _render_vsib(b, mnemonic, pattern, evex and (pattern == "scatter" or bool(choice & 4)), width, regs,
+                              [n for n in pool if n < 16], choice, memory)
+    elif pattern in ("V3", "V3-vex", "V3i", "V3i-vex"):
         operand = memory(width) if shape == 1 else second
         element = _broadcast_element(mnemonic) if evex and shape == 1 and choice & 64 else 0
         if element:  # an embedded broadcast: one element from the slot, repeated
             operand = memory(8 * element).replace(" PTR ", " BCST ")
-        tail = f", {imm:#x}" if pattern == "V3i" else ""
+        tail = f", {imm:#x}" if pattern.startswith("V3i") else ""
         lines.append(f"{mnemonic} {dest_of(dest)}, {src}, {operand}{tail}")
         written(dest)
     elif pattern in ("V2", "V2i", "V2i-vex", "V2i-permq"):
@@ -296,3 +370,35 @@ def render_simd(b, spec: dict, flags: frozenset[str], pool: tuple[int, ...], mem
             operands = {"k3": f"{k1}, {k2}, {k3}", "k2": f"{k1}, {k2}", "kshift": f"{k1}, {k2}, {imm % 72:#x}"}[pattern]
             lines += [f"{mnemonic} {operands}", f"kmovq {memory(64)}, {k1}"]
     return lines, mnemonic
+
+
+def _render_vsib(b, mnemonic: str, pattern: str, evex: bool, width: int, regs: list[int], low: list[int], choice: int,
+                 memory: Callable[[int], str]) -> list[str]:
+    """A gather or scatter through [base+index*scale+disp] in the slot: the index vector made from a pool register
+    shifted right so that each element's offset stays within the slot's 64 bytes."""
+    index_size = 64 if mnemonic.endswith(("qd", "qq", "qps", "qpd")) else 32
+    size = 64 if mnemonic.endswith(("dq", "qq", "pd")) else 32
+    count = (width if evex else min(width, 256)) // max(size, index_size)
+    data, index = PREFIX[max(128, count * size)], PREFIX[max(128, count * index_size)]
+    slots = 64 // (size // 8)
+    shift = index_size - slots.bit_length() + 1
+    pool = regs if evex else low
+    d, i, m = (pool[(choice >> s) % len(pool)] for s in (36, 40, 44))
+    if i == d:
+        i = pool[(pool.index(d) + 1) % len(pool)]
+    if m in (d, i):
+        m = next(n for n in pool if n not in (d, i))
+    address = memory(size)
+    vsib = address[:-1] + f"+{index}{i}*{size // 8}]"
+    shifter = "vpsrlq" if index_size == 64 else "vpsrld"
+    lines = [f"{shifter} {index}{i}, {index}{m}, {shift:#x}"]
+    b.vectors_written.add(i)
+    k = f"k{1 + (choice >> 48) % 7}"
+    if pattern == "scatter":
+        return lines + [f"kmovq {k}, {memory(64)}", f"{mnemonic} {vsib}{{{k}}}, {data}{d}",
+                        f"kmovq {memory(64)}, {k}"]
+    b.vectors_written.add(d)
+    if evex:
+        return lines + [f"kmovq {k}, {memory(64)}", f"{mnemonic} {data}{d}{{{k}}}, {vsib}", f"kmovq {memory(64)}, {k}"]
+    b.vectors_written.add(m)
+    return lines + [f"{mnemonic} {data}{d}, {vsib}, {data}{m}"]

@@ -2255,6 +2255,33 @@ pmaxsd, vpmaxsd = _integer_pair("pmaxsd", 32, lambda a, b: max(signed(a, 32), si
                                 "Maximum of packed signed dwords", "MAX({a}, {b})", "AVX512F", sse="SSE4.1")
 pminub, vpminub = _integer_pair("pminub", 8, min, "Minimum of packed unsigned bytes", "MIN({a}, {b})", "AVX512BW")
 pmaxub, vpmaxub = _integer_pair("pmaxub", 8, max, "Maximum of packed unsigned bytes", "MAX({a}, {b})", "AVX512BW")
+# issue 27, round 2: the rest of the minimum/maximum family (clang's clamps of int64 values: vpminsq, vpmaxsq)
+pminsb, vpminsb = _integer_pair("pminsb", 8, lambda a, b: min(signed(a, 8), signed(b, 8)),
+                                "Minimum of packed signed bytes", "MIN({a}, {b})", "AVX512BW", sse="SSE4.1")
+pmaxsb, vpmaxsb = _integer_pair("pmaxsb", 8, lambda a, b: max(signed(a, 8), signed(b, 8)),
+                                "Maximum of packed signed bytes", "MAX({a}, {b})", "AVX512BW", sse="SSE4.1")
+pminsw, vpminsw = _integer_pair("pminsw", 16, lambda a, b: min(signed(a, 16), signed(b, 16)),
+                                "Minimum of packed signed words", "MIN({a}, {b})", "AVX512BW")
+pmaxsw, vpmaxsw = _integer_pair("pmaxsw", 16, lambda a, b: max(signed(a, 16), signed(b, 16)),
+                                "Maximum of packed signed words", "MAX({a}, {b})", "AVX512BW")
+pminuw, vpminuw = _integer_pair("pminuw", 16, min, "Minimum of packed unsigned words", "MIN({a}, {b})", "AVX512BW",
+                                sse="SSE4.1")
+pmaxuw, vpmaxuw = _integer_pair("pmaxuw", 16, max, "Maximum of packed unsigned words", "MAX({a}, {b})", "AVX512BW",
+                                sse="SSE4.1")
+pminud, vpminud = _integer_pair("pminud", 32, min, "Minimum of packed unsigned dwords", "MIN({a}, {b})", "AVX512F",
+                                sse="SSE4.1")
+pmaxud, vpmaxud = _integer_pair("pmaxud", 32, max, "Maximum of packed unsigned dwords", "MAX({a}, {b})", "AVX512F",
+                                sse="SSE4.1")
+_, vpminsq = _integer_pair("pminsq", 64, lambda a, b: min(signed(a, 64), signed(b, 64)),
+                           "Minimum of packed signed qwords", "MIN({a}, {b})", "AVX512F")
+_, vpmaxsq = _integer_pair("pmaxsq", 64, lambda a, b: max(signed(a, 64), signed(b, 64)),
+                           "Maximum of packed signed qwords", "MAX({a}, {b})", "AVX512F")
+_, vpminuq = _integer_pair("pminuq", 64, min, "Minimum of packed unsigned qwords", "MIN({a}, {b})",
+                           "AVX512F")
+_, vpmaxuq = _integer_pair("pmaxuq", 64, max, "Maximum of packed unsigned qwords", "MAX({a}, {b})",
+                           "AVX512F")
+for _qword in (vpminsq, vpmaxsq, vpminuq, vpmaxuq):  # EVEX only: no VEX row
+    _qword.__doc__ = _qword.__doc__.replace("VEX: AVX/AVX2; EVEX: AVX512F", "EVEX: AVX512F, AVX512VL below 512 bits")
 pavgb, vpavgb = _integer_pair("pavgb", 8, lambda a, b: (a + b + 1) >> 1, "Average of packed unsigned bytes, rounded up",
                               "({a} + {b} + 1) >> 1", "AVX512BW")
 
@@ -2692,6 +2719,14 @@ vpmovqd = _down_convert("vpmovqd", 64, 32, "", "AVX512F")
 vpmovwb = _down_convert("vpmovwb", 16, 8, "", "AVX512BW")
 vpmovswb = _down_convert("vpmovswb", 16, 8, "signed", "AVX512BW")
 vpmovuswb = _down_convert("vpmovuswb", 16, 8, "unsigned", "AVX512BW")
+vpmovqb = _down_convert("vpmovqb", 64, 8, "", "AVX512F")
+vpmovsqb = _down_convert("vpmovsqb", 64, 8, "signed", "AVX512F")
+vpmovusqb = _down_convert("vpmovusqb", 64, 8, "unsigned", "AVX512F")
+vpmovqw = _down_convert("vpmovqw", 64, 16, "", "AVX512F")
+vpmovsqw = _down_convert("vpmovsqw", 64, 16, "signed", "AVX512F")
+vpmovusqw = _down_convert("vpmovusqw", 64, 16, "unsigned", "AVX512F")
+vpmovsqd = _down_convert("vpmovsqd", 64, 32, "signed", "AVX512F")
+vpmovusqd = _down_convert("vpmovusqd", 64, 32, "unsigned", "AVX512F")
 
 
 def vpmovsxbq(cpu: X86Context, dest, src) -> None:
