@@ -1,5 +1,5 @@
-"""The SSE/AVX/AVX-512 forms around AMX kernels: one declaration per form (see semantics/vector.py for what
-they do): moves of every width and mask form, the zeroing idioms, broadcasts, GPR <-> xmm moves, the opmask
+"""The SSE/AVX/AVX-512 forms around AMX kernels: one declaration per form (see semantics/vector*.py, a module per
+family, for what they do): moves of every width and mask form, the zeroing idioms, broadcasts, GPR <-> xmm moves, the opmask
 instructions, and the integer, BF16 and float arithmetic AMX code calls before and after the tiles.
 
 Each form is its SDM syntax line, the iced-x86 ``Code`` rows it owns (the SDM's opcode table rows, whose
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Callable, ClassVar
 
 import iced_x86
@@ -20,7 +21,8 @@ from ..context import X86Context
 from ..faults import GP
 from ..operands import GPR_VIEWS, Imm, Mem, Reg, vector_register
 from ..operands.masking import Masked, opmask_number, unmasked
-from ..semantics import vector as semantics, vector_double, vector_gather, vector_integer
+from ..semantics import (vector, vector_arithmetic, vector_double, vector_gather, vector_integer, vector_masks,
+                         vector_packed_integer, vector_single)
 from ..semantics.vector import vl
 from .iced_rows import IcedRowsForm
 
@@ -87,6 +89,10 @@ class VectorForm(IcedRowsForm):
         return bind
 
 
+# the semantics of the families declared below by name (semantics.vpaddd): the modules of semantics/ per family
+semantics = SimpleNamespace(**{name: value for module in (vector, vector_arithmetic, vector_single, vector_packed_integer,
+                                                          vector_masks) for name, value in vars(module).items()
+                               if not name.startswith("__")})
 FORMS = FormTable()
 _CODE_NAMES = [name for name in vars(iced_x86.Code) if not name.startswith("_")]
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 from ..context import X86Context
 from ..operands import Mem
 from ..operands.masking import opmask_number
-from .vector import (_each, _extract, _legacy_each, _whole, elements, pack, read, signed, vl, write_legacy,
-                     write_vex)
+from .vector import elements, pack, read, signed, vl, write_legacy, write_vex
+from .vector_arithmetic import _each, _extract
+from .vector_single import _legacy_each, _whole
 
 LOW32 = 0xFFFFFFFF
 
