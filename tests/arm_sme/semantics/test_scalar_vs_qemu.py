@@ -236,7 +236,8 @@ def test_every_data_processing_form_and_branch_agrees_with_qemu():
 @pytest.mark.parametrize("svl", (128, 512, 2048))
 def test_every_load_and_store_form_agrees_with_qemu(svl):
     rng = random.Random(SEED + svl)
-    cases = memory_cases(rng, svl)
+    # 148 forms: 8 cases each at SVL 128, 4 at the others (what the SVL changes is a Q/D/S/H/B load's zeroing)
+    cases = memory_cases(rng, svl, per_form=CASES_PER_FORM if svl == 128 else CASES_PER_FORM // 2)
     assert {label for label, _, _ in cases} == {form.id for form in MEMORY_FORMS}
     _check(cases, svl)
 
