@@ -39,7 +39,11 @@ TPIDR2_BLOCK_BYTES = 16
 
 
 def _return(cpu) -> int:
-    """RET: where the routine returns, X30 (an address: the built-in's step goes there)."""
+    """RET: where the routine returns, X30 (an address: the built-in's step goes there).  The BL/BLR that
+    came here counted a call not yet returned from (semantics/base_branch.py): this return ends it."""
+    state = cpu.state
+    if state.call_depth:
+        state.call_depth -= 1
     return cpu.X(30)
 
 
