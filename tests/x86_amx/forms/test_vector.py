@@ -2031,3 +2031,34 @@ def test_a_gather_or_scatter_faulting_part_way_leaves_what_silicon_leaves(name):
     assert (sim.observed["regs"], sim.observed["arrays"]) == (cpu.observed["regs"], cpu.observed["arrays"])
     assert sim.read_memory(SILICON_DATA + 0x1000, 0x1000) == cpu.read_memory(SILICON_DATA + 0x1000, 0x1000)
     assert sim.read_memory(SILICON_DATA + 0x1000, 0x1000) != bytes(0x1000) or name != "evex scatter"
+
+
+def test_vsib_operands_refused_in_one_line_where_they_do_not_fit():
+    for line, message in (("vpgatherdd zmm0, DWORD PTR [rax+zmm1*4]", "no form"),  # EVEX: a mask is required
+                          ("vpscatterdd DWORD PTR [rax+zmm1*4], zmm0", "no form"),
+                          ("vpgatherdd zmm0{k1}, DWORD PTR [rip+zmm1*4]", "cannot be rip-relative"),
+                          ("vpgatherdd zmm0{k1}{z}, DWORD PTR [rax+zmm1*4]", "no form"),  # no zeroing
+                          ("vpgatherdd ymm0, DWORD PTR [rax+ymm17*4], ymm2", "no form"),  # VEX: index 0-15
+                          ("vmovdqu32 zmm0, ZMMWORD PTR [rax+zmm1*4]", "no form"),
+                          ("mov eax, DWORD PTR [rax+xmm1*4]", "must be a 64-bit general-purpose register")):
+        with pytest.raises(AssemblyError, match=re.escape(message)):
+            assemble(line)
+
+
+def test_gathers_fault_ud_on_overlapping_registers_and_run_element_by_element():
+    """#UD: a VEX gather's destination, index and mask not three registers, an EVEX gather's destination its
+    index; hand-worked: the indices -1, 0, 2, 1 (sign-extended) from [rdi+0x4], the VEX mask's sign bits."""
+    memory = b"".join(n.to_bytes(4, "little") for n in range(0x100, 0x180))
+    for line in ("vpgatherdd xmm1, DWORD PTR [rdi+xmm1*4], xmm2", "vpgatherdd xmm1, DWORD PTR [rdi+xmm2*4], xmm1",
+                 "vpgatherdd zmm1{k1}, DWORD PTR [rdi+zmm1*4]"):
+        with pytest.raises(Fault, match="#UD|different|cannot be its index"):
+            run(line, regs={"rdi": DATA}, memory=memory)
+    indices = vector_of([0xFFFFFFFF, 0, 2, 1])
+    state, _ = run("vpgatherdd xmm0, DWORD PTR [rdi+xmm1*4+0x4], xmm2", {0: ALL_ONES, 1: indices,
+                   2: vector_of([1 << 31, 0, 1 << 31, 0x7FFFFFFF]) | 1 << 200}, {"rdi": DATA}, memory=memory)
+    assert state.read_vector(0) == vector_of([0x100, 0xFFFFFFFF, 0x103, 0xFFFFFFFF])  # bits 511:128 zeroed
+    assert state.read_vector(2) == 0
+    state, mem = run("mov eax, 0x9\nkmovw k1, eax\nvpscatterdd DWORD PTR [rdi+xmm1*4]{k1}, xmm0",
+                     {0: vector_of([7, 8, 9, 10]), 1: vector_of([2, 2, 3, 2])}, {"rdi": DATA}, memory=memory)
+    assert state.read_opmask(1) == 0  # elements 0 and 3 to the same dword: the later one stays
+    assert (mem.read(DATA + 8, 8), mem.read(DATA, 8)) == ((10).to_bytes(4, "little") + memory[12:16], memory[:8])
