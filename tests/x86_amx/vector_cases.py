@@ -276,6 +276,9 @@ CASES = [
     "vmovsd xmm1{k1}{z},QWORD PTR [rdi]", "vmovsd QWORD PTR [rdi]{k1},xmm17", "vmovsd xmm17{k1},xmm18,xmm19",
     "movapd xmm1,xmm2", "movapd xmm1,XMMWORD PTR [rdi]", "movapd XMMWORD PTR [rsp],xmm9", "movupd xmm1,XMMWORD PTR [rdi+0x8]",
     "movupd XMMWORD PTR [rdi],xmm1",
+    # issue 27, round 2: EVEX's VMOVQ with memory takes the r/m64 rows (W1 6E/7E) as GNU as does (g++ -O3 -march=x86-64-v4)
+    "vmovq QWORD PTR [rsp-0x10],xmm31", "vmovq xmm31,QWORD PTR [rsp-0x10]", "vmovq QWORD PTR [rdi],xmm16",
+    "vmovq xmm16,xmm17", "vmovq xmm16,QWORD PTR [rip+0x8]",
     # issue 27, round 2: the rest of the minimum/maximum family (clang's int64 clamps: vpminsq, vpmaxsq)
     "pminsb xmm1,xmm2", "pmaxsb xmm1,XMMWORD PTR [rdi]", "pminsw xmm1,xmm2", "pmaxsw xmm9,xmm10", "pminuw xmm1,xmm2",
     "pmaxuw xmm1,xmm2", "pminud xmm1,xmm2", "pmaxud xmm1,XMMWORD PTR [rdi]", "vpminsb ymm1,ymm2,ymm3",
@@ -283,6 +286,12 @@ CASES = [
     "vpminuw ymm1,ymm2,ymm3", "vpmaxuw xmm1{k1}{z},xmm2,xmm3", "vpminud ymm1,ymm2,ymm3",
     "vpmaxud zmm1,zmm2,DWORD BCST [rdi]", "vpminsq zmm1,zmm2,zmm3", "vpmaxsq ymm1{k1}{z},ymm2,QWORD BCST [rip+0x10]",
     "vpminuq xmm1,xmm2,XMMWORD PTR [rdi]", "vpmaxuq zmm1,zmm2,zmm3",
+    # issue 27, round 2: the high halves of word products, absolute values, VCVTUSI2SS (g++ -O2/-O3 -march=x86-64-v3/v4 and clang -Os -march=sapphirerapids builds of GCC's AMX tests)
+    "pmulhw xmm1,xmm2", "pmulhuw xmm9,XMMWORD PTR [rdi]", "vpmulhw ymm1,ymm2,ymm3", "vpmulhw zmm1{k1}{z},zmm2,zmm3",
+    "vpmulhuw xmm17,xmm18,XMMWORD PTR [rdi]", "pabsb xmm1,xmm2", "pabsw xmm1,XMMWORD PTR [rdi]", "pabsd xmm10,xmm11",
+    "vpabsd xmm0,xmm0", "vpabsd zmm1{k1},DWORD BCST [rdi]", "vpabsb ymm1,ymm2", "vpabsw zmm1,zmm2",
+    "vpabsq zmm1,zmm2", "vpabsq xmm1{k1}{z},QWORD BCST [rdi]", "vcvtusi2ss xmm4,xmm15,rcx",
+    "vcvtusi2ss xmm1,xmm2,eax", "vcvtusi2ss xmm1,xmm2,DWORD PTR [rdi]", "vcvtusi2ss xmm17,xmm18,QWORD PTR [rdi]",
     # issue 27, round 2: gathers and scatters through VSIB operands (clang -O2 -march=sapphirerapids's vpscatterdd [rax+ymm1*4]{k2},ymm0)
     "vpscatterdd DWORD PTR [rax+ymm1*4]{k2},ymm0", "vpscatterdd DWORD PTR [rdi+zmm3*4+0x40]{k1},zmm2",
     "vpscatterdq QWORD PTR [rax+ymm1*8]{k2},zmm0", "vpscatterqd DWORD PTR [rax+zmm1*4]{k2},ymm0",

@@ -153,8 +153,12 @@ def encode(mnemonic: str, operands: tuple, address: int):
         raise fail(mnemonic, f"no form takes these operands; forms: {rows}")
     # GNU as takes a legacy or VEX row where one fits (even where EVEX's disp8*N would be shorter), then the
     # shortest encoding (the two-byte VEX where a swapped load/store row allows it), and for MOVQ/VMOVQ with
-    # memory the xmm/m64 row (F3 0F 7E, 66 0F D6) over the r/m64 one (66 REX.W 0F 6E/7E) when REX ties them
-    _, _evex, code, data, disp_size, sized = min(candidates, key=lambda c: (c[1], c[0], _gpr_memory_row(c[2]), c[2]))
+    # memory the xmm/m64 row (F3 0F 7E, 66 0F D6) over the r/m64 one (66 REX.W 0F 6E/7E) when REX ties them; but
+    # EVEX's VMOVQ with memory (xmm16-31) the r/m64 rows (EVEX.W1 6E/7E), as GNU as 2.40 does (g++ -O3 -march=x86-64-v4's
+    # vmovq QWORD PTR [rsp-0x10],xmm31)
+    evex_vmovq = form.mnemonic == "vmovq"
+    _, _evex, code, data, disp_size, sized = min(
+        candidates, key=lambda c: (c[1], c[0], _gpr_memory_row(c[2]) != (c[1] and evex_vmovq), c[2]))
     return form, _with_disp_size(sized, disp_size), data
 
 

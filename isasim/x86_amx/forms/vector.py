@@ -470,6 +470,19 @@ for _name in ("VPMINSB", "VPMAXSB", "VPMINSW", "VPMAXSW", "VPMINUW", "VPMAXUW", 
               "VPMAXSQ", "VPMINUQ", "VPMAXUQ"):
     declare(getattr(semantics, _name.lower()), f"{_name} dest {{k1}}{{z}}, src1, src2", codes=rows_of(_name),
             example=f"{_name.lower()} zmm1, zmm2, zmm3")
+for _name in ("PMULHW", "PMULHUW"):
+    declare(getattr(vector_integer, _name.lower()), f"{_name} xmm1, xmm2/m128", codes=rows_of(_name), aligned=True,
+            example=f"{_name.lower()} xmm1, xmm2")
+    declare(getattr(vector_integer, "v" + _name.lower()), f"V{_name} dest {{k1}}{{z}}, src1, src2",
+            codes=rows_of("V" + _name), example=f"v{_name.lower()} zmm1, zmm2, zmm3")
+for _name in ("PABSB", "PABSW", "PABSD"):
+    declare(getattr(vector_integer, _name.lower()), f"{_name} xmm1, xmm2/m128", codes=rows_of(_name), aligned=True,
+            example=f"{_name.lower()} xmm1, xmm2")
+for _name in ("VPABSB", "VPABSW", "VPABSD", "VPABSQ"):
+    declare(getattr(vector_integer, _name.lower()), f"{_name} dest {{k1}}{{z}}, src", codes=rows_of(_name),
+            example=f"{_name.lower()} ymm1, ymm2")
+declare(semantics.vcvtusi2ss, "VCVTUSI2SS xmm1, xmm2, r/m32 (r/m64)", codes=rows_of("VCVTUSI2SS"),
+        example="vcvtusi2ss xmm1, xmm2, rax")
 declare(vector_integer.pinsrw, "PINSRW xmm1, r32/m16, imm8", codes=rows_of("PINSRW"), example="pinsrw xmm1, eax, 0x3")
 declare(vector_integer.vpinsrw, "VPINSRW xmm1, xmm2, r32/m16, imm8", codes=rows_of("VPINSRW"),
         example="vpinsrw xmm1, xmm2, WORD PTR [rdi], 0x5")

@@ -106,6 +106,11 @@ _INTEGER += [(m, "L2", (128,), {"sse4_1"}) for m in ("pminsb", "pmaxsb", "pminuw
 _INTEGER += [(m, "V3", (128, 256, 512), {"avx2"}) for m in ("vpminsb", "vpmaxsb", "vpminsw", "vpmaxsw", "vpminuw",
                                                             "vpmaxuw", "vpminud", "vpmaxud")]
 _INTEGER += [(m, "V3", (128, 256, 512), AVX512) for m in ("vpminsq", "vpmaxsq", "vpminuq", "vpmaxuq")]
+_INTEGER += [("pmulhw", "L2", (128,), {"sse2"}), ("pmulhuw", "L2", (128,), {"sse2"}),
+             ("vpmulhw", "V3", (128, 256, 512), {"avx2"}), ("vpmulhuw", "V3", (128, 256, 512), {"avx2"})]
+_INTEGER += [(m, "L2", (128,), {"ssse3"}) for m in ("pabsb", "pabsw", "pabsd")]
+_INTEGER += [(m, "V2", (128, 256, 512), {"avx2"}) for m in ("vpabsb", "vpabsw", "vpabsd")]
+_INTEGER += [("vpabsq", "V2", (128, 256, 512), AVX512), ("vcvtusi2ss", "vcvtsi", (128,), AVX512)]
 _INTEGER += [(f"vpmov{s}2m", "tomask", (128, 256, 512), AVX512) for s in "bwdq"]
 _INTEGER += [(f"vpmovm2{s}", "frommask", (128, 256, 512), AVX512) for s in "bwdq"]
 _INTEGER += [(m, "down", (128, 256, 512), AVX512) for m in ("vpmovqb", "vpmovsqb", "vpmovusqb", "vpmovqw", "vpmovsqw",

@@ -188,6 +188,11 @@ def from_int(x: int, bits: int) -> int:
     return round_fp32(Fraction(x))
 
 
+def from_uint(x: int, bits: int) -> int:
+    """An unsigned integer of ``bits`` bits converted to fp32 (VCVTUSI2SS), rounded to nearest even."""
+    return round_fp32(Fraction(x % (1 << bits)))
+
+
 def round_to_integer(exact: Fraction, mode: str) -> int:
     """An exact value rounded to an integer: 'nearest' (ties to even), 'down', 'up' or 'truncate'."""
     floor = exact.numerator // exact.denominator

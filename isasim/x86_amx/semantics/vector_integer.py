@@ -344,3 +344,57 @@ vpmovm2b = _from_mask("vpmovm2b", 8)
 vpmovm2w = _from_mask("vpmovm2w", 16)
 vpmovm2d = _from_mask("vpmovm2d", 32)
 vpmovm2q = _from_mask("vpmovm2q", 64)
+
+
+
+# ---------------------------------------------------------------------------
+# The high halves of word products, and absolute values (g++ -O2/-O3 -march=x86-64-v3/v4's vectorised loops)
+# ---------------------------------------------------------------------------
+
+
+def _pair(name: str, size: int, operation, summary: str, formula: str, sse: str, evex: str, unary: bool = False):
+    """The SSE form and the VEX/EVEX form of one element-wise operation on ``size``-bit elements."""
+    e = {8: "byte", 16: "word", 32: "dword", 64: "qword"}[size]
+
+    def legacy(cpu: X86Context, dest, src) -> None:
+        _legacy_each(cpu, dest, src, size, (lambda _a, b: operation(b)) if unary else operation)
+
+    def avx(cpu: X86Context, dest, *sources) -> None:
+        _each(cpu, dest, sources, size, operation)
+
+    legacy.__name__ = legacy.__qualname__ = name
+    avx.__name__ = avx.__qualname__ = "v" + name
+    a, b = ("SRC", "SRC") if unary else ("DEST", "SRC")
+    legacy.__doc__ = (f"{summary} ({sse}).\n\n"
+                      f"        FOR j := 0 TO {128 // size - 1}: DEST.{e}[j] := "
+                      f"{formula.format(a=f'{a}.{e}[j]', b=f'{b}.{e}[j]')}\n"
+                      f"        DEST[MAXVL-1:128] unmodified\n\n    A memory SRC must be 16-byte aligned (#GP(0)).\n")
+    a, b = ("SRC", "SRC") if unary else ("SRC1", "SRC2")
+    avx.__doc__ = (f"{summary} ({'VEX: AVX/AVX2; ' if evex != 'AVX512F (EVEX only)' else ''}EVEX: {evex}, AVX512VL "
+                   f"below 512 bits, under a write mask).\n\n"
+                   f"        FOR j := 0 TO VL/{size} - 1\n"
+                   f"            IF k1[j] OR *no writemask*: DEST.{e}[j] := "
+                   f"{formula.format(a=f'{a}.{e}[j]', b=f'{b}.{e}[j]')}\n"
+                   f"            ELSE IF *zeroing*: DEST.{e}[j] := 0     (else unchanged: merging)\n"
+                   f"        DEST[MAXVL-1:VL] := 0\n")
+    return legacy, avx
+
+
+pmulhw, vpmulhw = _pair("pmulhw", 16, lambda a, b: signed(a, 16) * signed(b, 16) >> 16,
+                        "Multiply packed signed words, keeping the high 16 bits of each 32-bit product",
+                        "(SignExtend({a}) * SignExtend({b}))[31:16]", "SSE2", "AVX512BW")
+pmulhuw, vpmulhuw = _pair("pmulhuw", 16, lambda a, b: a * b >> 16,
+                          "Multiply packed unsigned words, keeping the high 16 bits of each 32-bit product",
+                          "(ZeroExtend({a}) * ZeroExtend({b}))[31:16]", "SSE2", "AVX512BW")
+pabsb, vpabsb = _pair("pabsb", 8, lambda x: abs(signed(x, 8)), "Absolute value of packed signed bytes (80H stays 80H)",
+                      "ABS({b})", "SSSE3", "AVX512BW", unary=True)
+pabsw, vpabsw = _pair("pabsw", 16, lambda x: abs(signed(x, 16)),
+                      "Absolute value of packed signed words (8000H stays 8000H)", "ABS({b})", "SSSE3", "AVX512BW",
+                      unary=True)
+pabsd, vpabsd = _pair("pabsd", 32, lambda x: abs(signed(x, 32)),
+                      "Absolute value of packed signed dwords (80000000H stays 80000000H)", "ABS({b})", "SSSE3",
+                      "AVX512F", unary=True)
+_, vpabsq = _pair("pabsq", 64, lambda x: abs(signed(x, 64)),
+                  "Absolute value of packed signed qwords (8000000000000000H stays)", "ABS({b})", "-",
+                  "AVX512F (EVEX only)", unary=True)
+vpabsq.__doc__ = vpabsq.__doc__.replace("EVEX: AVX512F (EVEX only)", "EVEX: AVX512F")

@@ -155,6 +155,19 @@ def vcvtsi2ss(cpu: X86Context, dest, src1, src2) -> None:
     _scalar_vex(cpu, dest, src1, src1, lambda _a, _b: fp32.from_int(value, bits))
 
 
+def vcvtusi2ss(cpu: X86Context, dest, src1, src2) -> None:
+    """Convert an unsigned doubleword or quadword integer to single precision, rounded to nearest even (EVEX:
+    AVX512F; clang's (float) of an unsigned long under -march=sapphirerapids).
+
+        DEST[31:0] := Convert_UInteger_To_Single_Precision_Floating_Point(SRC2)   (r/m32 or r/m64)
+        DEST[127:32] := SRC1[127:32];  DEST[MAXVL-1:128] := 0
+
+    Embedded rounding ({rn-sae} ...) is not simulated: such bytes are refused by name.
+    """
+    value, bits = _integer_bits(cpu, src2)
+    _scalar_vex(cpu, dest, src1, src1, lambda _a, _b: fp32.from_uint(value, bits))
+
+
 def _to_gpr(cpu: X86Context, dest, src, mode: str) -> None:
     bits = GPR_VIEWS[dest.name].bits
     cpu.state.write_gpr(GPR_VIEWS[dest.name], fp32.to_int(_scalar_element(cpu, src), bits, mode))

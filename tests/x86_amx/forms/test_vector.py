@@ -2062,3 +2062,40 @@ def test_gathers_fault_ud_on_overlapping_registers_and_run_element_by_element():
                      {0: vector_of([7, 8, 9, 10]), 1: vector_of([2, 2, 3, 2])}, {"rdi": DATA}, memory=memory)
     assert state.read_opmask(1) == 0  # elements 0 and 3 to the same dword: the later one stays
     assert (mem.read(DATA + 8, 8), mem.read(DATA, 8)) == ((10).to_bytes(4, "little") + memory[12:16], memory[:8])
+
+
+# issue 27, round 2: VCVTUSI2SS of the unsigned values whose rounding matters (above 2^63, ties at 2^24 and above),
+# and the word products' high halves and absolute values at their extremes
+UNSIGNED_CONVERSION_PROGRAM = """
+    mov rax, -1
+    vcvtusi2ss xmm1, xmm2, rax
+    mov rax, 0x8000008000000000
+    vcvtusi2ss xmm3, xmm4, rax
+    mov rax, 0x8000018000000001
+    vcvtusi2ss xmm16, xmm17, rax
+    mov eax, 0xffffffff
+    vcvtusi2ss xmm5, xmm6, eax
+    mov eax, 0x1000001
+    vcvtusi2ss xmm7, xmm8, eax
+    mov eax, 0x1000003
+    vcvtusi2ss xmm9, xmm10, eax
+    vcvtusi2ss xmm11, xmm12, DWORD PTR [rdi+0x4]
+    vcvtusi2ss xmm13, xmm14, QWORD PTR [rdi+0x8]
+    vpcmpeqd ymm15, ymm15, ymm15
+    vpsllw ymm15, ymm15, 0xf
+    vpmulhw ymm18, ymm15, ymm15
+    vpmulhuw ymm19, ymm15, ymm20
+    vpabsw ymm21, ymm15
+    vpabsq zmm22, zmm23
+    pmulhw xmm0, xmm15
+    pabsb xmm2, xmm15
+"""
+
+
+@pytest.mark.needs_silicon
+@pytest.mark.skipif(not {"avx512f", "avx512vl", "avx512bw", "ssse3"} <= set(HOST_FLAGS), reason="this CPU lacks avx512f, avx512vl, avx512bw, ssse3 (/proc/cpuinfo)")
+@pytest.mark.parametrize("seed", range(2))
+def test_unsigned_conversion_word_products_and_absolute_values_on_silicon(seed):
+    report, program, _init = silicon_diff(UNSIGNED_CONVERSION_PROGRAM, range(32), 512, seed=seed)
+    assert report.divergence is None, report.divergence.describe()
+    assert report.steps == len(program.instructions)
