@@ -88,6 +88,9 @@ def explain_vector(ins: Instruction, form, settings: Settings) -> Explanation:
             for r in (o.base, o.index):
                 if r and r != "rip":  # RIP is where the instruction is: the data goes where it points
                     regs[r] = DATA_ADDR + 0x100 if r == o.base else 0
+            if o.index and vector_register(o.index):  # VSIB (gathers, scatters): small indices, some negative
+                regs[f"zmm{vector_register(o.index).number}"] = sum(
+                    (int(v) % (1 << 64)) << (64 * j) for j, v in enumerate(rng.integers(-16, 32, 8)))
             data = DATA_ADDR if o.base != "rip" else (ins.address + ins.size + o.disp - 0x100) & ~63
             memory.append((data, rng.integers(0, 256, 0x400, dtype=np.uint8).tobytes(), True))
     if form.mnemonic == "vzeroupper":
