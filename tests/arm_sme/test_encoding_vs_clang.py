@@ -144,7 +144,7 @@ NOT_ENCODABLE = [
     ("ld1w {z0.h}, p0/z, [x0]", "not this form's .s"),  # no LD1W into .H elements (a narrowing load)
     ("st1h {z0.b}, p0, [x0]", "not this form's .h"),
     ("ld1d {z0.d}, p8/z, [x0]", "p0-p7"),
-    ("ld1b {z0.b, z1.b}, p0/z, [x0]", "2 registers"),
+    ("ld1b {z0.b, z1.b}, p0/z, [x0]", "predicate-as-counter"),  # two registers: SME2 LD1B under pn8-pn15
     ("ldr z0.b, [x0]", "without an element size"),  # whole Z and P registers
     ("ldr z0, [x0, #256, mul vl]", "#-256 to #255"),
     ("str p16, [x0]", "p0-p15"),

@@ -39,7 +39,8 @@ GROUPS = {"dot": "SME2 integer dot products (ZA)", "mode": "SME modes", "za": "Z
           "za_move": "ZA tile slices to and from Z registers", "za_memory": "ZA tile slices to and from memory",
           "z_memory": "SVE contiguous loads and stores (streaming mode)",
           "outer": "SME integer outer products (ZA tiles)", "fp_dot": "SME2 floating-point dot products (ZA)",
-          "fp_outer": "SME floating-point outer products (ZA tiles)", "system": "A64 system registers and hints"}
+          "fp_outer": "SME floating-point outer products (ZA tiles)", "system": "A64 system registers and hints",
+          "z_data": "SVE vector data processing (streaming mode)"}
 
 # the example each reference page explains: chosen field values per form (the rest are zero)
 _EXAMPLE_FIELDS = {"Rv": 1, "off3": 3, "Zn": 1, "Zm": 2, "i": 1, "mask": 0x11, "Rd": 1, "Rn": 2, "Rt": 3,
@@ -61,6 +62,7 @@ _FAULTS = {
                   (TRANSLATION, "an active element's bytes are not in mapped memory (or a store's are read-only)")],
     "z_memory": [(UNDEFINED, "PSTATE.SM is 0 and the config lacks \"SVE\" (the default core: SME without FEAT_SVE)"),
                  (TRANSLATION, "an active element's bytes are not in mapped memory (or a store's are read-only)")],
+    "z_data": [(UNDEFINED, "PSTATE.SM is 0 and the config lacks \"SVE\" (the default core: SME without FEAT_SVE)")],
     "predicate": [(UNDEFINED,
                    "PSTATE.SM is 0 and the config lacks \"SVE\" (the default core: SME without FEAT_SVE)")],
     "memory": [(TRANSLATION, "the 8 bytes are not all in mapped memory (or a store's are read-only)")],
@@ -85,7 +87,8 @@ _KINDS = {"za_group": "a ZA vector group: Wv (W8-W11), offset, VGx2/VGx4",
           "bit_number": "the number of the bit to test (0-63)", "cond": "a condition on NZCV (eq ... nv)",
           "q": "a Q register: the low 128 bits of a Z register",
           "mem_pre": "a base register and a signed offset, written back before the access",
-          "mem_post": "a base register, written back with the offset after the access"}
+          "mem_post": "a base register, written back with the offset after the access",
+          "p_indexed": "a predicate, a select register (W12-W15) and an element index", "zt0": "the lookup table ZT0"}
 
 
 def example_text(form: A64Form) -> str:
@@ -199,7 +202,8 @@ class ArmSmeExplainer(Explainer):
         if form.mnemonic.startswith("while") and fields["Rn"] < 31 and fields["Rm"] < 31 and fields["Rn"] != fields["Rm"]:
             # a small start below the limit, so the predicate is partly active (random 64-bit values
             # would almost always leave it all false or all true)
-            elements = config["svl"] // (8 << "bhsd".index(form.id.split("_")[1]))
+            size = next(part for part in form.id.split("_")[1:] if part in ("b", "h", "s", "d"))  # WHILELO_pn_b too
+            elements = config["svl"] // (8 << "bhsd".index(size))
             start = rng.randrange(16)
             regs[X_NAMES[fields["Rn"]]] = start
             regs[X_NAMES[fields["Rm"]]] = start + 1 + rng.randrange(elements - 1)  # 1 to elements-1 active

@@ -12,7 +12,7 @@ from ..faults import UNDEFINED
 from ..forms import UNDEFINED_FORMS
 from ..state import MASK64, X_NAMES
 from .before_state import before_p, pattern_count, signed, tile_slice
-from . import checks_base
+from . import checks_base, checks_sve
 from .checks_memory import memory_blocks
 from .checks_scalar import FAMILIES, scalar_blocks
 from .checks_za import dot_blocks, fp_dot_blocks, fp_outer_blocks, outer_blocks
@@ -40,6 +40,8 @@ def check(ins, run) -> list:
         if run.setup_fault is None and form.id in UNDEFINED_FORMS:
             return [Check("the fault the machine raised", UNDEFINED, run.fault.kind)]
         return []
+    if checks_sve.applies(form):  # the SVE and SME2 forms of issue 28 (before the base: BIC, ORN are both's)
+        return checks_sve.sve_blocks(ins, run)
     if checks_base.applies(form):  # the A64 base forms of issue 28
         return checks_base.base_blocks(ins, run)
     if form.group in WORKED:

@@ -12,7 +12,7 @@ share is in drawing.py.
 from __future__ import annotations
 
 from ...core.explain import Encoding, Figure
-from . import figures_group, figures_outer, figures_simple, figures_slices
+from . import checks_sve, figures_group, figures_outer, figures_simple, figures_slices
 from .drawing import example_figure
 
 
@@ -22,6 +22,8 @@ def figure(ins, encoding: Encoding, run) -> Figure:
         what = run.fault.describe() if run.fault is not None else "the set-up did not reach the instruction"
         return example_figure(ins, encoding, [], caption=f"The example faulted, so nothing was written: {what}")
     form = ins.form
+    if checks_sve.applies(form):  # issue 28's SVE and SME2 forms: the registers, predicates or memory changed
+        return figures_simple.changes_figure(ins, encoding, run)
     if form.group in ("dot", "fp_dot"):
         return figures_group.dot_figure(ins, encoding, run)
     if form.group == "za_move" and "vgx" in form.id:

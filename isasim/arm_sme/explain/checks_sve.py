@@ -1,0 +1,48 @@
+"""The worked example's check line for the SVE and SME2 forms of issue 28 (forms/sve_data.py, sve_multi.py,
+sme2_za.py): what the step wrote, against the locations the form's destination names (its Z or P registers, a
+general register and NZCV, ZA or ZT0, or memory for a store), so that an example shows a step that changed
+nothing it should not.  Their values are held to QEMU by tests/arm_sme/semantics/test_sve_forms_vs_qemu.py."""
+
+from __future__ import annotations
+
+from ...core.explain import Check
+
+MODULES = ("sve_data", "sve_arith", "sve_counters", "sme2_za")
+
+
+def applies(form) -> bool:
+    module = getattr(getattr(form.execute, "func", form.execute), "__module__", "") or ""
+    return module.rsplit(".", 1)[-1] in MODULES
+
+
+def _destinations(ins) -> set[str]:
+    """The location names (as the journal writes them) the form may write."""
+    form, fields = ins.form, ins.extra["fields"]
+    if form.mnemonic.startswith("st"):
+        return {"memory"}
+    if form.group == "za" or (form.group == "za_move" and form.id.startswith("MOVA_za")):
+        return {"za", "zt0"}
+    first = form.operands[0]
+    value = first.value(fields) if hasattr(first, "value") else None
+    kind = getattr(first, "kind", "")
+    names = set()
+    if kind == "gpr":
+        names.add(f"x{value}")
+    elif kind in ("p", "p_governing"):
+        names.add(f"p{value}")
+    elif isinstance(value, tuple):
+        names |= {f"z{n}" for n in value}
+    elif kind == "fp" or kind.startswith("z"):
+        names.add(f"z{value}")
+    if form.mnemonic.startswith("while") or form.mnemonic.endswith("s") and form.group == "predicate":
+        names.add("nzcv")
+    return names
+
+
+def sve_blocks(ins, run) -> list:
+    allowed = _destinations(ins)
+    written = sorted({"memory" if w.kind == "mem" else str(w.where).split("[")[0].lower()
+                      for w in run.record.writes if str(w.where) != "pc"})
+    stray = [w for w in written if w not in allowed]
+    return [Check(f"locations written outside the destination ({', '.join(sorted(allowed))})", "none",
+                  ", ".join(stray) or "none")]
