@@ -1,4 +1,4 @@
-"""The SVE and SME2 forms of issue 28 (forms/sve_data.py, sve_multi.py, sme2_za.py) beside clang, on the lines
+"""The SVE and SME2 forms of issue 28 (forms/sve_data.py, sve_arith.py, sve_misc.py, sve_multi.py, sme2_za.py) beside clang, on the lines
 compiled ACLE kernels hold and on lines nobody can encode.  (Their random operands are in
 test_encoding_vs_clang.py with every other form.)
 
@@ -28,6 +28,10 @@ COMPILED = [
     "index z1.s, #3, #-2", "sel z2.s, p1, z3.s, z1.s", "zip1 z4.s, z2.s, z0.s", "uzp2 z6.s, z4.s, z3.s",
     "trn1 z5.s, z6.s, z2.s", "cntp x8, p0, p0.s", "psel p0, p1, p0.s[w12, 0]", "mov z0.s, p1/m, z2.s",
     "mov p0.b, p1/z, p2.b", "not p0.b, p1/z, p2.b", "inch z1.h", "whilele p0.s, x1, x2", "cntp x8, pn8.s, vlx2",
+    "incb x9", "incb x8, all, mul #4", "incd x8, all, mul #5", "rdvl x8, #1", "mla z3.s, p0/m, z2.s, z1.s",
+    "cmpgt p1.s, p0/z, z3.s, #7", "cmpgt p0.s, p0/z, z0.s, z1.s", "smax z7.s, p0/m, z7.s, z3.s",
+    "sub z0.b, z0.b, #1", "ext z3.b, { z5.b, z6.b }, #12", "tbl z1.s, { z3.s }, z1.s", "incp x9, p0.s",
+    "ld1rqw { z3.s }, p1/z, [x0]",
 ]
 
 NOT_ENCODABLE = [
@@ -52,6 +56,13 @@ NOT_ENCODABLE = [
     ("index z0.s, #16, #1", "-16 to 15"),
     ("addha za4.s, p0/m, p0/m, z0.s", "za0-za3"),
     ("addha za0.s, p8/m, p0/m, z0.s", "p0-p7"),
+    ("sub z0.b, z0.b, #1, lsl #8", "not on .b"),
+    ("ext z0.b, z0.b, z1.b, #256", "0-255"),
+    ("ld1rqw { z0.s }, p0/z, [x0, #8]", "multiple of 16"),
+    ("cmpgt p0.s, p0/z, z0.s, #16", "-16 to 15"),
+    ("cmphi p0.s, p0/z, z0.s, #128", "0-127"),
+    ("sdiv z0.b, p0/m, z0.b, z1.b", "not this form's"),
+    ("incb x0, all, mul #17", "mul #1-16"),
 ]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...core.explain import Check
 
-MODULES = ("sve_data", "sve_arith", "sve_counters", "sme2_za")
+MODULES = ("sve_data", "sve_arith", "sve_misc", "sve_counters", "sme2_za")
 
 
 def applies(form) -> bool:

@@ -1,5 +1,5 @@
-"""The SVE and SME2 forms clang's ACLE intrinsics lower to (issue 28: forms/sve_data.py, sve_multi.py,
-sme2_za.py) executed by isasim and by QEMU (>= 10.1) at the five SVLs, compared through everything the harness
+"""The SVE and SME2 forms clang's ACLE intrinsics lower to (issue 28: forms/sve_data.py, sve_arith.py,
+sve_misc.py, sve_multi.py, sme2_za.py) executed by isasim and by QEMU (>= 10.1) at the five SVLs, compared through everything the harness
 observes (X, SP, NZCV, Z, P, ZA, ZT0, memory, faults).
 
 Each case is one random encoding of a form (random fields, as the decoder reads them) on a random state shaped
@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.needs_qemu, pytest.mark.needs_clang]
 
 SEED = 20281207
 CASES_PER_FORM = int(os.environ.get("ISASIM_SME_SVE_CASES", "1"))
-MODULES = ("sve_data", "sve_arith", "sve_counters", "sme2_za")
+MODULES = ("sve_data", "sve_arith", "sve_misc", "sve_counters", "sme2_za")
 EDGES = [0, 1, 2, 3, 7, (1 << 31) - 1, 1 << 31, (1 << 32) - 1, (1 << 63) - 1, 1 << 63, (1 << 64) - 1]
 
 
