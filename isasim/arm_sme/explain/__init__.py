@@ -189,7 +189,7 @@ class ArmSmeExplainer(Explainer):
         regs["svcr"] = 0 if form.id.startswith("SMSTART") else 3
         fields = ins.extra["fields"]
         accesses_memory = "Rn" in fields and (form.group in ("memory", "za_memory", "z_memory")
-                                              or form.id in ("LDR_za", "STR_za"))
+                                              or form.id in ("LDR_za", "STR_za", "LDR_zt0", "STR_zt0"))
         if accesses_memory:
             regs[X_NAMES[fields["Rn"]] if fields["Rn"] < 31 else "sp"] = DATA_ADDRESS
         index_register = form.group in ("za_memory", "z_memory") or (form.group == "memory" and form.id.endswith("_reg"))

@@ -39,6 +39,8 @@ def check(ins, run) -> list:
     if run.fault is not None:
         if run.setup_fault is None and form.id in UNDEFINED_FORMS:
             return [Check("the fault the machine raised", UNDEFINED, run.fault.kind)]
+        if run.setup_fault is None and checks_sve.applies(form):  # MOVA of four .D slices at SVL 128
+            return [checks_sve.fault_check(ins, run)]
         return []
     if checks_sve.applies(form):  # the SVE and SME2 forms of issue 28 (before the base: BIC, ORN are both's)
         return checks_sve.sve_blocks(ins, run)

@@ -6,6 +6,7 @@ nothing it should not.  Their values are held to QEMU by tests/arm_sme/semantics
 from __future__ import annotations
 
 from ...core.explain import Check
+from ..faults import UNDEFINED
 
 MODULES = ("sve_data", "sve_arith", "sve_misc", "sve_counters", "sme2_za")
 
@@ -34,8 +35,8 @@ def _destinations(ins) -> set[str]:
         names |= {f"z{n}" for n in value}
     elif kind == "fp" or kind.startswith("z"):
         names.add(f"z{value}")
-    if form.mnemonic.startswith("while") or form.mnemonic.endswith("s") and form.group == "predicate":
-        names.add("nzcv")
+    if form.mnemonic.startswith(("while", "cmp")) or form.mnemonic.endswith("s") and form.group == "predicate":
+        names.add("nzcv")  # the WHILEs, the compares and the flag-setting predicate logic set NZCV
     return names
 
 
@@ -46,3 +47,11 @@ def sve_blocks(ins, run) -> list:
     stray = [w for w in written if w not in allowed]
     return [Check(f"locations written outside the destination ({', '.join(sorted(allowed))})", "none",
                   ", ".join(stray) or "none")]
+
+
+def fault_check(ins, run) -> Check:
+    """The fault the example's step raised, beside the one the form must raise there: UNDEFINED for an SME2
+    MOVA of four .D slices where the tile has two (SVL 128, as QEMU has it), none otherwise."""
+    form, svl = ins.form, run.machine.state.svl
+    four_d = form.id in ("MOVA_z_za_d_x4", "MOVA_za_z_d_x4") and svl // 64 < 4
+    return Check("the fault the machine raised", UNDEFINED if four_d else "none", run.fault.kind)
