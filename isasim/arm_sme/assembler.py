@@ -48,7 +48,7 @@ def split_operands(text: str) -> list[str]:
     # "x2, asr #3" (a shifted register) and "w2, uxtw #2" (an extended one)
     merged = []
     for part in parts:
-        if merged and re.fullmatch(r"(lsl|lsr|asr|ror|mul)([ \t]+|[ \t]*#).*|[su]xt[bhwx]([ \t#].*)?", part.lower()):
+        if merged and re.fullmatch(r"(lsl|lsr|asr|ror|mul|msl)([ \t]+|[ \t]*#).*|[su]xt[bhwx]([ \t#].*)?", part.lower()):
             merged[-1] += ", " + part
         else:
             merged.append(part)

@@ -186,7 +186,7 @@ class ArmSmeExplainer(Explainer):
         rng = random.Random(options.seed)
         svlb = config["svl"] // 8
         regs = {name: rng.randrange(1 << 64) for name in X_NAMES}
-        regs["svcr"] = 0 if form.id.startswith("SMSTART") else 3
+        regs["svcr"] = 0 if form.id.startswith("SMSTART") else 2 if form.group == "advsimd" else 3
         fields = ins.extra["fields"]
         accesses_memory = "Rn" in fields and (form.group in ("memory", "za_memory", "z_memory")
                                               or form.id in ("LDR_za", "STR_za", "LDR_zt0", "STR_zt0"))
@@ -234,7 +234,8 @@ class ArmSmeExplainer(Explainer):
         run = run_example(self.isa.name, ins.text, config=config, regs=regs, memory=memory,
                           max_steps=options.max_steps, snapshot=_snapshot, before_step=seed, base=ins.address)
         blocks = [Paragraph(f"SVL {config['svl']} (ZA: {svlb} vectors of {svlb} bytes); Z0-Z31 and ZA random; "
-                            f"PSTATE.SM and PSTATE.ZA {'off' if regs['svcr'] == 0 else 'on'}.")]
+                            + (f"PSTATE.SM and PSTATE.ZA {'off' if regs['svcr'] == 0 else 'on'}." if regs["svcr"] != 2
+                               else "PSTATE.SM off (not streaming), PSTATE.ZA on."))]
         blocks += setup_blocks(run, "Z, ZA seeded before the step")
         if run.fault:
             return blocks + fault_blocks(run) + check(ins, run), run
@@ -361,3 +362,12 @@ def _encoding(ins) -> Encoding:
     return Encoding([unit], title=f"{word:#010x}, bit 31 first (little-endian in memory)")
 
 
+
+
+# the AdvSIMD forms of the plain C helpers around SME kernels (issue 28): V is the low 128 bits of Z
+GROUPS["advsimd"] = "AdvSIMD (NEON) integer vectors (outside streaming mode)"
+_FAULTS["advsimd"] = [(UNDEFINED, "PSTATE.SM is 1: illegal in streaming mode without FEAT_SME_FA64 (UMOV and SMOV of "
+                                  "element 0 aside)")]
+_KINDS.update({"v": "a V register (the low 128 bits of a Z register) and its arrangement (8b ... 2d)",
+               "v_list": "consecutive V registers (wrapping v31 -> v0): a TBL/TBX table",
+               "v_element": "one element of a V register"})

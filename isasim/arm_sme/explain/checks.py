@@ -13,6 +13,7 @@ from ..forms import UNDEFINED_FORMS
 from ..state import MASK64, X_NAMES
 from .before_state import before_p, pattern_count, signed, tile_slice
 from . import checks_base, checks_sve
+from . import checks_advsimd
 from .checks_memory import memory_blocks
 from .checks_scalar import FAMILIES, scalar_blocks
 from .checks_za import dot_blocks, fp_dot_blocks, fp_outer_blocks, outer_blocks
@@ -44,6 +45,8 @@ def check(ins, run) -> list:
         return []
     if checks_sve.applies(form):  # the SVE and SME2 forms of issue 28 (before the base: BIC, ORN are both's)
         return checks_sve.sve_blocks(ins, run)
+    if form.group == "advsimd":  # the AdvSIMD forms of issue 28
+        return checks_advsimd.advsimd_blocks(ins, run)
     if checks_base.applies(form):  # the A64 base forms of issue 28
         return checks_base.base_blocks(ins, run)
     if form.group in WORKED:
