@@ -19,10 +19,12 @@ import pytest
 
 import isasim.arm_sme.explain as arm_sme_explain
 from isasim.arm_sme.explain import example_text
+from isasim.arm_sme.explain import checks_sve
 from isasim.arm_sme.forms import FORMS
 from isasim.arm_sme.semantics.za_tiles import vector_group_rows
 from isasim.cli import main
 from isasim.core.explain import Check, ExplainOptions, Table, explain
+from isasim.core.journal import Location, Write
 
 UDOT_VGX4 = "udot za.s[w8, 0, vgx4], {z0.h-z3.h}, z4.h"
 UDOT_VGX2_OFFSET = "udot za.s[w9, 7, vgx2], {z30.h-z31.h}, z4.h"
@@ -289,9 +291,28 @@ def corrupt_what_the_step_wrote(run) -> None:
             getattr(state, name[0])[int(name[1:])] ^= 0xFF
 
 
-WORKED_FORMS = [f for f in FORMS if f.group in ("dot", "outer", "fp_dot", "fp_outer", "memory", "predicate")
-                and f.mnemonic not in ("prfm", "prfum")  # a prefetch writes nothing that could be corrupted
-                or f.group == "scalar" and f.mnemonic != "nop"]
+WORKED_FORMS = [f for f in FORMS if (f.group in ("dot", "outer", "fp_dot", "fp_outer", "memory", "predicate")
+                                     and f.mnemonic not in ("prfm", "prfum")  # a prefetch writes nothing to corrupt
+                                     or f.group == "scalar" and f.mnemonic != "nop")
+                and not checks_sve.applies(f)]
+# Issue 28's SVE/SME2 forms check what their step wrote against their destination (their values are held to
+# QEMU by tests/arm_sme/semantics/test_sve_forms_vs_qemu.py): a machine that writes outside it must be caught.
+WRITE_SET_FORMS = [f for f in FORMS if checks_sve.applies(f)]
+
+
+@pytest.mark.consistency
+@pytest.mark.parametrize("form", WRITE_SET_FORMS[::7], ids=lambda f: f.id)
+def test_a_write_outside_the_destination_is_not_equal(monkeypatch, form):
+    real = arm_sme_explain.check
+
+    def check_after_a_stray_write(ins, run):
+        run.record.writes.append(Write("reg", Location("x27"), 0, 1))  # x27 is no example's destination
+        return real(ins, run)
+
+    monkeypatch.setattr(arm_sme_explain, "check", check_after_a_stray_write)
+    check = example_blocks(form, 128)[-1]
+    assert isinstance(check, Check), (form.id, check)
+    assert not check.equal or check.what == "the fault the machine raised", (form.id, check)
 
 
 @pytest.mark.consistency
