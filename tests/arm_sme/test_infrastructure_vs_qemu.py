@@ -30,6 +30,7 @@ from functools import partial
 import numpy as np
 import pytest
 
+from isasim.arm_sme.explain import checks_sve
 from isasim.arm_sme import ISA
 from isasim.arm_sme.forms import FORMS
 from isasim.arm_sme.semantics.za_tiles import slice_rows
@@ -42,7 +43,8 @@ pytestmark = [pytest.mark.needs_qemu, pytest.mark.needs_clang]
 SVLS = (128, 256, 512, 1024, 2048)
 SEED = 20261211
 GROUPS = ("mode", "za", "za_move", "za_memory", "z_memory", "predicate", "count")
-FORMS_UNDER_TEST = [form for form in FORMS if form.group in GROUPS]
+# (issue 28's SVE/SME2 forms in these groups have their own QEMU test: tests/arm_sme/semantics/test_sve_forms_vs_qemu.py)
+FORMS_UNDER_TEST = [form for form in FORMS if form.group in GROUPS and not checks_sve.applies(form)]
 CASES_PER_FORM = 3  # per SVL, in streaming mode with ZA on
 MEMORY_BYTES = 16384  # four pages: room for a 256-byte access at any offset, and page-crossing accesses
 MASK64 = (1 << 64) - 1
@@ -382,12 +384,13 @@ def non_streaming_kernel(rng, svl: int):
     of the same element size writes it back elsewhere, CNT*/ADDVL count at the vector length: memory,
     X and NZCV show what ran (Z and P do not survive the harness's SMSTART after a non-streaming end)."""
     esize = rng.choice("bhsd")
-    loads = [f for f in FORMS if f.group == "z_memory" and f.id.startswith("LD1") and f.id.split("_")[2] == esize]
-    stores = [f for f in FORMS if f.group == "z_memory" and f.id.startswith("ST1") and f.id.split("_")[2] == esize]
+    memory = [f for f in FORMS_UNDER_TEST if f.group == "z_memory" and f.id.split("_")[2] == esize]
+    loads = [f for f in memory if f.id.startswith("LD1")]
+    stores = [f for f in memory if f.id.startswith("ST1")]
     load, store = rng.choice(loads), rng.choice(stores)
     g, k = rng.randrange(8), rng.randrange(32)
     while_form = next(f for f in FORMS if f.id == f"WHILELO_{esize}_x")
-    count_form = rng.choice([f for f in FORMS if f.group == "count" and f.id.startswith(("CNT", "ADDVL"))])
+    count_form = rng.choice([f for f in FORMS_UNDER_TEST if f.group == "count" and f.id.startswith(("CNT", "ADDVL"))])
     def index(form, register: int) -> dict:  # the ss forms' Rm, the ADDVL's Rn (fixed so none collide)
         name = "Rm" if form.group == "z_memory" else "Rn"
         return {name: register} if name in form.encoding.fields else {}
