@@ -384,7 +384,8 @@ def non_streaming_kernel(rng, svl: int):
     of the same element size writes it back elsewhere, CNT*/ADDVL count at the vector length: memory,
     X and NZCV show what ran (Z and P do not survive the harness's SMSTART after a non-streaming end)."""
     esize = rng.choice("bhsd")
-    memory = [f for f in FORMS_UNDER_TEST if f.group == "z_memory" and f.id.split("_")[2] == esize]
+    memory = [f for f in FORMS_UNDER_TEST if f.group == "z_memory" and f.id.startswith(("LD1", "ST1"))
+              and f.id.split("_")[2] == esize]
     loads = [f for f in memory if f.id.startswith("LD1")]
     stores = [f for f in memory if f.id.startswith("ST1")]
     load, store = rng.choice(loads), rng.choice(stores)
