@@ -72,11 +72,11 @@ def _own_spelling(form, fields: dict) -> str:
     return _canonical(mnemonic + (" " + ", ".join(texts) if texts else ""))
 
 
-def valid_lines(rng: random.Random, per_form: int) -> list[str]:
-    """``per_form`` random encodings of every form as text (llvm's spelling), plus the form's own spelling
-    where an alias is printed instead."""
+def valid_lines(rng: random.Random, per_form: int, forms=None) -> list[str]:
+    """``per_form`` random encodings of every form (or of ``forms``) as text (llvm's spelling), plus the form's
+    own spelling where an alias is printed instead."""
     lines = []
-    for form in FORMS:
+    for form in FORMS if forms is None else forms:
         made = tries = 0
         while made < per_form and tries < 20 * per_form:
             tries += 1
@@ -293,11 +293,11 @@ def mutate(line: str, rng: random.Random, others: list[str], long_numbers: bool 
     return line, tuple(tags)
 
 
-def fuzz_lines(seed: int, per_form: int, mutants_per_line: int, long_numbers: bool = True) \
+def fuzz_lines(seed: int, per_form: int, mutants_per_line: int, long_numbers: bool = True, forms=None) \
         -> list[tuple[str, tuple[str, ...]]]:
-    """Valid lines of every form (tag ``valid``) followed by ``mutants_per_line`` mutants of each."""
+    """Valid lines of every form (or of ``forms``; tag ``valid``) followed by ``mutants_per_line`` mutants of each."""
     rng = random.Random(seed)
-    valid = valid_lines(rng, per_form)
+    valid = valid_lines(rng, per_form, forms)
     cases = [(line, ("valid",)) for line in valid]
     for line in valid:
         cases += [mutate(line, rng, valid, long_numbers) for _ in range(mutants_per_line)]

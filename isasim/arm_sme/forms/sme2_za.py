@@ -37,7 +37,7 @@ for _m, _bit in (("ldr", "0"), ("str", "1")):
 for _t, _sz, _esize in (("b", "00", 8), ("h", "01", 16), ("s", "10", 32), ("d", "11", 64)):
     for _nreg in (2, 4):
         _width = 3 if _nreg == 2 or _t == "d" else 2
-        _range = ZaSliceRange(_t, _nreg, _width)
+        _range, _source_range = ZaSliceRange(_t, _nreg, _width), ZaSliceRange(_t, _nreg, _width, source=True)
         _x4 = "001" if _nreg == 4 else "000"
         _to_z = f"{'0' * (5 - _width)} ZAo:{_width} " + ("Zd:4 0" if _nreg == 2 else "Zd:3 00")
         _to_za = ("Zn:4 0" if _nreg == 2 else "Zn:3 00") + f" {'0' * (5 - _width)} ZAo:{_width}"
@@ -46,7 +46,7 @@ for _t, _sz, _esize in (("b", "00", 8), ("h", "01", 16), ("s", "10", 32), ("d", 
         add(A64Form(
             f"MOVA_z_za_{_t}_x{_nreg}", "mova", f"MOVA {_list_text}, <ZAn><HV>.{_t.upper()}[<Ws>, <offs1>:<offs{_nreg}>]",
             f"copy {_nreg} consecutive horizontal or vertical slices of a {_esize}-bit tile to {_nreg} Z registers",
-            Encoding(f"11000000 size={_sz} 000110 V:1 Rs:2 {_x4} {_to_z}"), (_list_d, _range),
+            Encoding(f"11000000 size={_sz} 000110 V:1 Rs:2 {_x4} {_to_z}"), (_list_d, _source_range),
             partial(sme2_za.mova_slices_to_vectors, esize=_esize), feature="SME2",
             doc=sme2_za.mova_slices_to_vectors.__doc__, group="za_move", extra={"alias": "mov"}))
         add(A64Form(

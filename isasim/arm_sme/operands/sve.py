@@ -473,6 +473,7 @@ class ZaSliceRange:
     suffix: str
     nreg: int
     width: int
+    source: bool = False  # clang takes #o1 in a source range (mova {..}, za0h.s[w12, #0:1]), not in a destination
     kind = "za_slice"
 
     def parse(self, text: str) -> dict:
@@ -489,7 +490,10 @@ class ZaSliceRange:
         wm = re.fullmatch(rf"w({REGISTER_NUMBER})", reg)
         if not wm or not 12 <= int(wm.group(1)) <= 15:
             raise OperandError(f"the slice index register must be one of w12-w15, not {reg}")
-        lo, hi = parse_int(first, hash="forbidden"), parse_int(last, hash="forbidden")
+        if first.strip(" \t#").startswith("-"):  # clang reads no sign there (-0:1 is not a range to it)
+            raise OperandError(f"the first slice offset is written without a sign, not {first.strip()}")
+        lo = parse_int(first, hash="optional" if self.source else "forbidden")
+        hi = parse_int(last, hash="forbidden")
         offset_bits = self.width - tile_bits
         if lo is None or hi is None or lo % self.nreg or hi != lo + self.nreg - 1 \
                 or not 0 <= lo // self.nreg < (1 << offset_bits):
