@@ -64,7 +64,9 @@ def test_cases_run_on_isasim_mostly_without_faults_and_branches_stay_inside(svl)
             if result.fault is not None:
                 faults[result.fault.kind] += 1
     assert sum(faults.values()) < cases // 5, faults
-    assert set(forms) == {form.group for form in FORMS}  # every group ran
+    # every group ran, but AdvSIMD: UNDEFINED in streaming mode, where these cases run (tests/arm_sme/
+    # test_advsimd.py runs it outside streaming mode against QEMU)
+    assert set(forms) == {form.group for form in FORMS} - {"advsimd"}
 
 
 def test_the_known_qemu_differences_are_kept_out_of_the_cases():
