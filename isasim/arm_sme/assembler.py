@@ -143,11 +143,15 @@ def assemble_statement(text: str, address: int, labels: dict, line: int | None =
             undefined = form.extra.get("undefined_when", lambda _: None)(fields)
             if undefined:  # a rule between operands (ldr x0, [x0], #8: the base is also the destination)
                 _refuse(undefined, depth=200)
+            try:
+                word = form.encoding.pack(fields)
+            except ValueError as error:  # an operand its parser took that the field cannot hold (sminv's p8)
+                _refuse(f"{error} of {form.id}", depth=100)
         except OperandError as error:
             if best is None or error.depth > getattr(best, "depth", 0):
                 best = error
             continue
-        return make_instruction(form, fields, address, form.encoding.pack(fields), line)
+        return make_instruction(form, fields, address, word, line)
     raise AssemblyError(str(best))
 
 
