@@ -28,11 +28,11 @@ from .scalar import (AddImm, BaseOffset, BaseOnly, BitfieldImm, BitmaskImm, BitN
 from .vector import Governing, Pattern, PredMerge, PReg, VectorRegister, ZIndexed, ZList, ZReg
 
 
-from .za import TileList, ZaArrayVector, ZaSlice, ZaSliceList, ZaTile, ZaVectorGroup
+from .za import TileList, ZaArrayVector, ZaSlice, ZaSliceList, ZaTile, ZaVectorGroup, ZaVectorRange
 
 
 __all__ = ["AddImm", "BaseOffset", "BaseOnly", "BitfieldImm", "BitmaskImm", "BitNumber", "BranchTarget", "Condition",
            "ExtendedReg", "Governing", "GReg", "Imm", "MovImm", "MovWideImm", "MulVlAddress", "OperandError",
            "parse_int", "Pattern", "PredMerge", "PReg", "PreIndex", "QReg", "ScalarPlusScalar", "ShiftedReg", "SImm",
            "SplitVlAddress", "TestReg", "TileList", "UnscaledOffset", "VectorRegister", "ZaArrayVector", "ZaSlice",
-           "ZaSliceList", "ZaTile", "ZaVectorGroup", "ZIndexed", "ZList", "ZReg"]
+           "ZaSliceList", "ZaTile", "ZaVectorGroup", "ZaVectorRange", "ZIndexed", "ZList", "ZReg"]

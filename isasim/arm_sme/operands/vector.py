@@ -109,12 +109,15 @@ class ZReg:
 
 @dataclass(frozen=True)
 class ZIndexed:
-    """``Zm.T[imm]``: Zm z0-z15 and an element-group index 0..(2^index_bits - 1)."""
+    """``Zm.T[imm]``: Zm z0-z15 and an element-group index 0..(2^index_bits - 1).  Where the encoding splits
+    the index (SMLAL's i3h:i3l), ``low_field`` holds its low ``low_bits`` bits and ``index_field`` the rest."""
 
     suffix: str
     field: str
     index_field: str
     index_bits: int
+    low_field: str | None = None
+    low_bits: int = 0
     kind = "z_indexed"
 
     def parse(self, text: str) -> dict:
@@ -130,13 +133,21 @@ class ZIndexed:
         limit = (1 << self.index_bits) - 1
         if i is None or not 0 <= i <= limit:
             raise OperandError(f"the index must be 0-{limit} here, not {m.group(2).strip()}")
+        if self.low_field is not None:
+            return {self.field: n, self.index_field: i >> self.low_bits,
+                    self.low_field: i & ((1 << self.low_bits) - 1)}
         return {self.field: n, self.index_field: i}
 
+    def index(self, fields: dict) -> int:
+        if self.low_field is None:
+            return fields[self.index_field]
+        return (fields[self.index_field] << self.low_bits) | fields[self.low_field]
+
     def text(self, fields: dict) -> str:
-        return f"z{fields[self.field]}.{self.suffix}[{fields[self.index_field]}]"
+        return f"z{fields[self.field]}.{self.suffix}[{self.index(fields)}]"
 
     def value(self, fields: dict) -> tuple[int, int]:
-        return fields[self.field], fields[self.index_field]
+        return fields[self.field], self.index(fields)
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,53 @@ class ZaVectorGroup:
         return 8 + fields["Rv"], fields["off3"]
 
 
+@dataclass(frozen=True)
+class ZaVectorRange:
+    """``ZA.S[Wv, o:o+k-1{, VGx2|VGx4}]``: the vector select of the multiply-adds into ZA (SMLAL's
+    ``za.s[w8, 0:1]``, SMLALL's ``za.d[w8, 4:7, vgx2]``): k = ``ways`` consecutive ZA vectors from o, a
+    multiple of k; Wv W8-W11 (field Rv), o / k in the ``bits``-bit field ``field``.  A VGx1 form (nreg 1) is
+    written without a VGx; VGx2/VGx4 may leave theirs out, as llvm allows.  value() is (v, o)."""
+
+    esize: str
+    nreg: int
+    ways: int
+    bits: int
+    field: str = "off"
+    kind = "za_group"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"za\.([a-z])[ \t]*\[[ \t]*([a-z0-9_]+)[ \t]*,([^,\]]+)(?:,[ \t]*([a-z0-9_]+)[ \t]*)?\]",
+                         text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()[:40]}' is not a ZA vector select ZA.{self.esize.upper()}[Wv, o:o+{self.ways - 1}]")
+        suffix, reg, offset, vg = m.groups()
+        if suffix != self.esize:
+            raise _shape(f"ZA.{suffix.upper()} is not this form's ZA.{self.esize.upper()}")
+        if vg is not None and vg not in ("vgx2", "vgx4"):
+            raise OperandError(f"'{vg}' is not a vector group size (vgx2 or vgx4)")
+        if vg is not None and vg != f"vgx{self.nreg}":
+            raise _shape(f"{vg} is not this form's " + (f"vgx{self.nreg}" if self.nreg > 1 else "single vector"))
+        wm = re.fullmatch(rf"w({REGISTER_NUMBER})", reg)
+        if not wm or not 8 <= int(wm.group(1)) <= 11:
+            raise OperandError(f"the vector select register must be one of w8-w11, not {reg}")
+        first, colon, last = offset.partition(":")
+        lo = parse_int(first, hash="forbidden") if colon and not first.strip().startswith("-") else None
+        hi = parse_int(last, hash="forbidden") if colon else None
+        top = ((1 << self.bits) - 1) * self.ways
+        if lo is None or hi is None or lo % self.ways or hi != lo + self.ways - 1 or not 0 <= lo <= top:
+            raise OperandError(f"the vector select offset must be a range o:o+{self.ways - 1} with o a multiple of "
+                               f"{self.ways} from 0 to {top}, not {offset.strip()[:40]}")
+        return {"Rv": int(wm.group(1)) - 8, self.field: lo // self.ways}
+
+    def text(self, fields: dict) -> str:
+        v, o = self.value(fields)
+        group = f", vgx{self.nreg}" if self.nreg > 1 else ""
+        return f"za.{self.esize}[w{v}, {o}:{o + self.ways - 1}{group}]"
+
+    def value(self, fields: dict) -> tuple[int, int]:
+        return 8 + fields["Rv"], fields[self.field] * self.ways
+
+
 # the bits of a tile-slice field that name the tile (the rest are the slice offset), by element size
 TILE_BITS = {"b": 0, "h": 1, "s": 2, "d": 3, "q": 4}
 
