@@ -1,7 +1,7 @@
 """The configurations an arm_sme machine can have: its streaming vector length and its features.
 
 ``configure`` checks a configuration and completes it with the defaults; the state (state.py), the
-semantics and the views read the result, ``{"svl": 512, "features": ["SME2", "SME_I16I64"]}``.
+semantics and the views read the result, ``{"svl": 512, "features": ["SME2", "SME_I16I64", ...]}``.
 """
 
 from __future__ import annotations
@@ -13,16 +13,18 @@ from ..core.errors import ConfigError
 CODE_BASE = 0x10000  # where assembled code is placed unless told otherwise
 SVLS = (128, 256, 512, 1024, 2048)  # the streaming vector lengths the architecture allows, in bits
 DEFAULT_SVL = 512
-FEATURES = ("SME2", "SME_I16I64", "SVE")  # the named features a configuration may list
-# SME_I16I64 is optional in the architecture, on unless the config drops it.  SVE (FEAT_SVE) is off:
+FEATURES = ("SME2", "SME_I16I64", "SME_F64F64", "SME_F16F16", "SME_B16B16", "SVE")  # the named features
+# SME_I16I64, SME_F64F64 (FMOPA/FMLA of doubles), SME_F16F16 (non-widening half precision into ZA) and
+# SME_B16B16 (non-widening BFloat16 into ZA) are optional in the architecture, on unless the config drops
+# them, as QEMU's -cpu max has them (measured with QEMU 11.1).  SVE (FEAT_SVE) is off:
 # the core isasim models by default has SME without SVE, so the SVE instructions it has (PTRUE,
 # LD1W, CNTB...) are UNDEFINED outside streaming mode; with "SVE" listed they run there too, at a
 # non-streaming vector length equal to the SVL (context.SmeContext.VL).
-DEFAULT_FEATURES = ("SME2", "SME_I16I64")
+DEFAULT_FEATURES = ("SME2", "SME_I16I64", "SME_F64F64", "SME_F16F16", "SME_B16B16")
 
 
 def configure(config: dict | None) -> dict:
-    """The configuration with its defaults: ``{"svl": 512, "features": ["SME2", "SME_I16I64"]}``."""
+    """The configuration with its defaults: ``{"svl": 512, "features": list(DEFAULT_FEATURES)}``."""
     config = dict(config or {})
     unknown = set(config) - {"svl", "features"}
     if unknown:
