@@ -8,7 +8,8 @@ from __future__ import annotations
 from ...core.explain import Check
 from ..faults import UNDEFINED
 
-MODULES = ("sve_data", "sve_arith", "sve_misc", "sve_counters", "sme2_za")
+MODULES = ("sve_data", "sve_arith", "sve_misc", "sve_counters", "sme2_za",
+           "za_integer_multiply_add")  # issue 29: the SME2 integer multiply-adds and adds into ZA
 
 
 def applies(form) -> bool:
