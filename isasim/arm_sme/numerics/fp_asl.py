@@ -34,7 +34,8 @@ from ...core.numerics import BF16, FP16, FP32, FP64, Format
 
 __all__ = ["FPCRType", "FPCR_DEFAULT", "FPType", "FPUnpack", "FPRound", "FPProcessNaNs", "FPProcessNaNs3",
            "FPMulAdd", "FPMulAdd_ZA", "FPAdd", "FPMul", "FPDot", "FPDotAdd_ZA", "FPNeg", "BFUnpack", "BFRound",
-           "BFMulH", "FPAdd_BF16", "BFDotAdd", "BFNeg", "FPDefaultNaN", "BF16", "FP16", "FP32", "FP64"]
+           "BFMulH", "FPAdd_BF16", "BFDotAdd", "BFNeg", "FPDefaultNaN", "BF16", "FP16", "FP32", "FP64",
+           "FPAdd_ZA", "FPSub_ZA", "FPMulAddH_ZA"]
 
 
 @dataclass(frozen=True)
@@ -385,6 +386,46 @@ def FPDotAdd_ZA(addend: int, op1_a: int, op1_b: int, op2_a: int, op2_b: int, fpc
     prod = FPDot(op1_a, op1_b, op2_a, op2_b, fpcr)
     return FPAdd(addend, prod, FP32, fpcr)
 
+
+
+# ---- the other ZA-targeting operations of SME2 (FADD/FSUB, FMLAL, B16B16): no exceptions, FPCR.DN = 1 -----
+
+def FPAdd_ZA(op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
+    """FPAdd for SME ZA-targeting instructions (FADD into ZA): no exceptions, the default NaN.  With
+    ``fmt`` BF16 it is BFAdd_ZA (FEAT_SME_B16B16): the same IEEE rules on BFloat16's fields, FPCR.FZ
+    flushing its denormals, rounded by the FPCR's mode (not BFloat16's round to odd)."""
+    return FPAdd(op1, op2, fmt, _with(fpcr, DN=1))
+
+
+def FPSub_ZA(op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
+    """FPSub for SME ZA-targeting instructions (FSUB from ZA): op1 - op2 is op1 + FPNeg(op2) here, the
+    special cases included (inf - inf of one sign is invalid, (+0) - (+0) is +0); every NaN result is the
+    default NaN, so which operand's NaN would propagate does not matter."""
+    return FPAdd(op1, FPNeg(op2, fmt, fpcr), fmt, _with(fpcr, DN=1))
+
+
+def FPMulAddH_ZA(addend: int, op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
+    """addend + op1*op2 into single precision with one rounding, op1 and op2 16-bit (FMLAL's
+    FPMulAddH_ZA with ``fmt`` FP16, BFMLAL's BFMulAddH_ZA with BF16): each operand widened to single
+    precision exactly (a half-precision denormal is a single-precision normal; a BFloat16 is the top half
+    of a single), then FPMulAdd_ZA.  A NaN operand gives the default NaN either way (FPCR.DN = 1)."""
+    return FPMulAdd_ZA(addend, _widen16(op1, fmt), _widen16(op2, fmt), FP32, fpcr)
+
+
+def _widen16(op: int, fmt: Format) -> int:
+    """A half-precision or BFloat16 bit pattern as the single-precision one of the same value (a NaN
+    stays a NaN, its payload shifted up)."""
+    if fmt is BF16:
+        return op << 16
+    sign, exp, frac = _fields(op, FP16)
+    if exp == FP16.max_exponent_field:
+        return (sign << 31) | FP32.exponent_mask | (frac << 13)
+    if exp == 0:
+        if frac == 0:
+            return sign << 31
+        shift = 11 - frac.bit_length()  # normalise: the leading one moves to bit 10
+        return (sign << 31) | ((FP32.bias - 15 + 1 - shift) << 23) | (((frac << shift) & 0x3FF) << 13)
+    return (sign << 31) | ((exp - FP16.bias + FP32.bias) << 23) | (frac << 13)
 
 # ---- BFloat16, FPCR.EBF = 0 --------------------------------------------------------------------------
 
