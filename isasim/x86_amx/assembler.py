@@ -47,7 +47,7 @@ from functools import partial
 from ..core.errors import AssemblyError, DecodeError, IsasimError
 from ..core.program import Instruction, Program
 from .encoding import control as control_encoding, scalar as scalar_encoding, vector as vector_encoding
-from .forms import amx, scalar, vector
+from .forms import amx, amx_extensions, scalar, vector
 from .decoder import decode_one
 from .instructions import instruction_text, placed
 from .operands import GPR_VIEWS, TILE_REGISTERS, Imm, Mem, Reg, Target, vector_register
@@ -709,7 +709,8 @@ class Assembler:
         if size is not None:
             raise AssemblyError(f"'{_clip(text)}' after PTR must be a memory operand")
         if low in GPR_VIEWS or low in TILE_REGISTERS or (mnemonic in vector.MNEMONICS and (
-                vector_register(low) or low in OPMASK_REGISTERS)):
+                vector_register(low) or low in OPMASK_REGISTERS)) or (
+                mnemonic in amx_extensions.EVEX_MNEMONICS and low.startswith("zmm") and vector_register(low)):
             return Reg(low)
         if re.fullmatch(r"(tmm|xmm|ymm|zmm|k|st|mm|cr|dr)[0-9]+|[cdefgs]s|rip|riz", low):
             raise AssemblyError(f"register '{low}' cannot be used by {mnemonic}")
@@ -780,6 +781,17 @@ class Assembler:
             for form in forms:
                 try:
                     amx.check_operands(form, operands)
+                except AssemblyError:
+                    if form is forms[-1]:
+                        raise
+                    continue
+                return form, form.encoded_operands(operands), form.encode(operands)
+        forms = amx_extensions.FORMS.of_mnemonic(mnemonic)
+        if forms:  # the AMX extensions (AMX-AVX512's mnemonics have an r32 and an imm8 form)
+            for form in forms:
+                try:
+                    form.check_operands(operands) if isinstance(form, amx_extensions.AmxEvexForm) else \
+                        amx.check_operands(form, operands)
                 except AssemblyError:
                     if form is forms[-1]:
                         raise

@@ -37,7 +37,9 @@ _AMX_BASE = frozenset({"AMX-TILE", "AMX-INT8", "AMX-BF16"})
 VECTOR_FEATURES = frozenset({"SSE", "SSE2", "SSE3", "SSSE3", "SSE4_1", "AVX", "AVX2", "FMA", "F16C", "AVX512F",
                              "AVX512BW", "AVX512DQ", "AVX512VL", "AVX512_VNNI", "AVX512_BF16", "AVX512_VBMI",
                              "AVX_VNNI"})
-AMX_FEATURES = _AMX_BASE | {"AMX-FP16"}  # the CPUID features an AMX form can need
+# The AMX extensions (forms/amx_extensions.py; spec only, no silicon seen but AMX-COMPLEX's backend check)
+AMX_EXTENSION_FEATURES = frozenset({"AMX-COMPLEX", "AMX-FP8", "AMX-TF32", "AMX-MOVRS", "AMX-AVX512"})
+AMX_FEATURES = _AMX_BASE | {"AMX-FP16"} | AMX_EXTENSION_FEATURES  # the CPUID features an AMX form can need
 # The general-purpose features the scalar forms need beyond the base set (CPUID.1:ECX MOVBE, POPCNT;
 # 80000001H:ECX LZCNT (ABM); 7:EBX BMI1, BMI2): every AMX Xeon has them (since Haswell).
 SCALAR_FEATURES = frozenset({"MOVBE", "POPCNT", "LZCNT", "BMI1", "BMI2"})
@@ -49,6 +51,11 @@ CPU_MODELS = {
         CpuModel("sapphire-rapids", "4th Gen Xeon Scalable (Sapphire Rapids)", _AMX_BASE | _XEON),
         CpuModel("emerald-rapids", "5th Gen Xeon Scalable (Emerald Rapids)", _AMX_BASE | _XEON),
         CpuModel("granite-rapids", "Xeon 6 P-core (Granite Rapids)", _AMX_BASE | _XEON | {"AMX-FP16"}),
+        # Intel's names: "Intel Xeon 6 SoC" (Granite Rapids-D) adds AMX-COMPLEX to Granite Rapids' AMX;
+        # Diamond Rapids (the ISE's future Xeon) has AMX-FP8, -TF32, -MOVRS, -AVX512 and AMX-COMPLEX, the
+        # ISE's table listing it for Granite Rapids-D and later Xeons.  Spec only: no silicon seen.
+        CpuModel("granite-rapids-d", "Xeon 6 SoC (Granite Rapids-D)", _AMX_BASE | _XEON | {"AMX-FP16", "AMX-COMPLEX"}),
+        CpuModel("diamond-rapids", "Xeon (Diamond Rapids), spec only", _AMX_BASE | _XEON | {"AMX-FP16"} | AMX_EXTENSION_FEATURES),
     )
 }
 

@@ -28,7 +28,7 @@ from ..core.errors import DecodeError, IsasimError
 from ..core.program import Instruction, Program
 from .encoding import control as control_encoding, scalar as scalar_encoding, vector as vector_encoding
 from .encoding.vex import MAP_NAMES, PP_NAMES, VexFields, decode_modrm
-from .forms import amx
+from .forms import amx, amx_extensions
 from .instructions import make_instruction
 from .operands import Mem, Reg
 
@@ -50,7 +50,7 @@ def decode_amx(code: bytes, pos: int, address: int) -> Instruction | None:
         return None
     vex = VexFields.parse(code[pos + 1], code[pos + 2])
     opcode = code[pos + 3]
-    forms = amx.BY_OPCODE.get((vex.map, opcode, vex.pp))
+    forms = amx.BY_OPCODE.get((vex.map, opcode, vex.pp)) or amx_extensions.BY_OPCODE.get((vex.map, opcode, vex.pp))
     if forms is None:
         if (vex.map, opcode) in amx.AMX_OPCODE_BYTES:
             # The opcode byte is AMX's, the implied prefix selects no instruction.
@@ -73,10 +73,9 @@ def decode_amx(code: bytes, pos: int, address: int) -> Instruction | None:
             raise DecodeError(f"truncated instruction at {address:#x}: {code[start:].hex()}")
         if any(kind == "sibmem" for kind in forms[0].operand_kinds):
             return _undefined(forms[0], (), address, encoding, "the memory operand needs a SIB byte")
-        # LDTILECFG/STTILECFG [rip+disp32] are valid instructions; isasim does not simulate
-        # RIP-relative addresses, and a #UD would be a fault the CPU does not raise.
-        raise DecodeError(f"cannot decode the bytes at {address:#x} ({encoding.hex(' ')}): "
-                          f"{forms[0].mnemonic} with a RIP-relative address is not simulated by isasim")
+        # LDTILECFG/STTILECFG [rip+disp32]: the address is the next instruction's plus disp32
+        disp = int.from_bytes(code[pos + 5 : pos + 9], "little", signed=True)
+        modrm = replace(modrm, mem=Mem(base="rip", disp=disp, show_size=False, disp_size=4), length=5)
     encoding = code[start : pos + 4 + modrm.length]
     if not candidates:
         form = forms[0]
@@ -301,8 +300,24 @@ def _decode_segment_relative(code: bytes, pos: int, address: int) -> Instruction
     return instruction
 
 
+def decode_amx_evex(code: bytes, pos: int, address: int) -> Instruction | None:
+    """An AMX-AVX512 instruction (EVEX.512, forms/amx_extensions.py), or None if the bytes are not one."""
+    decoded = amx_extensions.decode_evex(code, pos, address)
+    if decoded is None:
+        return None
+    form, operands, length, problems = decoded
+    encoding = code[pos : pos + length]
+    if problems:
+        return _undefined(form, operands, address, encoding, "; ".join(problems))
+    instruction = make_instruction(form, operands, address, encoding)
+    _note_if_noncanonical(instruction, form.encode(operands))
+    return instruction
+
+
 def decode_one(code: bytes, pos: int, address: int) -> Instruction:
     instruction = decode_amx(code, pos, address)
+    if instruction is None:
+        instruction = decode_amx_evex(code, pos, address)
     if instruction is None:
         instruction = control_encoding.decode(code, pos, address)
     if instruction is None:

@@ -29,11 +29,11 @@ from ..operands import GPR64, Mem
 
 PP_CODES = {"NP": 0b00, "66": 0b01, "F3": 0b10, "F2": 0b11}
 PP_NAMES = {v: k for k, v in PP_CODES.items()}
-MAP_CODES = {"0F": 0b00001, "0F38": 0b00010, "0F3A": 0b00011}
+MAP_CODES = {"0F": 0b00001, "0F38": 0b00010, "0F3A": 0b00011, "MAP5": 0b00101}  # MAP5: AMX-FP8 (VEX map 5)
 MAP_NAMES = {v: k for k, v in MAP_CODES.items()}
 
 _OPCODE_RE = re.compile(
-    r"^VEX\.(?P<L>128|256|L0|LZ)\.(?P<pp>NP|66|F2|F3)\.(?P<map>0F|0F38|0F3A)\.(?P<W>W0|W1|WIG)"
+    r"^VEX\.(?P<L>128|256|L0|LZ)\.(?P<pp>NP|66|F2|F3)\.(?P<map>0F|0F38|0F3A|MAP5)\.(?P<W>W0|W1|WIG)"
     r"\s+(?P<op>[0-9A-F]{2})\s+(?P<modrm>\S+)$"
 )
 _MODRM_RE = re.compile(r"^(?P<mod>11|!\(11\)):(?P<reg>rrr|[01]{3}):(?P<rm>bbb|[01]{3})$")
@@ -115,6 +115,10 @@ def encode_memory(mem: Mem, reg_field: int, *, require_sib: bool = False) -> tup
     """
     if not -(1 << 31) <= mem.disp < (1 << 31):
         raise AssemblyError(f"displacement {mem.disp:#x} does not fit in 32 signed bits")
+    if mem.base == "rip":  # [rip+disp32]: ModRM.mod=00, r/m=101, no SIB (LDTILECFG/STTILECFG, as GNU as encodes)
+        if mem.index or require_sib:
+            raise AssemblyError("a RIP-relative address takes no index register and cannot have a SIB byte")
+        return bytes([((reg_field & 7) << 3) | 0b101]) + mem.disp.to_bytes(4, "little", signed=True), 0, 0
     base = _gpr_number(mem.base, "base") if mem.base else None
     index = None
     if mem.index and mem.index != "riz":
@@ -152,6 +156,8 @@ def encoded_memory(mem: Mem, *, require_sib: bool = False) -> Mem:
     displacement size those bytes carry, no operand size (AMX text shows none), and ``riz`` only where the
     SIB byte has no index and objdump shows it.  The assembler builds AMX instructions from this, so they
     name what their bytes say without decoding them (tests hold the two readings equal)."""
+    if mem.base == "rip":
+        return Mem(base="rip", disp=mem.disp, show_size=False, disp_size=4)
     base = GPR64.index(mem.base) if mem.base else None
     index = mem.index if mem.index != "riz" else None
     need_sib = require_sib or mem.index is not None or base is None or (base & 7) == 4

@@ -270,8 +270,8 @@ def check_operands(form: AmxForm, operands: tuple) -> None:
         else:
             if not isinstance(operand, Mem):
                 raise AssemblyError(f"{form.mnemonic}: operand {name} must be a memory operand, not '{operand}'")
-            if operand.base == "rip":
-                raise AssemblyError(f"{form.mnemonic}: rip-relative addressing cannot be used here")
+            if operand.base == "rip" and kind == "sibmem":  # (LDTILECFG/STTILECFG take [rip+disp32])
+                raise AssemblyError(f"{form.mnemonic}: rip-relative addressing cannot be used here (it needs a SIB byte)")
             if operand.size not in (None,) and kind == "sibmem":
                 raise AssemblyError(f"{form.mnemonic}: the memory operand takes no size")
     if form.is_tmul:

@@ -51,7 +51,7 @@ from .ptrace import PAGE, PTRACE_CONT, PTRACE_SINGLESTEP, ChildProcess, SiliconS
 # but cannot stop the core executing the instruction (measured: a KVM guest reporting family 6 model 167
 # without amx_fp16 runs TDPFP16PS).  One instruction per feature isasim can only learn so; the probe
 # program configures tmm0-2 as 16 x 64 bytes, so the instruction itself is the only thing that can #UD.
-AMX_PROBES = {"AMX-FP16": "tdpfp16ps tmm0, tmm1, tmm2"}
+AMX_PROBES = {"AMX-FP16": "tdpfp16ps tmm0, tmm1, tmm2", "AMX-COMPLEX": "tcmmimfp16ps tmm0, tmm1, tmm2"}
 PROBE_CONFIG = 0x20000000  # the probe's one page: its 64-byte TILECFG
 EXECUTES_HIDDEN = "executes though CPUID hides it"
 

@@ -17,7 +17,8 @@ XFEATURE_XTILECFG, XFEATURE_XTILEDATA = 17, 18
 _CPUID_EBX_CODE = bytes.fromhex("53" "89f8" "89f1" "0fa2" "89d8" "5b" "c3")
 
 # Family 6 models with AMX, for naming the producer of a trace.
-CPU_NAMES = {143: "sapphire-rapids", 207: "emerald-rapids", 173: "granite-rapids", 174: "granite-rapids"}
+# 174 (0xAE) is Granite Rapids-D, the Xeon 6 SoC with AMX-COMPLEX (Linux's INTEL_GRANITERAPIDS_D).
+CPU_NAMES = {143: "sapphire-rapids", 207: "emerald-rapids", 173: "granite-rapids", 174: "granite-rapids-d"}
 
 _libc = None
 
@@ -50,7 +51,8 @@ class HostCpu:
 
     @property
     def amx_features(self) -> set[str]:
-        names = {"amx_tile": "AMX-TILE", "amx_int8": "AMX-INT8", "amx_bf16": "AMX-BF16", "amx_fp16": "AMX-FP16"}
+        names = {"amx_tile": "AMX-TILE", "amx_int8": "AMX-INT8", "amx_bf16": "AMX-BF16", "amx_fp16": "AMX-FP16",
+                 "amx_complex": "AMX-COMPLEX"}
         have = {v for k, v in names.items() if k in self.flags}
         if not self.xcomp_supported >> XFEATURE_XTILEDATA & 1:
             return set()
