@@ -7,6 +7,7 @@ multi-vector ADD ``{z0.h, z1.h}, {z0.h, z1.h}, z0.h``."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 from ..encoding import Encoding
@@ -15,6 +16,10 @@ from ..operands.sve import ConsecutiveList
 from ..semantics import za_integer_multiply_add as sem
 from ..semantics.za_integer_multiply_add import MlaShape
 from .base import A64Form, add
+from .dot import NOT_ENCODABLE
+
+NOT_ENCODABLE[("sumlall", "multiple")] = ("there is no multi-vector SUMLALL (Zm a list): use USMLALL with Zn and Zm "
+                                          "swapped")
 
 SIGNEDNESS = {(False, False): "unsigned", (True, True): "signed", (False, True): "unsigned by signed",
               (True, False): "signed by unsigned"}
@@ -130,7 +135,6 @@ ZA_ADD = {
     (2, "multiple"): "11000001 1 sz={sz} 1 Zm:4 0 0 Rv:2 110 Zn:4 0 1 S={s} off3:3",
     (4, "multiple"): "11000001 1 sz={sz} 1 Zm:3 0 1 0 Rv:2 110 Zn:3 00 1 S={s} off3:3",
 }
-TITLES = {None: "accumulators", "single": "results, multiple and single vector", "multiple": "results, multiple vectors"}
 
 for _m, _s in (("add", "0"), ("sub", "1")):
     for _t, _feature in (("s", "SME2"), ("d", "SME_I16I64")):
@@ -159,12 +163,21 @@ for _m, _s in (("add", "0"), ("sub", "1")):
                     partial(sem.za_add, esize=_esize, nreg=_nreg, second=_second, subtract=_m == "sub"),
                     feature=_feature, doc=sem.za_add_asl(_m, _esize, _nreg, _second), group="za"))
 
+
+
+@dataclass(frozen=True)
+class DestructiveList(ConsecutiveList):
+    """The multi-vector ADD's {Zdn1-Zdn<nreg>}, written twice: the second must name the first's registers."""
+
+    conflict = "the second list must be the destination list (ADD {Zdn}, {Zdn}, Zm adds Zm to Zdn in place)"
+
+
 # ADD (to vector): {Zdn1-Zdn<nreg>} = {Zdn1-Zdn<nreg>} + Zm
 for _t, _sz, _esize in (("b", "00", 8), ("h", "01", 16), ("s", "10", 32), ("d", "11", 64)):
     for _nreg in (2, 4):
         _T = _t.upper()
         _zdn = "Zdn:4 0" if _nreg == 2 else "Zdn:3 00"
-        _list = ConsecutiveList(_t, _nreg, "Zdn")
+        _list = DestructiveList(_t, _nreg, "Zdn")
         _text = "{<Zdn1>.%s-<Zdn%d>.%s}" % (_T, _nreg, _T)
         add(A64Form(
             f"ADD_z_{_t}_x{_nreg}", "add", f"ADD {_text}, {_text}, <Zm>.{_T}",

@@ -66,7 +66,8 @@ class ZaVectorRange:
         m = re.fullmatch(r"za\.([a-z])[ \t]*\[[ \t]*([a-z0-9_]+)[ \t]*,([^,\]]+)(?:,[ \t]*([a-z0-9_]+)[ \t]*)?\]",
                          text.strip().lower())
         if not m:
-            raise _shape(f"'{text.strip()[:40]}' is not a ZA vector select ZA.{self.esize.upper()}[Wv, o:o+{self.ways - 1}]")
+            raise _shape(f"'{text.strip()[:40]}' is not a ZA vector select "
+                         f"ZA.{self.esize.upper()}[Wv, o:o+{self.ways - 1}]")
         suffix, reg, offset, vg = m.groups()
         if suffix != self.esize:
             raise _shape(f"ZA.{suffix.upper()} is not this form's ZA.{self.esize.upper()}")
