@@ -2,7 +2,7 @@
 
 The rows the vector-group section shows are compared with za_tiles.vector_group_rows (what the
 simulator executes) and with the ZA vectors the machine's journal says the step wrote.  Every form's
-example ends with one Check that holds at SVL 128, 512 and 2048 and over seeds; the dot and outer
+example ends with one Check that holds at SVL 128, 512 and 2048 and over seeds (two of those per form, rotating); the dot and outer
 product tables name lanes that hold what they show in the example's before-state and add up to the
 Check; and a machine result flipped after the step makes the Check unequal.
 
@@ -125,19 +125,22 @@ def assert_ends_with_one_equal_check(blocks, *context):
     assert checks[0].equal, (*context, checks[0])
 
 
-@pytest.mark.consistency
-@pytest.mark.parametrize("svl", [128, 512, 2048])
-@pytest.mark.parametrize("form", FORMS, ids=lambda f: f.id)
-def test_every_form_ends_with_one_equal_check(svl, form):
-    assert_ends_with_one_equal_check(example_blocks(form, svl), form.id, svl)
+# Each form is checked at two (SVL, seed) pairs, and the pairs rotate over the forms, so every SVL and seed is
+# met by hundreds of forms and every form by two: the whole table at every pair cost minutes of the suite
+# (these hold explain against the machine, both isasim; QEMU is the evidence for the machine).
+SVL_ROTATION = (128, 512, 2048)
+SEED_ROTATION = tuple(range(2, 10))
+POSITION = {form.id: index for index, form in enumerate(FORMS)}
 
 
 @pytest.mark.consistency
 @pytest.mark.parametrize("form", FORMS, ids=lambda f: f.id)
-def test_every_form_checks_over_seeds(form):
-    """Each seed draws other registers, vectors, ZA and predicates: other carries, wraps, active lanes."""
-    for seed in range(2, 10):
-        assert_ends_with_one_equal_check(example_blocks(form, 128, seed), form.id, seed)
+def test_every_form_ends_with_one_equal_check(form):
+    """The reference page's example, and another seed's draw: other registers, vectors, ZA and predicates
+    (other carries, wraps, active lanes)."""
+    index = POSITION[form.id]
+    for svl, seed in ((SVL_ROTATION[index % 3], 1), (SVL_ROTATION[(index + 1) % 3], SEED_ROTATION[index % 8])):
+        assert_ends_with_one_equal_check(example_blocks(form, svl, seed), form.id, svl, seed)
 
 
 @pytest.mark.consistency
@@ -421,7 +424,7 @@ def test_every_form_explains_random_encodings(form):
     from isasim.core.errors import IsasimError
 
     rng = random.Random(f"random encodings of {form.id}")
-    for _ in range(3):
+    for _ in range(2):
         fields = {name: rng.randrange(1 << box.width) for name, box in form.encoding.fields.items()}
         try:
             ins = ISA.disassemble(form.encoding.pack(fields).to_bytes(4, "little")).instructions[0]
