@@ -13,13 +13,15 @@ from ..core.errors import ConfigError
 CODE_BASE = 0x10000  # where assembled code is placed unless told otherwise
 SVLS = (128, 256, 512, 1024, 2048)  # the streaming vector lengths the architecture allows, in bits
 DEFAULT_SVL = 512
-FEATURES = ("SME2", "SME_I16I64", "SME_F64F64", "SME_F16F16", "SME_B16B16", "SVE")  # the named features
+FEATURES = ("SME2", "SME_I16I64", "SME_F64F64", "SME_F16F16", "SME_B16B16", "SVE", "SVE_B16B16")  # the named features
 # SME_I16I64, SME_F64F64 (FMOPA/FMLA of doubles), SME_F16F16 (non-widening half precision into ZA) and
 # SME_B16B16 (non-widening BFloat16 into ZA) are optional in the architecture, on unless the config drops
 # them, as QEMU's -cpu max has them (measured with QEMU 11.1).  SVE (FEAT_SVE) is off:
 # the core isasim models by default has SME without SVE, so the SVE instructions it has (PTRUE,
 # LD1W, CNTB...) are UNDEFINED outside streaming mode; with "SVE" listed they run there too, at a
 # non-streaming vector length equal to the SVL (context.SmeContext.VL).
+# SVE_B16B16 (FEAT_SVE_B16B16: SME2's multi-vector BFMAX/BFMIN/BFMAXNM/BFMINNM/BFCLAMP) is off by default:
+# QEMU's -cpu max has it only with SVE on (measured with QEMU 11.1: UNDEFINED under sve=off).
 DEFAULT_FEATURES = ("SME2", "SME_I16I64", "SME_F64F64", "SME_F16F16", "SME_B16B16")
 
 

@@ -92,6 +92,8 @@ def test_diagnostics_lines_are_refused_in_one_line():
     for name, _features, line, _encoding, llvm_error in _rows("refused"):
         if llvm_error.startswith("instruction requires:"):
             continue  # refused for a feature the test's -mattr leaves out: isasim assembles every feature
+        if "following a" in llvm_error and "movprfx" in llvm_error:
+            continue  # refused for the MOVPRFX line before it: alone the line is an ordinary instruction
         try:
             ISA.assemble(line)
         except IsasimError as error:

@@ -10,6 +10,7 @@ from ..faults import UNDEFINED
 
 MODULES = ("sve_data", "sve_arith", "sve_misc", "sve_counters", "sme2_za",
            "za_integer_multiply_add")  # issue 29: the SME2 integer multiply-adds and adds into ZA
+MODULES += ("multi_vector_integer", "multi_vector_fp")  # issue 29: SME2's operations on groups of Z registers
 
 
 def applies(form) -> bool:
@@ -34,6 +35,8 @@ def _destinations(ins) -> set[str]:
         names.add(f"p{value}")
     elif isinstance(value, tuple):
         names |= {f"z{n}" for n in value}
+    elif kind == "z_list" and getattr(first, "nreg", 1) > 1:  # {z4.s - z7.s}: the first register's number
+        names |= {f"z{(value + i) % 32}" for i in range(first.nreg)}
     elif kind == "fp" or kind.startswith("z"):
         names.add(f"z{value}")
     if form.mnemonic.startswith(("while", "cmp")) or form.mnemonic.endswith("s") and form.group == "predicate":
@@ -52,7 +55,9 @@ def sve_blocks(ins, run) -> list:
 
 def fault_check(ins, run) -> Check:
     """The fault the example's step raised, beside the one the form must raise there: UNDEFINED for an SME2
-    MOVA of four .D slices where the tile has two (SVL 128, as QEMU has it), none otherwise."""
+    MOVA of four .D slices where the tile has two (SVL 128, as QEMU has it) and for a form whose feature the
+    configuration lacks (SVE_B16B16's BFMAX... by default), none otherwise."""
     form, svl = ins.form, run.machine.state.svl
     four_d = form.id in ("MOVA_z_za_d_x4", "MOVA_za_z_d_x4") and svl // 64 < 4
-    return Check("the fault the machine raised", UNDEFINED if four_d else "none", run.fault.kind)
+    missing = form.feature not in ("A64", "SME", "SME2") and form.feature not in run.machine.state.features
+    return Check("the fault the machine raised", UNDEFINED if four_d or missing else "none", run.fault.kind)

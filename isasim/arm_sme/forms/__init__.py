@@ -17,6 +17,8 @@ from . import base_branch, base_memory, base_register, base_system  # noqa: F401
 from . import sme2_za, sve_arith, sve_data, sve_misc, sve_multi  # noqa: F401  (SVE data, counters, multi-vector memory, ZA)
 from . import advsimd  # noqa: F401  (the AdvSIMD forms of the plain C helpers around SME kernels)
 from . import za_integer_multiply_add  # noqa: F401  (SME2 integer multiply-adds and adds into ZA)
+from . import multi_vector  # noqa: F401  (SME2 integer operations on groups of Z registers)
+from . import multi_vector_fp  # noqa: F401  (SME2 floating-point operations on groups of Z registers)
 from . import za_fp_multiply_add  # noqa: F401  (SME2 floating-point multiply-adds and adds into ZA, FP/bitwise outer products)
 from .base import FORMS, A64Form
 from .dot import NOT_ENCODABLE

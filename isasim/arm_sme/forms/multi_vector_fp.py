@@ -1,0 +1,103 @@
+"""SME2's floating-point operations on groups of Z registers (semantics/multi_vector_fp.py): FMAX/FMIN/FMAXNM/FMINNM
+of .H/.S/.D elements and BFMAX/BFMIN/BFMAXNM/BFMINNM (FEAT_SVE_B16B16) of a group of two or four and a single vector
+or a group; FCLAMP/BFCLAMP of a group; FCVT/FCVTN and BFCVT/BFCVTN of two single-precision registers into one;
+FCVTZS/FCVTZU, SCVTF/UCVTF and FRINTA/FRINTM/FRINTN/FRINTP of two or four."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from ..encoding import Encoding
+from ..operands import ZList, ZReg
+from ..semantics import multi_vector_fp as mvf
+from .base import A64Form, add
+
+_FORMATS = (("h", "01", "fp16"), ("s", "10", "fp32"), ("d", "11", "fp64"), ("bf", "00", "bf16"))
+_SUFFIX = {"h": "h", "s": "s", "d": "d", "bf": "h"}
+
+
+def _group(t, nreg, field):
+    return ZList(t, nreg, field, align=nreg)
+
+
+# ---- FMAX FMIN FMAXNM FMINNM (and BF*) -----------------------------------------------------------------------
+_MINMAX = {"max": ("000", "0"), "min": ("000", "1"), "maxnm": ("001", "0"), "minnm": ("001", "1")}
+_WHAT = {"max": "the maximum", "min": "the minimum", "maxnm": "the maximum number (a quiet NaN loses)",
+         "minnm": "the minimum number (a quiet NaN loses)"}
+for _name, (_b, _u) in _MINMAX.items():
+    for _f, _sz, _kind in _FORMATS:
+        _op = ("bf" if _f == "bf" else "f") + _name
+        _t = _SUFFIX[_f]
+        _T = _t.upper()
+        for _nreg in (2, 4):
+            _x4 = "1" if _nreg == 4 else "0"
+            _zdn = "Zdn:4" if _nreg == 2 else "Zdn:3 0"
+            _list = f"{{<Zdn1>.{_T}-<Zdn{_nreg}>.{_T}}}"
+            for _single in (True, False):
+                _zm = "10 Zm:4" if _single else ("1 Zm:4 0" if _nreg == 2 else "1 Zm:3 00")
+                add(A64Form(
+                    f"{_op.upper()}_x{_nreg}_{'single' if _single else 'multi'}_{_t}", _op,
+                    f"{_op.upper()} {_list}, {_list}, " + (f"<Zm>.{_T}" if _single else
+                                                          f"{{<Zm1>.{_T}-<Zm{_nreg}>.{_T}}}"),
+                    f"{_WHAT[_name]} of each {_kind} element of {_nreg} registers and "
+                    + ("one register" if _single else f"{_nreg} registers") + ", in place",
+                    Encoding(f"11000001 size={_sz} {_zm} 101{'0' if _single else '1'} {_x4} 001 {_b} {_zdn} U={_u}"),
+                    (_group(_t, _nreg, "Zdn"), _group(_t, _nreg, "Zdn"),
+                     ZReg(_t, "Zm", bits=4) if _single else _group(_t, _nreg, "Zm")),
+                    partial(mvf.minmax, fmt=mvf.FORMATS[_f], nreg=_nreg, op="f" + _name, single=_single),
+                    feature="SVE_B16B16" if _f == "bf" else "SME2", doc=mvf.minmax.__doc__, group="z_data"))
+
+# ---- FCLAMP BFCLAMP -------------------------------------------------------------------------------------------
+for _f, _sz, _kind in _FORMATS:
+    _op = "bfclamp" if _f == "bf" else "fclamp"
+    _t = _SUFFIX[_f]
+    _T = _t.upper()
+    for _nreg in (2, 4):
+        add(A64Form(
+            f"{_op.upper()}_x{_nreg}_{_t}", _op, f"{_op.upper()} {{<Zd1>.{_T}-<Zd{_nreg}>.{_T}}}, <Zn>.{_T}, <Zm>.{_T}",
+            f"each {_kind} element of {_nreg} registers clamped to between Zn's and Zm's (FPMaxNum, FPMinNum)",
+            Encoding(f"11000001 size={_sz} 1 Zm:5 1100 {'1' if _nreg == 4 else '0'} 0 Zn:5 "
+                     + ("Zd:4 0" if _nreg == 2 else "Zd:3 00")),
+            (_group(_t, _nreg, "Zd"), ZReg(_t, "Zn"), ZReg(_t, "Zm")),
+            partial(mvf.clamp, fmt=mvf.FORMATS[_f], nreg=_nreg), feature="SVE_B16B16" if _f == "bf" else "SME2", doc=mvf.clamp.__doc__,
+            group="z_data"))
+
+# ---- FCVT FCVTN BFCVT BFCVTN: {Zn.S, Zn+1.S} -> Zd.H ---------------------------------------------------------------
+for _op, _top, _n in (("fcvt", "00100000", "0"), ("fcvtn", "00100000", "1"), ("bfcvt", "01100000", "0"),
+                      ("bfcvtn", "01100000", "1")):
+    _target = mvf.BF16 if _op.startswith("bf") else mvf.FP16
+    add(A64Form(
+        f"{_op.upper()}_x2", _op, f"{_op.upper()} <Zd>.H, {{<Zn1>.S-<Zn2>.S}}",
+        f"the single-precision elements of two registers converted to {'BFloat16' if _op.startswith('bf') else 'half precision'}, "
+        + ("interleaved" if _n == "1" else "one register after the other"),
+        Encoding(f"11000001 {_top} 111000 Zn:4 N={_n} Zd:5"), (ZReg("h", "Zd"), _group("s", 2, "Zn")),
+        partial(mvf.convert_narrow, target=_target, interleave=_n == "1"), feature="SME2",
+        doc=mvf.convert_narrow.__doc__, group="z_data"))
+
+# ---- FCVTZS FCVTZU SCVTF UCVTF FRINT*: {Zd.S...}, {Zn.S...} --------------------------------------------------------
+_UNARY = [("fcvtzs", "0001", "0", partial(mvf.to_integer, unsigned=False), "rounded toward zero to signed integers"),
+          ("fcvtzu", "0001", "1", partial(mvf.to_integer, unsigned=True), "rounded toward zero to unsigned integers"),
+          ("scvtf", "0010", "0", partial(mvf.from_integer, unsigned=False), "signed integers converted"),
+          ("ucvtf", "0010", "1", partial(mvf.from_integer, unsigned=True), "unsigned integers converted")]
+for _op, _opc, _u, _function, _what in _UNARY:
+    for _nreg in (2, 4):
+        _enc = (f"11000001 0010 {_opc} 111000 Zn:4 U={_u} Zd:4 0" if _nreg == 2 else
+                f"11000001 0011 {_opc} 111000 Zn:3 0 U={_u} Zd:3 00")
+        add(A64Form(
+            f"{_op.upper()}_x{_nreg}", _op, f"{_op.upper()} {{<Zd1>.S-<Zd{_nreg}>.S}}, {{<Zn1>.S-<Zn{_nreg}>.S}}",
+            f"{_nreg} registers of 32-bit elements: {_what}", Encoding(_enc),
+            (_group("s", _nreg, "Zd"), _group("s", _nreg, "Zn")), partial(_function, nreg=_nreg), feature="SME2",
+            doc=_function.func.__doc__, group="z_data"))
+for _op, _opc, _rounding, _what in (("frintn", "000", "TIEEVEN", "to nearest, ties to even"),
+                                    ("frintp", "001", "POSINF", "toward plus infinity"),
+                                    ("frintm", "010", "NEGINF", "toward minus infinity"),
+                                    ("frinta", "100", "TIEAWAY", "to nearest, ties away from zero")):
+    for _nreg in (2, 4):
+        _enc = (f"11000001 101 0 1 {_opc} 111000 Zn:4 0 Zd:4 0" if _nreg == 2 else
+                f"11000001 101 1 1 {_opc} 111000 Zn:3 00 Zd:3 00")
+        add(A64Form(
+            f"{_op.upper()}_x{_nreg}", _op, f"{_op.upper()} {{<Zd1>.S-<Zd{_nreg}>.S}}, {{<Zn1>.S-<Zn{_nreg}>.S}}",
+            f"{_nreg} registers of single-precision elements rounded to integral values {_what}", Encoding(_enc),
+            (_group("s", _nreg, "Zd"), _group("s", _nreg, "Zn")),
+            partial(mvf.round_integral, nreg=_nreg, rounding=_rounding), feature="SME2",
+            doc=mvf.round_integral.__doc__, group="z_data"))

@@ -1,0 +1,148 @@
+"""More of the Arm ARM's floating-point library (J1.3), beside fp_asl.py and in its terms (bit patterns in, bit
+patterns out, exact reals as (mantissa, exponent)): FPMax, FPMin, FPMaxNum, FPMinNum, FPConvert (one rounding to
+the narrower format; BFloat16 too, as FPConvertBF), FPRoundInt, FPToFixed and FixedToFP, as SME2's multi-vector
+FMAX/FMIN/FMAXNM/FMINNM (and BFMAX..., FEAT_SVE_B16B16: the same rules on BFloat16's fields), FCLAMP, FCVT/BFCVT,
+FRINT*, FCVTZS/FCVTZU and SCVTF/UCVTF use them.  FPCR.AH = 0 (the only value isasim models): a NaN operand of
+FPMax/FPMin propagates as FPProcessNaNs picks it; FPMaxNum/FPMinNum read one quiet NaN beside a number as the
+infinity that loses.  No FPSR flags are modelled (fp_asl.py)."""
+
+from __future__ import annotations
+
+from .fp_asl import (FPCRType, FPConvertNaN, FPDefaultNaN, FPInfinity, FPProcessNaN, FPProcessNaNs,
+                     FPRound, FPType, FPUnpack, FPZero, Format)
+
+__all__ = ["FPMax", "FPMin", "FPMaxNum", "FPMinNum", "FPConvert", "FPRoundInt", "FPToFixed", "FixedToFP",
+           "TIEEVEN", "TIEAWAY", "POSINF", "NEGINF", "ZERO"]
+
+TIEEVEN, TIEAWAY, POSINF, NEGINF, ZERO = "TIEEVEN", "TIEAWAY", "POSINF", "NEGINF", "ZERO"  # FPRounding_*
+
+
+def _order(fptype: FPType, op: int, fmt: Format) -> int:
+    """An integer ordered as the operand's value (zeros of both signs equal, infinities at the ends): the
+    magnitude bits of an IEEE encoding grow with the value."""
+    if fptype == FPType.Zero:
+        return 0
+    magnitude = op & ~fmt.sign_mask & ((1 << fmt.width) - 1)
+    return -magnitude if op & fmt.sign_mask else magnitude
+
+
+def _max_min(op1: int, op2: int, fmt: Format, fpcr: FPCRType, maximum: bool) -> int:
+    type1, sign1, value1 = FPUnpack(op1, fmt, fpcr)
+    type2, sign2, value2 = FPUnpack(op2, fmt, fpcr)
+    done, result = FPProcessNaNs(type1, type2, op1, op2, fmt, fpcr)
+    if done:
+        return result
+    key1, key2 = _order(type1, op1, fmt), _order(type2, op2, fmt)
+    first = key1 > key2 if maximum else key1 < key2
+    fptype, sign, value = (type1, sign1, value1) if first else (type2, sign2, value2)
+    if fptype == FPType.Infinity:
+        return FPInfinity(sign, fmt)
+    if fptype == FPType.Zero:
+        return FPZero(sign1 & sign2 if maximum else sign1 | sign2, fmt)  # max(+0, -0) = +0, min = -0
+    return FPRound(value, fmt, fpcr)  # exact: only FPCR.FZ could change it (a denormal flushed)
+
+
+def FPMax(op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
+    """The larger operand; a NaN operand propagates (FPProcessNaNs), max(+0, -0) is +0."""
+    return _max_min(op1, op2, fmt, fpcr, True)
+
+
+def FPMin(op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
+    """The smaller operand; a NaN operand propagates (FPProcessNaNs), min(+0, -0) is -0."""
+    return _max_min(op1, op2, fmt, fpcr, False)
+
+
+def _num(op1: int, op2: int, fmt: Format, fpcr: FPCRType, maximum: bool) -> int:
+    type1, _, _ = FPUnpack(op1, fmt, fpcr)
+    type2, _, _ = FPUnpack(op2, fmt, fpcr)
+    loser = FPInfinity(1 if maximum else 0, fmt)  # a single quiet NaN is -Infinity to FPMaxNum, +Infinity to FPMinNum
+    if type1 == FPType.QNaN and type2 != FPType.QNaN:
+        op1 = loser
+    elif type1 != FPType.QNaN and type2 == FPType.QNaN:
+        op2 = loser
+    return _max_min(op1, op2, fmt, fpcr, maximum)
+
+
+def FPMaxNum(op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
+    """FPMax, a single quiet NaN read as -Infinity (the number wins; a signalling NaN still propagates)."""
+    return _num(op1, op2, fmt, fpcr, True)
+
+
+def FPMinNum(op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
+    """FPMin, a single quiet NaN read as +Infinity (the number wins; a signalling NaN still propagates)."""
+    return _num(op1, op2, fmt, fpcr, False)
+
+
+def FPConvert(op: int, source: Format, target: Format, fpcr: FPCRType) -> int:
+    """op in another format, rounded once (FPCR's mode: RNE); a NaN keeps its sign and the top of its payload
+    and is made quiet (FPConvertNaN), or is the default NaN when FPCR.DN is 1.  With ``target`` BF16 it is
+    FPConvertBF (BFCVT): the IEEE rules, FPCR.FZ flushing, not BFloat16's round to odd."""
+    fptype, sign, value = FPUnpack(op, source, fpcr)
+    if fptype in (FPType.SNaN, FPType.QNaN):
+        return FPDefaultNaN(fpcr, target) if fpcr.DN else FPConvertNaN(op, source, target)
+    if fptype == FPType.Infinity:
+        return FPInfinity(sign, target)
+    if fptype == FPType.Zero:
+        return FPZero(sign, target)
+    return FPRound(value, target, fpcr)
+
+
+def _round_to_integer(value: tuple[int, int], rounding: str) -> int:
+    """RoundDown(value) plus the ASL's round_up for the rounding mode."""
+    mantissa, e = value
+    if e >= 0:
+        return mantissa << e
+    int_result = mantissa >> -e  # RoundDown (towards minus infinity)
+    error2 = (mantissa - (int_result << -e)) << 1  # 2 * error, in units of 2^e
+    half2 = 1 << -e  # 2 * 0.5
+    if rounding == TIEEVEN:
+        round_up = error2 > half2 or (error2 == half2 and int_result & 1)
+    elif rounding == TIEAWAY:
+        round_up = error2 > half2 or (error2 == half2 and int_result >= 0)
+    elif rounding == POSINF:
+        round_up = error2 != 0
+    elif rounding == NEGINF:
+        round_up = False
+    else:  # ZERO
+        round_up = error2 != 0 and int_result < 0
+    return int_result + 1 if round_up else int_result
+
+
+def FPRoundInt(op: int, fmt: Format, fpcr: FPCRType, rounding: str) -> int:
+    """op rounded to an integral value in its own format (FRINTN: TIEEVEN, FRINTA: TIEAWAY, FRINTP: POSINF,
+    FRINTM: NEGINF); a zero result keeps op's sign; a NaN is processed (a signalling one made quiet)."""
+    fptype, sign, value = FPUnpack(op, fmt, fpcr)
+    if fptype in (FPType.SNaN, FPType.QNaN):
+        return FPProcessNaN(fptype, op, fmt, fpcr)
+    if fptype == FPType.Infinity:
+        return FPInfinity(sign, fmt)
+    if fptype == FPType.Zero:
+        return FPZero(sign, fmt)
+    int_result = _round_to_integer(value, rounding)
+    if int_result == 0:
+        return FPZero(sign, fmt)
+    return FPRound((int_result, 0), fmt, fpcr)
+
+
+def FPToFixed(op: int, fmt: Format, fbits: int, unsigned: bool, fpcr: FPCRType, rounding: str, M: int) -> int:
+    """op * 2^fbits rounded to an M-bit integer and saturated (FCVTZS/FCVTZU: fbits 0, rounding ZERO): a NaN
+    is 0, an infinity the end of the range of its sign."""
+    fptype, sign, value = FPUnpack(op, fmt, fpcr)
+    if fptype in (FPType.SNaN, FPType.QNaN):
+        int_result = 0
+    elif fptype == FPType.Infinity:
+        int_result = -(1 << (M + 1)) if sign else 1 << (M + 1)  # past either end: saturates
+    else:
+        int_result = _round_to_integer((value[0], value[1] + fbits), rounding)
+    low, high = (0, (1 << M) - 1) if unsigned else (-(1 << (M - 1)), (1 << (M - 1)) - 1)
+    return min(max(int_result, low), high) & ((1 << M) - 1)
+
+
+def FixedToFP(op: int, M: int, fbits: int, unsigned: bool, fmt: Format, fpcr: FPCRType) -> int:
+    """The M-bit integer op / 2^fbits in a floating-point format, rounded once (SCVTF/UCVTF: fbits 0); zero is
+    +0."""
+    value = op if unsigned or not op >> (M - 1) else op - (1 << M)
+    if value == 0:
+        return FPZero(0, fmt)
+    return FPRound((value, -fbits), fmt, fpcr)
+
