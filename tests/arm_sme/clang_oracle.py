@@ -14,9 +14,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from isasim.arm_sme.oracle.tools import find_zig, zig_env
+from isasim.arm_sme.oracle.tools import ASM_FEATURES, find_zig, zig_env
 
-FEATURES = ["-target-feature", "+sme2", "-target-feature", "+sme-i16i64"]
+# the features isasim's default core has (sme2, sme-i16i64, sme-f64f64, sme-f16f16, sme-b16b16)
+FEATURES = [word for feature in ASM_FEATURES for word in ("-target-feature", "+" + feature)]
 
 
 def clang_cc1as() -> list[str] | None:
