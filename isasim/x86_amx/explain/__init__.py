@@ -79,6 +79,12 @@ def explain(instruction: str | None, code: bytes | None, options: ExplainOptions
     ins = parse_instruction(instruction, code)
     if isinstance(ins.form, amx.AmxForm):
         return explain_amx(ins, ins.form, settings)
+    from ..forms import amx_extensions
+
+    if isinstance(ins.form, amx_extensions.AmxEvexForm):  # AMX-AVX512 (EVEX, a zmm destination)
+        from .amx_extensions import explain_evex
+
+        return explain_evex(ins, ins.form, settings)
     if isinstance(ins.form, vector_forms.VectorForm):
         return explain_vector(ins, ins.form, settings)
     if isinstance(ins.form, control_forms.BuiltinForm):
@@ -109,7 +115,9 @@ def reference_pages() -> list[ReferencePage]:
     for form in control.BUILTINS.values():
         pages.append(ReferencePage(form.slug, "built-in C functions (called, not decoded)", form.name,
                                    form.syntax, form.summary))
-    return pages
+    from .amx_extensions import reference_pages as extension_pages
+
+    return pages + extension_pages()
 
 
 class X86AmxExplainer(Explainer):
@@ -122,6 +130,11 @@ class X86AmxExplainer(Explainer):
 
     def reference_pages(self) -> list[ReferencePage]:
         return reference_pages()
+
+    def extra_pages(self) -> dict[str, str]:
+        from .amx_extensions import EXTENSIONS_PAGE
+
+        return {"amx-extensions": EXTENSIONS_PAGE}
 
 
 EXPLAINER = X86AmxExplainer()

@@ -12,7 +12,7 @@ import inspect
 
 from ...core.explain import Cell, Code, Explanation, Paragraph, Section, Table
 from ...core.program import Instruction
-from ..forms import amx
+from ..forms import amx, amx_extensions
 from ..config import CPU_MODELS
 from ..faults import INVALID_OPCODE
 from . import tile_memory, tile_zero, tilecfg, tmul
@@ -27,6 +27,7 @@ _ROLE_COLOURS = {"A": "a", "B": "b", "C": "c"}
 _EXAMPLES = {
     "ldtilecfg": tilecfg, "sttilecfg": tilecfg,
     "tileloadd": tile_memory, "tileloaddt1": tile_memory, "tilestored": tile_memory,
+    "tileloaddrs": tile_memory, "tileloaddrst1": tile_memory,  # AMX-MOVRS (forms/amx_extensions.py)
     "tilezero": tile_zero, "tilerelease": tile_zero,
 }
 
@@ -86,8 +87,13 @@ def explain_amx(ins: Instruction, form: amx.AmxForm, settings: Settings) -> Expl
     expl.sections.append(Section("Operands", [operands_table(ins, form)]))
     expl.sections.append(Section("Operation (the semantics the simulator executes)", [Code(form.doc)]))
     expl.sections.append(Section("Faults", [faults_table(form)]))
-    topic = tmul if form.is_tmul else _EXAMPLES[form.mnemonic]
-    blocks, figure = topic.example(ins, form, settings, cpu, encoding)
+    if form.is_tmul and form.feature in amx_extensions.EXTENSION_FEATURES:  # their own element formats
+        from . import amx_extensions as extension_topic
+
+        blocks, figure = extension_topic.tmul_example(ins, form, settings, cpu, encoding)
+    else:
+        topic = tmul if form.is_tmul else _EXAMPLES[form.mnemonic]
+        blocks, figure = topic.example(ins, form, settings, cpu, encoding)
     expl.sections.append(Section("Worked example", blocks))
     expl.figure = figure
     return expl

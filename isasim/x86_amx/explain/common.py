@@ -141,6 +141,8 @@ def place(mem: Mem, address: int) -> tuple[dict, int]:
     """Register values that make ``mem`` address ``address`` (index := 0); returns (regs, the address).
     With no base register the operand's own displacement is the address."""
     regs = {}
+    if mem.base == "rip":  # [rip+disp32] names one address: the instruction's own place decides it
+        return regs, (mem.rip_target or 0) % (1 << 64)
     if mem.index and mem.index != "riz":
         regs[mem.index] = 0
     if mem.base:

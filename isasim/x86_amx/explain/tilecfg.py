@@ -111,6 +111,10 @@ def example(ins, form, settings: Settings, cpu: str, encoding):
         cfg_reg = scratch(avoid, 1)[0]
         memory.append((cfg_at, image, True))
         place_regs, dest = place(mem, free_address(memory, 64, DATA_ADDR))
+        if mem.base == "rip":  # the set-up's LDTILECFG comes first and moves the instruction (and its target)
+            from ..assembler import assemble
+
+            dest += len(assemble(f"ldtilecfg [{cfg_reg}]").instructions[0].encoding)
         regs.update(place_regs)
         if not region_covering(memory, dest):
             memory.append((dest, bytes(64), True))

@@ -12,7 +12,7 @@ SPEC ONLY, NO SILICON SEEN (except that the silicon backend runs AMX-COMPLEX whe
 forms are AmxForm declarations exactly as forms/amx.py's (the ISE row drives decode, encode, assembly,
 disassembly and explain); the EVEX forms are AmxEvexForm, whose opcode text is the ISE's EVEX row.  The
 MOVRS forms' EVEX (APX) spellings with r16-r31 are not simulated: isasim has no APX registers.
-AMX-TRANSPOSE is not declared: Intel withdrew it (docs/x86_amx-extensions.md).
+AMX-TRANSPOSE is not declared: Intel withdrew it (docs/x86_amx/amx-extensions.md).
 """
 
 from __future__ import annotations
@@ -129,6 +129,11 @@ class AmxEvexForm:
     @cached_property
     def mnemonic(self) -> str:
         return self.syntax.split()[0].lower()
+
+    @cached_property
+    def slug(self) -> str:
+        """The reference page's name: the mnemonic and the row operand's kind (tcvtrowd2ps-r32)."""
+        return f"{self.mnemonic}-{'imm8' if self.opcode.imm8 else 'r32'}"
 
     @cached_property
     def operand_names(self) -> tuple[str, ...]:

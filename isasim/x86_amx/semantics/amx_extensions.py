@@ -7,7 +7,7 @@ tests.  The oracle is the ISE's pseudocode read independently; where it leaves a
 named constant (here and in numerics/fp8.py) with its default documented.
 
 AMX-TRANSPOSE (T2RPNTLVW*, TTRANSPOSED, TTDP*, TTCMM*, TCONJ*, TTMMULTF32PS) is not here: Intel withdrew it
-from the ISE (it is no longer listed for Diamond Rapids) and LLVM 22 removed it; see docs/x86_amx-extensions.md.
+from the ISE (it is no longer listed for Diamond Rapids) and LLVM 22 removed it; see docs/x86_amx/amx-extensions.md.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from isasim.core.explain import Code, Encoding, Table, render_html, render_markdown, render_svg, to_text
-from isasim.x86_amx.forms import amx, control, scalar, vector
+from isasim.x86_amx.forms import amx, amx_extensions, control, scalar, vector
 from isasim.x86_amx.explain import reference_pages
 from isasim.x86_amx.semantics import strings
 
@@ -27,6 +27,7 @@ def test_every_form_explains_from_its_definition(page):
     for wanted in ("Encoding", "Operands", "Faults", "Worked example"):
         assert wanted in titles
     forms = amx.FORMS + scalar.FORMS + list(vector.FORMS) + list(control.FORMS) + list(control.BUILTINS.values())
+    forms += list(amx_extensions.FORMS)  # issue 29's AMX extensions
     form = next(f for f in forms if f.mnemonic == page.slug or getattr(f, "slug", None) == page.slug)
     # the operation is the docstring of the semantics function the simulator runs
     code, *repeat = blocks(expl, "Operation (the semantics the simulator executes)", Code)
