@@ -11,6 +11,7 @@ from ..faults import UNDEFINED
 MODULES = ("sve_data", "sve_arith", "sve_misc", "sve_counters", "sme2_za",
            "za_integer_multiply_add")  # issue 29: the SME2 integer multiply-adds and adds into ZA
 MODULES += ("multi_vector_integer", "multi_vector_fp")  # issue 29: SME2's operations on groups of Z registers
+MODULES += ("za_fp_multiply_add",)  # issue 29: the SME2 FP multiply-adds and adds into ZA, FP/bitwise outer products
 
 
 def applies(form) -> bool:
