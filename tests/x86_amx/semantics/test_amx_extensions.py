@@ -396,3 +396,47 @@ def test_ldtilecfg_rip_relative_reads_the_configuration_after_the_instruction():
     m = run([f"ldtilecfg [rip{disp:+#x}]", "sttilecfg [rdx]"], shapes={0: (3, 12), 5: (16, 64)})
     assert m.fault is None and m.state.tilecfg.rows[0] == 3 and m.state.tilecfg.colsb[5] == 64
     assert m.memory.read(0x40000, 64) == tilecfg_bytes({0: (3, 12), 5: (16, 64)})
+
+
+# ---- AMX-COMPLEX on silicon, where a host has it ------------------------------------------------------------
+
+
+def _complex_here() -> str | None:
+    """None when this host executes AMX-COMPLEX (the backend's probe), else why the silicon test skips."""
+    from isasim.x86_amx.oracle import host_amx, host_cpu, platform_problem
+
+    why = platform_problem() or host_cpu().why_no_amx()
+    if why is not None:
+        return f"no AMX programs run on this host's silicon: {why}"
+    if "AMX-COMPLEX" not in host_amx().features:
+        return f"this host does not execute AMX-COMPLEX ({host_amx().describe()})"
+    return None
+
+
+def test_complex_against_silicon_where_a_host_has_it():
+    """Random fp16 pairs (NaNs, infinities, denormals, signed zeros included) through TCMMIMFP16PS and
+    TCMMRLFP16PS on silicon and on the simulator (the granite-rapids-d model): the only test here that is
+    not spec-only; it skips on every host without AMX-COMPLEX."""
+    why = _complex_here()
+    if why is not None:
+        pytest.skip(why)
+    from isasim.core.diff import diff
+    from isasim.core.machine import Machine
+    from isasim.core.trace import Init
+
+    rng = np.random.default_rng(29)
+    cfg, data = 0x20000000, 0x20001000
+    specials = np.array([0x7C00, 0xFC00, 0x7E00, 0x7C01, 0x0001, 0x83FF, 0x8000, 0x0000], dtype=np.uint16)
+    for mnemonic in ("tcmmimfp16ps", "tcmmrlfp16ps"):
+        halves = rng.integers(0, 1 << 16, 3 * 512, dtype=np.uint64).astype(np.uint16)
+        special = rng.random(halves.size) < 0.1
+        halves[special] = rng.choice(specials, int(special.sum()))
+        memory = [(cfg, tilecfg_bytes(FULL).ljust(0x1000, b"\0"), False), (data, halves.tobytes(), True)]
+        text = "\n".join(["ldtilecfg [rcx]", "tileloadd tmm0, [rdi+rsi*1]", "tileloadd tmm1, [rdi+rsi*1+0x400]",
+                          "tileloadd tmm2, [rdi+rsi*1+0x800]", f"{mnemonic} tmm0, tmm1, tmm2",
+                          "tilestored [rdi+rsi*1], tmm0", "ret"])
+        config = {"cpu": "granite-rapids-d"}
+        program = Machine("x86_amx", config).assemble(text)
+        report = diff("x86_amx", config, program, Init({"rcx": cfg, "rdi": data, "rsi": 64}, memory),
+                      a="sim", b="silicon")
+        assert report.identical, report
