@@ -113,11 +113,12 @@ def parse_wv(text: str | None) -> int | None:
 
 
 def _za_group(ins):
-    """(Wv's register number, offset, nreg) of the form's ZA vector group operand, or None if it has none."""
+    """(Wv's register number, offset, nreg, ways) of the form's ZA vector group operand, or None if it has none;
+    ways is 1 but for a multiply-add's vector select of ways consecutive vectors (ZaVectorRange: za.s[w8, 0:1])."""
     for kind, value in zip(ins.form.operands, ins.operands):
-        if type(kind).__name__ == "ZaVectorGroup":
+        if type(kind).__name__ in ("ZaVectorGroup", "ZaVectorRange"):
             v, offset = value
-            return v, offset, kind.nreg
+            return v, offset, kind.nreg, getattr(kind, "ways", 1)
     return None
 
 
@@ -273,11 +274,11 @@ class ArmSmeExplainer(Explainer):
 def _vector_group_blocks(ins, group, run) -> list:
     """ZA[Wv, offs, VGx<nreg>] worked out for the example's SVL and Xv, with the rows from
     za_tiles.vector_group_rows (what the simulator executes) and the Z lists' registers."""
-    v, offset, nreg = group
+    v, offset, nreg, ways = group
     svlb = run.machine.state.svlb
     svl = svlb * 8
     esize = {"b": 8, "h": 16, "s": 32, "d": 64}[next(k.esize for k in ins.form.operands
-                                                      if type(k).__name__ == "ZaVectorGroup")]
+                                                      if type(k).__name__ in ("ZaVectorGroup", "ZaVectorRange"))]
     xv = run.before["regs"][f"x{v}"]
     low = xv & 0xFFFFFFFF
     vstride = svlb // nreg
@@ -295,10 +296,22 @@ def _vector_group_blocks(ins, group, run) -> list:
         ["UInt(Wv<31:0>)", f"{low:#x} = {low}{upper}"],
         ["vec", f"(UInt(Wv<31:0>) + offs) MOD vstride = ({low} + {offset}) MOD {vstride} = {vec}{wrap}"],
     ]
-    blocks = [Table(["", "for this example"], facts, title=f"ZA[w{v}, {offset}, VGx{nreg}] at SVL {svl}")]
-    blocks.append(Table(["r", "vec + r * vstride", "ZA vector"],
-                        [[str(r), f"{vec} + {r} * {vstride}", f"ZA[{row}]"] for r, row in enumerate(rows)],
-                        title="The ZA vectors of the group (za_tiles.vector_group_rows, what the simulator runs)"))
+    if ways > 1:  # a multiply-add's ways consecutive vectors from vec rounded down to a multiple of ways
+        first = vec - vec % ways
+        facts.append(["vec - (vec MOD ways)", f"{vec} - ({vec} MOD {ways}) = {first}: the {ways} vectors "
+                                              f"{first} to {first + ways - 1} of each group"])
+        blocks = [Table(["", "for this example"], facts,
+                        title=f"ZA[w{v}, {offset}:{offset + ways - 1}, VGx{nreg}] at SVL {svl}")]
+        blocks.append(Table(["r", "i", "vec + i + r * vstride", "ZA vector"],
+                            [[str(r), str(i), f"{first} + {i} + {r} * {vstride}", f"ZA[{first + i + r * vstride}]"]
+                             for r in range(nreg) for i in range(ways)],
+                            title="The ZA vectors of the group (what the semantics run: ZA vector vec + i takes "
+                                  "the products of the narrow elements ways * e + i)"))
+    else:
+        blocks = [Table(["", "for this example"], facts, title=f"ZA[w{v}, {offset}, VGx{nreg}] at SVL {svl}")]
+        blocks.append(Table(["r", "vec + r * vstride", "ZA vector"],
+                            [[str(r), f"{vec} + {r} * {vstride}", f"ZA[{row}]"] for r, row in enumerate(rows)],
+                            title="The ZA vectors of the group (za_tiles.vector_group_rows, what the simulator runs)"))
     written = sorted({w.where.subscript for w in run.record.writes if getattr(w.where, "name", None) == "za"}) \
         if run.record is not None and not run.fault else []
     if written:
