@@ -159,13 +159,14 @@ class AmxEvexForm:
             raise AssemblyError(f"{self.mnemonic}: operand zmm1 must be a register zmm0-zmm31, not '{zmm}'")
         if not (isinstance(tmm, Reg) and tile_number(tmm.name) is not None):
             raise AssemblyError(f"{self.mnemonic}: operand tmm2 must be a tile register tmm0-tmm7, not '{tmm}'")
+        either = "a 32-bit register eax-r15d or an 8-bit immediate"
         if self.opcode.imm8:
             if not isinstance(row, Imm):
-                raise AssemblyError(f"{self.mnemonic}: operand imm8 must be an immediate, not '{row}'")
+                raise AssemblyError(f"{self.mnemonic}: the row operand must be {either}, not '{row}'")
             if not -128 <= row.value <= 255:
                 raise AssemblyError(f"{self.mnemonic}: the immediate {row.value} does not fit in 8 bits")
         elif not (isinstance(row, Reg) and row.name in GPR_VIEWS and GPR_VIEWS[row.name].bits == 32):
-            raise AssemblyError(f"{self.mnemonic}: operand r32 must be a 32-bit register (eax-r15d), not '{row}'")
+            raise AssemblyError(f"{self.mnemonic}: the row operand must be {either}, not '{row}'")
 
     def encode(self, operands: tuple) -> bytes:
         zmm, tmm, row = operands

@@ -278,6 +278,14 @@ def test_fp8_worked_examples_one_rounding_per_group_and_specials():
     shapes = {0: (1, 4), 1: (1, 4), 2: (1, 4)}
     got = stored_dwords(tmul_machine("tdpbf8ps tmm0, tmm1, tmm2", C, A, B, shapes, "diamond-rapids"), 1, 1, np.uint32)
     assert int(got[0, 0]) == 0x3F800001
+    # The named option's other value rounds after each product: 1 + 2**-24 ties to even at each step (1.0).
+    import isasim.x86_amx.numerics.fp8 as fp8_module
+    saved, fp8_module.FP8_GROUP_ROUNDING = fp8_module.FP8_GROUP_ROUNDING, "sequential"
+    try:
+        got = stored_dwords(tmul_machine("tdpbf8ps tmm0, tmm1, tmm2", C, A, B, shapes, "diamond-rapids"), 1, 1, np.uint32)
+    finally:
+        fp8_module.FP8_GROUP_ROUNDING = saved
+    assert int(got[0, 0]) == 0x3F800000
     # BF8 inf * 0 is the default NaN; +inf and -inf products too; a NaN code comes out quiet.
     for a, b, want in (([0x7C, 0, 0, 0], [0, 0, 0, 0], 0xFFC00000), ([0x7C, 0xFC, 0, 0], [one, one, 0, 0], 0xFFC00000),
                        ([0x7C, 0, 0, 0], [0xBC, 0, 0, 0], 0xFF800000), ([0, 0x7D, 0, 0], [0, one, 0, 0], 0x7FE00000)):
