@@ -349,6 +349,8 @@ def _operand_texts(ins) -> list[str]:
 def _faults(form: A64Form) -> list[tuple[str, str]]:
     if form.id in UNDEFINED_FORMS:
         return [(UNDEFINED, UNDEFINED_FORMS[form.id])]
+    if "faults" in form.extra:  # a form that names its own (kind, when) pairs (forms/za_fp_multiply_add.py)
+        return list(form.extra["faults"])
     return _FAULTS.get("za_vector_memory" if form.id in ("LDR_za", "STR_za") else form.group, [])
 
 

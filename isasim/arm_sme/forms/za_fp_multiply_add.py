@@ -7,6 +7,7 @@ vector group; FVDOT/BFVDOT; FMOPA/FMOPS .D and .H, BFMOPA/BFMOPS .H (non-widenin
 from __future__ import annotations
 
 from ..encoding import Encoding
+from ..faults import UNDEFINED
 from ..operands import PredMerge, ZaTile, ZaVectorGroup, ZIndexed, ZList, ZReg
 from ..operands.za import ZaVectorRange
 from ..semantics import za_fp_multiply_add as sem
@@ -15,6 +16,14 @@ from .base import A64Form, add
 
 NAMES = {"h": "half-precision", "s": "single-precision", "d": "double-precision", "bf": "BFloat16"}
 FEATURES = {"h": "SME_F16F16", "s": "SME2", "d": "SME_F64F64", "bf": "SME_B16B16"}
+
+
+def _faults(feature: str) -> list[tuple[str, str]]:
+    """What explain lists: CheckStreamingSVEAndZAEnabled's two UNDEFINED cases, and the form's feature."""
+    faults = [(UNDEFINED, "PSTATE.SM is 0 (not in streaming mode)"), (UNDEFINED, "PSTATE.ZA is 0 (ZA off)")]
+    if feature != "SME2":
+        faults.append((UNDEFINED, f"FEAT_{feature} is not in the configuration (it is on by default)"))
+    return faults
 
 
 def _list_syntax(name: str, t: str, nreg: int) -> str:
@@ -72,7 +81,7 @@ def _mla_form(mnemonic: str, fmt: str, subtract: bool, nreg: int, second: str, p
                  f"group"),
         encoding=Encoding(pattern), operands=(ZaVectorGroup(t, nreg), zn, zm),
         execute=sem.bound(sem.za_multiply_add, shape), feature=FEATURES[fmt],
-        doc=sem.multiply_add_asl(mnemonic, shape), group="za", extra={"fp_shape": shape})
+        doc=sem.multiply_add_asl(mnemonic, shape), group="za", extra={"fp_shape": shape, "faults": _faults(FEATURES[fmt])})
 
 
 for _fmt, _names in (("s", ("fmla", "fmls")), ("d", ("fmla", "fmls")), ("h", ("fmla", "fmls")),
@@ -124,7 +133,7 @@ def _mlal_form(mnemonic: str, fmt: str, subtract: bool, nreg: int, second: str, 
                  f"ZA vectors per source register (fused)"),
         encoding=Encoding(pattern), operands=(group, zn, zm),
         execute=sem.bound(sem.za_multiply_add_long, shape), feature="SME2",
-        doc=sem.multiply_add_long_asl(mnemonic, shape), group="za", extra={"fp_shape": shape})
+        doc=sem.multiply_add_long_asl(mnemonic, shape), group="za", extra={"fp_shape": shape, "faults": _faults("SME2")})
 
 
 for _m, _fmt, _bf, _s in (("fmlal", "h", 0, 0), ("fmlsl", "h", 0, 1), ("bfmlal", "bf", 1, 0), ("bfmlsl", "bf", 1, 1)):
@@ -150,7 +159,7 @@ for _fmt, _names, _b22, _b18 in (("s", ("fadd", "fsub"), "0", "0"), ("d", ("fadd
                 encoding=Encoding(f"11000001 1 {_b22} 1 00 {_b18} 0 {_nreg // 4} 0 Rv:2 111 {_zm} 0 S={_s} off3:3"),
                 operands=(ZaVectorGroup(_t, _nreg), ZList(_t, _nreg, "Zm", _nreg)),
                 execute=sem.bound(sem.za_add, _shape), feature=FEATURES[_fmt], doc=sem.add_asl(_m, _shape),
-                group="za", extra={"fp_shape": _shape}))
+                group="za", extra={"fp_shape": _shape, "faults": _faults(FEATURES[_fmt])}))
 
 
 # ---- FVDOT, BFVDOT: vertical 2-way dots, indexed, VGx2 ------------------------------------------------------
@@ -164,7 +173,7 @@ for _m, _fmt, _bf in (("fvdot", "h", 0), ("bfvdot", "bf", 1)):
         encoding=Encoding(f"11000001 0101 Zm:4 0 Rv:2 0 i:2 Zn:4 0 bf={_bf} 1 off3:3"),
         operands=(ZaVectorGroup("s", 2), ZList("h", 2, "Zn", 2), ZIndexed("h", "Zm", "i", 2)),
         execute=sem.bound(sem.za_vertical_dot, _shape), feature="SME2", doc=sem.vertical_dot_asl(_m, _shape),
-        group="za", extra={"fp_shape": _shape}))
+        group="za", extra={"fp_shape": _shape, "faults": _faults("SME2")}))
 
 
 # ---- FMOPA/FMOPS .D and .H, BFMOPA/BFMOPS .H (non-widening), BMOPA/BMOPS --------------------------------
@@ -179,6 +188,7 @@ for _m, _fmt, _t, _pattern, _what in OUTERS:
     for _s in (0, 1):
         _mn = _m[:-1] + "s" if _s else _m
         _shape = OuterShape(_fmt, bool(_s))
+        _feature = "SME2" if _fmt == "bits" else FEATURES[_fmt]
         add(A64Form(
             id=f"{_mn.upper()}_za{_t}_{_t}", mnemonic=_mn,
             syntax=f"{_mn.upper()} <ZAda>.{_t.upper()}, <Pn>/M, <Pm>/M, <Zn>.{_t.upper()}, <Zm>.{_t.upper()}",
@@ -186,5 +196,5 @@ for _m, _fmt, _t, _pattern, _what in OUTERS:
                      f"Pm the columns)"),
             encoding=Encoding(_pattern.format(s=_s)),
             operands=(ZaTile(_t), PredMerge("Pn"), PredMerge("Pm"), ZReg(_t, "Zn"), ZReg(_t, "Zm")),
-            execute=sem.bound(sem.outer_product, _shape), feature="SME2" if _fmt == "bits" else FEATURES[_fmt],
-            doc=sem.outer_asl(_mn, _shape), group="za", extra={"fp_shape": _shape}))
+            execute=sem.bound(sem.outer_product, _shape), feature=_feature,
+            doc=sem.outer_asl(_mn, _shape), group="za", extra={"fp_shape": _shape, "faults": _faults(_feature)}))
