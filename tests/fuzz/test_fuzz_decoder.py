@@ -31,7 +31,7 @@ from gnu_binutils import needs_binutils, objdump_decode_many, window_offsets
 
 from isasim.core.errors import DecodeError, IsasimError
 from isasim.core.isa import get_isa
-from isasim.x86_amx.forms import amx
+from isasim.x86_amx.forms import amx, amx_extensions
 from isasim.x86_amx.decoder import decode_one, listing
 from isasim.x86_amx.operands import Mem, Reg
 
@@ -190,6 +190,10 @@ def test_decoder_against_objdump(record_property):
                     counts["isasim #UD by an SDM rule objdump does not check"] += 1
             continue
         counts["isasim decodes"] += 1
+        if ins.form in amx_extensions.FORMS:  # issue 29's AMX extensions: GNU objdump 2.40 knows none of them
+            counts["an AMX extension objdump 2.40 does not know (LLVM's lines check it)"] = counts.get(
+                "an AMX extension objdump 2.40 does not know (LLVM's lines check it)", 0) + 1
+            continue
         if objdump_bad:
             mismatches.append(("objdump (bad), isasim valid", code.hex(), ins.text, objdump))
         elif objdump != (len(ins.encoding), ins.text):
