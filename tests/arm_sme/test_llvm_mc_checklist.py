@@ -51,7 +51,8 @@ def coverage():
             wrong_bytes.append((name, line, f"isasim {ours}, llvm {encoding}"))
             continue
         printed = ISA.disassemble(bytes.fromhex(encoding)).instructions[0].text
-        if _spaced(printed) != _spaced(llvm_text):
+        # FileCheck finds a CHECK-INST line's text within the printed line: 'smstart' checks llvm's 'smstart sm'
+        if _spaced(printed) != _spaced(llvm_text) and not _spaced(printed).startswith(_spaced(llvm_text) + " "):
             wrong_text.append((name, line, f"isasim prints '{printed}', llvm '{llvm_text}'"))
         accepted.append((name, line, ""))
     return accepted, wrong_bytes, wrong_text, refused

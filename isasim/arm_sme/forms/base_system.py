@@ -111,3 +111,22 @@ for _sysreg, _bits, _feature in _SYSTEM_REGISTERS:
                           f"1101010100 {_l} 1 {_bits} Rt:5", _operands, semantics.mrs if _l == "1" else semantics.msr,
                           group=GROUP, **_fuzzing(_l, _sysreg)),
                     feature=_feature))
+
+# SME's registers of EL1 and above, and MPAM's MPAMSM_EL1 (name, o0 op1 CRn CRm op2, writable): isasim runs code
+# at EL0, where MRS and MSR of them are UNDEFINED (issue 29; QEMU's linux-user agrees but for ID_AA64SMFR0_EL1,
+# whose read it answers as Linux does, emulating the trap)
+_PRIVILEGED = (("ID_AA64SMFR0_EL1", "1 000 0000 0100 101", False), ("SMIDR_EL1", "1 001 0000 0000 110", False),
+               ("SMCR_EL1", "1 000 0001 0010 110", True), ("SMCR_EL2", "1 100 0001 0010 110", True),
+               ("SMCR_EL3", "1 110 0001 0010 110", True), ("SMCR_EL12", "1 101 0001 0010 110", True),
+               ("SMPRI_EL1", "1 000 0001 0010 100", True), ("SMPRIMAP_EL2", "1 100 0001 0010 101", True),
+               ("MPAMSM_EL1", "1 000 1010 0101 011", True))
+for _sysreg, _bits, _writable in _PRIVILEGED:
+    for _name, _l in (("MRS", "1"), ("MSR", "0"))[:2 if _writable else 1]:
+        _operands = (R("Rt", 64), SysRegName(_sysreg)) if _l == "1" else (SysRegName(_sysreg), R("Rt", 64))
+        _fuzz = {"not_fuzzed": "QEMU's linux-user answers the read as Linux does"} if _sysreg.startswith("ID_") else \
+            {"not_fuzzed": "the harness's clang assembles no MPAM registers"} if _sysreg.startswith("MPAM") else {}
+        add(replace(_form(f"{_name}_{_sysreg}", _name.lower(),
+                          f"{_name} <Xt>, {_sysreg}" if _l == "1" else f"{_name} {_sysreg}, <Xt>",
+                          f"{'read' if _l == '1' else 'write'} {_sysreg}: UNDEFINED at EL0, where isasim runs",
+                          f"1101010100 {_l} 1 {_bits} Rt:5", _operands, semantics.privileged, group=GROUP, **_fuzz),
+                    feature="SME"))

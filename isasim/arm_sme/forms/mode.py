@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 from ..encoding import Encoding
 from ..operands import TileList
 from ..semantics import modes
-from .base import A64Form, add
+from ..operands.common import _shape, parse_int
+from .base import A64Form, Alias, add
+
+
+@dataclass(frozen=True)
+class _SvcrField:
+    """``SVCRSM``, ``SVCRZA`` or ``SVCRSMZA`` and ``#0``/``#1`` of the MSR (immediate) an SMSTART/SMSTOP is: fixed by
+    the form (llvm reads ``msr svcrsm, #1`` and prints ``smstart sm``)."""
+
+    name: str
+    kind = "sysreg"
+
+    def parse(self, text: str) -> dict:
+        word = text.strip().lower()
+        if self.name.startswith("#") and parse_int(word, hash="required") == int(self.name[1:]):
+            return {}
+        if word != self.name:
+            raise _shape(f"'{text.strip()[:40]}' is not {self.name} (MSR {{SVCRSM, SVCRZA, SVCRSMZA}}, #0 or #1)")
+        return {}
+
+    def text(self, fields: dict) -> str:
+        return self.name
+
+    def value(self, fields: dict) -> None:
+        return None
 
 
 # ---- SME modes and ZA ---------------------------------------------------------------------------------
@@ -24,7 +49,9 @@ for _text, _crm, _sm, _za in (("smstart", "0111", True, True), ("smstop", "0110"
         doc=("IF PSTATE.SM != new_sm THEN ResetSVEState();  // Z0-Z31, P0-P15, FFR = 0; ZA kept\n"
              "IF PSTATE.ZA == '0' AND new_za == '1' THEN ResetSMEState();  // ZA, ZT0 = 0\n"
              "PSTATE.SM = new_sm; PSTATE.ZA = new_za;  // for the bits this form writes"),
-        extra={"text": _text}))
+        extra={"text": _text, "aliases": (Alias("msr", (_SvcrField({"sm": "svcrsm", "za": "svcrza"}.get(
+            _text.split()[-1], "svcrsmza")), _SvcrField("#1" if "start" in _text else "#0")),
+            preferred=lambda fields: False, accepts=lambda fields: True),)}))
 
 add(A64Form(
     id="ZERO_tiles", mnemonic="zero", syntax="ZERO {<mask>}", summary="zero a list of ZA tiles ({za}: all of ZA)",

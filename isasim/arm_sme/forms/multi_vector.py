@@ -1,17 +1,18 @@
 """SME2's integer operations on groups of Z registers (semantics/multi_vector_integer.py): SMAX/SMIN/UMAX/UMIN,
 SRSHL/URSHL and SQDMULH of a group of two or four and a single vector or a group; SCLAMP/UCLAMP of a group and
-SVE2's of one vector (with MOVPRFX, its unpredicated prefix); SEL of groups under a predicate-as-counter;
+SVE2's of one vector; SEL of groups under a predicate-as-counter;
 ZIP/UZP of two vectors into two and of four into four (``.q`` too); SUNPK/UUNPK into two or four; the saturating
 narrows SQCVT/UQCVT/SQCVTU and SQCVTN/UQCVTN/SQCVTUN; the rounding shifts right SQRSHR/UQRSHR/SQRSHRU and
 SQRSHRN/UQRSHRN/SQRSHRUN.  llvm prints a group of two as ``{ z0.h, z1.h }``, of four as ``{ z0.h - z3.h }``."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import partial
 
 from ..encoding import Encoding
-from ..operands import VectorRegister, ZList, ZReg
+from ..operands import GReg, PredMerge, ZList, ZReg
 from ..operands.common import OperandError, _shape, parse_int
 from ..operands.sve import PNGoverning
 from ..semantics import multi_vector_integer as mvi
@@ -106,11 +107,6 @@ for _op, _u in (("sclamp", "0"), ("uclamp", "1")):
                 (_group(_t, _nreg, "Zd"), ZReg(_t, "Zn"), ZReg(_t, "Zm")),
                 partial(mvi.clamp, esize=_esize, nreg=_nreg, signed=_u == "0"), feature="SME2",
                 doc=mvi.clamp.__doc__, group="z_data"))
-
-add(A64Form(
-    "MOVPRFX_z", "movprfx", "MOVPRFX <Zd>, <Zn>", "copy Zn to Zd (the unpredicated prefix of a destructive instruction)",
-    Encoding("00000100 00100000 101111 Zn:5 Zd:5"), (VectorRegister("z", "Zd"), VectorRegister("z", "Zn")),
-    mvi.movprfx, feature="SME", doc=mvi.movprfx.__doc__, group="z_data"))
 
 # ---- SEL {Zd}, PNg, {Zn}, {Zm} -----------------------------------------------------------------------------
 for _t, (_sz, _esize) in SIZES.items():
@@ -220,3 +216,42 @@ for _op, (_n, _o, _u) in _SHIFTS.items():
             Encoding(_enc), (ZReg(_d, "Zd"), _group(_s, _nreg, "Zn"), _shift),
             partial(mvi.shift_narrow, esize=_esize, nreg=_nreg, signed=_signed, unsigned_result=_unsigned_result,
                     interleave=_n == "1"), feature="SME2", doc=mvi.shift_narrow.__doc__, group="z_data"))
+
+
+# ---- REVD, MOVT ---------------------------------------------------------------------------------------------
+add(A64Form(
+    "REVD_z", "revd", "REVD <Zd>.Q, <Pg>/M, <Zn>.Q",
+    "the two 64-bit doublewords of each active 128-bit quadword of Zn swapped (inactive ones of Zd kept)",
+    Encoding("00000101 00101110 100 Pg:3 Zn:5 Zd:5"), (ZReg("q", "Zd"), PredMerge("Pg"), ZReg("q", "Zn")),
+    mvi.revd, feature="SME", doc=mvi.revd.__doc__, group="z_data"))
+
+
+@dataclass(frozen=True)
+class ZT0Offset:
+    """``zt0[<offs>]`` of MOVT: a byte offset 0, 8, ... 56 into ZT0 (field off3 = offs / 8)."""
+
+    kind = "zt0"
+
+    def parse(self, text: str) -> dict:
+        m = re.fullmatch(r"zt0[ \t]*\[([^\]]+)\]", text.strip().lower())
+        if not m:
+            raise _shape(f"'{text.strip()[:40]}' is not zt0[offset]")
+        offset = parse_int(m.group(1), hash="forbidden")
+        if offset is None or offset % 8 or not 0 <= offset <= 56:
+            raise OperandError(f"the offset into zt0 is a multiple of 8 in 0-56, not {m.group(1).strip()}")
+        return {"off3": offset // 8}
+
+    def text(self, fields: dict) -> str:
+        return f"zt0[{fields['off3'] * 8}]"
+
+    def value(self, fields: dict) -> int:
+        return fields["off3"] * 8
+
+
+for _l, _operands, _function, _syntax, _what in (
+        ("0", (GReg("Rt"), ZT0Offset()), mvi.movt_to_general, "MOVT <Xt>, ZT0[<offs>]", "a doubleword of ZT0 to Xt"),
+        ("1", (ZT0Offset(), GReg("Rt")), mvi.movt_to_table, "MOVT ZT0[<offs>], <Xt>", "Xt into a doubleword of ZT0")):
+    add(A64Form(
+        f"MOVT_{'zt0' if _l == '1' else 'x'}", "movt", _syntax, f"move {_what} (offset 0, 8, ... 56 bytes)",
+        Encoding(f"11000000 0100 11 {_l} 0 0 off3:3 0011111 Rt:5"), _operands, _function, feature="SME2",
+        doc=_function.__doc__, group="za"))

@@ -101,3 +101,37 @@ for _op, _opc, _rounding, _what in (("frintn", "000", "TIEEVEN", "to nearest, ti
             (_group("s", _nreg, "Zd"), _group("s", _nreg, "Zn")),
             partial(mvf.round_integral, nreg=_nreg, rounding=_rounding), feature="SME2",
             doc=mvf.round_integral.__doc__, group="z_data"))
+
+
+# ---- BFMUL, BFSCALE (FEAT_SVE_BFSCALE) -----------------------------------------------------------------------------
+# QEMU 11.1 has no FEAT_SVE_BFSCALE (UNDEFINED even with SVE on): tests/arm_sme/semantics/test_multi_vector_vs_qemu.py
+# holds them to hand-worked values instead
+_NOT_IN_QEMU = {"not_fuzzed": "QEMU 11.1 lacks FEAT_SVE_BFSCALE"}
+for _nreg in (2, 4):
+    _x4 = "1" if _nreg == 4 else "0"
+    _list = "{<Z%s1>.H-<Z%s" + str(_nreg) + ">.H}"
+    for _single in (True, False):
+        _zm = "Zm:4 " + _x4 if _single else ("Zm:4 0" if _nreg == 2 else "Zm:3 0 1")
+        _lists = ("Zn:4 0 Zd:4 0" if _nreg == 2 else "Zn:3 00 Zd:3 00")
+        _kind = "single" if _single else "multi"
+        add(A64Form(
+            f"BFMUL_x{_nreg}_{_kind}_h", "bfmul",
+            f"BFMUL {_list % ('d', 'd')}, {_list % ('n', 'n')}, " + ("<Zm>.H" if _single else _list % ("m", "m")),
+            f"the BFloat16 products of {_nreg} registers and " + ("one register" if _single else f"{_nreg} registers"),
+            Encoding(f"11000001 001 {_zm} {'111010' if _single else '111001'} {_lists}"),
+            (_group("h", _nreg, "Zd"), _group("h", _nreg, "Zn"),
+             ZReg("h", "Zm", bits=4) if _single else _group("h", _nreg, "Zm")),
+            partial(mvf.bfmul, nreg=_nreg, single=_single), feature="SVE_BFSCALE", doc=mvf.bfmul.__doc__,
+            group="z_data", extra=_NOT_IN_QEMU))
+        _zdn = "Zdn:4" if _nreg == 2 else "Zdn:3 0"
+        _zm2 = "10 Zm:4" if _single else ("1 Zm:4 0" if _nreg == 2 else "1 Zm:3 00")
+        add(A64Form(
+            f"BFSCALE_x{_nreg}_{_kind}_h", "bfscale",
+            f"BFSCALE {_list % ('dn', 'dn')}, {_list % ('dn', 'dn')}, " + ("<Zm>.H" if _single else _list % ("m", "m")),
+            f"each BFloat16 element of {_nreg} registers times 2 to the power of a 16-bit integer of "
+            + ("one register" if _single else f"{_nreg} registers") + ", in place",
+            Encoding(f"11000001 size=00 {_zm2} 101{'0' if _single else '1'} {_x4} 001 100 {_zdn} 0"),
+            (_group("h", _nreg, "Zdn"), _group("h", _nreg, "Zdn"),
+             ZReg("h", "Zm", bits=4) if _single else _group("h", _nreg, "Zm")),
+            partial(mvf.bfscale, nreg=_nreg, single=_single), feature="SVE_BFSCALE", doc=mvf.bfscale.__doc__,
+            group="z_data", extra=_NOT_IN_QEMU))

@@ -6,6 +6,8 @@ z12.b}``), scalar plus scalar and scalar plus immediate."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from functools import partial
 
 from ..encoding import Encoding
@@ -59,6 +61,16 @@ for _t, (_sz, _esize) in SIZES.items():
                 partial(sve_counters.while_predicate, esize=_esize, width=_width, op=_op, unsigned=_unsigned),
                 feature="SME", doc=_doc(sve_counters.while_predicate), group="predicate"))
 
+
+
+@dataclass(frozen=True)
+class _PselRegister(AnyGoverning):
+    """PSEL's Pd and Pn: p0-p15, or pn0-pn15 (the same registers as counters: llvm prints them as p)."""
+
+    def parse(self, text: str) -> dict:
+        return super().parse(re.sub(r"^([ \t]*)pn(?=[0-9])", r"\1p", text.lower()))
+
+
 # PSEL: the element size is the lowest set bit of tsz (tszh:tszl), the index i1 and tsz's bits above it
 for _t, _esize, _middle, _imm in (
         ("b", 8, "tszh:1 1 tszl:2 1", (("i1", 1), ("tszh", 1), ("tszl", 2))),
@@ -69,7 +81,7 @@ for _t, _esize, _middle, _imm in (
         f"PSEL_{_t}", "psel", f"PSEL <Pd>, <Pn>, <Pm>.{_t.upper()}[<Wv>, <imm>]",
         f"Pn if the {_esize}-bit element (Wv + imm) of Pm is active, else all false",
         Encoding(f"00100101 i1:1 {_middle} Rv:2 01 Pn:4 0 Pm:4 0 Pd:4"),
-        (AnyGoverning("Pd"), AnyGoverning("Pn"), PselIndex(_t, _imm)), partial(sve_counters.psel, esize=_esize),
+        (_PselRegister("Pd"), _PselRegister("Pn"), PselIndex(_t, _imm)), partial(sve_counters.psel, esize=_esize),
         feature="SME2", doc=_doc(sve_counters.psel), group="predicate"))
 
 for _t, (_sz, _esize) in SIZES.items():

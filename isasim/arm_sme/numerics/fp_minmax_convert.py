@@ -11,7 +11,7 @@ from __future__ import annotations
 from .fp_asl import (FPCRType, FPConvertNaN, FPDefaultNaN, FPInfinity, FPProcessNaN, FPProcessNaNs,
                      FPRound, FPType, FPUnpack, FPZero, Format)
 
-__all__ = ["FPMax", "FPMin", "FPMaxNum", "FPMinNum", "FPConvert", "FPRoundInt", "FPToFixed", "FixedToFP",
+__all__ = ["FPMax", "FPMin", "FPMaxNum", "FPMinNum", "FPConvert", "FPRoundInt", "FPToFixed", "FixedToFP", "FPScale",
            "TIEEVEN", "TIEAWAY", "POSINF", "NEGINF", "ZERO"]
 
 TIEEVEN, TIEAWAY, POSINF, NEGINF, ZERO = "TIEEVEN", "TIEAWAY", "POSINF", "NEGINF", "ZERO"  # FPRounding_*
@@ -146,3 +146,15 @@ def FixedToFP(op: int, M: int, fbits: int, unsigned: bool, fmt: Format, fpcr: FP
         return FPZero(0, fmt)
     return FPRound((value, -fbits), fmt, fpcr)
 
+
+
+def FPScale(op: int, scale: int, fmt: Format, fpcr: FPCRType) -> int:
+    """op * 2^scale rounded once (BFSCALE: FEAT_SVE_BFSCALE); a NaN is processed, a zero or infinity kept."""
+    fptype, sign, value = FPUnpack(op, fmt, fpcr)
+    if fptype in (FPType.SNaN, FPType.QNaN):
+        return FPProcessNaN(fptype, op, fmt, fpcr)
+    if fptype == FPType.Zero:
+        return FPZero(sign, fmt)
+    if fptype == FPType.Infinity:
+        return FPInfinity(sign, fmt)
+    return FPRound((value[0], value[1] + scale), fmt, fpcr)

@@ -11,6 +11,7 @@ AUTIASP), so a lockstep comparison sees X30 differ on those steps only.
 
 from __future__ import annotations
 
+from ..faults import undefined
 from .modes import set_modes
 
 
@@ -27,6 +28,14 @@ def msr(cpu, register, t):
         set_modes(cpu, sm=bool(value & 1), za=bool(value & 2))
     else:
         cpu.state.write_register(register, value)
+
+
+def privileged(cpu, *operands):
+    """// MRS, MSR of a register of EL1 or above (SMCR_ELx, SMPRI_EL1, SMIDR_EL1, ID_AA64SMFR0_EL1, MPAMSM_EL1):
+// isasim runs at EL0, where the access is UNDEFINED (an operating system may trap and emulate it)
+UNDEFINED;"""
+    raise undefined("this system register belongs to EL1 or above; isasim runs code at EL0, where MRS/MSR of it "
+                    "is UNDEFINED")
 
 
 def hint(cpu, *operands):

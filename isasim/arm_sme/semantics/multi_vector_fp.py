@@ -7,9 +7,9 @@ elements.  FPCR is the reset value (numerics/fp_asl.py): round to nearest even, 
 
 from __future__ import annotations
 
-from ..numerics.fp_asl import BF16, FP16, FP32, FP64, FPCR_DEFAULT
+from ..numerics.fp_asl import BF16, FP16, FP32, FP64, FPCR_DEFAULT, FPMul
 from ..numerics.fp_minmax_convert import (FixedToFP, FPConvert, FPMax, FPMaxNum, FPMin, FPMinNum, FPRoundInt,
-                                          FPToFixed)
+                                          FPScale, FPToFixed)
 from .multi_vector_integer import elements, write
 
 FPCR = FPCR_DEFAULT  # the FPCR every form reads (fp_asl.py)
@@ -130,3 +130,40 @@ for r = 0 to nreg-1
     Z[d+r, VL] = results[r];"""
     cpu.CheckStreamingSVEEnabled()
     _each(cpu, d, n, nreg, lambda v: FPRoundInt(v, FP32, FPCR, rounding))
+
+
+def bfmul(cpu, d, n, m, *, nreg, single):
+    """CheckStreamingSVEEnabled();   // FEAT_SVE_BFSCALE
+constant integer elements = VL DIV 16;
+for r = 0 to nreg-1
+    bits(VL) operand1 = Z[n+r, VL];
+    bits(VL) operand2 = if single then Z[m, VL] else Z[m+r, VL];
+    for e = 0 to elements-1
+        // BFMul: the IEEE product of two BFloat16 values, rounded once by FPCR (not BFloat16's round to odd)
+        Elem[results[r], e, 16] = BFMul(Elem[operand1, e, 16], Elem[operand2, e, 16], FPCR);
+for r = 0 to nreg-1
+    Z[d+r, VL] = results[r];"""
+    cpu.CheckStreamingSVEEnabled()
+    results = [[FPMul(a, b, BF16, FPCR) for a, b in zip(elements(cpu, n + r, 16), elements(cpu, m if single else m + r, 16))]
+               for r in range(nreg)]
+    for r, values in enumerate(results):
+        write(cpu, d + r, values, 16)
+
+
+def bfscale(cpu, dn, dn_again, m, *, nreg, single):
+    """CheckStreamingSVEEnabled();   // FEAT_SVE_BFSCALE
+constant integer elements = VL DIV 16;
+for r = 0 to nreg-1
+    bits(VL) operand1 = Z[dn+r, VL];
+    bits(VL) operand2 = if single then Z[m, VL] else Z[m+r, VL];
+    for e = 0 to elements-1
+        integer scale = SInt(Elem[operand2, e, 16]);
+        Elem[results[r], e, 16] = BFScale(Elem[operand1, e, 16], scale, FPCR);   // element * 2^scale, rounded once
+for r = 0 to nreg-1
+    Z[dn+r, VL] = results[r];"""
+    cpu.CheckStreamingSVEEnabled()
+    results = [[FPScale(a, b - (1 << 16) if b >> 15 else b, BF16, FPCR)
+                for a, b in zip(elements(cpu, dn + r, 16), elements(cpu, m if single else m + r, 16))]
+               for r in range(nreg)]
+    for r, values in enumerate(results):
+        write(cpu, dn + r, values, 16)

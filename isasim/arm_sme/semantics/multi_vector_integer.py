@@ -1,6 +1,6 @@
 """SME2's integer operations on groups of two or four Z registers (forms/multi_vector.py), read like their ASL:
 SMAX/SMIN/UMAX/UMIN, SRSHL/URSHL and SQDMULH of a group and a single vector or a group; SCLAMP/UCLAMP of a
-group (and SVE2's of one vector, with MOVPRFX); SEL under a predicate-as-counter; ZIP/UZP of two vectors or four
+group (and SVE2's of one vector); SEL under a predicate-as-counter; ZIP/UZP of two vectors or four
 (``.q``: 128-bit elements); SUNPK/UUNPK into two or four; the saturating narrows SQCVT/UQCVT/SQCVTU (concatenated)
 and SQCVTN/UQCVTN/SQCVTUN (interleaved), and the rounding, saturating shifts right SQRSHR/UQRSHR/SQRSHRU and their
 interleaving N forms.
@@ -113,13 +113,6 @@ for r = 0 to nreg-1
     for r in range(nreg):
         values = elements(cpu, d + r, esize, signed)
         write(cpu, d + r, [min(max(a, v), b) for a, v, b in zip(low, values, high)], esize)
-
-
-def movprfx(cpu, d, n):
-    """CheckSVEEnabled();
-Z[d, VL] = Z[n, VL];   // a move that prefixes the destructive instruction after it"""
-    cpu.CheckSVEEnabled()
-    cpu.set_Z(d, cpu.Z(n).copy())
 
 
 def sel(cpu, d, g, n, m, *, esize, nreg):
@@ -254,3 +247,36 @@ Z[d, VL] = result;"""
     _narrow(cpu, d, n, nreg, esize, interleave,
             lambda r: [_sat((v + round_const) >> shift, dsize, unsigned_result)
                        for v in elements(cpu, r, esize, signed)])
+
+
+def revd(cpu, d, g, n):
+    """CheckStreamingSVEEnabled();
+constant integer segments = VL DIV 128;
+bits(PL) mask = P[g, PL];
+bits(VL) result = Z[d, VL];                      // merging: an inactive quadword keeps its value
+for e = 0 to segments-1
+    if ActivePredicateElement(mask, e, 128) then
+        bits(128) element = Elem[Z[n, VL], e, 128];
+        Elem[result, e, 128] = element<63:0> : element<127:64>;   // the two doublewords swapped
+Z[d, VL] = result;"""
+    cpu.CheckStreamingSVEEnabled()
+    active = cpu.ActiveElements(g, 128)
+    source, result = cpu.Z(n).reshape(-1, 2, 8), cpu.Z(d).copy().reshape(-1, 2, 8)
+    result[active] = source[active][:, ::-1]
+    cpu.set_Z(d, result.reshape(-1))
+
+
+def movt_to_general(cpu, t, offset):
+    """CheckSMEAndZT0Enabled();   // PSTATE.ZA = 1
+X[t, 64] = ZT0[offset * 8 +: 64];   // offset: 0, 8, ... 56 bytes (off3 * 8)"""
+    cpu.CheckSMEAndZAEnabled()
+    cpu.set_X(t, int.from_bytes(cpu.state.zt0[offset:offset + 8].tobytes(), "little"))
+
+
+def movt_to_table(cpu, offset, t):
+    """CheckSMEAndZT0Enabled();   // PSTATE.ZA = 1
+ZT0[offset * 8 +: 64] = X[t, 64];   // offset: 0, 8, ... 56 bytes (off3 * 8)"""
+    cpu.CheckSMEAndZAEnabled()
+    table = cpu.state.zt0.copy()
+    table[offset:offset + 8] = np.frombuffer(cpu.X(t).to_bytes(8, "little"), dtype=np.uint8)
+    cpu.state.write_zt0(table)
