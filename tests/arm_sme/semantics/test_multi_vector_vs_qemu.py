@@ -161,3 +161,49 @@ def test_b16b16_forms_are_undefined_without_the_feature():
     comparison = compare_with_qemu(cases, 256)
     assert not comparison.mismatches, comparison.report(256)
     assert comparison.compared == len(cases) == 4
+
+
+# ---- BFMUL, BFSCALE (FEAT_SVE_BFSCALE): QEMU 11.1 does not have them, so hand-worked values from the Arm rules ------
+
+def _bf16_machine():
+    from isasim.arm_sme.context import SmeContext
+    from isasim.arm_sme.state import ArmSmeState
+    from isasim.core.journal import Journal
+
+    state = ArmSmeState(Journal(), {"svl": 128, "features": ["SME2", "SVE_BFSCALE"]})
+    state.sm = True
+    return SmeContext(state, None)
+
+
+# (Zn lanes, Zm lanes, BFMUL's lanes, BFSCALE's lanes): 8 BFloat16 lanes of a 128-bit vector
+BF16_CASES = [
+    # 1.5 * 2; (1 + 2^-7)^2 = 1 + 2^-6 + 2^-14 rounds to nearest (0x3F82), not to odd (0x3F83); sNaN quieted;
+    # 0 * inf invalid (the default NaN); -0 * 3 = -0; a denormal times 2^7; the largest finite times 2 overflows
+    ([0x3FC0, 0x3F81, 0x7F81, 0x0000, 0x8000, 0x0001, 0x7F7F, 0x3F80],
+     [0x4000, 0x3F81, 0x3F80, 0x7F80, 0x4040, 0x4300, 0x4000, 0xBF80],
+     [0x4040, 0x3F82, 0x7FC1, 0x7FC0, 0x8000, 0x0080, 0x7F80, 0xBF80]),
+]
+# BFSCALE: 1.0 * 2^3 = 8 (0x4100), 2^-1, 2^-133 (the smallest denormal), 2^200 overflows, NaN kept quiet,
+# -0 stays -0, a denormal * 2^-1 ties to even (0x0001 -> 0), 1.5 * 2^-(126+7) rounds up to 0x0002
+BF16_SCALE = ([0x3F80, 0x3F80, 0x3F80, 0x3F80, 0x7F81, 0x8000, 0x0001, 0x3FC0],
+              [3, 0xFFFF, (-133) & 0xFFFF, 200, 1, 5, 0xFFFF, (-133) & 0xFFFF],
+              [0x4100, 0x3F00, 0x0001, 0x7F80, 0x7FC1, 0x8000, 0x0000, 0x0002])
+
+
+def test_bfmul_and_bfscale_by_hand():
+    from isasim.arm_sme.semantics import multi_vector_fp as mvf
+
+    cpu = _bf16_machine()
+    for zn, zm, product in BF16_CASES:
+        cpu.set_Z(2, np.array(zn, dtype=np.uint16).view(np.uint8))
+        cpu.set_Z(3, np.array(zn, dtype=np.uint16).view(np.uint8))
+        cpu.set_Z(4, np.array(zm, dtype=np.uint16).view(np.uint8))
+        mvf.bfmul(cpu, 0, 2, 4, nreg=2, single=True)
+        for r in (0, 1):
+            assert cpu.Z(r).view(np.uint16).tolist() == product
+    zn, scale, scaled = BF16_SCALE
+    for r in (6, 7):
+        cpu.set_Z(r, np.array(zn, dtype=np.uint16).view(np.uint8))
+    cpu.set_Z(8, np.array(scale, dtype=np.uint16).view(np.uint8))
+    mvf.bfscale(cpu, 6, 6, 8, nreg=2, single=True)
+    assert cpu.Z(6).view(np.uint16).tolist() == scaled == cpu.Z(7).view(np.uint16).tolist()
