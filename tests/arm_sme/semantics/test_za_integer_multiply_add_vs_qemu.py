@@ -131,6 +131,14 @@ def test_clang_refuses_them_too():
     assert clang_accepts([line for line, _ in NOT_ENCODABLE]) == []
 
 
+def test_the_sme_i16i64_forms_are_undefined_without_the_feature():
+    line = "smlall za.d[w8, 0:3], z0.h, z1.h"
+    _, result = run(line, svl=128, regs={"svcr": ON}, features=["SME2"])
+    assert result.fault is not None and result.fault.kind == "UNDEFINED", result.fault
+    _, result = run(line, svl=128, regs={"svcr": ON}, features=["SME2", "SME_I16I64"])
+    assert result.fault is None
+
+
 @pytest.mark.needs_qemu
 @pytest.mark.needs_clang
 def test_the_forms_are_here():
@@ -150,3 +158,18 @@ def test_every_form_agrees_with_qemu(svl):
     assert comparison.deviations == {}
     assert comparison.changed >= 0.95 * comparison.compared, \
         f"only {comparison.changed} of {comparison.compared} cases changed state on QEMU: nothing was compared"
+
+
+@pytest.mark.needs_qemu
+@pytest.mark.needs_clang
+def test_streaming_mode_or_za_off_faults_as_on_qemu():
+    """SVCR 0, 1 (SM only) or 2 (ZA only): the ZA forms are UNDEFINED unless both are on, the multi-vector ADD
+    unless streaming mode is; one case per form at SVL 256."""
+    rng = random.Random(SEED - 1)
+    cases = []
+    for form in FORMS_HERE:
+        label, text, state = za_case(rng, form, 256)
+        state["svcr"] = rng.choice((0, 1, 2))
+        cases.append((f"{label} svcr={state['svcr']}", text, state))
+    comparison = compare_with_qemu(cases, 256)
+    assert not comparison.mismatches, comparison.report(256)
