@@ -433,3 +433,54 @@ def BFDotAdd_array(addend, op1_a, op1_b, op2_a, op2_b) -> np.ndarray:
         result = _redo(result, special, _BFDotAdd_general, lambda *ops: BFDotAdd(*ops, FPCR_DEFAULT),
                        (addend, op1_a, op1_b, op2_a, op2_b))
     return result
+
+
+# ---- 16-bit fused multiply-add into ZA (FMLA/FMOPA .H with FEAT_SME_F16F16, BFMLA/BFMOPA with B16B16) ---
+
+def _round_float64_bits(bits64: np.ndarray, fmt: Format) -> np.ndarray:
+    """RNE rounding of non-zero finite float64 values (uint64 bit patterns) to ``fmt``, by integer steps on
+    the fields exactly as fp_asl._round (no flushing: FPCR.FZ = FZ16 = 0): denormals, the carry into the
+    next binade, overflow to an infinity.  Given round_to_odd_53 of an exact value (step 3 above), the
+    result is that of rounding the exact value once (53 >= 16 + 2 bits)."""
+    bits64 = np.asarray(bits64, dtype=np.uint64)
+    sign = (bits64 >> np.uint64(63)).astype(np.int64)
+    exponent = ((bits64 >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64) - 1023  # the values are normal
+    mantissa = (bits64 & np.uint64((1 << 52) - 1)) | np.uint64(1 << 52)
+    f = fmt.mantissa_bits
+    minimum = fmt.min_normal_exponent
+    shift = np.minimum(52 - f + np.maximum(minimum - exponent, 0), 60).astype(np.uint64)
+    kept = mantissa >> shift
+    remainder = mantissa & ((np.uint64(1) << shift) - np.uint64(1))
+    half = np.uint64(1) << (shift - np.uint64(1))
+    kept = kept + ((remainder > half) | ((remainder == half) & ((kept & np.uint64(1)) == 1))).astype(np.uint64)
+    kept = kept.astype(np.int64)
+    normal = exponent >= minimum
+    biased = np.where(normal, exponent - minimum + 1, (kept >> f) & 1)  # a denormal rounded up to the smallest normal
+    carry = normal & (kept == 1 << (f + 1))
+    kept = np.where(carry, kept >> 1, kept)
+    biased = biased + carry
+    result = (sign << (fmt.width - 1)) | (biased << f) | (kept & fmt.mantissa_mask)
+    infinity = (sign << (fmt.width - 1)) | fmt.exponent_mask
+    return np.where(biased >= fmt.max_exponent_field, infinity, result).astype(fmt.dtype)
+
+
+def FPMulAdd_ZA16_array(addend, op1, op2, fmt: Format) -> np.ndarray:
+    """FPMulAdd_ZA(addend, op1, op2, fmt, FPCR_DEFAULT) for half-precision or BFloat16 (BFMulAdd_ZA: the same
+    IEEE rules on BFloat16's fields) bit patterns, broadcast: addend + op1*op2 rounded once.  The product
+    of two 16-bit values is exact in float64 (at most 11 x 11 bits), TwoSum and round to odd give the sum
+    (steps 2-3 above), _round_float64_bits rounds it; lanes with an infinity or NaN operand are the scalar
+    definition's."""
+    addend, op1, op2 = np.broadcast_arrays(*(np.asarray(op).astype(np.int64) for op in (addend, op1, op2)))
+    a, x, y = (_unpack_bits(op, fmt, False) for op in (addend, op1, op2))
+    total = _round_to_odd_53(a.value, x.value * y.value)
+    exact_zero = (total & _MAGNITUDE64) == 0
+    result = _round_float64_bits(np.where(exact_zero, np.uint64(0x3FF0000000000000), total), fmt)
+    # an exact zero: FPZero(signA) when addend and product are zeros of one sign, else +0
+    negative = a.zero & (x.zero | y.zero) & (a.sign == 1) & ((x.sign ^ y.sign) == 1)
+    result = np.where(exact_zero, np.where(negative, fmt.sign_mask, 0).astype(fmt.dtype), result)
+    special = a.inf | a.nan | x.inf | x.nan | y.inf | y.nan
+    if special.any():
+        result = np.array(result)
+        result[special] = [FPMulAdd_ZA(lane_a, lane_x, lane_y, fmt, FPCR_DEFAULT) for lane_a, lane_x, lane_y in
+                           zip(addend[special].tolist(), op1[special].tolist(), op2[special].tolist())]
+    return result

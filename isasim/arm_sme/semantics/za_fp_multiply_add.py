@@ -19,9 +19,10 @@ and bitwise outer products, as the Arm ARM's Operations write them:
 - BMOPA/BMOPS: the 1-bit outer product: ``elem3 +/- BitCount(NOT(elem1 EOR elem2))`` modulo 2^32.
 
 FPCR is its reset value (numerics/fp_asl.FPCR_DEFAULT: round to nearest even, no flushing).
-Single-precision fused multiply-adds run through fp_arrays.FPMulAdd_ZA_array (whole arrays, bit-exact,
-compared with the per-element rule by tests/arm_sme/numerics/test_fp_arrays.py); the other formats apply
-the per-element fp_asl functions over the arrays (exact integer arithmetic, one element at a time).
+Single-precision and 16-bit fused multiply-adds run through fp_arrays.FPMulAdd_ZA_array and
+FPMulAdd_ZA16_array (whole arrays, bit-exact, compared with the per-element rule by
+tests/arm_sme/numerics/test_fp_arrays.py and test_fp_arrays_za16.py); the double-precision ones and the adds
+apply the per-element fp_asl functions over the arrays (exact integer arithmetic, one element at a time).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from functools import partial
 
 import numpy as np
 
-from ..numerics.fp_arrays import BFDotAdd_array, FPDotAdd_ZA_array, FPMulAdd_ZA_array
+from ..numerics.fp_arrays import BFDotAdd_array, FPDotAdd_ZA_array, FPMulAdd_ZA16_array, FPMulAdd_ZA_array
 from ..numerics.fp_asl import (BF16, FP16, FP32, FP64, FPCR_DEFAULT, FPAdd_ZA, FPMulAdd_ZA, FPMulAddH_ZA,
                                FPSub_ZA)
 from .za_tiles import tile_rows, vector_group_rows
@@ -65,6 +66,8 @@ def _mul_add(fmt: str, addend, op1, op2) -> np.ndarray:
     if fmt == "s":
         return np.asarray(FPMulAdd_ZA_array(addend, op1, op2)).astype(np.uint32)
     form = FORMATS[fmt]
+    if form.width == 16:
+        return FPMulAdd_ZA16_array(addend, op1, op2, form)
     return _elementwise(partial(_fp_mul_add, fmt=form), UINTS[form.width], addend, op1, op2)
 
 
