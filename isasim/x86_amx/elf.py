@@ -123,9 +123,10 @@ def _iced(code: bytes, address: int) -> tuple[int, str, str, bool]:
 
 def _known(mnemonic: str) -> bool:
     """Whether isasim simulates some form of ``mnemonic``."""
-    from .forms import amx, scalar
+    from .forms import amx, amx_extensions, scalar
 
-    return mnemonic in scalar.MNEMONICS or any(f.mnemonic.lower() == mnemonic for f in amx.FORMS)
+    return (mnemonic in scalar.MNEMONICS or any(f.mnemonic.lower() == mnemonic for f in amx.FORMS)
+            or mnemonic in amx_extensions.MNEMONICS)
 
 
 def unsupported(code: bytes, base: int) -> list[tuple[int, bytes, str, str, str]]:
@@ -172,11 +173,41 @@ def _section_region(elf: ElfFile, section: Section, address: int) -> tuple[tuple
     return (address, data, section.writable), RegionView(name, address, "uint8", (1, len(data)), False)
 
 
+def _extension_length(code: bytes, offset: int, address: int) -> int:
+    """The length of an AMX-extension instruction (forms/amx_extensions.py: AMX-FP8's VEX map 5, AMX-MOVRS,
+    AMX-AVX512's EVEX forms...) at ``offset``, which iced-x86 1.21 does not know; 0 if there is none."""
+    from .decoder import decode_amx, decode_amx_evex
+    from .forms import amx_extensions
+
+    if code[offset:offset + 1] not in (b"\xc4", b"\x62"):
+        return 0
+    try:
+        instruction = decode_amx(code, offset, address) or decode_amx_evex(code, offset, address)
+    except IsasimError:
+        return 0
+    return len(instruction.encoding) if instruction is not None and instruction.form in amx_extensions.FORMS else 0
+
+
+def _decoded(code: bytes, ip: int):
+    """(decoder, instruction) for iced's instructions of ``code``, stepping over the AMX-extension instructions
+    iced does not know so that the walk stays in step with the instruction boundaries."""
+    import iced_x86
+
+    decoder = iced_x86.Decoder(64, code, ip=ip)
+    while decoder.can_decode:
+        offset = decoder.position
+        length = _extension_length(code, offset, ip + offset)
+        if length:
+            decoder.position, decoder.ip = offset + length, ip + offset + length
+            continue
+        yield decoder, decoder.decode()
+
+
 def _instruction_at(code: bytes, offset: int) -> int:
     """The offset of the instruction holding byte ``offset`` of ``code`` (iced's lengths)."""
     pos = 0
     while pos < len(code):
-        length = _iced_text(code[pos:], 0)[0]
+        length = _extension_length(code, pos, 0) or _iced_text(code[pos:], 0)[0]
         if pos + length > offset:
             return pos
         pos += length
@@ -378,7 +409,7 @@ def _calls_without_relocation(elf: ElfFile, layout: _Layout, function: _Function
     function: no relocation) is re-aimed at where that function is placed."""
     start, size = function.symbol.value, function.symbol.size
     patched = {(id(data), offset) for data, offset, *_rest in pending if data is code}
-    for instruction in iced_x86.Decoder(64, bytes(code), ip=start):
+    for _decoder, instruction in _decoded(bytes(code), start):
         if instruction.is_invalid or instruction.flow_control not in _DIRECT_BRANCHES:
             continue
         end = instruction.next_ip - start
@@ -414,8 +445,7 @@ def _moved(elf: ElfFile, symbol: Symbol, name: str):
         code = codes[function.address] = bytearray(elf.function_bytes(function.symbol, function.name))
         end = link + len(code)
         delta = function.address - link
-        decoder = iced_x86.Decoder(64, bytes(code), ip=link)
-        for instruction in decoder:
+        for decoder, instruction in _decoded(bytes(code), link):
             at = function.address + instruction.ip - link
             if instruction.is_invalid:
                 continue  # refused with its bytes by _check_supported

@@ -137,3 +137,68 @@ def test_tmul_extensions_name_three_different_tiles():
     for mnemonic in ("tcmmimfp16ps", "tdphf8ps", "tmmultf32ps"):
         with pytest.raises(IsasimError, match="different"):
             assemble(f"{mnemonic} tmm1, tmm1, tmm2")
+
+
+KERNEL = r"""
+#include <immintrin.h>
+/* C (16 x 16 fp32) += A (16 x 64 HF8) . B (16 rows of 16 groups of four HF8) with TDPHF8PS, A loaded with the
+   read-shared hint, then C's row 5 to row_out with TILEMOVROW. */
+void fp8_gemm(const void *cfg, const void *a, const void *b, float *c, float *row_out) {
+  _tile_loadconfig(cfg);
+  _tile_loadd(0, c, 64);
+  _tile_loaddrs(1, a, 64);
+  _tile_loadd(2, b, 64);
+  _tile_dphf8ps(0, 1, 2);
+  _tile_stored(0, c, 64);
+  *(__m512i *)row_out = _tile_movrow(0, 5);
+  _tile_release();
+}
+"""
+
+
+def test_a_kernel_zig_clang_compiles_from_the_intrinsics_runs(tmp_path, capsys):
+    """zig's clang (LLVM 22) compiles AMX-FP8/MOVRS/AVX512 intrinsics; isasim decodes every instruction of the
+    object and runs the function on the diamond-rapids model.  C is checked against numerics/fp8.py run on the
+    same bytes (a consistency check: spec only, no silicon seen) and TILEMOVROW's row against C's row 5."""
+    import json
+
+    import numpy as np
+
+    from isasim import cli
+    from isasim.x86_amx.numerics import fp8, tmul
+    from isasim.x86_amx.kernels import tile_config
+
+    zig, env = _zig()
+    if zig is None:
+        pytest.skip("zig is not installed ($ISASIM_ZIG, .oracles/python/ziglang/zig, PATH)")
+    src, obj = tmp_path / "k.c", tmp_path / "k.o"
+    src.write_text(KERNEL)
+    done = subprocess.run([zig, "cc", "-target", "x86_64-linux-gnu", "-O2", "-fomit-frame-pointer",
+                           "-mcpu=graniterapids_d+amx_fp8+amx_movrs+amx_avx512+avx10_2", "-c", str(src), "-o", str(obj)],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rng = np.random.default_rng(8)
+    finite = np.array([c for c in range(256) if c & 0x7F != 0x7F], dtype=np.uint8)
+    a, b = rng.choice(finite, (16, 64)), rng.choice(finite, (16, 64))
+    c = (rng.integers(-512, 512, (16, 16)) / 8).astype(np.float32)
+    cfg = np.frombuffer(tile_config({0: (16, 64), 1: (16, 64), 2: (16, 64)}), dtype=np.uint8)
+
+    def region(name, address, dtype, values):
+        return {"name": name, "addr": hex(address), "type": dtype, "shape": list(values.shape),
+                "values": values.ravel().tolist()}
+
+    init = {"memory": [region("CFG", 0x10000000, "uint8", cfg.reshape(1, 64)), region("A", 0x10100000, "uint8", a),
+                       region("B", 0x10200000, "uint8", b), region("C", 0x10300000, "fp32", c),
+                       region("ROW", 0x10400000, "fp32", np.zeros((1, 16), dtype=np.float32))],
+            "args": ["CFG", "A", "B", "C", "ROW"]}
+    (tmp_path / "init.json").write_text(json.dumps(init))
+    capsys.readouterr()
+    code = cli.main(["record", str(obj), "--function", "fp8_gemm", "--init", str(tmp_path / "init.json"),
+                     "--cpu", "diamond-rapids", "-o", str(tmp_path / "t.json"), "--no-color"])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    memory = {int(m["addr"], 16): bytes.fromhex(m["hex"]) for m in json.loads((tmp_path / "t.json").read_text())["expect"]["memory"]}
+    got = np.frombuffer(memory[0x10300000], dtype=np.uint32).reshape(16, 16)
+    want = tmul.tmul_add32(c.view(np.uint32), fp8.fp8_dot_products(a, b, 16, 16, 16, "hf8", "hf8"))
+    assert (got == want).all()
+    assert np.frombuffer(memory[0x10400000], dtype=np.uint32).tolist() == got[5].tolist()
