@@ -1,7 +1,8 @@
 """The AMX extensions' numerics (AMX-FP8, AMX-TF32), computed exactly: FP8 decoding, the FP8 group dot
-product and the TF32 input rounding.  Spec only: no silicon with these features has been seen; every rule
-here is read from Intel's ISE (Architecture Instruction Set Extensions Programming Reference) pseudocode,
-and where the ISE leaves a rule open the choice is a named constant below, with its default documented.
+product and the TF32 input rounding.  Spec only: no silicon with these features has been seen; the rules are
+read from the Operation loops Intel publishes for these instructions (ISE and intrinsics text) and the SDM's
+"FP32 FMA with DAZ=FTZ=1, RNE" statement of the AMX float TMULs; where they leave a rule open the choice is a
+named constant below, with its default documented (docs/x86_amx/amx-extensions.md).
 
 FP8 formats (the ISE's names, the OCP 8-bit formats):
 

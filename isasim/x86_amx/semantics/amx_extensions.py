@@ -3,8 +3,9 @@ forms/amx_extensions.py), each reading like the Operation section of Intel's ISE
 Set Extensions Programming Reference); the docstring is the text ``explain`` prints.
 
 SPEC ONLY, NO SILICON SEEN: no host with AMX-COMPLEX, AMX-FP8, AMX-TF32, AMX-MOVRS or AMX-AVX512 has run these
-tests.  The oracle is the ISE's pseudocode read independently; where it leaves a rule open the choice is a
-named constant (here and in numerics/fp8.py) with its default documented.
+tests.  The oracle is the published pseudocode read independently (the Operation loops Intel publishes with
+the intrinsics, the SDM's TDPFP16PS/TDPBF16PS rounding statements: docs/x86_amx/amx-extensions.md); where it
+leaves a rule open the choice is a named constant (here and in numerics/fp8.py) with its default documented.
 
 AMX-TRANSPOSE (T2RPNTLVW*, TTRANSPOSED, TTDP*, TTCMM*, TCONJ*, TTMMULTF32PS) is not here: Intel withdrew it
 from the ISE (it is no longer listed for Diamond Rapids) and LLVM 22 removed it; see docs/x86_amx/amx-extensions.md.
@@ -53,10 +54,24 @@ def _complex_product(cpu: X86Context, mnemonic: str, tsrcdest: int, tsrc1: int, 
     else:
         a = a.copy()
         a[:, :, 1] ^= np.uint16(CONJUGATE_SIGN_BIT)  # O pairs -a.im with b.im
-    lanes = _fp16_lanes(numerics.fp16_to_fp32(a), numerics.fp16_to_fp32(np.ascontiguousarray(b)), M, K, N)
-    T = tmul_numerics.tmul_add32(lanes[..., 0], lanes[..., 1])
+    A32, B32 = numerics.fp16_to_fp32(a), numerics.fp16_to_fp32(np.ascontiguousarray(b))
     C = cpu.state.tile(tsrcdest)[:M, : 4 * N].copy().view(np.uint32)
+    if COMPLEX_LANES == "sequential":  # C := FMA32(C, a, b) for each product in order: k, then E before O
+        a_steps = A32.transpose(1, 2, 0).reshape(2 * K, M)[:, :, None]
+        b_steps = B32.transpose(0, 2, 1).reshape(2 * K, N)[:, None, :]
+        _tmul_result(cpu, tsrcdest, M, N, tmul_numerics.tmul_fma32_fold(C, np.ascontiguousarray(a_steps),
+                                                                         np.ascontiguousarray(b_steps)))
+        return
+    lanes = _fp16_lanes(A32, B32, M, K, N)
+    T = tmul_numerics.tmul_add32(lanes[..., 0], lanes[..., 1])
     _tmul_result(cpu, tsrcdest, M, N, tmul_numerics.tmul_add32(C, T))
+
+
+# The lane structure of TCMMIMFP16PS/TCMMRLFP16PS.  "pair" (the default): two fresh fp32 lanes E and O per
+# output, summed and then added to C, the structure the SDM gives TDPFP16PS (and Emerald Rapids silicon showed
+# for TDPBF16PS), which the ISE's AMX-COMPLEX pseudocode shares as read here.  "sequential": the Intrinsics
+# Guide's text (as LLVM's amxcomplexintrin.h reproduces it), every product accumulated into C in turn.
+COMPLEX_LANES = "pair"
 
 
 # The ISE's FP32(-a.fp16[2k+1]): the negation flips the fp16 sign bit before widening, so a NaN there
@@ -77,7 +92,8 @@ def tcmmimfp16ps(cpu: X86Context, tsrcdest: int, tsrc1: int, tsrc2: int) -> None
 
     The TDPFP16PS rules: fp16 inputs widen exactly (denormals kept), FMA32 and
     ADD32 round once (RNE) with DAZ and FTZ, MXCSR is neither read nor written.
-    The same #UD checks as every TMUL.
+    The same #UD checks as every TMUL.  COMPLEX_LANES = "pair" in
+    semantics/amx_extensions.py ("sequential": every product into C in turn).
     """
     _complex_product(cpu, "tcmmimfp16ps", tsrcdest, tsrc1, tsrc2, imaginary=True)
 

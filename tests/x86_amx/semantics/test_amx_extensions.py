@@ -200,6 +200,35 @@ def test_complex_consistency_with_an_exact_reading_of_the_ise():
                 assert int(got[i, j]) == expected, (mnemonic, i, j, hex(int(got[i, j])), hex(expected))
 
 
+def test_complex_sequential_lanes_option_accumulates_every_product_into_c():
+    """CONSISTENCY (not silicon) of COMPLEX_LANES = "sequential": C := FMA32(C, a, b) for each product in turn."""
+    import isasim.x86_amx.semantics.amx_extensions as module
+
+    rng = random.Random(7)
+    M, K, N = 2, 3, 2
+    a = [[(finite_fp16(rng), finite_fp16(rng)) for _ in range(K)] for _ in range(M)]
+    b = [[(finite_fp16(rng), finite_fp16(rng)) for _ in range(N)] for _ in range(K)]
+    c = [[finite_fp32(rng) for _ in range(N)] for _ in range(M)]
+    A = np.array([[re | im << 16 for re, im in row] for row in a], dtype=np.uint32)
+    B = np.array([[re | im << 16 for re, im in row] for row in b], dtype=np.uint32)
+    shapes = {0: (M, 4 * N), 1: (M, 4 * K), 2: (K, 4 * N)}
+    saved, module.COMPLEX_LANES = module.COMPLEX_LANES, "sequential"
+    try:
+        got = stored_dwords(tmul_machine("tcmmrlfp16ps tmm0, tmm1, tmm2", np.array(c, dtype=np.uint32), A, B, shapes,
+                                         "diamond-rapids"), M, N, np.uint32)
+    finally:
+        module.COMPLEX_LANES = saved
+    for i in range(M):
+        for j in range(N):
+            acc = c[i][j]
+            for k in range(K):
+                (are, aim), (bre, bim) = a[i][k], b[k][j]
+                for p, sign in ((fp16_value(are) * fp16_value(bre), (are ^ bre) >> 15),
+                                (-fp16_value(aim) * fp16_value(bim), (aim ^ 0x8000 ^ bim) >> 15)):
+                    acc = round32_ftz(daz(acc) + p, int(acc >> 31 and sign and p == 0))
+            assert int(got[i, j]) == acc, (i, j)
+
+
 def test_complex_nan_and_negated_nan():
     # a.im is a NaN: IM's odd lane returns it quieted; RL negates a.im first, so its sign flips.
     A = np.array([[0x3C00 | 0x7E01 << 16]], dtype=np.uint32)
