@@ -13,7 +13,7 @@ from ..core.errors import ConfigError
 CODE_BASE = 0x10000  # where assembled code is placed unless told otherwise
 SVLS = (128, 256, 512, 1024, 2048)  # the streaming vector lengths the architecture allows, in bits
 DEFAULT_SVL = 512
-FEATURES = ("SME2", "SME_I16I64", "SME_F64F64", "SME_F16F16", "SME_B16B16", "SVE", "SVE_B16B16")  # the named features
+FEATURES = ("SME2", "SME2p1", "SME_I16I64", "SME_F64F64", "SME_F16F16", "SME_B16B16", "SVE", "SVE_B16B16")  # the named features
 # SME_I16I64, SME_F64F64 (FMOPA/FMLA of doubles), SME_F16F16 (non-widening half precision into ZA) and
 # SME_B16B16 (non-widening BFloat16 into ZA) are optional in the architecture, on unless the config drops
 # them, as QEMU's -cpu max has them (measured with QEMU 11.1).  SVE (FEAT_SVE) is off:
@@ -22,7 +22,9 @@ FEATURES = ("SME2", "SME_I16I64", "SME_F64F64", "SME_F16F16", "SME_B16B16", "SVE
 # non-streaming vector length equal to the SVL (context.SmeContext.VL).
 # SVE_B16B16 (FEAT_SVE_B16B16: SME2's multi-vector BFMAX/BFMIN/BFMAXNM/BFMINNM/BFCLAMP) is off by default:
 # QEMU's -cpu max has it only with SVE on (measured with QEMU 11.1: UNDEFINED under sve=off).
-DEFAULT_FEATURES = ("SME2", "SME_I16I64", "SME_F64F64", "SME_F16F16", "SME_B16B16")
+# SME2p1 (FEAT_SME2p1: MOVAZ, ZERO of ZA vector groups, LUTI2/LUTI4 into strided lists) is on, as QEMU 11.1's
+# -cpu max has it (measured: MOVAZ and ZERO ZA.D[w8, 0:1] run there under sve=off).
+DEFAULT_FEATURES = ("SME2", "SME2p1", "SME_I16I64", "SME_F64F64", "SME_F16F16", "SME_B16B16")
 
 
 def configure(config: dict | None) -> dict:
@@ -41,7 +43,8 @@ def configure(config: dict | None) -> dict:
     features = config.get("features", list(DEFAULT_FEATURES))
     if isinstance(features, str):
         features = [f.strip() for f in features.split(",") if f.strip()]
-    features = [str(f).upper() for f in features]
+    spelled = {name.upper(): name for name in FEATURES}  # any case: sme2p1 is SME2p1
+    features = [spelled.get(str(f).upper(), str(f)) for f in features]
     bad = [f for f in features if f not in FEATURES]
     if bad:
         raise ConfigError(f"unknown arm_sme feature {bad[0]!r} (known: {', '.join(FEATURES)})")

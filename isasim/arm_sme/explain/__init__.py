@@ -305,8 +305,9 @@ def _vector_group_blocks(ins, group, run) -> list:
         blocks.append(Table(["r", "i", "vec + i + r * vstride", "ZA vector"],
                             [[str(r), str(i), f"{first} + {i} + {r} * {vstride}", f"ZA[{first + i + r * vstride}]"]
                              for r in range(nreg) for i in range(ways)],
-                            title="The ZA vectors of the group (what the semantics run: ZA vector vec + i takes "
-                                  "the products of the narrow elements ways * e + i)"))
+                            title="The ZA vectors of the group" + (
+                                " (what the semantics run: ZA vector vec + i takes the products of the narrow "
+                                "elements ways * e + i)" if ins.form.mnemonic != "zero" else " (zeroed)")))
     else:
         blocks = [Table(["", "for this example"], facts, title=f"ZA[w{v}, {offset}, VGx{nreg}] at SVL {svl}")]
         blocks.append(Table(["r", "vec + r * vstride", "ZA vector"],

@@ -16,7 +16,7 @@ MODULES += ("za_fp_multiply_add",)  # issue 29: the SME2 FP multiply-adds and ad
 
 def applies(form) -> bool:
     module = getattr(getattr(form.execute, "func", form.execute), "__module__", "") or ""
-    return module.rsplit(".", 1)[-1] in MODULES
+    return module.rsplit(".", 1)[-1] in MODULES or form.mnemonic == "movaz"  # issue 29: SME2.1's MOVAZ
 
 
 def _destinations(ins) -> set[str]:
@@ -24,7 +24,7 @@ def _destinations(ins) -> set[str]:
     form, fields = ins.form, ins.extra["fields"]
     if form.mnemonic.startswith("st"):
         return {"memory"}
-    if form.group == "za" or (form.group == "za_move" and form.id.startswith("MOVA_za")):
+    if form.group == "za" and form.mnemonic != "movaz" or (form.group == "za_move" and form.id.startswith("MOVA_za")):
         return {"za", "zt0"}
     first = form.operands[0]
     value = first.value(fields) if hasattr(first, "value") else None
@@ -40,6 +40,8 @@ def _destinations(ins) -> set[str]:
         names |= {f"z{(value + i) % 32}" for i in range(first.nreg)}
     elif kind == "fp" or kind.startswith("z"):
         names.add(f"z{value}")
+    if form.mnemonic == "movaz":
+        names.add("za")  # MOVAZ zeroes what it read
     if form.mnemonic.startswith(("while", "cmp")) or form.mnemonic.endswith("s") and form.group == "predicate":
         names.add("nzcv")  # the WHILEs, the compares and the flag-setting predicate logic set NZCV
     return names

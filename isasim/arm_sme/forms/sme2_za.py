@@ -7,9 +7,10 @@ from __future__ import annotations
 from functools import partial
 
 from ..encoding import Encoding
-from ..operands import PredMerge, ZaTile, ZReg
+from ..operands import PredMerge, ZaTile, ZaVectorGroup, ZReg
 from ..operands.scalar import BaseOnly
-from ..operands.sve import ZT0, ConsecutiveList, LutIndex, ZaSliceRange
+from ..operands.sve import ZT0, ConsecutiveList, LutIndex, StridedList, ZaSliceRange
+from ..operands.za import ZaVectorRange
 from ..semantics import sme2_za
 from .base import A64Form, add
 
@@ -78,3 +79,42 @@ for _m, _isize, _head in (("luti2", 2, "0011"), ("luti4", 4, "0010 1")):
                 partial(sme2_za.luti, esize=_esize, isize=_isize) if _nreg > 1 else
                 partial(sme2_za.luti_single, esize=_esize, isize=_isize),
                 feature="SME2", doc=sme2_za.luti.__doc__, group="z_data"))
+
+
+# SME2.1's LUTI2/LUTI4 into a strided list ({z0.b, z8.b}, {z0.h, z4.h, z8.h, z12.h}): the same lookups
+for _m, _isize, _head in (("luti2", 2, "0111"), ("luti4", 4, "0110 1")):
+    for _nreg, _ibits, _lists in ((2, 3 if _isize == 2 else 2, "b h"), (4, 2 if _isize == 2 else 1, "b h" if _isize == 2 else "h")):
+        for _t in _lists.split():
+            _sz, _esize = {"b": ("00", 8), "h": ("01", 16)}[_t]
+            _zd = "T:1 0 Zt:3" if _nreg == 2 else "T:1 00 Zt:2"
+            add(A64Form(
+                f"{_m.upper()}_{_t}_x{_nreg}_strided", _m,
+                f"{_m.upper()} {{<Zd1>.{_t.upper()}, ... <Zd{_nreg}>.{_t.upper()}}}, ZT0, <Zn>[<index>]",
+                f"{_nreg} vectors {16 // _nreg} apart of {_esize}-bit elements looked up in ZT0 with {_isize}-bit "
+                f"indices from a segment of Zn",
+                Encoding(f"11000000 10 {_head} i:{_ibits} {'1' if _nreg == 2 else '10'} size={_sz} 00 Zn:5 {_zd}"),
+                (StridedList(_t, _nreg), ZT0(), LutIndex("Zn", "i", _ibits)),
+                partial(sme2_za.luti, esize=_esize, isize=_isize), feature="SME2p1", doc=sme2_za.luti.__doc__,
+                group="z_data"))
+
+# SME2.1's ZERO of ZA vectors: one, two or four from each member of a VGx1/VGx2/VGx4 group.  (nreg, ways) ->
+# (opc, bit 15, offset bits); without a VGx the range is VGx1's, so VGx2/VGx4 must be written.
+_ZERO_SHAPES = {(1, 2): ("00", "1", 3), (1, 4): ("10", "1", 2), (2, 1): ("00", "0", 3), (2, 2): ("01", "0", 2),
+                (2, 4): ("11", "0", 1), (4, 1): ("10", "0", 3), (4, 2): ("01", "1", 2), (4, 4): ("11", "1", 1)}
+for (_nreg, _ways), (_opc, _b15, _bits) in _ZERO_SHAPES.items():
+    _field = f"off{_bits}"
+    if _ways == 1:
+        _group, _offs = ZaVectorGroup("d", _nreg, vgx_written=True), "<offs>"
+    else:
+        _group = ZaVectorRange("d", _nreg, _ways, _bits, _field, vgx_written=True)
+        _offs = f"<offs1>:<offs{_ways}>"
+    _vgx = f", VGx{_nreg}" if _nreg > 1 else ""
+    add(A64Form(
+        f"ZERO_za_d_vgx{_nreg}_x{_ways}", "zero", f"ZERO ZA.D[<Wv>, {_offs}{_vgx}]",
+        f"zero {_ways} consecutive ZA vectors" if _nreg == 1 else
+        f"zero {_ways} consecutive ZA vector{'s' if _ways > 1 else ''} in each of the {_nreg} members of a ZA "
+        f"vector group",
+        Encoding(f"11000000 00001 1 opc={_opc} {_b15} Rv:2 0000000000 {'0' * (3 - _bits)} "
+                 f"{'off3:3' if _ways == 1 else f'{_field}:{_bits}'}"),
+        (_group,), partial(sme2_za.zero_vector_groups, nreg=_nreg, ways=_ways), feature="SME2p1",
+        doc=sme2_za.zero_vector_groups.__doc__, group="za"))

@@ -63,6 +63,25 @@ for _nreg, _low_to_z, _low_to_za in ((2, "010 00 off3:3 Zd:4 0", "010 Zn:4 000 o
         group="za_move", extra={"alias": "mov"}))
 
 
+# SME2.1's MOVAZ: MOVA that zeroes what it read (a tile slice, or a ZA vector group), no governing predicate
+for _t, (_sz, _q, _esize) in _TILE_SIZES.items():
+    add(A64Form(
+        f"MOVAZ_z_za_{_t}", "movaz", f"MOVAZ <Zd>.{_t.upper()}, <ZAn><HV>.{_t.upper()}[<Ws>, <offs>]",
+        f"move a horizontal or vertical ZA tile slice of {_esize}-bit elements to a Z register and zero the slice",
+        Encoding(f"11000000 size={_sz} 0000 1 Q={_q} V:1 Rs:2 000 1 ZAn:4 Zd:5"), (ZReg(_t, "Zd"), ZaSlice(_t)),
+        partial(za_moves.movaz_to_vector, esize=_esize), feature="SME2p1",
+        doc=za_moves.movaz_to_vector.__doc__.replace("esize", str(_esize)), group="za"))
+for _nreg, _low in ((2, "010 10 off3:3 Zd:4 0"), (4, "011 10 off3:3 Zd:3 00")):
+    add(A64Form(
+        f"MOVAZ_z_zad_vgx{_nreg}", "movaz", "MOVAZ {<Zd1>.D-<Zd%d>.D}, ZA.D[<Wv>, <offs>{, VGx%d}]" % (_nreg, _nreg),
+        f"move a {_nreg}-vector ZA group to {_nreg} consecutive Z registers and zero the group",
+        Encoding(f"11000000 00000110 0 Rv:2 {_low}"),
+        (ZList("d", _nreg, "Zd", _nreg), ZaVectorGroup("d", _nreg)),
+        partial(za_moves.movaz_group_to_vectors, nreg=_nreg), feature="SME2p1",
+        doc=za_moves.movaz_group_to_vectors.__doc__.replace("nreg-1", str(_nreg - 1)).replace("nreg", str(_nreg)),
+        group="za"))
+
+
 # LD1B/LD1H/LD1W/LD1D/LD1Q and ST1* of one ZA tile slice: [Xn|SP{, Xm, LSL #log2(esize/8)}]
 for _t, (_sz, _q, _esize) in _TILE_SIZES.items():
     _letter = {"b": "b", "h": "h", "s": "w", "d": "d", "q": "q"}[_t]

@@ -15,6 +15,7 @@ class ZaVectorGroup:
     esize: str  # "s" or "d"
     nreg: int
     any_size: bool = False  # .b/.h/.s/.d all name the same vectors (MOVA's array forms, printed as .d)
+    vgx_written: bool = False  # the VGx may not be left out (ZERO's: without it, ZA.D[Wv, o:o+1] is VGx1)
     kind = "za_group"
     conflict = SIZES_DISAGREE
 
@@ -30,6 +31,8 @@ class ZaVectorGroup:
             raise OperandError(f"'{vg}' is not a vector group size (vgx2 or vgx4)")
         if vg is not None and vg != f"vgx{self.nreg}":
             raise _shape(f"{vg} is not this form's vgx{self.nreg}")
+        if vg is None and self.vgx_written:
+            raise _shape(f"this form's vector group needs its vgx{self.nreg}")
         wm = re.fullmatch(rf"w({REGISTER_NUMBER})", reg)
         if not wm or not 8 <= int(wm.group(1)) <= 11:
             raise OperandError(f"the vector select register must be one of w8-w11, not {reg}")
@@ -60,6 +63,7 @@ class ZaVectorRange:
     ways: int
     bits: int
     field: str = "off"
+    vgx_written: bool = False  # the VGx may not be left out (ZERO's: without it, ZA.D[Wv, o:o+1] is VGx1)
     kind = "za_group"
 
     def parse(self, text: str) -> dict:
@@ -75,6 +79,8 @@ class ZaVectorRange:
             raise OperandError(f"'{vg}' is not a vector group size (vgx2 or vgx4)")
         if vg is not None and vg != f"vgx{self.nreg}":
             raise _shape(f"{vg} is not this form's " + (f"vgx{self.nreg}" if self.nreg > 1 else "single vector"))
+        if vg is None and self.vgx_written and self.nreg > 1:
+            raise _shape(f"this form's vector group needs its vgx{self.nreg}")
         wm = re.fullmatch(rf"w({REGISTER_NUMBER})", reg)
         if not wm or not 8 <= int(wm.group(1)) <= 11:
             raise OperandError(f"the vector select register must be one of w8-w11, not {reg}")

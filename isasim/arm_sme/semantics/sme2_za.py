@@ -82,6 +82,26 @@ ZT0[512] = Zeros(512);"""
     cpu.state.write_zt0(np.zeros(64, dtype=np.uint8))
 
 
+def zero_vector_groups(cpu, group, *, nreg, ways):
+    """CheckStreamingSVEAndZAEnabled();
+constant integer vstride = (SVL DIV 8) DIV nreg;       // nreg 1 (no VGx), 2 or 4
+integer vec = (UInt(X[v, 32]) + offset) MOD vstride;
+vec = vec - (vec MOD ways);                           // ways 1, 2 or 4 vectors from each group member
+for r = 0 to nreg-1
+    for i = 0 to ways-1
+        ZAvector[vec + i, SVL] = Zeros(SVL);
+    vec = vec + vstride;"""
+    cpu.CheckStreamingSVEAndZAEnabled()
+    v, offset = group
+    vstride = cpu.svlb // nreg
+    vec = ((cpu.X(v) & 0xFFFFFFFF) + offset) % vstride
+    vec -= vec % ways
+    zeros = np.zeros(cpu.svlb, dtype=np.uint8)
+    for r in range(nreg):
+        for i in range(ways):
+            cpu.set_ZAvector(vec + r * vstride + i, zeros.copy())
+
+
 def ldr_zt0(cpu, _zt0, n):
     """CheckSMEAndZT0Enabled();   // PSTATE.ZA = 1
 ZT0[512] = Mem[X[n|SP, 64], 64];"""

@@ -108,3 +108,34 @@ for r = 0 to nreg-1
     v, offset = group
     for r, row in enumerate(vector_group_rows(cpu.svlb, cpu.X(v), offset, nreg)):
         cpu.set_ZAvector(row, cpu.Z(n + r).copy())
+
+
+def movaz_to_vector(cpu, d, za_slice, *, esize):
+    """CheckStreamingSVEAndZAEnabled();
+constant integer dim = SVL DIV esize;
+integer slice = (UInt(X[s, 32]) + offset) MOD dim;
+bits(SVL) result = ZAslice[tile, esize, vertical, slice, SVL];
+Z[d, SVL] = result;                                   // every element: MOVAZ has no governing predicate
+ZAslice[tile, esize, vertical, slice, SVL] = Zeros(SVL);"""
+    cpu.CheckStreamingSVEAndZAEnabled()
+    tile, vertical, s, offset = za_slice
+    index = _slice_index(cpu, esize, s, offset)
+    result = cpu.ZAslice(tile, esize, vertical, index).copy()
+    cpu.set_Z(d, result)
+    cpu.set_ZAslice(tile, esize, vertical, index, np.zeros_like(result))
+
+
+def movaz_group_to_vectors(cpu, d, group, *, nreg):
+    """CheckStreamingSVEAndZAEnabled();
+constant integer vstride = (SVL DIV 8) DIV nreg;
+integer vec = (UInt(X[v, 32]) + offset) MOD vstride;
+for r = 0 to nreg-1
+    Z[d+r, SVL] = ZAvector[vec, SVL];
+    ZAvector[vec, SVL] = Zeros(SVL);
+    vec = vec + vstride;"""
+    cpu.CheckStreamingSVEAndZAEnabled()
+    v, offset = group
+    for r, row in enumerate(vector_group_rows(cpu.svlb, cpu.X(v), offset, nreg)):
+        value = cpu.ZAvector(row).copy()
+        cpu.set_Z(d + r, value)
+        cpu.set_ZAvector(row, np.zeros_like(value))

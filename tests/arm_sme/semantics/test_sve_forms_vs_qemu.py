@@ -1,5 +1,5 @@
 """The SVE and SME2 forms clang's ACLE intrinsics lower to (issue 28: forms/sve_data.py, sve_arith.py,
-sve_misc.py, sve_multi.py, sme2_za.py) executed by isasim and by QEMU (>= 10.1) at the five SVLs, compared through everything the harness
+sve_misc.py, sve_multi.py, sme2_za.py; and issue 29's SME2.1 MOVAZ, ZERO of ZA vector groups, strided LUTI2/LUTI4) executed by isasim and by QEMU (>= 10.1) at the five SVLs, compared through everything the harness
 observes (X, SP, NZCV, Z, P, ZA, ZT0, memory, faults).
 
 Each case is one random encoding of a form (random fields, as the decoder reads them) on a random state shaped
@@ -34,7 +34,7 @@ def _module(form) -> str:
     return getattr(getattr(form.execute, "func", form.execute), "__module__", "").rsplit(".", 1)[-1]
 
 
-FORMS_HERE = [form for form in FORMS if _module(form) in MODULES]
+FORMS_HERE = [form for form in FORMS if _module(form) in MODULES or form.mnemonic == "movaz"]  # + SME2.1's MOVAZ
 
 
 def _counter(rng: random.Random, svl: int) -> bytes:
