@@ -60,6 +60,8 @@ def operand_types(instruction: Instruction | None) -> dict[str, str]:
         kind = operand.kind
         if kind.startswith("za"):
             names = ["za"]
+        elif kind == "z_list" and isinstance(value, tuple):  # ConsecutiveList, StridedList: the numbers
+            names = [f"z{n}" for n in value]
         elif kind == "z_list":
             names = [f"z{(value + i) % 32}" for i in range(operand.nreg)]
         elif kind == "z":
