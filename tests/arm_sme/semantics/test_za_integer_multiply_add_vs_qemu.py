@@ -103,6 +103,16 @@ def test_add_array_results_write_za_and_accumulators_add_to_it():
     assert list(za_elements(machine, 1, np.uint32)) == [99] * 4 and list(za_elements(machine, 9, np.uint32)) == [98] * 4
 
 
+def test_the_views_type_every_register_of_the_lists():
+    from isasim.arm_sme import ISA
+    from isasim.arm_sme.views.types import operand_types
+
+    add = ISA.assemble("add {z28.h - z31.h}, {z28.h - z31.h}, z15.h").instructions[0]
+    assert operand_types(add) == {"z28": "uint16", "z29": "uint16", "z30": "uint16", "z31": "uint16", "z15": "uint16"}
+    mla = ISA.assemble("usmlall za.s[w8, 4:7, vgx2], {z31.b, z0.b}, z4.b").instructions[0]
+    assert operand_types(mla) == {"za": "int32", "z31": "uint8", "z0": "uint8", "z4": "int8"}
+
+
 NOT_ENCODABLE = [
     ("smlal za.s[w8, 1:2], z0.h, z0.h", "multiple of 2"),  # the range starts at a multiple of the ways
     ("smlal za.s[w8, 0:2], z0.h, z0.h", "o:o+1"),
