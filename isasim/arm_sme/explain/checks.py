@@ -13,7 +13,7 @@ from ..forms import UNDEFINED_FORMS
 from ..state import MASK64, X_NAMES
 from .before_state import before_p, pattern_count, signed, tile_slice
 from . import checks_base, checks_sve
-from . import checks_advsimd
+from . import checks_advsimd, checks_za_multiply_add
 from .checks_memory import memory_blocks
 from .checks_scalar import FAMILIES, scalar_blocks
 from .checks_za import dot_blocks, fp_dot_blocks, fp_outer_blocks, outer_blocks
@@ -43,6 +43,8 @@ def check(ins, run) -> list:
         if run.setup_fault is None and checks_sve.applies(form):  # MOVA of four .D slices at SVL 128
             return [checks_sve.fault_check(ins, run)]
         return []
+    if checks_za_multiply_add.applies(form):  # issue 29's SMLAL ... SUMLALL, ADD/SUB into ZA: one element worked
+        return checks_za_multiply_add.za_multiply_add_blocks(ins, run)
     if checks_sve.applies(form):  # the SVE and SME2 forms of issue 28 (before the base: BIC, ORN are both's)
         return checks_sve.sve_blocks(ins, run)
     if form.group == "advsimd":  # the AdvSIMD forms of issue 28
