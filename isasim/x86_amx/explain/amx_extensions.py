@@ -305,8 +305,9 @@ Intel publishes the AMX extensions beyond AMX-TILE, AMX-INT8, AMX-BF16 and AMX-F
 Instruction Set Extensions and Future Features Programming Reference* (the ISE, document 319433).  isasim
 declares each form from the ISE's opcode row and runs its Operation pseudocode with the project's
 exact-arithmetic rules.  **Spec only, no silicon seen**: no host with these features has run isasim's tests;
-the silicon backend probes AMX-COMPLEX (Granite Rapids-D, CPUID family 6 model 174) and runs it where a host
-has it.
+the silicon backend probes each extension by executing one of its instructions (AMX-COMPLEX: Granite
+Rapids-D, CPUID family 6 model 174) and runs the extension where a host has it, so the first such host turns
+"spec only" into a comparison (tests/x86_amx/semantics/test_amx_extensions.py has AMX-COMPLEX's).
 
 Sources, as read for this work: the opcode rows are checked byte for byte against LLVM 22's MC tests and zig's
 clang; the Operation loops are those Intel publishes with the intrinsics (as LLVM 22's clang headers

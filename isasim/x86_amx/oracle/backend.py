@@ -51,7 +51,10 @@ from .ptrace import PAGE, PTRACE_CONT, PTRACE_SINGLESTEP, ChildProcess, SiliconS
 # but cannot stop the core executing the instruction (measured: a KVM guest reporting family 6 model 167
 # without amx_fp16 runs TDPFP16PS).  One instruction per feature isasim can only learn so; the probe
 # program configures tmm0-2 as 16 x 64 bytes, so the instruction itself is the only thing that can #UD.
-AMX_PROBES = {"AMX-FP16": "tdpfp16ps tmm0, tmm1, tmm2", "AMX-COMPLEX": "tcmmimfp16ps tmm0, tmm1, tmm2"}
+AMX_PROBES = {"AMX-FP16": "tdpfp16ps tmm0, tmm1, tmm2", "AMX-COMPLEX": "tcmmimfp16ps tmm0, tmm1, tmm2",
+              # issue 29's extensions (spec only until a host runs them): one instruction each
+              "AMX-FP8": "tdphf8ps tmm0, tmm1, tmm2", "AMX-TF32": "tmmultf32ps tmm0, tmm1, tmm2",
+              "AMX-MOVRS": "tileloaddrs tmm0, [rcx+riz*1]", "AMX-AVX512": "tilemovrow zmm0, tmm0, 0"}
 PROBE_CONFIG = 0x20000000  # the probe's one page: its 64-byte TILECFG
 EXECUTES_HIDDEN = "executes though CPUID hides it"
 

@@ -52,7 +52,8 @@ class HostCpu:
     @property
     def amx_features(self) -> set[str]:
         names = {"amx_tile": "AMX-TILE", "amx_int8": "AMX-INT8", "amx_bf16": "AMX-BF16", "amx_fp16": "AMX-FP16",
-                 "amx_complex": "AMX-COMPLEX"}
+                 "amx_complex": "AMX-COMPLEX", "amx_fp8": "AMX-FP8", "amx_tf32": "AMX-TF32", "amx_movrs": "AMX-MOVRS",
+                 "amx_avx512": "AMX-AVX512"}  # (the extensions' names as /proc/cpuinfo would spell them)
         have = {v for k, v in names.items() if k in self.flags}
         if not self.xcomp_supported >> XFEATURE_XTILEDATA & 1:
             return set()
