@@ -76,7 +76,7 @@ for _nreg, _low in ((2, "010 10 off3:3 Zd:4 0"), (4, "011 10 off3:3 Zd:3 00")):
         f"MOVAZ_z_zad_vgx{_nreg}", "movaz", "MOVAZ {<Zd1>.D-<Zd%d>.D}, ZA.D[<Wv>, <offs>{, VGx%d}]" % (_nreg, _nreg),
         f"move a {_nreg}-vector ZA group to {_nreg} consecutive Z registers and zero the group",
         Encoding(f"11000000 00000110 0 Rv:2 {_low}"),
-        (ZList("d", _nreg, "Zd", _nreg), ZaVectorGroup("d", _nreg)),
+        (ZList("d", _nreg, "Zd", _nreg, any_size=True), ZaVectorGroup("d", _nreg, any_size=True)),
         partial(za_moves.movaz_group_to_vectors, nreg=_nreg), feature="SME2p1",
         doc=za_moves.movaz_group_to_vectors.__doc__.replace("nreg-1", str(_nreg - 1)).replace("nreg", str(_nreg)),
         group="za"))

@@ -365,7 +365,9 @@ class ZT0:
     kind = "zt0"
 
     def parse(self, text: str) -> dict:
-        written = re.sub(r"[ \t]+", "", text.strip().lower())
+        written = text.strip().lower()
+        if self.braces:  # blanks inside the braces, never inside the name: clang refuses "z t0"
+            written = re.sub(r"^\{[ \t]*(\S+)[ \t]*\}$", r"{\1}", written)
         if written != ("{zt0}" if self.braces else "zt0"):
             raise _shape(f"'{text.strip()[:40]}' is not {'{ zt0 }' if self.braces else 'zt0'}")
         return {}
