@@ -183,7 +183,54 @@ def _step_one(acc: int, pair) -> int:
 
 
 def fp8_dot_products(A: np.ndarray, B: np.ndarray, M: int, K: int, N: int, a_fmt: str, b_fmt: str) -> np.ndarray:
-    """temp1 of the FP8 dot product: (M, N) fp32 bits, A a (M, 4K) and B a (K, 4N) uint8 array of codes."""
+    """temp1 of the FP8 dot product: (M, N) fp32 bits, A a (M, 4K) and B a (K, 4N) uint8 array of codes.
+
+    Vectorised over the M x N lanes where float64 provably holds every partial sum exactly (no rounding at
+    all, so no host rounding mode matters), one exact rounding to fp32 per k; the other lanes (an inf or NaN
+    input, terms too far apart for 53 bits, FP8_GROUP_ROUNDING = "sequential") go through
+    fp8_dot_products_exact, the scalar transcription."""
+    if FP8_GROUP_ROUNDING != "group":
+        return fp8_dot_products_exact(A, B, M, K, N, a_fmt, b_fmt)
+    with np.errstate(all="ignore"):  # (NaN inputs: their lanes go the exact way)
+        a = fp8_to_fp32(A[:M, : 4 * K], a_fmt).view(np.float32).astype(np.float64).reshape(M, K, 4)
+        b = fp8_to_fp32(B[:K, : 4 * N], b_fmt).view(np.float32).astype(np.float64).reshape(K, N, 4)
+        acc = np.zeros((M, N), dtype=np.float64)
+        slow = np.zeros((M, N), dtype=bool)
+        for k in range(K):
+            products = a[:, k, None, :] * b[k, None, :, :]  # (M, N, 4): exact (at most 8 significant bits each)
+            terms = np.concatenate([acc[..., None], products], axis=-1)
+            slow |= ~np.isfinite(terms).all(axis=-1)
+            nonzero = terms != 0
+            exponents = np.frexp(terms)[1] - 1  # the top bit's exponent of each term
+            lowest = np.where(nonzero, exponents - np.array([23, 8, 8, 8, 8]), 1 << 20).min(axis=-1)
+            highest = np.where(nonzero, exponents, -(1 << 20)).max(axis=-1)
+            slow |= (highest + 3 - lowest >= 53) & nonzero.any(axis=-1)  # five terms: the sum is below 8x the largest
+            total = acc + products[..., 0] + products[..., 1] + products[..., 2] + products[..., 3]  # exact where ~slow
+            # rule Z: an exact zero sum is -0 only when acc is -0 and every product is -0
+            minus_zero = (acc == 0) & np.signbit(acc) & (np.signbit(products) & (products == 0)).all(axis=-1)
+            acc = _round_sum_to_fp32(total, minus_zero)
+    out = acc.astype(np.float32).view(np.uint32)
+    if slow.any():
+        exact = fp8_dot_products_exact(A, B, M, K, N, a_fmt, b_fmt)
+        out[slow] = exact[slow]
+    return out
+
+
+def _round_sum_to_fp32(total: np.ndarray, minus_zero: np.ndarray) -> np.ndarray:
+    """Exact float64 sums rounded once as round_scaled_fp32 does (RNE to 24 bits, FTZ after rounding, overflow
+    to infinity), by integer operations on the bit patterns; an exact zero is -0 only where ``minus_zero``."""
+    bits = total.view(np.uint64)
+    lowest_kept = (bits >> np.uint64(29)) & np.uint64(1)
+    rounded = ((bits + (lowest_kept + np.uint64(0x0FFFFFFF))) & ~np.uint64(0x1FFFFFFF)).view(np.float64)
+    magnitude = np.abs(rounded)
+    sign = np.signbit(total)
+    out = np.where(magnitude < 2.0 ** -126, np.where(sign, -0.0, 0.0), rounded)  # FTZ after rounding
+    out = np.where(magnitude >= 2.0 ** 128, np.where(sign, -np.inf, np.inf), out)
+    return np.where(total == 0, np.where(minus_zero, -0.0, 0.0), out)
+
+
+def fp8_dot_products_exact(A: np.ndarray, B: np.ndarray, M: int, K: int, N: int, a_fmt: str, b_fmt: str) -> np.ndarray:
+    """fp8_dot_products by the scalar exact transcription (Python integers), lane by lane, step by step."""
     a_table, b_table = FORMATS[a_fmt], FORMATS[b_fmt]
     a_entries = [[a_table[c] for c in row] for row in A[:M, : 4 * K].tolist()]
     b_entries = [[b_table[c] for c in row] for row in B[:K, : 4 * N].tolist()]
