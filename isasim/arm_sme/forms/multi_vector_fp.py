@@ -9,6 +9,7 @@ from functools import partial
 
 from ..encoding import Encoding
 from ..operands import ZList, ZReg
+from ..operands.base import FpReg
 from ..semantics import multi_vector_fp as mvf
 from .base import A64Form, add
 
@@ -135,3 +136,21 @@ for _nreg in (2, 4):
              ZReg("h", "Zm", bits=4) if _single else _group("h", _nreg, "Zm")),
             partial(mvf.bfscale, nreg=_nreg, single=_single), feature="SVE_BFSCALE", doc=mvf.bfscale.__doc__,
             group="z_data", extra=_NOT_IN_QEMU))
+
+
+# ---- FMULX, FRECPS, FRSQRTS, FRECPE, FRSQRTE, FRECPX of H registers (scalar FEAT_FP16: legal in streaming mode) ----
+for _op, _pattern, _two in (("fmulx", "01011110 010 Rm:5 000111 Rn:5 Rd:5", True),
+                            ("frecps", "01011110 010 Rm:5 001111 Rn:5 Rd:5", True),
+                            ("frsqrts", "01011110 110 Rm:5 001111 Rn:5 Rd:5", True),
+                            ("frecpe", "01011110 11111001 110110 Rn:5 Rd:5", False),
+                            ("frsqrte", "01111110 11111001 110110 Rn:5 Rd:5", False),
+                            ("frecpx", "01011110 11111001 111110 Rn:5 Rd:5", False)):
+    _operands = (FpReg("Rd", "h"), FpReg("Rn", "h")) + ((FpReg("Rm", "h"),) if _two else ())
+    add(A64Form(
+        f"{_op.upper()}_h", _op, f"{_op.upper()} <Hd>, <Hn>" + (", <Hm>" if _two else ""),
+        {"fmulx": "the half-precision product (0 * infinity = 2.0)", "frecps": "2.0 - Hn * Hm, rounded once",
+         "frsqrts": "(3.0 - Hn * Hm) / 2.0, rounded once", "frecpe": "an estimate of 1 / Hn (8 fraction bits)",
+         "frsqrte": "an estimate of 1 / sqrt(Hn) (8 fraction bits)",
+         "frecpx": "Hn's exponent inverted (a scale for the reciprocal), fraction zero"}[_op],
+        Encoding(_pattern), _operands, partial(mvf.scalar_fp16, op=_op), feature="SME", doc=mvf.scalar_fp16.__doc__,
+        group="scalar"))

@@ -12,7 +12,8 @@ from .fp_asl import (FPCRType, FPConvertNaN, FPDefaultNaN, FPInfinity, FPProcess
                      FPRound, FPType, FPUnpack, FPZero, Format)
 
 __all__ = ["FPMax", "FPMin", "FPMaxNum", "FPMinNum", "FPConvert", "FPRoundInt", "FPToFixed", "FixedToFP", "FPScale",
-           "TIEEVEN", "TIEAWAY", "POSINF", "NEGINF", "ZERO"]
+           "TIEEVEN", "TIEAWAY", "POSINF", "NEGINF", "ZERO", "FPMulX",
+           "FPRecipStepFused", "FPRSqrtStepFused", "FPRecpX", "FPRecipEstimate", "FPRSqrtEstimate"]
 
 TIEEVEN, TIEAWAY, POSINF, NEGINF, ZERO = "TIEEVEN", "TIEAWAY", "POSINF", "NEGINF", "ZERO"  # FPRounding_*
 
@@ -158,3 +159,156 @@ def FPScale(op: int, scale: int, fmt: Format, fpcr: FPCRType) -> int:
     if fptype == FPType.Infinity:
         return FPInfinity(sign, fmt)
     return FPRound((value[0], value[1] + scale), fmt, fpcr)
+
+
+# ---- the scalar FP16 steps and estimates legal in streaming mode (FMULX, FRECPS, FRSQRTS, FRECPX, FRECPE, FRSQRTE)
+
+def _const(value: float, fmt: Format) -> int:
+    """FPTwo / FPOnePointFive: the positive constant's bit pattern."""
+    exponent, fraction = {1.5: (0, 1 << (fmt.mantissa_bits - 1)), 2.0: (1, 0)}[value]
+    return ((exponent + fmt.bias) << fmt.mantissa_bits) | fraction
+
+
+def FPMulX(op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
+    """FPMul, but 0 * infinity is 2.0 with the product's sign (FMULX)."""
+    type1, sign1, value1 = FPUnpack(op1, fmt, fpcr)
+    type2, sign2, value2 = FPUnpack(op2, fmt, fpcr)
+    done, result = FPProcessNaNs(type1, type2, op1, op2, fmt, fpcr)
+    if done:
+        return result
+    inf1, inf2 = type1 == FPType.Infinity, type2 == FPType.Infinity
+    zero1, zero2 = type1 == FPType.Zero, type2 == FPType.Zero
+    sign = sign1 ^ sign2
+    if (inf1 and zero2) or (zero1 and inf2):
+        return (sign << (fmt.width - 1)) | _const(2.0, fmt)
+    if inf1 or inf2:
+        return FPInfinity(sign, fmt)
+    if zero1 or zero2:
+        return FPZero(sign, fmt)
+    return FPRound((value1[0] * value2[0], value1[1] + value2[1]), fmt, fpcr)
+
+
+def _step(op1: int, op2: int, fmt: Format, fpcr: FPCRType, halve: bool) -> int:
+    op1 ^= fmt.sign_mask  # op1 = FPNeg(op1): a NaN's sign too (FPCR.AH = 0)
+    type1, sign1, value1 = FPUnpack(op1, fmt, fpcr)
+    type2, sign2, value2 = FPUnpack(op2, fmt, fpcr)
+    done, result = FPProcessNaNs(type1, type2, op1, op2, fmt, fpcr)
+    if done:
+        return result
+    inf1, inf2 = type1 == FPType.Infinity, type2 == FPType.Infinity
+    zero1, zero2 = type1 == FPType.Zero, type2 == FPType.Zero
+    if (inf1 and zero2) or (zero1 and inf2):
+        return _const(1.5 if halve else 2.0, fmt)
+    if inf1 or inf2:
+        return FPInfinity(sign1 ^ sign2, fmt)
+    c = 3 if halve else 2
+    mantissa, exponent = value1[0] * value2[0], value1[1] + value2[1]  # the product, exact
+    low = min(exponent, 0)
+    total = (c << -low) + (mantissa << (exponent - low))  # c + value1 * value2, at 2^low
+    if total == 0:
+        return FPZero(0, fmt)
+    return FPRound((total, low - (1 if halve else 0)), fmt, fpcr)
+
+
+def FPRecipStepFused(op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
+    """2.0 - op1 * op2 rounded once (FRECPS); 0 * infinity gives 2.0."""
+    return _step(op1, op2, fmt, fpcr, False)
+
+
+def FPRSqrtStepFused(op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
+    """(3.0 - op1 * op2) / 2.0 rounded once (FRSQRTS); 0 * infinity gives 1.5."""
+    return _step(op1, op2, fmt, fpcr, True)
+
+
+def FPRecpX(op: int, fmt: Format, fpcr: FPCRType) -> int:
+    """FRECPX: a NaN processed; else the sign, the exponent field inverted (the largest finite exponent for a zero
+    or denormal), a zero fraction."""
+    fptype, sign, _ = FPUnpack(op, fmt, fpcr)
+    if fptype in (FPType.SNaN, FPType.QNaN):
+        return FPProcessNaN(fptype, op, fmt, fpcr)
+    exp = (op >> fmt.mantissa_bits) & fmt.max_exponent_field
+    new = fmt.max_exponent_field - 1 if exp == 0 else ~exp & fmt.max_exponent_field
+    return (sign << (fmt.width - 1)) | (new << fmt.mantissa_bits)
+
+
+def RecipEstimate(a: int) -> int:
+    """9-bit a (256-511, 0.5 <= a / 512 < 1) to its 9-bit reciprocal estimate, rounded to nearest twice."""
+    a = a * 2 + 1
+    b = (1 << 19) // a
+    return (b + 1) // 2
+
+
+def RecipSqrtEstimate(a: int) -> int:
+    """9-bit a (128-511, 0.25 <= a / 512 < 1) to its 9-bit reciprocal square root estimate."""
+    if a < 256:
+        a = a * 2 + 1
+    else:
+        a = (a >> 1) << 1
+        a = (a + 1) * 2
+    b = 512
+    while a * (b + 1) * (b + 1) < (1 << 28):
+        b += 1
+    return (b + 1) // 2
+
+
+def _fraction52(op: int, fmt: Format) -> tuple[int, int]:
+    """(the fraction field left-aligned in 52 bits, the exponent field)."""
+    f = fmt.mantissa_bits
+    return (op & fmt.mantissa_mask) << (52 - f), (op >> f) & fmt.max_exponent_field
+
+
+def FPRecipEstimate(op: int, fmt: Format, fpcr: FPCRType) -> int:
+    """FRECPE: 1 / op to 8 fraction bits by RecipEstimate; a zero gives an infinity, an infinity a zero, a value
+    too small for the reciprocal to be finite an infinity (round to nearest)."""
+    fptype, sign, value = FPUnpack(op, fmt, fpcr)
+    if fptype in (FPType.SNaN, FPType.QNaN):
+        return FPProcessNaN(fptype, op, fmt, fpcr)
+    if fptype == FPType.Infinity:
+        return FPZero(sign, fmt)
+    if fptype == FPType.Zero:
+        return FPInfinity(sign, fmt)
+    limit = {16: -16, 32: -128, 64: -1024}[fmt.width]
+    magnitude = abs(value[0])
+    if magnitude.bit_length() - 1 + value[1] < limit:  # Abs(value) < 2^limit
+        return FPInfinity(sign, fmt)
+    fraction, exp = _fraction52(op, fmt)
+    if exp == 0:
+        if not fraction >> 51 & 1:
+            exp = -1
+            fraction = (fraction << 2) & ((1 << 52) - 1)
+        else:
+            fraction = (fraction << 1) & ((1 << 52) - 1)
+    scaled = (1 << 8) | (fraction >> 44)
+    result_exp = 2 * fmt.bias - 1 - exp
+    estimate = RecipEstimate(scaled)
+    fraction = (estimate & 0xFF) << 44
+    if result_exp == 0:
+        fraction = (1 << 51) | (fraction >> 1)
+    elif result_exp == -1:
+        fraction = (1 << 50) | (fraction >> 2)
+        result_exp = 0
+    return (sign << (fmt.width - 1)) | (result_exp << fmt.mantissa_bits) | (fraction >> (52 - fmt.mantissa_bits))
+
+
+def FPRSqrtEstimate(op: int, fmt: Format, fpcr: FPCRType) -> int:
+    """FRSQRTE: 1 / sqrt(op) to 8 fraction bits by RecipSqrtEstimate; a zero gives an infinity of its sign, a
+    negative number the default NaN, +infinity +0."""
+    fptype, sign, _ = FPUnpack(op, fmt, fpcr)
+    if fptype in (FPType.SNaN, FPType.QNaN):
+        return FPProcessNaN(fptype, op, fmt, fpcr)
+    if fptype == FPType.Zero:
+        return FPInfinity(sign, fmt)
+    if sign:
+        return FPDefaultNaN(fpcr, fmt)
+    if fptype == FPType.Infinity:
+        return FPZero(0, fmt)
+    fraction, exp = _fraction52(op, fmt)
+    if exp == 0:
+        while not fraction >> 51 & 1:
+            fraction = (fraction << 1) & ((1 << 52) - 1)
+            exp -= 1
+        fraction = (fraction << 1) & ((1 << 52) - 1)
+    scaled = (1 << 8) | (fraction >> 44) if exp % 2 == 0 else (1 << 7) | (fraction >> 45)
+    result_exp = (3 * fmt.bias - 1 - exp) // 2
+    estimate = RecipSqrtEstimate(scaled)
+    return (result_exp << fmt.mantissa_bits) | ((estimate & 0xFF) << (fmt.mantissa_bits - 8))

@@ -31,8 +31,9 @@ class OracleUnavailable(RuntimeError):
 QEMU_MIN = (10, 1)  # 10.0 runs SME1 but raises SIGILL on every SME2 instruction
 
 # Target features, in clang -cc1as spelling and in zig cc's -mcpu spelling (zig wants '_').
-ASM_FEATURES = ("sme2", "sme2p1", "sme-i16i64", "sme-f64f64", "sme-f16f16", "sme-b16b16")
-CC_CPU = "generic+sme2+sme2p1+sme_i16i64+sme_f64f64+sme_f16f16+sme_b16b16"
+ASM_FEATURES = ("sme2", "sme2p1", "sme-i16i64", "sme-f64f64", "sme-f16f16", "sme-b16b16", "sme-mop4",
+                "sve-bfscale", "mpam")  # the last two: BFMUL/BFSCALE and MPAMSM_EL1, which isasim assembles too
+CC_CPU = "generic+sme2+sme2p1+sme_i16i64+sme_f64f64+sme_f16f16+sme_b16b16+sme_mop4"
 
 
 def qemu_cpu(svl_bytes: int, sve: bool = False) -> str:

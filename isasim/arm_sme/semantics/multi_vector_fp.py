@@ -8,8 +8,10 @@ elements.  FPCR is the reset value (numerics/fp_asl.py): round to nearest even, 
 from __future__ import annotations
 
 from ..numerics.fp_asl import BF16, FP16, FP32, FP64, FPCR_DEFAULT, FPMul
+from ..numerics import fp_minmax_convert
 from ..numerics.fp_minmax_convert import (FixedToFP, FPConvert, FPMax, FPMaxNum, FPMin, FPMinNum, FPRoundInt,
                                           FPScale, FPToFixed)
+from .advsimd import V, set_V
 from .multi_vector_integer import elements, write
 
 FPCR = FPCR_DEFAULT  # the FPCR every form reads (fp_asl.py)
@@ -167,3 +169,25 @@ for r = 0 to nreg-1
                for r in range(nreg)]
     for r, values in enumerate(results):
         write(cpu, dn + r, values, 16)
+
+
+# ---- the scalar half-precision forms legal in streaming mode --------------------------------------------------------
+_SCALAR16 = {"fmulx": "FPMulX", "frecps": "FPRecipStepFused", "frsqrts": "FPRSqrtStepFused", "frecpe": "FPRecipEstimate",
+             "frsqrte": "FPRSqrtEstimate", "frecpx": "FPRecpX"}
+
+
+def scalar_fp16(cpu, d, n, *m, op):
+    """CheckFPEnabled64();   // legal in streaming mode: a scalar, not an AdvSIMD vector, instruction
+bits(16) operand1 = V[n, 16];
+bits(16) operand2 = V[m, 16];                    // FMULX, FRECPS, FRSQRTS
+case op of
+    when FMULX    result = FPMulX(operand1, operand2, FPCR);            // 0 * inf = 2.0 with the product's sign
+    when FRECPS   result = FPRecipStepFused(operand1, operand2, FPCR);  // 2.0 - op1 * op2, rounded once
+    when FRSQRTS  result = FPRSqrtStepFused(operand1, operand2, FPCR);  // (3.0 - op1 * op2) / 2.0, rounded once
+    when FRECPE   result = FPRecipEstimate(operand1, FPCR);              // RecipEstimate: 8 fraction bits
+    when FRSQRTE  result = FPRSqrtEstimate(operand1, FPCR);              // RecipSqrtEstimate: 8 fraction bits
+    when FRECPX   result = FPRecpX(operand1, FPCR);                      // the exponent inverted, fraction zero
+V[d, 16] = result;                               // the rest of Z[d] zeroed"""
+    function = getattr(fp_minmax_convert, _SCALAR16[op])
+    operands = [V(cpu, n, 16)] + [V(cpu, r, 16) for r in m]
+    set_V(cpu, d, function(*operands, FP16, FPCR), 16)
