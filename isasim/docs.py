@@ -56,8 +56,10 @@ def generate() -> dict[str, str]:
             files[f"{isa}/{name}.md"] = text
         group = None
         by_feature = any(page.feature for page in pages)  # a column for it where the ISA's pages name one
-        columns = "| instruction | form | feature | summary |" if by_feature else "| instruction | form | summary |"
-        rule = "| --- | --- | --- | --- |" if by_feature else "| --- | --- | --- |"
+        by_evidence = any(page.evidence for page in pages)  # and for the oracles each form is checked against
+        headings = ["instruction", "form"] + ["feature"] * by_feature + ["summary"] + ["evidence"] * by_evidence
+        columns = "| " + " | ".join(headings) + " |"
+        rule = "|" + " --- |" * len(headings)
         for page in pages:
             expl = module.explain(page.example, None, ExplainOptions())
             figure = f"{page.slug}.svg" if expl.figure is not None else None
@@ -71,7 +73,8 @@ def generate() -> dict[str, str]:
                 index += ["", f"## {group}", "", columns, rule]
             summary = page.summary.replace("|", "\\|")
             feature = f" {page.feature} |" if by_feature else ""
-            index.append(f"| [{page.slug}]({page.slug}.md) | `{page.title}` |{feature} {summary} |")
+            evidence = f" {page.evidence} |" if by_evidence else ""
+            index.append(f"| [{page.slug}]({page.slug}.md) | `{page.title}` |{feature} {summary} |{evidence}")
         files[f"{isa}/index.md"] = "\n".join(index).strip("\n") + "\n"
         top.append(f"- [{isa}]({isa}/index.md)")
     top += ["", "## Screenshots", "",

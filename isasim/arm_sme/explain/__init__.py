@@ -25,6 +25,7 @@ from ..operands import BranchTarget, OperandError, parse_int
 from ..semantics.za_tiles import vector_group_rows
 from ..state import MASK64, X_NAMES
 from .checks import check
+from .evidence import evidence
 from .figures import figure
 
 DATA_ADDRESS = 0x20000  # where a load's or store's example data is (unless it reaches elsewhere)
@@ -130,13 +131,17 @@ class ArmSmeExplainer(Explainer):
     INIT_HELP = ""
     # (file name, instruction): the terminal screenshot `isasim docs` writes: the seed's UDOT VGx4, as its page explains it
     SCREENSHOTS = (("explain-udot-vgx4.svg", "udot za.s[w9, 3, vgx4], { z1.b - z4.b }, z2.b"),)
+    INDEX_INTRO = ("The evidence column names the outside oracles each form is held to: clang (zig's, LLVM 22) "
+                   "encodes every form over random operands and LLVM's own SME/SME2 MC test lines where they have "
+                   "it; QEMU (>= 10.1, -cpu max) runs it beside isasim in a test of its own, at the five SVLs for "
+                   "the SVE and SME forms; where QEMU does not, the column says why.")
 
     def __init__(self, isa):
         self.isa = isa
 
     def reference_pages(self) -> list[ReferencePage]:
         return [ReferencePage(form.id.lower(), GROUPS[form.group], example_text(form), form.syntax, form.summary,
-                              feature=form.feature) for form in FORMS]
+                              feature=form.feature, evidence=evidence(form)) for form in FORMS]
 
     def explain(self, instruction: str | None, code: bytes | None, options: ExplainOptions) -> Explanation:
         config = configure(options.config)  # checked before anything else: a bad --svl is the one error shown

@@ -206,6 +206,7 @@ class ReferencePage:
     title: str = ""
     summary: str = ""
     feature: str = ""  # the architecture feature the form needs, where the index lists it per form ("SME2")
+    evidence: str = ""  # the outside oracles the form is held to, where the index lists them ("clang; QEMU")
 
 
 # The one row a unit without fields is listed with (an empty field, no bits).
