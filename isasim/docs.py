@@ -60,7 +60,12 @@ def generate() -> dict[str, str]:
         headings = ["instruction", "form"] + ["feature"] * by_feature + ["summary"] + ["evidence"] * by_evidence
         columns = "| " + " | ".join(headings) + " |"
         rule = "|" + " --- |" * len(headings)
+        first_seen = {}
         for page in pages:
+            first_seen.setdefault(page.group, len(first_seen))
+        # a group's pages together under one heading, the groups in the order they first appear (forms added
+        # later to a group declared earlier join it)
+        for page in sorted(pages, key=lambda p: first_seen[p.group]):
             expl = module.explain(page.example, None, ExplainOptions())
             figure = f"{page.slug}.svg" if expl.figure is not None else None
             preamble = [f"Worked example: `{expl.command}`", ""]
