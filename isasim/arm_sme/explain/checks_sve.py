@@ -12,6 +12,7 @@ MODULES = ("sve_data", "sve_arith", "sve_misc", "sve_counters", "sme2_za",
            "za_integer_multiply_add")  # issue 29: the SME2 integer multiply-adds and adds into ZA
 MODULES += ("multi_vector_integer", "multi_vector_fp")  # issue 29: SME2's operations on groups of Z registers
 MODULES += ("za_fp_multiply_add",)  # issue 29: the SME2 FP multiply-adds and adds into ZA, FP/bitwise outer products
+MODULES += ("quarter_tile_outer_products",)  # issue 29: SME2.2's quarter-tile outer products (FEAT_SME_MOP4)
 
 
 def applies(form) -> bool:

@@ -20,6 +20,7 @@ from . import za_integer_multiply_add  # noqa: F401  (SME2 integer multiply-adds
 from . import multi_vector  # noqa: F401  (SME2 integer operations on groups of Z registers)
 from . import multi_vector_fp  # noqa: F401  (SME2 floating-point operations on groups of Z registers)
 from . import za_fp_multiply_add  # noqa: F401  (SME2 floating-point multiply-adds and adds into ZA, FP/bitwise outer products)
+from . import quarter_tile_outer_products  # noqa: F401  (SME2.2's quarter-tile outer products, FEAT_SME_MOP4)
 from .base import FORMS, A64Form
 from .dot import NOT_ENCODABLE
 from .scalar import UNDEFINED_FORMS

@@ -125,7 +125,7 @@ def test_every_svl_sizes_the_state(svl):
 
 
 def test_the_default_configuration():
-    assert ISA.configure({}) == {"svl": 512, "features": ["SME2", "SME2p1", "SME_I16I64", "SME_F64F64", "SME_F16F16", "SME_B16B16"]}
+    assert ISA.configure({}) == {"svl": 512, "features": ["SME2", "SME2p1", "SME_I16I64", "SME_F64F64", "SME_F16F16", "SME_B16B16", "SME_MOP4"]}
     assert ISA.configure({"svl": "256"})["svl"] == 256
 
 
