@@ -54,6 +54,12 @@ def _halves(cpu, z: int, shape: Mop4Shape, dtype) -> np.ndarray:
     return cpu.Z(z).view(dtype).reshape(-1, shape.ways)
 
 
+def _registers(shape: Mop4Shape, n: int, m: int, row_hv: int, col_hv: int) -> tuple[int, int]:
+    """The ASL's op1 and op2 of quarter (row_hv, col_hv): a second Zn feeds the right-hand quarters, a second
+    Zm the lower ones."""
+    return n + (shape.nreg - 1) * col_hv, m + (shape.mreg - 1) * row_hv
+
+
 def _quarter_int(shape: Mop4Shape, sums, rows, cols):
     acc = ACCUMULATOR_TYPES[shape.esize]
     products = (rows.astype(np.int64) @ cols.astype(np.int64).T).astype(acc)  # exact, then modulo 2^esize
@@ -94,8 +100,8 @@ def quarter_tile_outer_product(cpu, shape: Mop4Shape, da: int, n: int, m: int) -
     quarter = _quarter_int if shape.kind == "int" else _quarter_fp
     for outprod in range(4):
         row_hv, col_hv = divmod(outprod, 2)
-        op1 = _halves(cpu, n + (shape.nreg - 1) * col_hv, shape, sources[0])
-        op2 = _halves(cpu, m + (shape.mreg - 1) * row_hv, shape, sources[1])
+        zn, zm = _registers(shape, n, m, row_hv, col_hv)
+        op1, op2 = _halves(cpu, zn, shape, sources[0]), _halves(cpu, zm, shape, sources[1])
         r, c = slice(row_hv * dim, (row_hv + 1) * dim), slice(col_hv * dim, (col_hv + 1) * dim)
         result[r, c] = quarter(shape, op3[r, c], op1[r], op2[c])
     cpu.set_ZAvectors(rows, np.ascontiguousarray(result).view(np.uint8))
