@@ -199,3 +199,47 @@ def test_planted_bugs_are_found(monkeypatch):
         assert len(compare_with_qemu(cases, 256).mismatches) == 4
     finally:
         object.__setattr__(fmlal, "execute", execute)
+
+
+# ---- hand-worked cases: QEMU and isasim give the value the Arm rules give by hand ---------------------
+
+HAND_SVL = 128  # 16-byte vectors: za.s[w8, 0, vgx2] with W8 = 0 is ZA vectors 0 and 8; ZA1.S row 0 is vector 1
+# (label, instruction, Z lanes {register: (dtype, lanes)}, ZA fill (dtype, value), ZA vector, element dtype,
+#  the hand value of that vector's element 0)
+HAND_CASES = [
+    ("FMLA .D is fused: x*x - round(x*x) = 2^-60 for x = 1 + 2^-30", "fmla za.d[w8, 0, vgx2], {z0.d-z1.d}, z2.d",
+     {0: (np.uint64, [0x3FF0000000400000]), 2: (np.uint64, [0x3FF0000000400000])},
+     (np.uint64, 0xBFF0000000800000), 0, np.uint64, 0x3C30000000000000),
+    ("FMLAL widens first: 2^-24 * 2^-24 = 2^-48 in single precision (0 in half)", "fmlal za.s[w8, 0:1], z0.h, z1.h",
+     {0: (np.uint16, [0x0001]), 1: (np.uint16, [0x0001])}, (np.uint32, 0), 0, np.uint32, 0x27800000),
+    ("BFMLA rounds to nearest even: 1 + 2^-7 + 2^-8 ties to 1 + 2^-6", "bfmla za.h[w8, 0, vgx2], {z0.h-z1.h}, z2.h",
+     {0: (np.uint16, [0x3F80]), 2: (np.uint16, [0x3F81])}, (np.uint16, 0x3B80), 0, np.uint16, 0x3F82),
+    ("FSUB is ZA - Z: (-0) - (+0) = -0", "fsub za.s[w8, 0, vgx2], {z0.s-z1.s}",
+     {0: (np.uint32, [0])}, (np.uint32, 0x80000000), 0, np.uint32, 0x80000000),
+    ("BMOPA counts the matching bits: 100 + popcount(NOT(0xF0F0F0F0 EOR 0xF0F00000)) = 124",
+     "bmopa za1.s, p0/m, p0/m, z1.s, z2.s", {1: (np.uint32, [0xF0F0F0F0]), 2: (np.uint32, [0xF0F00000])},
+     (np.uint32, 100), 1, np.uint32, 124),
+]
+
+
+def _hand_state(z: dict, fill) -> dict:
+    svlb = HAND_SVL // 8
+    dtype, value = fill
+    state = {"x": [0] * 31, "svcr": 3, "z": [bytes(svlb)] * 32, "p": [b"\xff" * (svlb // 8)] * 16,
+             "za": np.full(svlb * svlb // np.dtype(dtype).itemsize, value, dtype=dtype).tobytes(), "zt0": bytes(64)}
+    for n, (lane, values) in z.items():
+        state["z"][n] = np.resize(np.array(values, dtype=lane), svlb // np.dtype(lane).itemsize).tobytes()
+    return state
+
+
+def test_hand_worked_values_agree_with_qemu():
+    from isasim.arm_sme.oracle.qemu import run_many
+
+    cases = [(label, text, _hand_state(z, fill)) for label, text, z, fill, *_ in HAND_CASES]
+    comparison = compare_with_qemu(cases, HAND_SVL)
+    assert not comparison.mismatches, comparison.report(HAND_SVL)
+    results = run_many([(text, state) for _, text, state in cases], HAND_SVL)
+    svlb = HAND_SVL // 8
+    for (label, _, _, _, vector, dtype, expected), theirs in zip(HAND_CASES, results):
+        got = int(np.frombuffer(theirs["za"][vector * svlb:(vector + 1) * svlb], dtype=dtype)[0])
+        assert got == expected, f"{label}: QEMU {got:#x}, the hand value {expected:#x}"
