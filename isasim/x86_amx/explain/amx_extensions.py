@@ -27,8 +27,8 @@ from .common import (
 from .settings import Settings
 from .tilecfg import tilecfg_image
 
-SPEC_NOTE = ("Spec only, no silicon seen: this form follows Intel's ISE pseudocode; no host that runs it has "
-             "been compared with the simulator.")
+SPEC_NOTE = ("Spec only, no silicon seen: this form follows the pseudocode Intel publishes for it (sources and "
+             "choices: docs/x86_amx/amx-extensions.md); no host that runs it has been compared with the simulator.")
 
 
 def _kind(form) -> str:
