@@ -116,8 +116,12 @@ def reference_pages() -> list[ReferencePage]:
         pages.append(ReferencePage(form.slug, "built-in C functions (called, not decoded)", form.name,
                                    form.syntax, form.summary))
     from .amx_extensions import reference_pages as extension_pages
+    from .evidence import evidence
 
-    return pages + extension_pages()
+    pages += extension_pages()
+    for page in pages:  # the mnemonic is the example's first word (a built-in's page: its C name)
+        page.evidence = evidence(page, page.example.split()[0].lower())
+    return pages
 
 
 class X86AmxExplainer(Explainer):
