@@ -41,6 +41,8 @@ def _clang_comparable(form, fields) -> bool:
 def random_cases(rng: random.Random):
     cases = []
     for form in FORMS:
+        if form.extra.get("prefix"):
+            continue  # MOVPRFX: clang refuses the next line unless it is its partner (checked in pairs elsewhere)
         made = 0
         while made < PER_FORM:
             fields = {name: rng.randrange(1 << box.width) for name, box in form.encoding.fields.items()}
@@ -76,7 +78,7 @@ def test_every_form_agrees_with_clang_over_random_operands():
     assert not mismatches, f"{len(mismatches)} of {len(cases)} differ:\n" + "\n".join(mismatches[:20])
     dots = [f for f in FORMS if f.group == "dot"]
     assert len(dots) == 54 and all(counted[f.id] >= 50 for f in dots)
-    with_operands = [f for f in FORMS if f.encoding.fields]
+    with_operands = [f for f in FORMS if f.encoding.fields and not f.extra.get("prefix")]
     assert all(counted[f.id] >= 50 for f in with_operands), [f.id for f in with_operands if counted[f.id] < 50]
     branches = [f for f in FORMS if any(isinstance(k, BranchTarget) for k in f.operands)]
     # B, B.cond, CBZ/CBNZ (W, X), TBZ, TBNZ, BL; ADR, ADRP, the six LDR (literal) forms and PRFM (literal)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from ..encoding import Encoding
-from ..operands import GReg, PredMerge, ZList, ZReg
+from ..operands import GReg, PredMerge, VectorRegister, ZList, ZReg
 from ..operands.common import OperandError, _shape, parse_int
 from ..operands.sve import PNGoverning
 from ..semantics import multi_vector_integer as mvi
@@ -107,6 +107,14 @@ for _op, _u in (("sclamp", "0"), ("uclamp", "1")):
                 (_group(_t, _nreg, "Zd"), ZReg(_t, "Zn"), ZReg(_t, "Zm")),
                 partial(mvi.clamp, esize=_esize, nreg=_nreg, signed=_u == "0"), feature="SME2",
                 doc=mvi.clamp.__doc__, group="z_data"))
+
+# MOVPRFX (unpredicated): llvm refuses the line after it unless it is its destructive partner (SCLAMP zd, ... here),
+# so clang checks it in pairs (tests/arm_sme/semantics/test_multi_vector_vs_qemu.py), not line by line ("prefix")
+add(A64Form(
+    "MOVPRFX_z", "movprfx", "MOVPRFX <Zd>, <Zn>", "copy Zn to Zd (the unpredicated prefix of a destructive instruction)",
+    Encoding("00000100 00100000 101111 Zn:5 Zd:5"), (VectorRegister("z", "Zd"), VectorRegister("z", "Zn")),
+    mvi.movprfx, feature="SME", doc=mvi.movprfx.__doc__, group="z_data",
+    extra={"prefix": True, "not_fuzzed": "clang refuses a MOVPRFX whose next instruction is not its partner"}))
 
 # ---- SEL {Zd}, PNg, {Zn}, {Zm} -----------------------------------------------------------------------------
 for _t, (_sz, _esize) in SIZES.items():

@@ -115,6 +115,13 @@ for r = 0 to nreg-1
         write(cpu, d + r, [min(max(a, v), b) for a, v, b in zip(low, values, high)], esize)
 
 
+def movprfx(cpu, d, n):
+    """CheckSVEEnabled();
+Z[d, VL] = Z[n, VL];   // a move that prefixes the destructive instruction after it (which must write Zd)"""
+    cpu.CheckSVEEnabled()
+    cpu.set_Z(d, cpu.Z(n).copy())
+
+
 def sel(cpu, d, g, n, m, *, esize, nreg):
     """CheckStreamingSVEEnabled();
 constant integer elements = VL DIV esize;
