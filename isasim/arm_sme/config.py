@@ -13,7 +13,8 @@ from ..core.errors import ConfigError
 CODE_BASE = 0x10000  # where assembled code is placed unless told otherwise
 SVLS = (128, 256, 512, 1024, 2048)  # the streaming vector lengths the architecture allows, in bits
 DEFAULT_SVL = 512
-FEATURES = ("SME2", "SME2p1", "SME_I16I64", "SME_F64F64", "SME_F16F16", "SME_B16B16", "SME_MOP4", "SVE", "SVE_B16B16")  # the named features
+FEATURES = ("SME2", "SME2p1", "SME_I16I64", "SME_F64F64", "SME_F16F16", "SME_B16B16", "SME_MOP4", "SVE", "SVE_B16B16",
+            "SVE_BFSCALE")  # the named features
 # SME_I16I64, SME_F64F64 (FMOPA/FMLA of doubles), SME_F16F16 (non-widening half precision into ZA) and
 # SME_B16B16 (non-widening BFloat16 into ZA) are optional in the architecture, on unless the config drops
 # them, as QEMU's -cpu max has them (measured with QEMU 11.1).  SVE (FEAT_SVE) is off:
@@ -22,6 +23,7 @@ FEATURES = ("SME2", "SME2p1", "SME_I16I64", "SME_F64F64", "SME_F16F16", "SME_B16
 # non-streaming vector length equal to the SVL (context.SmeContext.VL).
 # SVE_B16B16 (FEAT_SVE_B16B16: SME2's multi-vector BFMAX/BFMIN/BFMAXNM/BFMINNM/BFCLAMP) is off by default:
 # QEMU's -cpu max has it only with SVE on (measured with QEMU 11.1: UNDEFINED under sve=off).
+# SVE_BFSCALE (FEAT_SVE_BFSCALE: SME2's BFMUL and BFSCALE of groups) is off by default: QEMU 11.1 has it nowhere.
 # SME2p1 (FEAT_SME2p1: MOVAZ, ZERO of ZA vector groups, LUTI2/LUTI4 into strided lists) is on, as QEMU 11.1's
 # -cpu max has it (measured: MOVAZ and ZERO ZA.D[w8, 0:1] run there under sve=off).
 # SME_MOP4 (FEAT_SME_MOP4, SME2.2's quarter-tile outer products SMOP4A ... FMOP4A, BFMOP4A) is on, as QEMU 11.1's

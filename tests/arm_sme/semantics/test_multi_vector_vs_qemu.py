@@ -228,3 +228,14 @@ def test_movprfx_and_its_partner_agree_with_clang():
         instruction = ISA.assemble(line).instructions[0]
         assert clang_word == int.from_bytes(instruction.encoding, "little"), (line, clang_text)
         assert " ".join(clang_text.split()) == ISA.disassemble(instruction.encoding).instructions[0].text, line
+
+
+def test_bfmul_needs_its_feature():
+    """FEAT_SVE_BFSCALE is off by default (QEMU 11.1 has none): BFMUL is UNDEFINED there and runs where it is named."""
+    from differential import random_state, run_isasim
+
+    state = random_state(random.Random(SEED), 128, memory_bytes=4096)
+    text = "bfmul { z0.h, z1.h }, { z2.h, z3.h }, z4.h"
+    assert run_isasim(text, state, 128).get("fault", ("none",))[0] == "UNDEFINED"
+    ran = run_isasim(text, state, 128, ["SME2", "SVE_BFSCALE"])
+    assert "fault" not in ran or ran["fault"] is None, ran.get("fault")
