@@ -25,7 +25,8 @@ def _destinations(ins) -> set[str]:
     form, fields = ins.form, ins.extra["fields"]
     if form.mnemonic.startswith("st"):
         return {"memory"}
-    if form.group == "za" and form.mnemonic != "movaz" or (form.group == "za_move" and form.id.startswith("MOVA_za")):
+    if (form.group == "za" and form.mnemonic != "movaz" and form.id != "MOVT_x"  # MOVT Xt, ZT0[offs] writes Xt
+            or form.group == "za_move" and form.id.startswith("MOVA_za")):
         return {"za", "zt0"}
     first = form.operands[0]
     value = first.value(fields) if hasattr(first, "value") else None
