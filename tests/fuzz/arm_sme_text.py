@@ -178,7 +178,8 @@ def _mutate_register(line: str, rng: random.Random) -> tuple[str, str] | None:
         kind = m.group(1)
         new = rng.choice((f"{kind}31", f"{kind}32", f"{kind.upper()}ZR", f"{kind}30", "sp" if kind == "x" else "wsp"))
         return line[:m.start()] + new + line[m.end():], "register"
-    prefix, number, rest = m.group(1), int(m.group(2)), m.group(3)
+    # a register number of thousands of digits (an earlier mutation's) is cut to 4,000: Python's int() refuses more
+    prefix, number, rest = m.group(1), int(m.group(2)[:4000]), m.group(3)
     roll = rng.random()
     if roll < 0.3:
         new = f"{prefix}{'0' * rng.randint(1, 2)}{number}{rest}"  # a leading zero
