@@ -282,7 +282,8 @@ def _issue_29(form) -> bool:
 
 ESTABLISHED_FORMS = [form for form in FORMS if not _issue_28(form) and not _issue_29(form)]
 ISSUE_28_FORMS = [form for form in FORMS if _issue_28(form) and not _issue_29(form)]
-ISSUE_29_FORMS = [form for form in FORMS if _issue_29(form)]
+# (MOVPRFX is left out: clang reads the line after it as its prefixed instruction and refuses most of them)
+ISSUE_29_FORMS = [form for form in FORMS if _issue_29(form) and not form.extra.get("prefix")]
 
 
 @pytest.mark.needs_clang

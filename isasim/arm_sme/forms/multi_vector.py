@@ -31,7 +31,7 @@ class NarrowShift:
     kind = "imm"
 
     def parse(self, text: str) -> dict:
-        value = parse_int(text, hash="required")
+        value = parse_int(text)  # the '#' may be left out, as clang allows
         if value is None:
             raise _shape(f"'{text.strip()[:40]}' is not an immediate")
         if not 1 <= value <= self.total:
