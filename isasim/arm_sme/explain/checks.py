@@ -10,6 +10,7 @@ from __future__ import annotations
 from ...core.explain import Check
 from ..faults import UNDEFINED
 from ..forms import UNDEFINED_FORMS
+from ..semantics import base_system
 from ..state import MASK64, X_NAMES
 from .before_state import before_p, pattern_count, signed, tile_slice
 from . import checks_base, checks_sve
@@ -38,7 +39,8 @@ def check(ins, run) -> list:
     the form must raise (UDF: UNDEFINED); nothing if the fault was not the form's own."""
     form = ins.form
     if run.fault is not None:
-        if run.setup_fault is None and form.id in UNDEFINED_FORMS:
+        if run.setup_fault is None and (form.id in UNDEFINED_FORMS or form.execute is base_system.privileged):
+            # UDF, and MRS/MSR of a register of EL1 or above: isasim runs code at EL0
             return [Check("the fault the machine raised", UNDEFINED, run.fault.kind)]
         if run.setup_fault is None and checks_sve.applies(form):  # MOVA of four .D slices at SVL 128
             return [checks_sve.fault_check(ins, run)]

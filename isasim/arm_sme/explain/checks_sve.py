@@ -65,4 +65,13 @@ def fault_check(ins, run) -> Check:
     form, svl = ins.form, run.machine.state.svl
     four_d = form.id in ("MOVA_z_za_d_x4", "MOVA_za_z_d_x4") and svl // 64 < 4
     missing = form.feature not in ("A64", "SME", "SME2") and form.feature not in run.machine.state.features
-    return Check("the fault the machine raised", UNDEFINED if four_d or missing else "none", run.fault.kind)
+    # ZIP/UZP of nreg registers: UNDEFINED where nreg * esize > VL (.Q pairs at 128 bits, .D and .Q quads)
+    too_wide = form.mnemonic in ("zip", "uzp") and _zip_width(form.id) > svl
+    return Check("the fault the machine raised", UNDEFINED if four_d or missing or too_wide else "none",
+                 run.fault.kind)
+
+
+def _zip_width(form_id: str) -> int:
+    """nreg * esize of a multi-vector ZIP/UZP form (ZIP_x4_d: 4 * 64)."""
+    _, count, size = form_id.split("_")
+    return int(count[1:]) * {"b": 8, "h": 16, "s": 32, "d": 64, "q": 128}[size]

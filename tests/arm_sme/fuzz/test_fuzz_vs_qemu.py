@@ -149,10 +149,13 @@ def test_a_planted_bug_is_found_and_shrunk_to_a_trace_of_one_instruction(monkeyp
         return target
 
     plant(monkeypatch, "ADD_64_imm", off_by_one_add)
-    # the scalar group holds the A64 base data-processing forms (issue 28: over a hundred), and seed 2's 30 cases no
-    # longer draw ADD (immediate); seed 3's do
-    code = cli.main(fuzz("--svl", 128, "--only", "scalar", "--cases", 30, "--seed", 3, "--out", tmp_path))
-    out = capsys.readouterr().out
+    # the scalar group holds the A64 base data-processing forms (over a hundred since issue 28), so whether 30 cases
+    # draw ADD (immediate) depends on the seed and on the forms there are: the first seed whose cases do
+    for seed in range(3, 13):
+        code = cli.main(fuzz("--svl", 128, "--only", "scalar", "--cases", 30, "--seed", seed, "--out", tmp_path))
+        out = capsys.readouterr().out
+        if "ADD_64_imm" in out:
+            break
     assert code != 0 and "DIVERGENCE" in out, out
     traces = sorted(tmp_path.glob("*.trace.json"))
     assert traces, out

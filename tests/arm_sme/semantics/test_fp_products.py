@@ -66,8 +66,8 @@ NOT_ENCODABLE = [
     ("fmops za0.s, p0/m, p1/z, z0.h, z1.h", "merges"),
     ("fmopa za0.s, p0/m, p1/m, z0.s, z1.h", "not this form's .s"),
     ("bfmopa za0.s, p0/m, p1/m, z0.s, z1.s", "not this form's .h"),  # no single-precision BFMOPA
-    ("fmopa za0.d, p0/m, p1/m, z0.d, z1.d", "not this form's .s"),  # FEAT_SME_F64F64: not modelled
-    ("fmopa za0.h, p0/m, p1/m, z0.h, z1.h", "not this form's .s"),  # FEAT_SME_F16F16: not modelled
+    ("fmopa za8.d, p0/m, p1/m, z0.d, z1.d", "za0-za7"),  # FEAT_SME_F64F64's FMOPA has eight .D tiles
+    ("fmopa za2.h, p0/m, p1/m, z0.h, z1.h", "za0-za1"),  # FEAT_SME_F16F16's two .H tiles
     ("fdot za.s[w8, 0, vgx2], {z0.h-z1.h}, z16.h", "z0-z15"),
     ("fdot za.s[w12, 0, vgx2], {z0.h-z1.h}, z1.h", "w8-w11"),
     ("bfdot za.s[w8, 8, vgx4], {z0.h-z3.h}, z1.h", "0-7"),
