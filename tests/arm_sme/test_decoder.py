@@ -41,7 +41,9 @@ def test_any_word_decodes_and_assembles_back_or_is_refused(word):
 
 def test_words_near_every_form_round_trip():
     # random words inside each form's fixed bits, so every form's decoder is exercised, not only UDF's
+    # (40 per form: 2,366 forms at 200 each took three and a half minutes of the suite; test_encoding_vs_clang.py
+    # round-trips 60 more per form through clang)
     rng = random.Random(11)
     for form in FORMS:
-        for _ in range(200):
+        for _ in range(40):
             _round_trip(form.encoding.value | (rng.getrandbits(32) & ~form.encoding.mask))
