@@ -64,26 +64,33 @@ _WHAT = {"smax": "the signed maximum", "umax": "the unsigned maximum", "smin": "
          "umin": "the unsigned minimum", "srshl": "a signed rounding shift left (right where negative)",
          "urshl": "an unsigned rounding shift left (right where negative)",
          "sqdmulh": "the high half of the doubled product, saturated"}
+def add_in_place_group_forms(op: str, t: str, sz: str, opc: str, u: str, what: str, execute, feature: str) -> None:
+    """``OP {Zdn1-Zdnn}, {Zdn1-Zdnn}, Zm`` and ``..., {Zm1-Zmn}`` for two and four registers: the SME2 layout the
+    integer (SMAX ... SQDMULH) and floating-point (FMAX ... BFMINNM) in-place group operations share.  ``opc`` is
+    bits 7:5 and 4:1's upper part as the Arm ARM splits them, ``execute(nreg, single)`` the semantics bound."""
+    T = t.upper()
+    for nreg in (2, 4):
+        x4 = "1" if nreg == 4 else "0"
+        zdn = "Zdn:4" if nreg == 2 else "Zdn:3 0"
+        group = f"{{<Zdn1>.{T}-<Zdn{nreg}>.{T}}}"
+        for single in (True, False):
+            zm = "10 Zm:4" if single else ("1 Zm:4 0" if nreg == 2 else "1 Zm:3 00")
+            function = execute(nreg, single)
+            add(A64Form(
+                f"{op.upper()}_x{nreg}_{'single' if single else 'multi'}_{t}", op,
+                f"{op.upper()} {group}, {group}, " + (f"<Zm>.{T}" if single else f"{{<Zm1>.{T}-<Zm{nreg}>.{T}}}"),
+                f"{what} of {nreg} registers and " + ("one register" if single else f"{nreg} registers") + ", in place",
+                Encoding(f"11000001 size={sz} {zm} 101{'0' if single else '1'} {x4} {opc} {zdn} U={u}"),
+                (_group(t, nreg, "Zdn"), _group(t, nreg, "Zdn"), ZReg(t, "Zm", bits=4) if single else _group(t, nreg, "Zm")),
+                function, feature=feature, doc=function.func.__doc__, group="z_data"))
+
+
 for _op, (_a, _b, _u) in _BINARY.items():
     for _t, (_sz, _esize) in SIZES.items():
-        _T = _t.upper()
-        for _nreg in (2, 4):
-            _x4 = "1" if _nreg == 4 else "0"
-            _zdn = "Zdn:4" if _nreg == 2 else "Zdn:3 0"
-            _list = f"{{<Zdn1>.{_T}-<Zdn{_nreg}>.{_T}}}"
-            for _single in (True, False):
-                _zm = "10 Zm:4" if _single else ("1 Zm:4 0" if _nreg == 2 else "1 Zm:3 00")
-                add(A64Form(
-                    f"{_op.upper()}_x{_nreg}_{'single' if _single else 'multi'}_{_t}", _op,
-                    f"{_op.upper()} {_list}, {_list}, " + (f"<Zm>.{_T}" if _single else
-                                                          f"{{<Zm1>.{_T}-<Zm{_nreg}>.{_T}}}"),
-                    f"{_WHAT[_op]} of each {_esize}-bit element of {_nreg} registers and "
-                    + ("one register" if _single else f"{_nreg} registers") + ", in place",
-                    Encoding(f"11000001 size={_sz} {_zm} 101{'0' if _single else '1'} {_x4} {_a} {_b} {_zdn} U={_u}"),
-                    (_group(_t, _nreg, "Zdn"), _group(_t, _nreg, "Zdn"),
-                     ZReg(_t, "Zm", bits=4) if _single else _group(_t, _nreg, "Zm")),
-                    partial(mvi.binary, esize=_esize, nreg=_nreg, op=_op, single=_single), feature="SME2",
-                    doc=mvi.binary.__doc__, group="z_data"))
+        add_in_place_group_forms(
+            _op, _t, _sz, f"{_a} {_b}", _u, f"{_WHAT[_op]} of each {_esize}-bit element",
+            lambda nreg, single, op=_op, esize=_esize: partial(mvi.binary, esize=esize, nreg=nreg, op=op, single=single),
+            "SME2")
 
 # ---- SCLAMP UCLAMP -------------------------------------------------------------------------------------
 for _op, _u in (("sclamp", "0"), ("uclamp", "1")):

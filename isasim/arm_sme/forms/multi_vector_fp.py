@@ -12,13 +12,10 @@ from ..operands import ZList, ZReg
 from ..operands.base import FpReg
 from ..semantics import multi_vector_fp as mvf
 from .base import A64Form, add
+from .multi_vector import _group, add_in_place_group_forms
 
 _FORMATS = (("h", "01", "fp16"), ("s", "10", "fp32"), ("d", "11", "fp64"), ("bf", "00", "bf16"))
 _SUFFIX = {"h": "h", "s": "s", "d": "d", "bf": "h"}
-
-
-def _group(t, nreg, field):
-    return ZList(t, nreg, field, align=nreg)
 
 
 # ---- FMAX FMIN FMAXNM FMINNM (and BF*) -----------------------------------------------------------------------
@@ -28,25 +25,11 @@ _WHAT = {"max": "the maximum", "min": "the minimum", "maxnm": "the maximum numbe
 for _name, (_b, _u) in _MINMAX.items():
     for _f, _sz, _kind in _FORMATS:
         _op = ("bf" if _f == "bf" else "f") + _name
-        _t = _SUFFIX[_f]
-        _T = _t.upper()
-        for _nreg in (2, 4):
-            _x4 = "1" if _nreg == 4 else "0"
-            _zdn = "Zdn:4" if _nreg == 2 else "Zdn:3 0"
-            _list = f"{{<Zdn1>.{_T}-<Zdn{_nreg}>.{_T}}}"
-            for _single in (True, False):
-                _zm = "10 Zm:4" if _single else ("1 Zm:4 0" if _nreg == 2 else "1 Zm:3 00")
-                add(A64Form(
-                    f"{_op.upper()}_x{_nreg}_{'single' if _single else 'multi'}_{_t}", _op,
-                    f"{_op.upper()} {_list}, {_list}, " + (f"<Zm>.{_T}" if _single else
-                                                          f"{{<Zm1>.{_T}-<Zm{_nreg}>.{_T}}}"),
-                    f"{_WHAT[_name]} of each {_kind} element of {_nreg} registers and "
-                    + ("one register" if _single else f"{_nreg} registers") + ", in place",
-                    Encoding(f"11000001 size={_sz} {_zm} 101{'0' if _single else '1'} {_x4} 001 {_b} {_zdn} U={_u}"),
-                    (_group(_t, _nreg, "Zdn"), _group(_t, _nreg, "Zdn"),
-                     ZReg(_t, "Zm", bits=4) if _single else _group(_t, _nreg, "Zm")),
-                    partial(mvf.minmax, fmt=mvf.FORMATS[_f], nreg=_nreg, op="f" + _name, single=_single),
-                    feature="SVE_B16B16" if _f == "bf" else "SME2", doc=mvf.minmax.__doc__, group="z_data"))
+        add_in_place_group_forms(
+            _op, _SUFFIX[_f], _sz, f"001 {_b}", _u, f"{_WHAT[_name]} of each {_kind} element",
+            lambda nreg, single, f=_f, name=_name: partial(mvf.minmax, fmt=mvf.FORMATS[f], nreg=nreg, op="f" + name,
+                                                          single=single),
+            "SVE_B16B16" if _f == "bf" else "SME2")
 
 # ---- FCLAMP BFCLAMP -------------------------------------------------------------------------------------------
 for _f, _sz, _kind in _FORMATS:
