@@ -8,7 +8,7 @@ infinity that loses.  No FPSR flags are modelled (fp_asl.py)."""
 
 from __future__ import annotations
 
-from .fp_asl import (FPCRType, FPConvertNaN, FPDefaultNaN, FPInfinity, FPProcessNaN, FPProcessNaNs,
+from .fp_asl import (FPCRType, FPConvertNaN, FPDefaultNaN, FPInfinity, FPMul, FPProcessNaN, FPProcessNaNs,
                      FPRound, FPType, FPUnpack, FPZero, Format)
 
 __all__ = ["FPMax", "FPMin", "FPMaxNum", "FPMinNum", "FPConvert", "FPRoundInt", "FPToFixed", "FixedToFP", "FPScale",
@@ -171,21 +171,11 @@ def _const(value: float, fmt: Format) -> int:
 
 def FPMulX(op1: int, op2: int, fmt: Format, fpcr: FPCRType) -> int:
     """FPMul, but 0 * infinity is 2.0 with the product's sign (FMULX)."""
-    type1, sign1, value1 = FPUnpack(op1, fmt, fpcr)
-    type2, sign2, value2 = FPUnpack(op2, fmt, fpcr)
-    done, result = FPProcessNaNs(type1, type2, op1, op2, fmt, fpcr)
-    if done:
-        return result
-    inf1, inf2 = type1 == FPType.Infinity, type2 == FPType.Infinity
-    zero1, zero2 = type1 == FPType.Zero, type2 == FPType.Zero
-    sign = sign1 ^ sign2
-    if (inf1 and zero2) or (zero1 and inf2):
-        return (sign << (fmt.width - 1)) | _const(2.0, fmt)
-    if inf1 or inf2:
-        return FPInfinity(sign, fmt)
-    if zero1 or zero2:
-        return FPZero(sign, fmt)
-    return FPRound((value1[0] * value2[0], value1[1] + value2[1]), fmt, fpcr)
+    type1, sign1, _ = FPUnpack(op1, fmt, fpcr)
+    type2, sign2, _ = FPUnpack(op2, fmt, fpcr)
+    if {type1, type2} == {FPType.Infinity, FPType.Zero}:  # no NaN among them: FPMul's NaN rules do not apply
+        return ((sign1 ^ sign2) << (fmt.width - 1)) | _const(2.0, fmt)
+    return FPMul(op1, op2, fmt, fpcr)
 
 
 def _step(op1: int, op2: int, fmt: Format, fpcr: FPCRType, halve: bool) -> int:
