@@ -109,16 +109,22 @@ def _round_to_integer(value: tuple[int, int], rounding: str) -> int:
     return int_result + 1 if round_up else int_result
 
 
+_KEPT = (FPType.SNaN, FPType.QNaN, FPType.Infinity, FPType.Zero)
+
+
+def _kept(fptype: FPType, sign: int, op: int, fmt: Format, fpcr: FPCRType) -> int:
+    """What FRINT* and BFSCALE make of a NaN (processed), an infinity or a zero (kept, with its sign)."""
+    if fptype in (FPType.SNaN, FPType.QNaN):
+        return FPProcessNaN(fptype, op, fmt, fpcr)
+    return FPInfinity(sign, fmt) if fptype == FPType.Infinity else FPZero(sign, fmt)
+
+
 def FPRoundInt(op: int, fmt: Format, fpcr: FPCRType, rounding: str) -> int:
     """op rounded to an integral value in its own format (FRINTN: TIEEVEN, FRINTA: TIEAWAY, FRINTP: POSINF,
     FRINTM: NEGINF); a zero result keeps op's sign; a NaN is processed (a signalling one made quiet)."""
     fptype, sign, value = FPUnpack(op, fmt, fpcr)
-    if fptype in (FPType.SNaN, FPType.QNaN):
-        return FPProcessNaN(fptype, op, fmt, fpcr)
-    if fptype == FPType.Infinity:
-        return FPInfinity(sign, fmt)
-    if fptype == FPType.Zero:
-        return FPZero(sign, fmt)
+    if fptype in _KEPT:
+        return _kept(fptype, sign, op, fmt, fpcr)
     int_result = _round_to_integer(value, rounding)
     if int_result == 0:
         return FPZero(sign, fmt)
@@ -152,12 +158,8 @@ def FixedToFP(op: int, M: int, fbits: int, unsigned: bool, fmt: Format, fpcr: FP
 def FPScale(op: int, scale: int, fmt: Format, fpcr: FPCRType) -> int:
     """op * 2^scale rounded once (BFSCALE: FEAT_SVE_BFSCALE); a NaN is processed, a zero or infinity kept."""
     fptype, sign, value = FPUnpack(op, fmt, fpcr)
-    if fptype in (FPType.SNaN, FPType.QNaN):
-        return FPProcessNaN(fptype, op, fmt, fpcr)
-    if fptype == FPType.Zero:
-        return FPZero(sign, fmt)
-    if fptype == FPType.Infinity:
-        return FPInfinity(sign, fmt)
+    if fptype in _KEPT:
+        return _kept(fptype, sign, op, fmt, fpcr)
     return FPRound((value[0], value[1] + scale), fmt, fpcr)
 
 
