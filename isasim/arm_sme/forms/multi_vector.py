@@ -184,53 +184,54 @@ for _op, _u in (("sunpk", "0"), ("uunpk", "1")):
 # ---- SQCVT UQCVT SQCVTU (x2, x4) and SQCVTN UQCVTN SQCVTUN (x4) --------------------------------------------
 _NARROW = {"sqcvt": ("0", "0", "0"), "uqcvt": ("0", "0", "1"), "sqcvtu": ("0", "1", "0"),
            "sqcvtn": ("1", "0", "0"), "uqcvtn": ("1", "0", "1"), "sqcvtun": ("1", "1", "0")}
-for _op, (_n, _o, _u) in _NARROW.items():
-    _signed, _unsigned_result = _u == "0", _o == "1" or _u == "1"
-    _sat = "unsigned" if _unsigned_result else "signed"
-    for _d, _s, _nreg in (("h", "s", 2), ("b", "s", 4), ("h", "d", 4)):
-        if _nreg == 2 and _n == "1":
-            continue
-        _esize = SIZES[_s][1]
-        _how = "interleaved" if _n == "1" else "one register after another"
-        if _nreg == 2:
-            _enc = f"11000001 0 op={_o} 100011 111000 Zn:4 U={_u} Zd:5"
-        else:
-            _enc = f"11000001 sz={'1' if _s == 'd' else '0'} op={_o} 110011 111000 Zn:3 N={_n} U={_u} Zd:5"
-        add(A64Form(
-            f"{_op.upper()}_x{_nreg}_{_d}", _op,
-            f"{_op.upper()} <Zd>.{_d.upper()}, {{<Zn1>.{_s.upper()}-<Zn{_nreg}>.{_s.upper()}}}",
-            f"the {_esize}-bit elements of {_nreg} registers saturated ({_sat}) to {_esize // _nreg} bits, {_how}",
-            Encoding(_enc), (ZReg(_d, "Zd"), _group(_s, _nreg, "Zn")),
-            partial(mvi.saturate_narrow, esize=_esize, nreg=_nreg, signed=_signed, unsigned_result=_unsigned_result,
-                    interleave=_n == "1"), feature="SME2", doc=mvi.saturate_narrow.__doc__, group="z_data"))
+
+
+def _narrowings(table: dict):
+    """(op, N, op bit, U, signed, unsigned result, Zd size, Zn size, nreg, esize, order, saturation) for each
+    saturating narrowing of ``table`` (name -> N, op, U) and each of its shapes: two .S to .H (not the
+    interleaving N forms), four .S to .B, four .D to .H."""
+    for op, (n, o, u) in table.items():
+        signed, unsigned_result = u == "0", o == "1" or u == "1"
+        for d, source, nreg in (("h", "s", 2), ("b", "s", 4), ("h", "d", 4)):
+            if nreg == 2 and n == "1":
+                continue
+            yield (op, n, o, u, signed, unsigned_result, d, source, nreg, SIZES[source][1],
+                   "interleaved" if n == "1" else "one register after another",
+                   "unsigned" if unsigned_result else "signed")
+
+
+for _op, _n, _o, _u, _signed, _unsigned_result, _d, _s, _nreg, _esize, _how, _sat in _narrowings(_NARROW):
+    if _nreg == 2:
+        _enc = f"11000001 0 op={_o} 100011 111000 Zn:4 U={_u} Zd:5"
+    else:
+        _enc = f"11000001 sz={'1' if _s == 'd' else '0'} op={_o} 110011 111000 Zn:3 N={_n} U={_u} Zd:5"
+    add(A64Form(
+        f"{_op.upper()}_x{_nreg}_{_d}", _op,
+        f"{_op.upper()} <Zd>.{_d.upper()}, {{<Zn1>.{_s.upper()}-<Zn{_nreg}>.{_s.upper()}}}",
+        f"the {_esize}-bit elements of {_nreg} registers saturated ({_sat}) to {_esize // _nreg} bits, {_how}",
+        Encoding(_enc), (ZReg(_d, "Zd"), _group(_s, _nreg, "Zn")),
+        partial(mvi.saturate_narrow, esize=_esize, nreg=_nreg, signed=_signed, unsigned_result=_unsigned_result,
+                interleave=_n == "1"), feature="SME2", doc=mvi.saturate_narrow.__doc__, group="z_data"))
 
 # ---- SQRSHR UQRSHR SQRSHRU (x2, x4) and SQRSHRN UQRSHRN SQRSHRUN (x4) ----------------------------------------
-_SHIFTS = {"sqrshr": ("0", "0", "0"), "uqrshr": ("0", "0", "1"), "sqrshru": ("0", "1", "0"),
-           "sqrshrn": ("1", "0", "0"), "uqrshrn": ("1", "0", "1"), "sqrshrun": ("1", "1", "0")}
-for _op, (_n, _o, _u) in _SHIFTS.items():
-    _signed, _unsigned_result = _u == "0", _o == "1" or _u == "1"
-    _sat = "unsigned" if _unsigned_result else "signed"
-    for _d, _s, _nreg in (("h", "s", 2), ("b", "s", 4), ("h", "d", 4)):
-        if _nreg == 2 and _n == "1":
-            continue
-        _esize = SIZES[_s][1]
-        _how = "interleaved" if _n == "1" else "one register after another"
-        if _nreg == 2:
-            _enc, _shift = f"11000001 111 op={_o} imm4:4 110101 Zn:4 U={_u} Zd:5", NarrowShift(16, (("imm4", 4),))
-        elif _s == "s":
-            _enc = f"11000001 011 imm5:5 11011 N={_n} Zn:3 op={_o} U={_u} Zd:5"
-            _shift = NarrowShift(32, (("imm5", 5),))
-        else:
-            _enc = f"11000001 1 i22:1 1 imm5:5 11011 N={_n} Zn:3 op={_o} U={_u} Zd:5"
-            _shift = NarrowShift(64, (("i22", 1), ("imm5", 5)))
-        add(A64Form(
-            f"{_op.upper()}_x{_nreg}_{_d}", _op,
-            f"{_op.upper()} <Zd>.{_d.upper()}, {{<Zn1>.{_s.upper()}-<Zn{_nreg}>.{_s.upper()}}}, #<const>",
-            f"the {_esize}-bit elements of {_nreg} registers shifted right with rounding, saturated ({_sat}) to "
-            f"{_esize // _nreg} bits, {_how}",
-            Encoding(_enc), (ZReg(_d, "Zd"), _group(_s, _nreg, "Zn"), _shift),
-            partial(mvi.shift_narrow, esize=_esize, nreg=_nreg, signed=_signed, unsigned_result=_unsigned_result,
-                    interleave=_n == "1"), feature="SME2", doc=mvi.shift_narrow.__doc__, group="z_data"))
+_SHIFTS = {name.replace("cvt", "rshr"): bits for name, bits in _NARROW.items()}  # the same N, op, U
+for _op, _n, _o, _u, _signed, _unsigned_result, _d, _s, _nreg, _esize, _how, _sat in _narrowings(_SHIFTS):
+    if _nreg == 2:
+        _enc, _shift = f"11000001 111 op={_o} imm4:4 110101 Zn:4 U={_u} Zd:5", NarrowShift(16, (("imm4", 4),))
+    elif _s == "s":
+        _enc = f"11000001 011 imm5:5 11011 N={_n} Zn:3 op={_o} U={_u} Zd:5"
+        _shift = NarrowShift(32, (("imm5", 5),))
+    else:
+        _enc = f"11000001 1 i22:1 1 imm5:5 11011 N={_n} Zn:3 op={_o} U={_u} Zd:5"
+        _shift = NarrowShift(64, (("i22", 1), ("imm5", 5)))
+    add(A64Form(
+        f"{_op.upper()}_x{_nreg}_{_d}", _op,
+        f"{_op.upper()} <Zd>.{_d.upper()}, {{<Zn1>.{_s.upper()}-<Zn{_nreg}>.{_s.upper()}}}, #<const>",
+        f"the {_esize}-bit elements of {_nreg} registers shifted right with rounding, saturated ({_sat}) to "
+        f"{_esize // _nreg} bits, {_how}",
+        Encoding(_enc), (ZReg(_d, "Zd"), _group(_s, _nreg, "Zn"), _shift),
+        partial(mvi.shift_narrow, esize=_esize, nreg=_nreg, signed=_signed, unsigned_result=_unsigned_result,
+                interleave=_n == "1"), feature="SME2", doc=mvi.shift_narrow.__doc__, group="z_data"))
 
 
 # ---- REVD, MOVT ---------------------------------------------------------------------------------------------
