@@ -119,6 +119,11 @@ class ArmSme(Isa):
     def watch_value(self, state: ArmSmeState, what: str, element_types: dict[str, str]) -> WatchTarget | None:
         return views.watch_value(state, what, element_types)
 
+    def debug_target(self, config: dict):
+        from .debug_target import debug_target  # only `isasim gdbserver` needs it
+
+        return debug_target(config)
+
     # ---- optional hooks -----------------------------------------------------------------------------
     def state_from_observed(self, observed: dict, previous: ArmSmeState, memory, init) -> tuple[ArmSmeState, list]:
         """A state holding what another backend (QEMU) observed, and the writes that lead to it from
