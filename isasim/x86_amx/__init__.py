@@ -291,6 +291,12 @@ class X86Amx(Isa):
     def invalid_encoding(self, reason: str):
         return UD(f"invalid encoding: {reason}")
 
+    def debug_target(self, config: dict):
+        """gdb's amd64 Linux registers with the CPU model's vector features, and the AMX state (see .debug_target)."""
+        from .debug_target import debug_target
+
+        return debug_target(config)
+
 
 ISA = X86Amx()
 
