@@ -95,14 +95,32 @@ semantics = SimpleNamespace(**{name: value for module in (vector, vector_arithme
                                if not name.startswith("__")})
 FORMS = FormTable()
 _CODE_NAMES = [name for name in vars(iced_x86.Code) if not name.startswith("_")]
+_MMX_ROW = re.compile(r"(^|_)MM(M64|M32)?(_|$)")
+
+
+def _rows_by_mnemonic() -> dict[str, list[str]]:
+    """iced's Code names (other than MMX rows) by their mnemonic, the word after an optional VEX_/EVEX_,
+    in iced's order; made once, as every rows_of call reads it (a scan per call cost a second at start-up)."""
+    rows: dict[str, list[str]] = {}
+    for name in _CODE_NAMES:
+        if _MMX_ROW.search(name):
+            continue
+        words = name.split("_")
+        if words[0] in ("VEX", "EVEX") and len(words) > 1:
+            rows.setdefault(words[1], []).append(name)
+        rows.setdefault(words[0], []).append(name)
+    return rows
+
+
+_ROWS_BY_MNEMONIC = _rows_by_mnemonic()
 
 
 def rows_of(*mnemonics: str, vex: bool = True, legacy: bool = True) -> tuple[str, ...]:
     """The names of iced's 64-bit rows of these mnemonics (legacy SSE, VEX and EVEX; MMX rows left out)."""
     out = []
     for mnemonic in mnemonics:
-        for name in _CODE_NAMES:
-            if not re.match(rf"(VEX_|EVEX_)?{mnemonic}_", name) or re.search(r"(^|_)MM(M64|M32)?(_|$)", name):
+        for name in _ROWS_BY_MNEMONIC.get(mnemonic, ()):
+            if not re.match(rf"(VEX_|EVEX_)?{mnemonic}_", name):
                 continue
             if (name.startswith("VEX_") and not vex) or (not name.startswith(("VEX_", "EVEX_")) and not legacy):
                 continue
