@@ -12,7 +12,7 @@ architectural fault (``run``).  Never a traceback: an unexpected internal error
 is reported in one line too (set ISASIM_DEBUG=1 to see the traceback).
 
 Each group of commands is a module of this package with a ``register`` function that adds its parsers:
-running (run, replay, record, diff), fuzz, stepping (step, show), assembly (asm, disasm), kernel,
+running (run, replay, record, diff), fuzz, stepping (step, show), debugging (gdbserver), assembly (asm, disasm), kernel,
 explain and docs; an ISA adds the commands only it has (ascend_cube: qbmm) with its
 ``register_commands``.  What they share is in options (the options) and loading (PROGRAM and --init).
 """
@@ -26,7 +26,7 @@ import sys
 from ..core.errors import EXIT_BAD_INPUT, EXIT_OK, IsasimError, UsageError
 from ..core.isa import get_isa, registered_isas
 from ..core.trace import printable
-from . import assembly, docs, explain, fuzz, kernel, running, stepping
+from . import assembly, debugging, docs, explain, fuzz, kernel, running, stepping
 from .options import add_common_options
 
 
@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     running.register(sub, add_common_options)
     fuzz.register(sub)
     stepping.register(sub, add_common_options)
+    debugging.register(sub, add_common_options)
     assembly.register(sub)
     kernel.register(sub)
     explain.register(sub, add_common_options)

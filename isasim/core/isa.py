@@ -262,6 +262,11 @@ class Isa:
         and ``macs``; a size the kernel does not take is refused in one line."""
         raise ConfigError(f"{self.name} has no kernels")
 
+    def debug_target(self, config: dict) -> Any:
+        """The registers a gdb client sees (``isasim gdbserver``): a core.debug_target.DebugTarget for the
+        configuration (the CPU model's vector registers, the SVL).  None: no debugger architecture fits."""
+        return None
+
     def register_commands(self, sub: Any, common: Any) -> None:
         """Add the ISA's own subcommands to the command line (ascend_cube: ``isasim qbmm``)."""
 
