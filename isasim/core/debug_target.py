@@ -84,7 +84,7 @@ class DebugTarget:
             includes.append(f'<xi:include href={quoteattr(feature.annex)}/>')
         osabi = f"<osabi>{self.osabi}</osabi>\n" if self.osabi else ""
         files["target.xml"] = ('<?xml version="1.0"?>\n<!DOCTYPE target SYSTEM "gdb-target.dtd">\n'
-                               f'<target version="1.0">\n<architecture>{self.architecture}</architecture>\n'
+                               f'<target version="1.0" xmlns:xi="http://www.w3.org/2001/XInclude">\n<architecture>{self.architecture}</architecture>\n'
                                f'{osabi}' + "\n".join(includes) + "\n</target>\n")
         return files
 
