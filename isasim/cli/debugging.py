@@ -50,7 +50,7 @@ def cmd_gdbserver(args) -> int:
                          f"{', '.join(served)})")
     addresses = AddressMap()
     if not is_trace_file(args.program) and is_object_file(args.program):
-        addresses = address_map(args.program, isa.elf_machines[0], loaded.program.labels)
+        addresses = address_map(args.program, isa.elf_machines[0], loaded.program.labels, loaded.init.views)
     stepper = Stepper(loaded.isa_name, loaded.config, loaded.program, loaded.init, out=console(color=False),
                       max_steps=args.max_steps)
     session = DebugSession(stepper, target, addresses)

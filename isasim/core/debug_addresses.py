@@ -87,9 +87,11 @@ def gdb_section_addresses(elf: ElfFile) -> dict[int, int]:
     return addresses
 
 
-def address_map(path: str, machine: int, labels: dict[str, int]) -> AddressMap:
+def address_map(path: str, machine: int, labels: dict[str, int], views=()) -> AddressMap:
     """The map for a program loaded from the ELF file at ``path``: each of its function symbols that the
-    program placed (its labels: symbol name -> where it runs) at gdb's address for it."""
+    program placed (its labels: symbol name -> where it runs) at gdb's address for it, and each section the
+    loader mapped as data (``views``, the init's region views, which the loaders name after the section) at
+    gdb's address for that section, so that gdb's ``p some_global`` reads what the code reads."""
     elf = read_elf(path, machine)
     sections = gdb_section_addresses(elf)
     pieces = []
@@ -100,4 +102,13 @@ def address_map(path: str, machine: int, labels: dict[str, int]) -> AddressMap:
             continue
         gdb = symbol.value + (sections[symbol.section] if elf.relocatable else 0)
         pieces.append(Piece(labels[symbol.name], gdb, symbol.size, symbol.name))
+    named: dict[str, list] = {}
+    for section in elf.sections:
+        if section.index in sections and section.name:
+            named.setdefault(section.name, []).append(section)
+    for view in views:
+        found = named.get(view.name, [])
+        if len(found) == 1:  # a name two sections share (COMDAT groups) says nothing about which one it is
+            section = found[0]
+            pieces.append(Piece(view.address, sections[section.index], section.size, section.name))
     return AddressMap(pieces)
