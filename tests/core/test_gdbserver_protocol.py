@@ -255,3 +255,26 @@ def test_gdb_places_a_relocatable_objects_sections_where_the_address_map_says(tm
     elf = read_elf(str(obj), EM_X86_64)
     ours = {elf.sections[index].name: address for index, address in gdb_section_addresses(elf).items()}
     assert {name: ours[name] for name in placed} == placed
+
+
+def test_an_interrupt_stops_a_long_run_between_instructions_and_the_step_limit_stops_it_too(tmp_path):
+    program = tmp_path / "loop.s"
+    program.write_text("mov rcx, 100000000\nagain:\ndec rcx\njnz again\n")
+    c = Client(str(program), "--isa", "x86_amx", "--max-steps", "100000000")
+    try:
+        c.send(b"c")
+        c.raw(b"\x03")  # gdb's Ctrl-C: a lone byte outside any packet
+        stop = c.reply()
+        assert stop.startswith(b"T02"), stop  # SIGINT, as gdb expects after an interrupt
+        rcx = int.from_bytes(bytes.fromhex(c.ask(b"p2").decode()), "little")  # rcx is register 2 of amd64's core
+        assert 0 < rcx < 100000000, "stopped in the middle of the loop"
+        assert c.ask(b"s").startswith(b"T05") and c.process.poll() is None
+    finally:
+        c.close()
+    limited = Client(str(program), "--isa", "x86_amx", "--max-steps", "50")
+    try:
+        limited.send(b"c")
+        assert limited.reply().startswith(b"T05")  # the step limit stops the run, it does not end the session
+        assert limited.ask(b"qC") == b"QC1"
+    finally:
+        limited.close()
