@@ -402,7 +402,7 @@ class DebugSession:
 
     def v_packet(self, packet: bytes) -> str | None:
         if packet == b"vCont?":
-            return "vCont;c;C;s;S"
+            return "vCont;c;C;s;S;r"
         if packet.startswith(b"vCont;"):
             actions = packet[6:].split(b";")
             action = actions[0].split(b":")[0]
@@ -414,8 +414,9 @@ class DebugSession:
                 start, comma, end = action[1:].partition(b",")
                 if not comma:
                     raise BadPacket()
-                return self._run(single_step=True, within=(self.addresses.to_sim(_number(start)),
-                                                           self.addresses.to_sim(_number(end))))
+                low, high = _number(start), _number(end)
+                first = self.addresses.to_sim(low)  # the range is one line of one function: one piece
+                return self._run(single_step=True, within=(first, first + max(0, high - low)))
             deliver = _number(action[1:]) if action[:1] in b"CS" else 0
             return self._run(single_step=action[:1] in b"sS", deliver=deliver)
         if packet.startswith(b"vKill"):
