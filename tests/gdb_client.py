@@ -9,6 +9,7 @@ when no such gdb is here.
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import subprocess
@@ -36,18 +37,26 @@ def system_gdb() -> str | None:
 def gdb_or_skip(which: str, architecture: str) -> str:
     """``which`` is "system" (the distribution's gdb) or "wheel" (gdb-for-pwndbg's gdb 18); the gdb, if it can
     ``set architecture`` to ``architecture`` ("i386:x86-64", "aarch64"), else the test is skipped, saying why."""
+    found, why = _probe(which, architecture)
+    if found is None:
+        pytest.skip(why)
+    return found
+
+
+@functools.cache
+def _probe(which: str, architecture: str) -> tuple[str | None, str]:
     gdb = system_gdb() if which == "system" else WHEEL_GDB
     if gdb is None or not os.path.exists(gdb):
-        pytest.skip(f"gdb not found: {'no gdb binary on PATH' if which == 'system' else WHEEL_GDB}"
-                    f"{'' if which == 'system' else ' (pip install gdb-for-pwndbg)'}")
+        return None, (f"gdb not found: {'no gdb binary on PATH' if which == 'system' else WHEEL_GDB}"
+                      f"{'' if which == 'system' else ' (pip install gdb-for-pwndbg)'}")
     try:
         probe = subprocess.run([gdb, "-nx", "-batch", "-ex", f"set architecture {architecture}"],
                                capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as error:
-        pytest.skip(f"gdb at {gdb} does not run: {error}")
-    if probe.returncode != 0 or "Undefined" in probe.stderr or "not" in probe.stderr.lower():
-        pytest.skip(f"gdb at {gdb} cannot `set architecture {architecture}`: {probe.stderr.strip()[:200]}")
-    return gdb
+        return None, f"gdb at {gdb} does not run: {error}"
+    if probe.returncode != 0 or "Undefined" in probe.stderr:  # gdb's word for an architecture it lacks
+        return None, f"gdb at {gdb} cannot `set architecture {architecture}`: {probe.stderr.strip()[:200]}"
+    return gdb, ""
 
 
 def gdbserver_command(*arguments: str) -> str:

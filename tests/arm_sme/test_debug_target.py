@@ -9,32 +9,19 @@ SVL/8 vectors of SVL/8 bytes, a 32-bit tile ZAn.S has SVL/32 slices ...), not fr
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
+import gdb_client
 from isasim.core.journal import Location
 from isasim.core.machine import Machine
 from isasim.arm_sme.debug_target import debug_target
 from isasim.core.debug_target import SIGBUS, SIGILL, SIGSEGV
 
-GDB = os.path.join(sys.prefix, "bin", "gdb")  # the multi-architecture gdb of the gdb-for-pwndbg wheel
-
-
 def gdb_or_skip() -> str:
-    if not os.path.exists(GDB):
-        pytest.skip(f"gdb not found: {GDB} (pip install gdb-for-pwndbg)")
-    try:
-        probe = subprocess.run([GDB, "-nx", "-batch", "-ex", "set architecture aarch64"],
-                               capture_output=True, text=True, timeout=60)
-    except OSError as error:
-        pytest.skip(f"gdb at {GDB} does not run: {error}")
-    if probe.returncode != 0 or "aarch64" not in probe.stdout + probe.stderr or "Undefined" in probe.stderr:
-        pytest.skip(f"gdb at {GDB} cannot `set architecture aarch64`: {probe.stderr.strip()}")
-    return GDB
+    return gdb_client.gdb_or_skip("wheel", "aarch64")
 
 
 def run_gdb(directory, *commands: str) -> subprocess.CompletedProcess:

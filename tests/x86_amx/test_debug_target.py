@@ -10,14 +10,12 @@ a tile 16 rows of 64 bytes ...), and the values read from a state are the values
 
 from __future__ import annotations
 
-import functools
-import os
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
+import gdb_client
 from isasim.core.debug_target import SIGBUS, SIGFPE, SIGILL, SIGSEGV
 from isasim.core.journal import Location, Write
 from isasim.core.machine import Machine
@@ -27,31 +25,8 @@ from isasim.x86_amx.debug_target import debug_target
 from isasim.x86_amx.faults import KINDS
 from isasim.x86_amx.state import TileConfig
 
-WHEEL_GDB = os.path.join(sys.prefix, "bin", "gdb")  # gdb 18 of the gdb-for-pwndbg wheel (a Python launcher)
-
-
-@functools.cache
-def system_gdb() -> str | None:
-    """The first gdb program on PATH that is a binary (not a launcher script such as the wheel's or a shim)."""
-    for directory in os.environ.get("PATH", "").split(os.pathsep):
-        candidate = os.path.join(directory, "gdb")
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            with open(candidate, "rb") as program:
-                if program.read(4) == b"\x7fELF":
-                    return candidate
-    return None
-
-
 def gdb_or_skip(which: str) -> str:
-    gdb = system_gdb() if which == "system" else WHEEL_GDB
-    if gdb is None or not os.path.exists(gdb):
-        pytest.skip(f"gdb not found: {'a gdb binary on PATH' if which == 'system' else WHEEL_GDB}"
-                    f"{'' if which == 'system' else ' (pip install gdb-for-pwndbg)'}")
-    probe = subprocess.run([gdb, "-nx", "-batch", "-ex", "set architecture i386:x86-64"],
-                           capture_output=True, text=True, timeout=60)
-    if probe.returncode != 0 or probe.stderr.strip():
-        pytest.skip(f"gdb at {gdb} cannot `set architecture i386:x86-64`: {probe.stderr.strip()}")
-    return gdb
+    return gdb_client.gdb_or_skip(which, "i386:x86-64")
 
 
 GDBS = ["system", "wheel"]
