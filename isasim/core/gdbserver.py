@@ -553,16 +553,20 @@ class DebugSession:
             reply = self._stop(SIGTRAP)
         else:
             target, reason = self._last_stop_before(position)
-            stepper._replay_to(target)
-            reply = self._stop(SIGTRAP, reason)
+            if reason is None:  # gdb interrupted the search: stop where the replay is, an earlier step
+                reply = self._stop(SIGINT)
+            else:
+                stepper._replay_to(target)
+                reply = self._stop(SIGTRAP, reason)
         self.last_stop = reply
         return reply
 
-    def _last_stop_before(self, position: int) -> tuple[int, str]:
-        """Where a reverse run from step ``position`` stops: the latest earlier step whose next instruction
-        is at a breakpoint, or that comes just before the instruction that accessed a watched location (gdb's
-        record shows the state before it), or the start of the history.  Each segment between checkpoints is
-        replayed, newest first, until one holds such a step."""
+    def _last_stop_before(self, position: int) -> tuple[int, str | None]:
+        """Where a reverse run from step ``position`` stops, and the stop reply's reason: the latest earlier
+        step whose next instruction is at a breakpoint, or that comes just before the instruction that
+        accessed a watched location (gdb's record shows the state before it), or the start of the history.
+        Each segment between checkpoints is replayed, newest first, until one holds such a step.  An interrupt
+        from gdb stops the search where the replay is (reason None)."""
         stepper = self.stepper
         end = position
         while True:
@@ -572,6 +576,8 @@ class DebugSession:
             found = None
             while stepper.position < end:
                 step = stepper.position
+                if step % INTERRUPT_POLL_STEPS == 0 and self.poll_interrupt and self.poll_interrupt():
+                    return step, None
                 if self._pc() in self.breakpoints:
                     found = (step, "swbreak:;" if self.swbreak else "")
                 before = [(w, self._watched_bytes(w)) for w in self.watchpoints]

@@ -271,10 +271,19 @@ def test_an_interrupt_stops_a_long_run_between_instructions_and_the_step_limit_s
         assert c.ask(b"s").startswith(b"T05") and c.process.poll() is None
     finally:
         c.close()
-    limited = Client(str(program), "--isa", "x86_amx", "--max-steps", "50")
+    limited = Client(str(program), "--isa", "x86_amx", "--max-steps", "20000")
     try:
         limited.send(b"c")
         assert limited.reply().startswith(b"T05")  # the step limit stops the run, it does not end the session
-        assert limited.ask(b"qC") == b"QC1"
+        at_limit = limited.ask(b"p2")
+        # a reverse run with nothing to stop at replays back to the start; an interrupt stops it on the way
+        limited.send(b"bc")
+        limited.raw(b"\x03")
+        assert limited.reply().startswith(b"T02")
+        rcx = int.from_bytes(bytes.fromhex(limited.ask(b"p2").decode()), "little")
+        assert int.from_bytes(bytes.fromhex(at_limit.decode()), "little") < rcx < 100000000  # an earlier step
+        back = limited.ask(b"bc")  # and without an interrupt: to the start of the history
+        assert back.startswith(b"T05") and b"replaylog:begin" in back
+        assert limited.ask(b"p2") == b"00" * 8  # rcx before the first mov
     finally:
         limited.close()
