@@ -476,11 +476,19 @@ class DebugSession:
         return reply.text
 
     def _forward(self, *, single_step: bool, deliver: int, within) -> StopReply:
+        """Run forwards: one instruction, the instructions while the pc is ``within`` [start, end) (range
+        stepping), or until something stops the run.  ``deliver`` is the signal gdb resumes with: it matters
+        only after a fault (the simulated process has no signal handlers, and nothing else raises a signal
+        in it)."""
         stepper = self.stepper
         if self.machine.fault is not None:
-            # the process goes on with the fault's signal, which ends it, as the kernel's default action does
-            signal = self.target.signal(self.machine.fault.kind)
-            return StopReply(f"X{signal:02x}", ended=True)
+            if deliver:
+                # gdb passes the fault's signal on (its default for SIGILL, SIGSEGV, SIGFPE): the signal's default
+                # action ends the process, as the kernel's does
+                return StopReply(f"X{deliver:02x}", ended=True)
+            # resumed without the signal (gdb's `signal 0`, or `handle ... nopass`): the instruction runs again,
+            # in the same state, and faults again
+            return self._fault_reply()
         if self._ended():
             return self._end_reply()
         first = True
