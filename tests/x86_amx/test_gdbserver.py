@@ -322,6 +322,9 @@ def test_tile_instruction_without_tilecfg_is_sigill_and_continuing_ends_the_proc
     program.write_text(".intel_syntax noprefix\nunconfigured:\n    mov eax, 1\n    tilezero tmm0\n    ret\n")
     out = gdb_session(gdb, None, [str(program)], fault_steps())
     assert "Program received signal SIGILL" in out["continue"], out["all"]
+    # the fault's instruction, index and rule reach gdb's console (an 'O' packet before the stop)
+    assert re.search(r"#UD at instruction 1 at 0x[0-9a-f]+ \(tilezero tmm0\): .*not configured", out["continue"]), \
+        out["continue"]
     assert "tilezero" in out["insn"], out["insn"]  # gdb's disassembler at the stop pc
     assert "Program terminated with signal SIGILL" in out["continue after"], out["continue after"]
 
