@@ -60,6 +60,10 @@ class DebugTarget:
     osabi: str | None = "GNU/Linux"
     pc_register: str = "pc"  # the register gdb's stop replies carry as the pc
     code_registers: tuple[str, ...] = ()  # registers that hold code addresses (a return address): mapped like pc
+    # (state, memory) -> None: what the return that ended the run does on hardware and isasim leaves undone
+    # (x86: isasim's last RET ends the run without popping; gdb's `finish` needs the popped stack to know
+    # the caller's frame).  Called once, when a run ends at a breakpoint on the return address.
+    complete_return: Callable[[Any, Any], None] | None = None
 
     @property
     def registers(self) -> list[DebugRegister]:

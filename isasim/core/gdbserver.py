@@ -452,7 +452,9 @@ class DebugSession:
             # one there): stop there, so the results can be read, before the process ends.  The machine's pc
             # after the return is the end of the code; gdb is shown the address the caller would continue at.
             self.end_shown = True
-            if len(returns_to) == 1:
+            if self.target.complete_return is not None:
+                self.target.complete_return(self.machine.state, self.machine.memory)
+            elif len(returns_to) == 1:
                 self.machine.state.pc = returns_to[0]
             return StopReply(self._stop(SIGTRAP, "swbreak:;" if self.swbreak else ""))
         return StopReply("W00", ended=True)

@@ -118,7 +118,16 @@ def debug_target(config: dict) -> DebugTarget:
         osabi="GNU/Linux",
         pc_register="rip",
         code_registers=(),  # CALL keeps the return address on the stack
+        complete_return=pop_return_address,
     )
+
+
+def pop_return_address(state, memory) -> None:
+    """The pop of the RET that ended the run (RIP := [RSP]; RSP := RSP + 8), which isasim leaves undone
+    (semantics/scalar.py's ret: the run ends with RSP as the function left it)."""
+    rsp = state.read_register("rsp")
+    state.rip = int.from_bytes(memory.read(rsp, 8), "little")
+    state.write_register("rsp", (rsp + 8) & ((1 << 64) - 1))
 
 
 # ---- register makers --------------------------------------------------------------------------------------

@@ -217,6 +217,11 @@ def store_session(request, kernels):
         ("past the store", "next" if compiler == "g++" else "stepi"),
         ("rip after", "info registers rip"),
         ("C after", f"x/256dw {C_ADDRESS:#x}"),
+        ("frame", "info frame"),
+        ("finish", "finish"),
+        ("finished", "info registers rip rsp"),
+        ("C finished", f"x/256dw {C_ADDRESS:#x}"),
+        ("continue after finish", "continue"),
     ]
     return kernel, gdb_session(gdb, kernel.path, kernel_server(kernel), steps)
 
@@ -234,6 +239,19 @@ def test_breakpoint_before_the_store_shows_the_product_in_tmm0_and_the_store_wri
     assert len(examined(out["C before"])) == 256
     assert rip_of(out["rip after"]) == kernel.after("tilestored"), out["rip after"]
     assert examined(out["C after"]) == EXPECTED_C, out["C after"]
+
+
+def test_finish_returns_to_the_caller_with_the_stack_popped_and_the_result_readable(store_session):
+    """gdb's finish stops where the kernel returns to, in the caller's frame: rsp is the frame address gdb
+    worked out from the object file's call frame information (``info frame``'s "frame at")."""
+    _kernel, out = store_session
+    assert "0xdeadbeefdeadbeef in ?? ()" in out["finish"], out["finish"]  # the caller isasim's loader stands for
+    frame = re.search(r"frame at (0x[0-9a-f]+)", out["frame"])
+    assert frame, out["frame"]
+    assert re.search(r"^rip\s+0xdeadbeefdeadbeef\s", out["finished"], re.M), out["finished"]
+    assert re.search(rf"^rsp\s+{frame.group(1)}\s", out["finished"], re.M), (frame.group(1), out["finished"])
+    assert examined(out["C finished"]) == EXPECTED_C
+    assert "exited normally" in out["continue after finish"], out["continue after finish"]
 
 
 def test_tilecfg_raw_holds_the_loaded_configuration_and_the_x86_registers_print(store_session):
