@@ -1,0 +1,304 @@
+"""The data behind the interactive trace page: a program's run as an initial state and each step's byte patches.
+
+``build_model`` runs a program on a fresh :class:`isasim.core.machine.Machine` and returns a JSON-able dict
+(``"format": "isasim-page/1"``) that the page's script turns back into the state of any step:
+
+- ``initial``: ``{"panels": [panel, ...]}``, the state before the first step.  A panel is a named byte array
+  and how to show it: ``name`` (unique), ``title``, ``group`` ("registers", "arrays" or "memory"), ``size``,
+  ``row_bytes`` (bytes per grid row), ``elements`` (the types it can be viewed as; the viewer adds "hex"),
+  ``element`` (the default), ``labels`` (row names, for the registers), ``address`` (memory), ``show`` (open
+  at first) and ``data``: its bytes in hex, trailing zero bytes left out (a 512 KiB buffer of zeros is "").
+- ``steps[i]``: ``index``, ``pc``, ``instruction`` (the listing index of the instruction that ran),
+  ``patches`` (``[panel, byte offset, new bytes hex]``, only the bytes that changed), ``fault`` (None or
+  ``{"kind", "rule", "index"}``) and, where a step changed which arrays the state holds or their shape
+  (x86: LDTILECFG configures tiles), ``panels`` (whole new definitions, applied before the patches) and
+  ``removed`` (names of panels the state no longer holds).
+- ``truncated``: None, or a sentence saying which steps the page leaves out and why.
+
+Nothing here knows an ISA: registers come from ``state.register_names()``/``read_register``, arrays from
+``Isa.arrays`` and ``Isa.observed_arrays``, memory from the init's named regions, and what a step changed
+from its journal writes (a register name, an array name, or a memory address).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import IsasimError
+from ..isa import get_isa
+from ..machine import Machine
+from ..numerics import ELEMENT_TYPES
+from ..program import Program
+from ..trace import Init, Trace
+
+FORMAT = "isasim-page/1"
+DEFAULT_PATCH_BUDGET = 20 * 1024 * 1024  # characters of patch hex the page may hold (about 10 MB of changes)
+MAX_UNNAMED_REGION = 16 * 1024  # an init region without a name is shown when at most this big
+REGISTER_TYPES = ("uint64", "int64")
+# Changed bytes closer than this are sent as one patch: fewer, slightly longer patches are smaller in JSON.
+MERGE_GAP = 8
+
+
+class _Panel:
+    """One panel while the model is built: its definition and its current bytes (a uint8 array)."""
+
+    __slots__ = ("name", "title", "group", "row_bytes", "elements", "element", "labels", "address", "show",
+                 "data")
+
+    def __init__(self, name: str, title: str, group: str, data: bytes, row_bytes: int | None,
+                 elements: tuple[str, ...], element: str, *, labels: list[str] | None = None,
+                 address: int | None = None, show: bool = True):
+        self.name, self.title, self.group = name, title, group
+        self.data = np.frombuffer(bytes(data), dtype=np.uint8).copy()
+        self.row_bytes = row_bytes if row_bytes and row_bytes > 0 else _default_row_bytes(len(data))
+        self.elements, self.element, self.labels = tuple(elements), element, labels
+        self.address, self.show = address, show
+
+    def definition(self) -> dict:
+        data = self.data.tobytes().rstrip(b"\0")
+        panel = {"name": self.name, "title": self.title, "group": self.group, "size": int(self.data.size),
+                 "row_bytes": self.row_bytes, "elements": list(self.elements), "element": self.element,
+                 "show": self.show, "data": data.hex()}
+        if self.labels is not None:
+            panel["labels"] = self.labels
+        if self.address is not None:
+            panel["address"] = self.address
+        return panel
+
+
+def _default_row_bytes(size: int) -> int:
+    """Rows of 64 bytes (a cache line, a tile row, a 512-bit vector) when the size allows, else one row."""
+    return 64 if size > 64 and size % 64 == 0 else max(size, 1)
+
+
+def _changed_ranges(old: np.ndarray, new: np.ndarray) -> list[tuple[int, int]]:
+    """[start, end) ranges where ``new`` differs from ``old`` (same length), gaps under MERGE_GAP merged."""
+    where = np.flatnonzero(old != new)
+    if where.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(where) > MERGE_GAP)
+    starts = np.concatenate(([where[0]], where[breaks + 1]))
+    ends = np.concatenate((where[breaks], [where[-1]])) + 1
+    return list(zip(starts.tolist(), ends.tolist()))
+
+
+def _element_size(element: str) -> int:
+    return ELEMENT_TYPES[element].size if element in ELEMENT_TYPES else 1
+
+
+class _Builder:
+    def __init__(self, isa_name: str, config: dict, program: Program, init: Init):
+        self.isa = get_isa(isa_name)
+        self.machine = Machine(self.isa, config)
+        self.machine.load_init(program, init)
+        self.program = program
+        self.state = self.machine.state
+        self.register_names = [name for name in self.state.register_names() if name != self.isa.pc_register]
+        self.register_row = {name: i for i, name in enumerate(self.register_names)}
+        self.register_bytes = 8
+        self.specs = {spec.name: spec for spec in self.isa.arrays(self.machine.config)}
+        self.panels: dict[str, _Panel] = {}
+        self.row_bytes_seen: dict[str, int] = {}  # an array's row length, from the rows the journal wrote
+        self._add_registers()
+        self._add_arrays(self.isa.observed_arrays(self.state))
+        self.memory_panels: list[tuple[int, int, _Panel]] = []  # (start, end, panel), named regions
+        self._add_memory(init)
+
+    # ---- the initial panels ------------------------------------------------------------------------------
+    def _register_image(self) -> bytes:
+        values = [self.state.read_register(name) & ((1 << 128) - 1) for name in self.register_names]
+        if self.register_bytes == 8 and any(v >> 64 for v in values):
+            raise IsasimError("a register wider than 64 bits cannot be shown on the page")
+        return b"".join(v.to_bytes(8, "little") for v in values)
+
+    def _add_registers(self) -> None:
+        panel = _Panel("registers", "registers", "registers", self._register_image(), 8, REGISTER_TYPES,
+                       "uint64", labels=self.register_names)
+        self.panels[panel.name] = panel
+
+    def _array_panel(self, name: str, data: bytes) -> _Panel:
+        spec = self.specs.get(name)
+        elements = tuple(spec.elements) if spec is not None else ("uint8",)
+        row_bytes = spec.row_bytes if spec is not None and spec.row_bytes else self.row_bytes_seen.get(name)
+        return _Panel(name, name, "arrays", data, row_bytes, elements, elements[0])
+
+    def _array_bytes(self, observed: dict[str, bytes], name: str) -> bytes | None:
+        """An array's bytes now: as observed, or (an array of fixed size the state reports only when it is
+        not all zero, as the Ascend buffers) zeros; None when the state does not hold it."""
+        if name in observed:
+            return observed[name]
+        spec = self.specs.get(name)
+        return bytes(spec.size) if spec is not None and spec.size else None
+
+    def _add_arrays(self, observed: dict[str, bytes]) -> None:
+        for name in [*self.specs, *(n for n in observed if n not in self.specs)]:
+            data = self._array_bytes(observed, name)
+            if data is not None:
+                self.panels[name] = self._array_panel(name, data)
+
+    def _add_memory(self, init: Init) -> None:
+        views = {view.address: view for view in init.views}
+        taken = set(self.panels)
+        for address, data, _writable in init.memory:
+            view = views.get(address)
+            if view is None and len(data) > MAX_UNNAMED_REGION:
+                continue
+            if view is not None:
+                rows, cols = view.shape
+                size = min(len(data), rows * cols * _element_size(view.element))
+                title, element = view.name, view.element
+                row_bytes = cols * _element_size(view.element)
+                show = view.show
+            else:
+                size, title, element, row_bytes, show = len(data), f"memory {address:#x}", "uint8", 16, False
+            name = title if title not in taken else f"{title} (memory)"
+            taken.add(name)
+            elements = (element,) + tuple(e for e in ("int8", "uint8", "int16", "int32", "uint32", "bf16",
+                                                        "fp16", "fp32") if e != element)
+            panel = _Panel(name, title, "memory", self.machine.memory.read(address, size), row_bytes, elements,
+                           element, address=address, show=show)
+            self.panels[name] = panel
+            self.memory_panels.append((address, address + size, panel))
+
+    # ---- one step ---------------------------------------------------------------------------------------
+    def _patch(self, panel: _Panel, new: np.ndarray, start: int, patches: list) -> None:
+        """Patches for ``panel``'s bytes [start, start+len(new)) becoming ``new``, and the panel updated."""
+        old = panel.data[start:start + new.size]
+        for a, b in _changed_ranges(old, new):
+            patches.append([panel.name, start + a, new[a:b].tobytes().hex()])
+        panel.data[start:start + new.size] = new
+
+    def _refresh_arrays(self, names: set[str] | None, patches: list, changed: list, removed: list) -> None:
+        """Read the arrays again (``names``: only these; None: all, as after a write the model cannot place)."""
+        observed = self.isa.observed_arrays(self.state)
+        candidates = [*self.specs, *(n for n in observed if n not in self.specs)] if names is None else names
+        for name in candidates:
+            data = self._array_bytes(observed, name)
+            panel = self.panels.get(name)
+            if data is None:
+                if panel is not None:
+                    del self.panels[name]
+                    removed.append(name)
+                continue
+            wanted_rows = self.specs[name].row_bytes if name in self.specs else None
+            wanted_rows = wanted_rows or self.row_bytes_seen.get(name) or _default_row_bytes(len(data))
+            if panel is None or panel.data.size != len(data) or panel.row_bytes != wanted_rows:
+                panel = self._array_panel(name, data)
+                self.panels[name] = panel
+                changed.append(panel)
+                continue
+            self._patch(panel, np.frombuffer(data, dtype=np.uint8), 0, patches)
+
+    def step(self) -> dict:
+        machine = self.machine
+        with machine.memory.record_accesses() as accesses:
+            record = machine.step()
+        patches: list = []
+        changed: list[_Panel] = []
+        removed: list[str] = []
+        registers = False
+        arrays: set[str] | None = set()
+        spans: list[tuple[int, int]] = []
+        for write in record.writes:
+            where = write.where
+            if isinstance(where, int):
+                spans.append((where, where + len(write.new)))
+                continue
+            name = where.name
+            if name in self.register_row and where.subscript is None and where.field is None:
+                registers = True
+            elif name in self.specs and where.field is None:
+                if arrays is not None:
+                    arrays.add(name)
+                if where.subscript is not None and isinstance(write.new, (bytes, bytearray)) and write.new:
+                    self.row_bytes_seen[name] = len(write.new)
+            else:  # a field, a flag, a configuration: the model cannot place it, so read everything again
+                registers, arrays = True, None
+        spans.extend((address, address + len(data)) for kind, address, data in accesses if kind == "write")
+        if registers:
+            self._patch(self.panels["registers"], np.frombuffer(self._register_image(), dtype=np.uint8), 0,
+                        patches)
+        if arrays is None or arrays:
+            self._refresh_arrays(arrays, patches, changed, removed)
+        for low, high in spans:
+            for start, end, panel in self.memory_panels:
+                a, b = max(low, start), min(high, end)
+                if a < b:
+                    data = np.frombuffer(machine.memory.read(a, b - a), dtype=np.uint8)
+                    self._patch(panel, data, a - start, patches)
+        step = {"index": record.index, "pc": record.pc, "instruction": record.instruction.index,
+                "patches": patches, "fault": None}
+        if record.fault is not None:
+            step["fault"] = {"kind": record.fault.kind, "rule": record.fault.rule, "index": record.fault.index}
+        if changed:
+            step["panels"] = [panel.definition() for panel in changed]
+        if removed:
+            step["removed"] = removed
+        return step
+
+
+def _listing(program: Program) -> list[dict]:
+    return [{"index": ins.index, "address": ins.address, "text": ins.text, "label": program.label_at(ins.address)}
+            for ins in program.instructions]
+
+
+def build_model(isa_name: str, config: dict, program: Program, init: Init, *, max_steps: int = 100_000,
+                title: str = "", patch_budget: int = DEFAULT_PATCH_BUDGET) -> dict:
+    """Run ``program`` from ``init`` and return the page's model (see the module's text).
+
+    Stops at the program's end, at a fault (the faulting step is the last, with its ``fault``), after
+    ``max_steps`` steps, or once the patches hold ``patch_budget`` characters of hex; the last two set
+    ``truncated``."""
+    if not isinstance(max_steps, int) or max_steps < 0:
+        raise IsasimError(f"max_steps must be a whole number of steps, not {max_steps!r}")
+    if program.isa != isa_name:
+        raise IsasimError(f"the program is for {program.isa}, not {isa_name}")
+    builder = _Builder(isa_name, config, program, init)
+    machine = builder.machine
+    initial = {"panels": [panel.definition() for panel in builder.panels.values()]}
+    steps: list[dict] = []
+    truncated = None
+    size = 0
+    if machine.program is not None and machine.state.pc == program.end:
+        machine.halted = True  # an empty program has ended before its first step
+    while not machine.finished:
+        if len(steps) >= max_steps:
+            truncated = (f"The page shows the first {max_steps:,} steps; the run had not ended there "
+                         f"(its step limit for a page is {max_steps:,}).")
+            break
+        if size >= patch_budget:
+            truncated = (f"The page shows the first {len(steps):,} steps: their changes fill the page's budget "
+                         f"of {patch_budget // (1024 * 1024)} MB of changes, and the run had not ended there.")
+            break
+        step = builder.step()
+        size += sum(len(patch[2]) for patch in step["patches"]) + sum(
+            len(panel["data"]) for panel in step.get("panels", ()))
+        steps.append(step)
+    end = {"steps": machine.steps, "halted": machine.halted,
+           "fault": None if machine.fault is None else {"kind": machine.fault.kind, "rule": machine.fault.rule,
+                                                        "index": machine.fault.index}}
+    return {"format": FORMAT, "isa": builder.isa.name, "config": _jsonable(machine.config),
+            "config_title": builder.isa.config_title(machine.config), "title": title or "isasim trace",
+            "listing": _listing(program), "initial": initial, "steps": steps, "end": end,
+            "truncated": truncated}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def trace_model(trace: Trace, **kw: Any) -> dict:
+    """``build_model`` for a trace file's ISA, configuration, program and initial state (its recorded steps,
+    if any, are not needed: the run is made again)."""
+    isa = get_isa(trace.isa)
+    program = isa.assemble("\n".join(trace.program), source=f"{trace.source}:program")
+    kw.setdefault("title", trace.source)
+    return build_model(trace.isa, trace.config, program, trace.init, **kw)

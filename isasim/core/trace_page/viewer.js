@@ -1,0 +1,1 @@
+/* the trace viewer (written in the next commit) */
