@@ -114,6 +114,7 @@ class DebugSession:
         self.stepper.out = Console(file=self.console_text, width=MONITOR_WIDTH, color_system=None,
                                    highlight=False, soft_wrap=True)
         self.stepper.out.quiet = False
+        self.output = None  # while a packet is handled: how to send gdb console text, if gdb takes it now
 
     # ---- the machine ---------------------------------------------------------------------------------
     @property
@@ -185,8 +186,7 @@ class DebugSession:
         return ""
 
     def Q_packet(self, packet: bytes) -> str:
-        if packet == b"QStartNoAckMode":
-            self.no_ack = True
+        if packet == b"QStartNoAckMode":  # serve() stops acknowledging once this OK is sent
             return "OK"
         return ""
 
