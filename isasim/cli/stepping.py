@@ -2,12 +2,12 @@
 trace file's steps, in the terminal or as an HTML page).
 
     isasim step PROGRAM [--init INIT.json] [--commands "s 3; p tmm0 int32; c"] [--against BACKEND] [--svg FILE]
-    isasim show TRACE.json [--html FILE]
+    isasim step PROGRAM [--init INIT.json] --html FILE     (the whole run as an interactive page, no prompt)
+    isasim show TRACE.json [--html FILE]                    (FILE: the interactive page of the trace's run)
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ..core.arguments import positive_int
@@ -32,12 +32,15 @@ def register(subparsers, common) -> None:
     p.add_argument("--hex", action="store_true", help="show array elements in hex")
     p.add_argument("--svg", metavar="FILE", help="also save the scripted session as an SVG picture")
     p.add_argument("--svg-width", type=positive_int, default=110, help="terminal width of the SVG (default %(default)s)")
-    p.add_argument("--force", action="store_true", help="overwrite the SVG file if it exists")
+    p.add_argument("--html", metavar="FILE",
+                   help="write the whole run as an interactive page (step it in a browser) instead of prompting")
+    p.add_argument("--force", action="store_true", help="overwrite the SVG or HTML file if it exists")
     p.set_defaults(func=cmd_step)
 
     p = subparsers.add_parser("show", help="show a trace file in the terminal or as an HTML page")
     p.add_argument("trace", metavar="TRACE", help="the trace file (.json) to show")
-    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page instead")
+    p.add_argument("--html", metavar="FILE",
+                   help="write a self-contained interactive page of the trace's run instead (step it in a browser)")
     p.add_argument("--force", action="store_true", help="overwrite the HTML file if it exists")
     p.add_argument("--no-color", action="store_true", help="plain text output")
     p.set_defaults(func=cmd_show)
@@ -46,6 +49,8 @@ def register(subparsers, common) -> None:
 def cmd_step(args) -> int:
     from ..core.stepper import Stepper, run_scripted_session, session_console
 
+    if args.html:
+        return _write_step_page(args)
     loaded = load_program_and_init(args)
     isa_name, config, program, init = loaded.isa_name, loaded.config, loaded.program, loaded.init
     if args.svg:
@@ -76,20 +81,51 @@ def cmd_step(args) -> int:
     return EXIT_OK
 
 
+def _page_step_limit(args) -> int:
+    """The steps a page holds: --max-steps when given, else the page's own limit (a page of a million steps
+    would be too big to open)."""
+    from ..core.machine import DEFAULT_STEP_LIMIT
+    from ..core.trace_page.model import PAGE_STEP_LIMIT
+
+    return PAGE_STEP_LIMIT if args.max_steps == DEFAULT_STEP_LIMIT else args.max_steps
+
+
+def _write_step_page(args) -> int:
+    from ..core.output import check_outputs, write_output
+    from ..core.trace_page import build_model, page_html
+
+    for option, given in (("--commands", args.commands is not None), ("--commands-file", args.commands_file),
+                          ("--svg", args.svg), ("--against", args.against), ("--backend", args.backend != "sim")):
+        if given:
+            raise UsageError(f"--html writes the whole run of the simulator as a page; it takes no {option}")
+    check_outputs({"--html": args.html}, force=args.force, inputs=(args.program, args.init))
+    loaded = load_program_and_init(args)
+    model = build_model(loaded.isa_name, loaded.config, loaded.program, loaded.init,
+                        max_steps=_page_step_limit(args), title=Path(args.program).name)
+    write_output(args.html, page_html(model), force=args.force)
+    _report_page(args, model)
+    return EXIT_OK
+
+
+def _report_page(args, model: dict) -> None:
+    steps = len(model["steps"])
+    out = console(color=not args.no_color)
+    out.print(f"wrote {markup_safe(args.html)}: {steps} step{'' if steps == 1 else 's'}"
+              + (f" ({markup_safe(model['truncated'])})" if model["truncated"] else ""))
+
+
 def cmd_show(args) -> int:
     from ..core.show import show_trace
 
     trace = read_trace(args.trace)
     if args.html:
         from ..core.output import check_outputs, write_output
+        from ..core.trace_page import page_html, trace_model
 
         check_outputs({"--html": args.html}, force=args.force, inputs=(args.trace,))
-        recorder = console(color=True, width=120)
-        recorder.record = True
-        recorder.file = open(os.devnull, "w")  # noqa: SIM115 - only the recording is wanted
-        show_trace(trace, recorder)
-        write_output(args.html, recorder.export_html(inline_styles=True), force=args.force)
-        console(color=not args.no_color).print(f"wrote {markup_safe(args.html)}")
+        model = trace_model(trace)
+        write_output(args.html, page_html(model), force=args.force)
+        _report_page(args, model)
         return EXIT_OK
     show_trace(trace, console(color=not args.no_color))
     return EXIT_OK

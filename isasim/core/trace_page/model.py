@@ -34,6 +34,7 @@ from ..program import Program
 from ..trace import Init, Trace
 
 FORMAT = "isasim-page/1"
+PAGE_STEP_LIMIT = 100_000  # the steps a page holds unless told otherwise
 DEFAULT_PATCH_BUDGET = 20 * 1024 * 1024  # characters of patch hex the page may hold (about 10 MB of changes)
 MAX_UNNAMED_REGION = 16 * 1024  # an init region without a name is shown when at most this big
 REGISTER_TYPES = ("uint64", "int64")
@@ -244,7 +245,7 @@ def _listing(program: Program) -> list[dict]:
             for ins in program.instructions]
 
 
-def build_model(isa_name: str, config: dict, program: Program, init: Init, *, max_steps: int = 100_000,
+def build_model(isa_name: str, config: dict, program: Program, init: Init, *, max_steps: int = PAGE_STEP_LIMIT,
                 title: str = "", patch_budget: int = DEFAULT_PATCH_BUDGET) -> dict:
     """Run ``program`` from ``init`` and return the page's model (see the module's text).
 
