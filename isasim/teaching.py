@@ -376,17 +376,9 @@ class Explained:
 
     def __str__(self) -> str:
         """The text ``isasim explain --no-color`` prints."""
-        import io
+        from .core.explain.terminal import to_text
 
-        from rich.console import Console
-
-        from .core.explain import print_explanation
-
-        # (not core.explain.to_text: inside Jupyter rich's console would display the text as it records it)
-        out = Console(record=True, width=100, file=io.StringIO(), no_color=True, color_system=None, highlight=False,
-                      soft_wrap=False, emoji=False, force_jupyter=False)
-        print_explanation(self.explanation, out, plain=True)
-        return "\n".join(line.rstrip() for line in out.export_text().splitlines()) + "\n"
+        return to_text(self.explanation)
 
     def __repr__(self) -> str:
         return str(self)

@@ -143,9 +143,10 @@ def print_explanation(expl: Explanation, console: Console, *, plain: bool = Fals
 
 
 def _recording_console(width: int, color: bool) -> Console:
+    # force_jupyter=False: inside a notebook rich would also display every line it records
     return Console(record=True, width=width, file=io.StringIO(), force_terminal=color, no_color=not color,
                    color_system="truecolor" if color else None, highlight=False, soft_wrap=False,
-                   legacy_windows=False, emoji=False)
+                   legacy_windows=False, emoji=False, force_jupyter=False)
 
 
 def to_text(expl: Explanation, *, width: int = 100) -> str:
