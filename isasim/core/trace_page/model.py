@@ -254,6 +254,9 @@ def build_model(isa_name: str, config: dict, program: Program, init: Init, *, ma
     ``truncated``."""
     if not isinstance(max_steps, int) or max_steps < 0:
         raise IsasimError(f"max_steps must be a whole number of steps, not {max_steps!r}")
+    get_isa(isa_name)  # an unknown ISA is refused by its name before the program is looked at
+    if not isinstance(program, Program):
+        raise IsasimError(f"build_model runs a Program (from Isa.assemble), not {type(program).__name__}")
     if program.isa != isa_name:
         raise IsasimError(f"the program is for {program.isa}, not {isa_name}")
     builder = _Builder(isa_name, config, program, init)
