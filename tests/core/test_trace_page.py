@@ -2,8 +2,8 @@
 the machine's state after that step, and the seed examples end with the memory their traces expect.
 
 The step-by-step check compares the model with a second machine stepped alongside (isasim against itself,
-hence ``consistency``); the final regions are compared with the traces' ``expect`` memory, recorded from
-silicon (x86_amx), QEMU (arm_sme) and the Ascend goldens, which nobody here computed.
+hence ``consistency``); the final regions are compared with the traces' ``expect`` memory, which the
+examples' generators computed as numpy integer products, without the simulator.
 """
 
 from __future__ import annotations

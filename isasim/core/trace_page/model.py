@@ -22,6 +22,7 @@ from its journal writes (a register name, an array name, or a memory address).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -85,6 +86,18 @@ def _changed_ranges(old: np.ndarray, new: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(starts.tolist(), ends.tolist()))
 
 
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """[low, high) address spans sorted and joined where they overlap or nearly touch (a tile store writes
+    16 rows one after another: one read of memory instead of sixteen)."""
+    merged: list[list[int]] = []
+    for low, high in sorted(spans):
+        if merged and low <= merged[-1][1] + MERGE_GAP:
+            merged[-1][1] = max(merged[-1][1], high)
+        else:
+            merged.append([low, high])
+    return [(low, high) for low, high in merged]
+
+
 def _element_size(element: str) -> int:
     return ELEMENT_TYPES[element].size if element in ELEMENT_TYPES else 1
 
@@ -123,7 +136,8 @@ class _Builder:
         spec = self.specs.get(name)
         elements = tuple(spec.elements) if spec is not None else ("uint8",)
         row_bytes = spec.row_bytes if spec is not None and spec.row_bytes else self.row_bytes_seen.get(name)
-        return _Panel(name, name, "arrays", data, row_bytes, elements, elements[0])
+        # open at first only when it holds something; the viewer opens a closed panel when a step writes it
+        return _Panel(name, name, "arrays", data, row_bytes, elements, elements[0], show=any(data))
 
     def _array_bytes(self, observed: dict[str, bytes], name: str) -> bytes | None:
         """An array's bytes now: as observed, or (an array of fixed size the state reports only when it is
@@ -167,6 +181,8 @@ class _Builder:
     def _patch(self, panel: _Panel, new: np.ndarray, start: int, patches: list) -> None:
         """Patches for ``panel``'s bytes [start, start+len(new)) becoming ``new``, and the panel updated."""
         old = panel.data[start:start + new.size]
+        if old.tobytes() == new.tobytes():  # most re-read panels did not change: a byte compare says so fastest
+            return
         for a, b in _changed_ranges(old, new):
             patches.append([panel.name, start + a, new[a:b].tobytes().hex()])
         panel.data[start:start + new.size] = new
@@ -223,7 +239,7 @@ class _Builder:
                         patches)
         if arrays is None or arrays:
             self._refresh_arrays(arrays, patches, changed, removed)
-        for low, high in spans:
+        for low, high in _merged(spans):
             for start, end, panel in self.memory_panels:
                 a, b = max(low, start), min(high, end)
                 if a < b:
@@ -304,5 +320,5 @@ def trace_model(trace: Trace, **kw: Any) -> dict:
     if any, are not needed: the run is made again)."""
     isa = get_isa(trace.isa)
     program = isa.assemble("\n".join(trace.program), source=f"{trace.source}:program")
-    kw.setdefault("title", trace.source)
+    kw.setdefault("title", Path(trace.source).name)  # the file's name: a page may travel, its folder need not
     return build_model(trace.isa, trace.config, program, trace.init, **kw)

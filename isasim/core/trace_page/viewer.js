@@ -232,7 +232,7 @@
                 arrays: el("section", {className: "iv-group", "aria-label": "arrays"}),
                 memory: el("section", {className: "iv-group", "aria-label": "memory"})};
   var panelsBox = el("div", {className: "iv-panels"}, [
-    el("h2", {text: "memory"}), groups.memory, el("h2", {text: "arrays"}), groups.arrays,
+    el("h2", {text: "arrays"}), groups.arrays, el("h2", {text: "memory"}), groups.memory,
     el("h2", {text: "registers"}), groups.registers]);
   var layout = el("div", {className: "iv-layout"}, [
     el("div", {className: "iv-left"}, [el("h2", {text: "program"}), listing]), panelsBox]);

@@ -1,0 +1,251 @@
+"""The interactive trace page in a real browser (headless Chromium driven by Playwright): each engine's seed
+example is stepped both ways by keys, buttons, the slider and a breakpoint, and the cells the page shows are
+compared with the trace's expected memory (C as the examples' generators computed it with numpy integer
+products, not with the simulator) and with the model's own bytes; the floating-point views are checked against numpy's fp16/fp32 and ml_dtypes' bf16; the
+page must make no request beyond its own file and log no error.  Screenshots go to docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from isasim import cli
+from isasim.core.isa import get_isa
+from isasim.core.trace import Init, read_trace
+from isasim.core.trace_page import build_model, page_html, trace_model
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright (Python) not installed: "
+                                     "pip install playwright")
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+SEEDS = {"x86_amx": (EXAMPLES / "x86_amx" / "int8_block.trace.json", "tmm0"),
+         "arm_sme": (EXAMPLES / "arm_sme" / "udot_gemm.trace.json", "za"),
+         "ascend_cube": (EXAMPLES / "ascend_cube" / "int8_gemm.trace.json", "l0c")}
+
+
+def _chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None and Path("/usr/bin/chromium").exists():
+        path = "/usr/bin/chromium"
+    if path is None:
+        pytest.skip("chromium not found: install Debian's chromium package (.ci/run does)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = _chromium()
+    with playwright_api.sync_playwright() as driver:
+        try:
+            launched = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        except playwright_api.Error as error:
+            pytest.skip(f"chromium at {executable} does not start under Playwright: {str(error).splitlines()[0]}")
+        yield launched
+        launched.close()
+
+
+class Page:
+    """One generated page open in the browser, with every request and console error it made."""
+
+    def __init__(self, browser, path: Path):
+        self.url = path.resolve().as_uri()
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self.page = browser.new_page(viewport={"width": 1400, "height": 900})
+        self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.on("console", lambda message: self.errors.append(message.text) if message.type == "error" else None)
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.goto(self.url)
+
+    def by(self, testid: str):
+        return self.page.get_by_test_id(testid)
+
+    def step_number(self) -> int:
+        return int(self.by("step-number").text_content())
+
+    def cells(self, panel: str) -> dict[tuple[int, int], str]:
+        values = self.page.eval_on_selector_all(
+            f'[data-testid="panel-{panel}"] td[data-row]',
+            "cells => cells.map(c => [Number(c.dataset.row), Number(c.dataset.col), c.dataset.value, "
+            "c.classList.contains('written')])")
+        return {(row, col): value for row, col, value, _written in values}
+
+    def written(self, panel: str) -> set[tuple[int, int]]:
+        values = self.page.eval_on_selector_all(f'[data-testid="panel-{panel}"] td.written',
+                                                "cells => cells.map(c => [Number(c.dataset.row), Number(c.dataset.col)])")
+        return {tuple(v) for v in values}
+
+    def close(self) -> None:
+        assert set(self.requests) == {self.url}, f"the page asked for more than its file: {self.requests}"
+        assert self.errors == [], self.errors
+        self.page.close()
+
+
+def panels_after(model: dict, t: int) -> dict[str, tuple[dict, bytearray]]:
+    """The model's panels after ``t`` steps, its patches applied in Python."""
+    def whole(definition):
+        data = bytearray(bytes.fromhex(definition["data"]))
+        return data + bytes(definition["size"] - len(data))
+
+    panels = {p["name"]: (p, whole(p)) for p in model["initial"]["panels"]}
+    for step in model["steps"][:t]:
+        for name in step.get("removed", []):
+            del panels[name]
+        for definition in step.get("panels", []):
+            panels[definition["name"]] = (definition, whole(definition))
+        for name, offset, data in step["patches"]:
+            new = bytes.fromhex(data)
+            panels[name][1][offset:offset + len(new)] = new
+    return panels
+
+
+def int32_cells(data: bytes, row_bytes: int, rows: range) -> dict[tuple[int, int], str]:
+    values = np.frombuffer(bytes(data), dtype="<i4").reshape(-1, row_bytes // 4)
+    return {(r, c): str(int(values[r, c])) for r in rows for c in range(row_bytes // 4)}
+
+
+@pytest.mark.parametrize("isa_name", sorted(SEEDS))
+def test_step_an_engine_seed_example_both_ways_in_the_browser(browser, tmp_path, isa_name):
+    trace_path, array = SEEDS[isa_name]
+    trace = read_trace(trace_path)
+    model = trace_model(trace)
+    steps = len(model["steps"])
+    page_file = tmp_path / f"{isa_name}.html"
+    page_file.write_text(page_html(model), encoding="utf-8")
+    page = Page(browser, page_file)
+    assert page.step_number() == 0 and page.by("truncated").count() == 0 and page.by("fault").is_hidden()
+
+    # keys and buttons, both ways
+    page.page.keyboard.press("ArrowRight")
+    page.page.keyboard.press("j")
+    assert page.step_number() == 2
+    page.by("step-forward").click()
+    assert page.step_number() == 3
+    page.page.keyboard.press("ArrowLeft")
+    assert page.step_number() == 2
+    page.by("step-back").click()
+    page.page.keyboard.press("k")
+    assert page.step_number() == 0
+    ran = model["steps"][0]["instruction"]
+    page.page.keyboard.press("ArrowRight")
+    assert page.by("listing").locator(f'[data-index="{ran}"]').get_attribute("aria-current") == "step"
+
+    # the engine's array after the first step that wrote it, as the model's bytes say
+    t = next(i + 1 for i, s in enumerate(model["steps"]) if any(p[0] == array for p in s["patches"]))
+    page.by("slider").fill(str(t))
+    assert page.step_number() == t
+    definition, data = panels_after(model, t)[array]
+    page.by(f"type-{array}").select_option("int32")
+    shown = page.cells(array)
+    rows = sorted({row for row, _col in shown})
+    assert shown == int32_cells(data, definition["row_bytes"], range(rows[0], rows[-1] + 1))
+    written = page.written(array)
+    assert written, "the step that wrote the array outlines the cells it changed"
+    first_patch = next(p for p in model["steps"][t - 1]["patches"] if p[0] == array)
+    assert (first_patch[1] // definition["row_bytes"], first_patch[1] % definition["row_bytes"] // 4) in written
+
+    # a breakpoint on the last instruction that stores to memory, then "run"
+    stores = [i for i, s in enumerate(model["steps"]) if any(p[0] == "C" for p in s["patches"])]
+    line = model["steps"][stores[-1]]["instruction"]
+    page.by("step-first").click()
+    page.by("listing").locator(f'[data-index="{line}"]').click()
+    assert "breakpoint" in page.by("listing").locator(f'[data-index="{line}"]').get_attribute("class")
+    page.by("run").click()
+    first_run = next(i + 1 for i, s in enumerate(model["steps"]) if s["instruction"] == line)
+    assert page.step_number() == first_run
+
+    # the end: C as the trace expects it (numpy's product, made without isasim), and again after a jump back
+    page.page.keyboard.press("End")
+    assert page.step_number() == steps
+    c_address = next(p["address"] for p in model["initial"]["panels"] if p["name"] == "C")
+    expected = next(data for address, data in trace.expect["memory"] if address == c_address)
+    c_row_bytes = next(p["row_bytes"] for p in model["initial"]["panels"] if p["name"] == "C")
+    want = int32_cells(expected, c_row_bytes, range(len(expected) // c_row_bytes))
+    assert page.cells("C") == want
+    page.page.keyboard.press("Home")
+    page.page.keyboard.press("End")
+    assert page.cells("C") == want
+
+    # the picture the docs use: the step that first wrote the engine's array, its written cells outlined
+    page.by("slider").fill(str(t))
+    page.page.set_viewport_size({"width": 1400, "height": 1050})
+    page.page.evaluate("keep => document.querySelectorAll('details.iv-panel[open]').forEach("
+                       "d => { if (!keep.includes(d.dataset.panel)) d.open = false; })", [array, "C"])
+    if isa_name == "ascend_cube":
+        page.by("heatmap").check()
+    page.page.evaluate("window.scrollTo(0, 0)")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.page.screenshot(path=str(SCREENSHOTS / f"viewer-{isa_name}.png"))
+    page.close()
+
+
+def test_float_views_decode_exactly_and_hex_shows_the_bytes(browser, tmp_path):
+    """The A block of the x86 seed holds random bytes: every fp16, bf16 and fp32 the page shows must read back
+    as the same bits through numpy (fp16, fp32) and ml_dtypes (bf16)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes not installed")
+    model = trace_model(read_trace(SEEDS["x86_amx"][0]))
+    page_file = tmp_path / "floats.html"
+    page_file.write_text(page_html(model), encoding="utf-8")
+    page = Page(browser, page_file)
+    definition, data = panels_after(model, 0)["A"]
+    page.page.locator('[data-testid="panel-A"] > summary').click()
+    for element, dtype, bits in (("fp16", np.float16, np.uint16), ("bf16", ml_dtypes.bfloat16, np.uint16),
+                                 ("fp32", np.float32, np.uint32)):
+        page.by("type-A").select_option(element)
+        per_row = definition["row_bytes"] // np.dtype(bits).itemsize
+        raw = np.frombuffer(bytes(data), dtype=bits).reshape(-1, per_row)
+        shown = page.cells("A")
+        assert len(shown) == raw.size
+        for (row, col), text in shown.items():
+            value = np.array(raw[row, col], dtype=bits).view(dtype)
+            if np.isnan(value):
+                assert text == "NaN"
+            else:
+                read_back = np.array(float(text.replace("inf", "Infinity")), dtype=np.float64).astype(dtype)
+                assert read_back.view(bits) == raw[row, col], (element, row, col, text)
+    page.by("type-A").select_option("hex")
+    assert page.cells("A")[(0, 0)] == f"0x{data[0]:02x}"
+    page.by("heatmap").check()
+    assert page.page.locator('[data-testid="panel-A"] td[data-row]').first.evaluate("c => c.style.background") != ""
+    page.close()
+
+
+def test_fault_and_truncation_banners_and_the_cli_page(browser, tmp_path, capsys):
+    # Intel's SDM: TILEZERO raises #UD while no tile configuration is loaded
+    program = get_isa("x86_amx").assemble("mov rax, 1\ntilezero tmm0\nret")
+    faulting = tmp_path / "fault.html"
+    faulting.write_text(page_html(build_model("x86_amx", {}, program, Init(), title="fault")), encoding="utf-8")
+    page = Page(browser, faulting)
+    page.page.keyboard.press("End")
+    assert page.by("fault").is_visible() and "#UD" in page.by("fault").text_content()
+    page.page.keyboard.press("ArrowLeft")
+    assert page.by("fault").is_hidden()
+    page.close()
+
+    loop = get_isa("x86_amx").assemble("mov rcx, 100\nagain:\nadd rax, 3\ndec rcx\njnz again\nret")
+    cut = tmp_path / "cut.html"
+    cut.write_text(page_html(build_model("x86_amx", {}, loop, Init(), max_steps=20)), encoding="utf-8")
+    page = Page(browser, cut)
+    assert page.by("truncated").is_visible() and "20" in page.by("truncated").text_content()
+    page.page.keyboard.press("End")
+    registers = page.cells("registers")
+    names = get_isa("x86_amx").new_state(get_isa("x86_amx").configure({}), None).register_names()
+    names = [name for name in names if name != "rip"]
+    assert registers[(names.index("rax"), 0)] == str(3 * 7)  # 20 steps: mov, 6 passes of 3, then the 7th add
+    page.close()
+
+    shown = tmp_path / "shown.html"
+    assert cli.main(["show", str(SEEDS["arm_sme"][0]), "--html", str(shown)]) == 0
+    page = Page(browser, shown)
+    trace = read_trace(SEEDS["arm_sme"][0])
+    program = get_isa("arm_sme").assemble("\n".join(trace.program))
+    assert page.by("listing").locator("li").count() == len(program.instructions)
+    page.page.keyboard.press("End")
+    assert page.step_number() == len(trace_model(trace)["steps"])  # the CLI's page is the model's run
+    page.close()
