@@ -171,3 +171,22 @@ def test_bad_inputs_are_refused_in_one_line(call, words):
     with pytest.raises(IsasimError) as caught:
         call()
     assert words in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_an_x86_tile_panel_is_shaped_by_its_tilecfg():
+    """A TILECFG image as Intel's SDM lays it out (palette in byte 0, colsb as 16-bit words from byte 16,
+    rows from byte 48) with 4 rows of 16 bytes: the tile panels are 4 x 16, and TILELOADD with a 32-byte
+    stride puts memory rows 0, 32, 64, 96 (16 bytes each) into them."""
+    tilecfg = bytearray(64)
+    tilecfg[0] = 1
+    for tile in range(3):
+        tilecfg[16 + 2 * tile], tilecfg[48 + tile] = 16, 4
+    memory = bytes(range(128))
+    init = Init(regs={"rcx": 0x10000, "rdi": 0x20000, "r8": 32},
+                memory=[(0x10000, bytes(tilecfg), True), (0x20000, memory, True)])
+    program = get_isa("x86_amx").assemble("ldtilecfg [rcx]\ntileloadd tmm1, [rdi+r8*1]\nret")
+    model = build_model("x86_amx", {}, program, init)
+    configured = {p["name"]: (p["size"], p["row_bytes"]) for p in model["steps"][0]["panels"]}
+    assert configured == {"tmm0": (64, 16), "tmm1": (64, 16), "tmm2": (64, 16)}
+    *_, final = rebuild(model)
+    assert bytes(final["tmm1"][1]) == b"".join(memory[32 * r:32 * r + 16] for r in range(4))

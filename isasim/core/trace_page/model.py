@@ -114,7 +114,9 @@ class _Builder:
         self.register_bytes = 8
         self.specs = {spec.name: spec for spec in self.isa.arrays(self.machine.config)}
         self.panels: dict[str, _Panel] = {}
-        self.row_bytes_seen: dict[str, int] = {}  # an array's row length, from the rows the journal wrote
+        # an array's row count as the journal showed it (a field "rows" written, or the rows a step wrote),
+        # which shapes an array whose ArraySpec has no row_bytes (x86: a tile of its configured rows x colsb)
+        self.rows_seen: dict[str, int] = {}
         self._add_registers()
         self._add_arrays(self.isa.observed_arrays(self.state))
         self.memory_panels: list[tuple[int, int, _Panel]] = []  # (start, end, panel), named regions
@@ -135,9 +137,18 @@ class _Builder:
     def _array_panel(self, name: str, data: bytes) -> _Panel:
         spec = self.specs.get(name)
         elements = tuple(spec.elements) if spec is not None else ("uint8",)
-        row_bytes = spec.row_bytes if spec is not None and spec.row_bytes else self.row_bytes_seen.get(name)
+        row_bytes = self._row_bytes(name, len(data))
         # open at first only when it holds something; the viewer opens a closed panel when a step writes it
         return _Panel(name, name, "arrays", data, row_bytes, elements, elements[0], show=any(data))
+
+    def _row_bytes(self, name: str, size: int) -> int:
+        spec = self.specs.get(name)
+        if spec is not None and spec.row_bytes:
+            return spec.row_bytes
+        rows = self.rows_seen.get(name)
+        if rows and size % rows == 0:
+            return size // rows
+        return _default_row_bytes(size)
 
     def _array_bytes(self, observed: dict[str, bytes], name: str) -> bytes | None:
         """An array's bytes now: as observed, or (an array of fixed size the state reports only when it is
@@ -199,9 +210,7 @@ class _Builder:
                     del self.panels[name]
                     removed.append(name)
                 continue
-            wanted_rows = self.specs[name].row_bytes if name in self.specs else None
-            wanted_rows = wanted_rows or self.row_bytes_seen.get(name) or _default_row_bytes(len(data))
-            if panel is None or panel.data.size != len(data) or panel.row_bytes != wanted_rows:
+            if panel is None or panel.data.size != len(data) or panel.row_bytes != self._row_bytes(name, len(data)):
                 panel = self._array_panel(name, data)
                 self.panels[name] = panel
                 changed.append(panel)
@@ -229,9 +238,11 @@ class _Builder:
             elif name in self.specs and where.field is None:
                 if arrays is not None:
                     arrays.add(name)
-                if where.subscript is not None and isinstance(write.new, (bytes, bytearray)) and write.new:
-                    self.row_bytes_seen[name] = len(write.new)
+                if isinstance(where.subscript, int) and where.subscript >= 0:
+                    self.rows_seen[name] = max(self.rows_seen.get(name, 0), where.subscript + 1)
             else:  # a field, a flag, a configuration: the model cannot place it, so read everything again
+                if name in self.specs and where.field == "rows" and isinstance(write.new, int):
+                    self.rows_seen[name] = write.new
                 registers, arrays = True, None
         spans.extend((address, address + len(data)) for kind, address, data in accesses if kind == "write")
         if registers:
