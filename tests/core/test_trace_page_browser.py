@@ -249,3 +249,39 @@ def test_fault_and_truncation_banners_and_the_cli_page(browser, tmp_path, capsys
     page.page.keyboard.press("End")
     assert page.step_number() == len(trace_model(trace)["steps"])  # the CLI's page is the model's run
     page.close()
+
+
+def test_keyboard_only_use_print_view_and_the_notebook_fragment(browser, tmp_path):
+    from isasim.core.trace_page import fragment_html
+
+    model = trace_model(read_trace(SEEDS["x86_amx"][0]))
+    page_file = tmp_path / "keys.html"
+    page_file.write_text(page_html(model), encoding="utf-8")
+    page = Page(browser, page_file)
+    page.by("step-forward").focus()
+    page.page.keyboard.press("Enter")
+    page.page.keyboard.press("Space")
+    assert page.step_number() == 2
+    page.page.keyboard.press("Tab")  # to "last"
+    assert page.page.evaluate("document.activeElement.dataset.testid") == "step-last"
+    assert page.page.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "none"
+    line = page.by("listing").locator('[data-index="3"]')
+    line.focus()
+    page.page.keyboard.press("Enter")
+    assert "breakpoint" in line.get_attribute("class") and line.get_attribute("aria-pressed") == "true"
+    page.page.emulate_media(media="print")
+    assert page.by("step-forward").is_hidden() and page.by("slider").is_hidden()
+    assert page.by("panel-C").is_visible()
+    page.page.emulate_media(media="screen")
+    page.close()
+
+    notebook = tmp_path / "notebook.html"
+    notebook.write_text("<!DOCTYPE html><html><body><h1>a notebook cell</h1>" + fragment_html(model) + "</body></html>",
+                        encoding="utf-8")
+    page = Page(browser, notebook)
+    frame = page.page.frame_locator("iframe.isasim-viewer-frame")
+    assert frame.get_by_test_id("step-number").text_content() == "0"
+    frame.get_by_test_id("step-forward").click()
+    assert frame.get_by_test_id("step-number").text_content() == "1"
+    page.requests = [url for url in page.requests if url != "about:srcdoc"]  # the fragment's own document
+    page.close()
