@@ -1,8 +1,9 @@
 """The interactive trace page in a real browser (headless Chromium driven by Playwright): each engine's seed
 example is stepped both ways by keys, buttons, the slider and a breakpoint, and the cells the page shows are
 compared with the trace's expected memory (C as the examples' generators computed it with numpy integer
-products, not with the simulator) and with the model's own bytes; the floating-point views are checked against numpy's fp16/fp32 and ml_dtypes' bf16; the
-page must make no request beyond its own file and log no error.  Screenshots go to docs/screenshots/.
+products, not with the simulator) and with the model's own bytes; the floating-point views are checked
+against numpy's fp16/fp32 and ml_dtypes' bf16; the page must make no request beyond its own file and log no
+error.  Screenshots go to docs/screenshots/.
 """
 
 from __future__ import annotations
@@ -72,13 +73,13 @@ class Page:
     def cells(self, panel: str) -> dict[tuple[int, int], str]:
         values = self.page.eval_on_selector_all(
             f'[data-testid="panel-{panel}"] td[data-row]',
-            "cells => cells.map(c => [Number(c.dataset.row), Number(c.dataset.col), c.dataset.value, "
-            "c.classList.contains('written')])")
-        return {(row, col): value for row, col, value, _written in values}
+            "cells => cells.map(c => [Number(c.dataset.row), Number(c.dataset.col), c.dataset.value])")
+        return {(row, col): value for row, col, value in values}
 
     def written(self, panel: str) -> set[tuple[int, int]]:
-        values = self.page.eval_on_selector_all(f'[data-testid="panel-{panel}"] td.written',
-                                                "cells => cells.map(c => [Number(c.dataset.row), Number(c.dataset.col)])")
+        values = self.page.eval_on_selector_all(
+            f'[data-testid="panel-{panel}"] td.written',
+            "cells => cells.map(c => [Number(c.dataset.row), Number(c.dataset.col)])")
         return {tuple(v) for v in values}
 
     def close(self) -> None:
