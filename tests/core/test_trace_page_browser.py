@@ -3,11 +3,13 @@ example is stepped both ways by keys, buttons, the slider and a breakpoint, and 
 compared with the trace's expected memory (C as the examples' generators computed it with numpy integer
 products, not with the simulator) and with the model's own bytes; the floating-point views are checked
 against numpy's fp16/fp32 and ml_dtypes' bf16; the page must make no request beyond its own file and log no
-error.  Screenshots go to docs/screenshots/.
+error.  With ISASIM_SCREENSHOTS=1 the pages are also saved as the docs' screenshots (docs/screenshots/);
+otherwise into the test's temporary folder, so a test run leaves the checkout as it was.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -181,8 +183,9 @@ def test_step_an_engine_seed_example_both_ways_in_the_browser(browser, tmp_path,
     if isa_name == "ascend_cube":
         page.by("heatmap").check()
     page.page.evaluate("window.scrollTo(0, 0)")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.page.screenshot(path=str(SCREENSHOTS / f"viewer-{isa_name}.png"))
+    folder = SCREENSHOTS if os.environ.get("ISASIM_SCREENSHOTS") == "1" else tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
+    page.page.screenshot(path=str(folder / f"viewer-{isa_name}.png"))
     page.close()
 
 
