@@ -262,6 +262,13 @@ class Isa:
         and ``macs``; a size the kernel does not take is refused in one line."""
         raise ConfigError(f"{self.name} has no kernels")
 
+    def element_workings(self, instruction: Instruction, before: Any, after: Any) -> list:
+        """For the trace viewer: how each element ``instruction`` wrote was computed, as a list of
+        core.explain.model.ElementWorking.  ``before`` and ``after`` are core Machines holding the state just
+        before and just after the step (only ``after`` may be the caller's own machine; neither may be changed).
+        An instruction the ISA gives no element account for: [] (the default)."""
+        return []
+
     def debug_target(self, config: dict) -> Any:
         """The registers a gdb client sees (``isasim gdbserver``): a core.debug_target.DebugTarget for the
         configuration (the CPU model's vector registers, the SVL).  None: no debugger architecture fits."""

@@ -216,3 +216,23 @@ NO_FIELD = BitField(0, 0, "", 0, "", binary=False)
 def listed_fields(unit: EncodingUnit) -> list[BitField]:
     """The fields a table lists for ``unit``: its own, or one empty row so that the unit still shows."""
     return unit.fields or [NO_FIELD]
+
+
+@dataclass
+class ElementWorking:
+    """How one element a step wrote was computed, from that step's own data: what the trace viewer shows when
+    the element is clicked (an ISA's ``Isa.element_workings``).  The blocks are made by the same functions
+    that write ``isasim explain``'s account of a worked element, so the page and the terminal agree.
+
+    location: the array the element is in ("tmm0", "za", "l0c") or "memory" for bytes in memory;
+    offset:   its first byte in that array (for memory: its address);
+    size:     its bytes;
+    title:    what it is, e.g. "C[1][2] = tmm0 row 1, dword 2";
+    blocks:   the account (Table, Paragraph, Check ...), ending with the Check of the value the machine wrote.
+    """
+
+    location: str
+    offset: int
+    size: int
+    title: str
+    blocks: list = field(default_factory=list)
