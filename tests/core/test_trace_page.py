@@ -8,17 +8,21 @@ examples' generators computed as numpy integer products, without the simulator.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from isasim.core.errors import IsasimError
-from isasim.core.isa import get_isa
+from isasim.core.explain.model import Check, ElementWorking, Paragraph
+from isasim.core.isa import Isa, get_isa
 from isasim.core.machine import Machine
-from isasim.core.trace import Init, read_trace
-from isasim.core.trace_page import build_model, fragment_html, page_html, trace_model
+from isasim.core.trace import Init, RegionView, read_trace
+from isasim.core.trace_page import build_model, fragment_html, page_html, trace_model, unpack_workings_html
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SEEDS = {"x86_amx": EXAMPLES / "x86_amx" / "int8_block.trace.json",
@@ -190,3 +194,174 @@ def test_an_x86_tile_panel_is_shaped_by_its_tilecfg():
     assert configured == {"tmm0": (64, 16), "tmm1": (64, 16), "tmm2": (64, 16)}
     *_, final = rebuild(model)
     assert bytes(final["tmm1"][1]) == b"".join(memory[32 * r:32 * r + 16] for r in range(4))
+
+
+# ---- click-for-working: each step's accounts of the elements it wrote --------------------------------------
+
+_MACHINE_VALUE = re.compile(r"machine <code>([^<]*)</code>")
+
+
+def has_workings_hook(isa_name: str) -> bool:
+    return type(get_isa(isa_name)).element_workings is not Isa.element_workings
+
+
+def machine_value(working: dict, text: str) -> str:
+    """The value the account's last Check says the machine wrote, as html_block rendered it."""
+    found = _MACHINE_VALUE.findall(text)
+    assert found, f"no Check in the account of {working['title']}"
+    return html.unescape(found[-1])
+
+
+def decoded(text: str, data: bytes):
+    """``data`` (little-endian) read the way ``text`` writes a number: hex as unsigned, a decimal integer as
+    signed, anything else as an IEEE float of the data's width."""
+    if text.lower().startswith(("0x", "-0x")):
+        return int(text, 16), int.from_bytes(data, "little")
+    try:
+        return int(text), int.from_bytes(data, "little", signed=True)
+    except ValueError:
+        dtype = {2: "<f2", 4: "<f4", 8: "<f8"}[len(data)]
+        return float(text), float(np.frombuffer(data, dtype=dtype)[0])
+
+
+def expected_c(trace) -> tuple[int, np.ndarray]:
+    """The trace's expected C (the examples' generators computed it with numpy integer products) as int32 rows
+    of the C region's declared shape, and the region's address."""
+    view = next(v for v in trace.init.views if v.name == "C")
+    data = next(d for address, d in trace.expect["memory"] if address == view.address)
+    rows, cols = view.shape
+    return view.address, np.frombuffer(data[:rows * cols * 4], dtype="<i4").reshape(rows, cols)
+
+
+def c_of(isa_name: str, model: dict, step: dict, working: dict) -> tuple[int, int] | None:
+    """The element of C that ``working`` (written by ``step``) holds in the seed example, or None where the
+    value is still a partial sum.  Each layout is the one the example's source describes."""
+    panel, offset = working["panel"], working["offset"]
+    if panel == "C":  # memory: C itself (a row of C is its declared columns of int32)
+        row_bytes = next(p["row_bytes"] for p in model["initial"]["panels"] if p["name"] == "C")
+        return offset // row_bytes, offset % row_bytes // 4
+    if isa_name == "x86_amx" and panel == "tmm0":
+        # int8_block.s: tilezero tmm0, then one TDPBUSD: tmm0 row m, dword n is C[m][n] (rows of 64 bytes)
+        return offset // 64, offset % 64 // 4
+    if isa_name == "arm_sme" and panel == "za":
+        # udot_gemm.s at SVL 512 (x3 = 3 row quads, x4 = 2 column blocks, x5 = 6 k groups): the n-th UDOT
+        # of the run is column block n // 18, row quad n // 6 % 3, k group n % 6; ZA vector r * 16 (64 bytes)
+        # lane j holds C[4q + r][16cb + j], complete after the last k group
+        udots = [s["index"] for s in model["steps"]
+                 if model["listing"][s["instruction"]]["text"].lower().startswith("udot")]
+        n = udots.index(step["index"])
+        if n % 6 != 5:
+            return None
+        vector, lane = offset // 64, offset % 64 // 4
+        assert vector % 16 == 0, f"a UDOT vgx4 at w8 = 0 writes ZA vectors 0, 16, 32, 48, not {vector}"
+        return 4 * (n // 6 % 3) + vector // 16, 16 * (n // 18) + lane
+    if isa_name == "ascend_cube" and panel == "l0c":
+        # int8_gemm.s: L0C holds C (30 x 40 int32) as Nz, column blocks of 16 columns, 32 rows each (the
+        # Fixpipe's srcStride): element (m, n) at int32 index ((n // 16) * 32 + m) * 16 + n % 16
+        index = offset // 4
+        block, rest = divmod(index, 32 * 16)
+        return rest // 16, 16 * block + rest % 16
+    return None
+
+
+@pytest.mark.parametrize("isa_name", sorted(SEEDS))
+def test_the_seed_examples_carry_the_workings_of_their_multiplies(isa_name):
+    if not has_workings_hook(isa_name):
+        pytest.skip(f"{isa_name} has no Isa.element_workings yet (isasim/{isa_name}/explain/workings.py)")
+    trace = read_trace(SEEDS[isa_name])
+    model = trace_model(trace)
+    assert model["workings"] and model["workings_truncated"] is None
+    kinds = {"x86_amx": ("tdpbusd",), "arm_sme": ("udot",), "ascend_cube": ("mmad", "fixpipe")}[isa_name]
+    explained = {model["listing"][s["instruction"]]["text"].split("(")[0].split()[0].lower()
+                 for s in model["steps"] if s.get("workings")}
+    assert set(kinds) <= explained, f"steps with workings: {explained}"
+    assert not [s["workings_error"] for s in model["steps"] if "workings_error" in s]
+    _address, want = expected_c(trace)
+    compared = 0
+    states = rebuild(model)
+    next(states)
+    for step in model["steps"]:
+        panels = next(states)
+        texts = unpack_workings_html(step)
+        assert len(texts) == len(step.get("workings", ()))
+        for working, account in zip(step.get("workings", ()), texts):
+            assert working["equal"], working["title"]
+            # consistency: the account's machine value is the model's bytes there after the step
+            data = bytes(panels[working["panel"]][1][working["offset"]:working["offset"] + working["size"]])
+            text = machine_value(working, account)
+            shown, stored = decoded(text, data)
+            assert shown == stored, (step["index"], working["title"], text, data.hex())
+            # outside truth: where the element is an element of C, the trace's expected C
+            where = c_of(isa_name, model, step, working)
+            if where is not None:  # (an account may write a dword as hex, i.e. unsigned: compared as 32 bits)
+                assert shown % 2**32 == int(want[where]) % 2**32, (step["index"], working["title"], where)
+                compared += 1
+    # every element of C was compared at least once (a Fixpipe and an Mmad: twice)
+    assert compared >= want.size
+
+
+def _fake_workings(isa_self, instruction, before, after):
+    """Accounts for the plumbing test: the bytes the step wrote, read from ``before`` and ``after``."""
+    text = instruction.text.lower()
+    if text.startswith("mov dword ptr"):
+        old = before.memory.read(0x2004, 4).hex()
+        new = after.memory.read(0x2004, 4).hex()
+        return [ElementWorking("memory", 0x2004, 4, "C[0][1] <b>", [Paragraph(f"was {old} & now <{new}>"),
+                                                                       Check("C[0][1]", new, new)]),
+                ElementWorking("memory", 0x9000, 4, "not on the page", [Check("x", "1", "1")]),
+                ElementWorking("rax", 0, 8, "rax", [Check("rax", "1", "2")])]
+    if text.startswith("boom"):
+        raise RuntimeError("no\nmore")
+    return []
+
+
+def test_workings_are_placed_in_their_panels_and_escaped(monkeypatch):
+    """The page's side of the hook: a memory address lands in the named region that holds it, at its offset
+    there; an address no panel shows is dropped; a register lands in its row; a Check that differs is marked;
+    the text is escaped by html_block; ``before`` is the state before the step."""
+    isa = get_isa("x86_amx")
+    monkeypatch.setattr(type(isa), "element_workings", _fake_workings)
+    program = isa.assemble("mov rax, 7\nmov dword ptr [rdi+4], 5\nret")
+    init = Init(regs={"rdi": 0x2000}, memory=[(0x2000, bytes(16), True)],
+                views=[RegionView("C", 0x2000, "int32", (2, 2))])
+    model = build_model("x86_amx", {}, program, init)
+    assert model["workings"] and model["workings_until"] is None and model["workings_truncated"] is None
+    workings = model["steps"][1]["workings"]
+    assert [(w["panel"], w["offset"], w["size"]) for w in workings] == [("C", 4, 4), ("registers", 0, 8)]
+    c, rax = workings
+    assert c["title"] == "C[0][1] <b>" and c["equal"] and not rax["equal"]
+    c_html, rax_html = unpack_workings_html(model["steps"][1])
+    assert "was 00000000 &amp; now &lt;05000000&gt;" in c_html and "<b>" not in c_html
+    assert "machine <code>2</code>" in rax_html
+    names = model["initial"]["panels"][0]["labels"]
+    assert rax["offset"] == 8 * names.index("rax")
+    assert "workings" not in model["steps"][0] and "workings" not in model["steps"][2]
+
+
+def test_workings_stop_at_their_step_limit_or_budget_and_say_so(monkeypatch):
+    isa = get_isa("x86_amx")
+    monkeypatch.setattr(type(isa), "element_workings", _fake_workings)
+    program = isa.assemble("mov rcx, 3\nagain:\nmov dword ptr [rdi+4], 5\ndec rcx\njnz again\nret")
+    init = Init(regs={"rdi": 0x2000}, memory=[(0x2000, bytes(16), True)],
+                views=[RegionView("C", 0x2000, "int32", (2, 2))])
+    whole = build_model("x86_amx", {}, program, init)
+    assert [s["index"] for s in whole["steps"] if s.get("workings")] == [1, 4, 7]
+    by_steps = build_model("x86_amx", {}, program, init, workings_steps=4)
+    assert [s["index"] for s in by_steps["steps"] if s.get("workings")] == [1]
+    assert by_steps["workings_until"] == 4 and "from step 5 on" in by_steps["workings_truncated"]
+    one = len(whole["steps"][1]["workings_html"]) + sum(len(json.dumps(w)) for w in whole["steps"][1]["workings"])
+    by_size = build_model("x86_amx", {}, program, init, workings_budget=2 * one + 10)
+    assert [s["index"] for s in by_size["steps"] if s.get("workings")] == [1, 4]
+    assert by_size["workings_until"] == 7 and "budget" in by_size["workings_truncated"]
+    assert len(by_size["steps"]) == len(whole["steps"]) and by_size["truncated"] is None
+
+
+def test_a_failing_account_is_named_on_its_step_and_an_isa_without_the_hook_has_none(monkeypatch):
+    isa = get_isa("x86_amx")
+    monkeypatch.setattr(type(isa), "element_workings", lambda self, ins, before, after: 1 / 0)
+    model = build_model("x86_amx", {}, isa.assemble("mov rax, 1\nret"), Init())
+    assert model["steps"][0]["workings_error"] == "ZeroDivisionError: division by zero"
+    monkeypatch.setattr(type(isa), "element_workings", Isa.element_workings)
+    plain = build_model("x86_amx", {}, isa.assemble("mov rax, 1\nret"), Init())
+    assert plain["workings"] is False and plain["workings_until"] is None
+    assert not any("workings" in s or "workings_error" in s for s in plain["steps"])

@@ -12,12 +12,24 @@ from functools import lru_cache
 from importlib import resources
 
 from ..errors import IsasimError
+from ..explain.palette import CYCLE_FILLS, ROLES
 from .model import FORMAT
 
 
 @lru_cache(maxsize=None)
 def _asset(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=None)
+def _role_css() -> str:
+    """The explain palette's role colours for the accounts of written elements (html_block marks a cell with
+    class r-<role>, or r-k<i> / r-field<i> for the cycling roles), so a colour means what it means in
+    isasim explain's pages."""
+    rules = [f".iv-working .r-{name} {{ background: {fill}; font-weight: 700; }}" for name, (fill, _) in ROLES.items()]
+    rules += [f".iv-working .r-k{i}, .iv-working .r-field{i} {{ background: {fill}; font-weight: 700; }}"
+              for i, fill in enumerate(CYCLE_FILLS)]
+    return "\n".join(rules)
 
 
 def _json_for_script(model: dict) -> str:
@@ -45,7 +57,7 @@ def page_html(model: dict) -> str:
         # the page may run only its own inline script and style, and fetch nothing
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
         "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
-        f"<title>{title} · isasim</title>\n<style>\n{_asset('viewer.css')}\n</style>\n</head>\n<body>\n"
+        f"<title>{title} · isasim</title>\n<style>\n{_asset('viewer.css')}\n{_role_css()}\n</style>\n</head>\n<body>\n"
         "<div id=\"isasim-viewer\" class=\"isasim-viewer\"><noscript>This page needs JavaScript to show the "
         "steps of the run.</noscript></div>\n"
         f"<script type=\"application/json\" id=\"isasim-model\">{_json_for_script(model)}</script>\n"

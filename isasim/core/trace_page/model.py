@@ -14,6 +14,13 @@
   (x86: LDTILECFG configures tiles), ``panels`` (whole new definitions, applied before the patches) and
   ``removed`` (names of panels the state no longer holds).
 - ``truncated``: None, or a sentence saying which steps the page leaves out and why.
+- ``workings``: whether the ISA gives accounts of the elements a step writes (``Isa.element_workings``);
+  then a step that has any carries ``workings``: ``[{"panel", "offset", "size", "title", "equal"}]`` (the
+  element's panel and its byte offset there, and whether every check in its account agreed) and
+  ``workings_html``: the accounts as core.explain.html_page renders them, a JSON list in the same order,
+  gzip-compressed and base64-encoded (an Mmad's 1,200 tables of 70 products are 13 MB of HTML, 1 MB so);
+  ``workings_truncated`` is None or a sentence saying from which step on the accounts were left out
+  (``workings_until``: the index of the first step without them) to keep the page small.
 
 Nothing here knows an ISA: registers come from ``state.register_names()``/``read_register``, arrays from
 ``Isa.arrays`` and ``Isa.observed_arrays``, memory from the init's named regions, and what a step changed
@@ -22,13 +29,18 @@ from its journal writes (a register name, an array name, or a memory address).
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import IsasimError
-from ..isa import get_isa
+from ..explain.html_page import html_block
+from ..explain.model import Check
+from ..isa import Isa, get_isa
 from ..machine import Machine
 from ..numerics import ELEMENT_TYPES
 from ..program import Program
@@ -39,6 +51,10 @@ PAGE_STEP_LIMIT = 100_000  # the steps a page holds unless told otherwise
 DEFAULT_PATCH_BUDGET = 20 * 1024 * 1024  # characters of patch hex the page may hold (about 10 MB of changes)
 MAX_UNNAMED_REGION = 16 * 1024  # an init region without a name is shown when at most this big
 REGISTER_TYPES = ("uint64", "int64")
+# The accounts of written elements (click-for-working) are kept for at most this many steps and this many
+# characters as stored (compressed HTML): a 100,000-step kernel writes too many elements to explain each one.
+WORKINGS_STEP_LIMIT = 5_000
+DEFAULT_WORKINGS_BUDGET = 8 * 1024 * 1024
 # Changed bytes closer than this are sent as one patch: fewer, slightly longer patches are smaller in JSON.
 MERGE_GAP = 8
 
@@ -100,6 +116,70 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 def _element_size(element: str) -> int:
     return ELEMENT_TYPES[element].size if element in ELEMENT_TYPES else 1
+
+
+class _Workings:
+    """The accounts of the elements each step writes (``Isa.element_workings``), while the budget lasts.
+
+    The hook wants the machine as it was just before the step.  A second machine runs the same program one
+    step behind the model's and is that state: stepping it costs about what the step itself costs, where a
+    checkpoint per step would copy every mapped byte (a 2 MB buffer 5,000 times).  It exists only for an ISA
+    that overrides the hook, and is dropped once the accounts stop."""
+
+    def __init__(self, builder: "_Builder", config: dict, program: Program, init: Init, step_limit: int,
+                 budget: int):
+        self.builder = builder
+        self.before: Machine | None = Machine(builder.isa, config)
+        self.before.load_init(program, init)
+        self.step_limit, self.budget, self.size = step_limit, budget, 0
+        self.until: int | None = None  # the first step whose accounts were left out
+        self.reason = ""
+
+    def _stop(self, index: int, reason: str) -> None:
+        self.until, self.reason, self.before = index, reason, None
+
+    def after_step(self, record: Any, after: Machine, step: dict) -> None:
+        """The step's accounts into ``step`` (``workings``, ``workings_html``, or the hook's error in one line
+        as ``workings_error``); then the second machine takes the same step."""
+        before = self.before
+        if before is None:
+            return
+        if record.index >= self.step_limit:
+            self._stop(record.index, f"the page keeps them for the first {self.step_limit:,} steps")
+            return
+        kept: list[tuple[dict, str]] = []
+        if record.fault is None:
+            try:
+                workings = self.builder.isa.element_workings(record.instruction, before, after)
+            except Exception as failure:  # an account that fails must not cost the page: the step says so
+                workings = []
+                step["workings_error"] = f"{type(failure).__name__}: {failure}".splitlines()[0]
+            kept = [w for w in (self.builder.working(working) for working in workings) if w is not None]
+        if kept:
+            packed = _pack([text for _where, text in kept])
+            size = len(packed) + sum(len(json.dumps(where)) for where, _text in kept)
+            if self.size + size > self.budget:
+                self._stop(record.index, f"they would pass the page's budget of "
+                                         f"{self.budget / (1024 * 1024):g} MB for them")
+                return
+            self.size += size
+            step["workings"] = [where for where, _text in kept]
+            step["workings_html"] = packed
+        if not before.finished:
+            before.step()
+
+
+def _pack(texts: list[str]) -> str:
+    """A list of strings as the page stores them: JSON, gzip (no time stamp: the same run gives the same
+    page), base64.  The page's script unpacks it with the browser's DecompressionStream."""
+    data = json.dumps(texts, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return base64.b64encode(gzip.compress(data, compresslevel=6, mtime=0)).decode("ascii")
+
+
+def unpack_workings_html(step: dict) -> list[str]:
+    """A step's accounts as HTML, in the order of its ``workings`` ([] for a step without any)."""
+    packed = step.get("workings_html")
+    return json.loads(gzip.decompress(base64.b64decode(packed))) if packed else []
 
 
 class _Builder:
@@ -188,6 +268,38 @@ class _Builder:
             self.panels[name] = panel
             self.memory_panels.append((address, address + size, panel))
 
+    # ---- the account of one written element --------------------------------------------------------------
+    def place(self, location: str, offset: int, size: int) -> tuple[str, int] | None:
+        """The panel and byte offset that show ``size`` bytes at ``offset`` of ``location`` (an array's name,
+        a register's, or "memory" with an address); None where the page shows no such bytes."""
+        if location == "memory":
+            for start, end, panel in self.memory_panels:
+                if start <= offset and offset + size <= end:
+                    return panel.name, offset - start
+            return None
+        if location in self.register_row:
+            if offset + size > self.register_bytes:
+                return None
+            return "registers", self.register_row[location] * self.register_bytes + offset
+        panel = self.panels.get(location)
+        if panel is None or panel.group != "arrays" or offset + size > panel.data.size:
+            return None
+        return panel.name, offset
+
+    def working(self, working: Any) -> tuple[dict, str] | None:
+        """One ElementWorking as the page keeps it: where it is and what it says, and its HTML (None: it
+        names bytes the page does not show)."""
+        if not isinstance(working.offset, int) or not isinstance(working.size, int) or working.size <= 0 \
+                or working.offset < 0:
+            return None
+        placed = self.place(working.location, working.offset, working.size)
+        if placed is None:
+            return None
+        checks = [block for block in working.blocks if isinstance(block, Check)]
+        return ({"panel": placed[0], "offset": placed[1], "size": working.size, "title": str(working.title),
+                 "equal": bool(checks) and all(check.equal for check in checks)},
+                "".join(html_block(block) for block in working.blocks))
+
     # ---- one step ---------------------------------------------------------------------------------------
     def _patch(self, panel: _Panel, new: np.ndarray, start: int, patches: list) -> None:
         """Patches for ``panel``'s bytes [start, start+len(new)) becoming ``new``, and the panel updated."""
@@ -217,7 +329,7 @@ class _Builder:
                 continue
             self._patch(panel, np.frombuffer(data, dtype=np.uint8), 0, patches)
 
-    def step(self) -> dict:
+    def step(self, workings: _Workings | None = None) -> dict:
         machine = self.machine
         with machine.memory.record_accesses() as accesses:
             record = machine.step()
@@ -264,6 +376,8 @@ class _Builder:
             step["panels"] = [panel.definition() for panel in changed]
         if removed:
             step["removed"] = removed
+        if workings is not None:
+            workings.after_step(record, machine, step)
         return step
 
 
@@ -273,12 +387,17 @@ def _listing(program: Program) -> list[dict]:
 
 
 def build_model(isa_name: str, config: dict, program: Program, init: Init, *, max_steps: int = PAGE_STEP_LIMIT,
-                title: str = "", patch_budget: int = DEFAULT_PATCH_BUDGET) -> dict:
+                title: str = "", patch_budget: int = DEFAULT_PATCH_BUDGET,
+                workings_steps: int = WORKINGS_STEP_LIMIT, workings_budget: int = DEFAULT_WORKINGS_BUDGET) -> dict:
     """Run ``program`` from ``init`` and return the page's model (see the module's text).
 
     Stops at the program's end, at a fault (the faulting step is the last, with its ``fault``), after
     ``max_steps`` steps, or once the patches hold ``patch_budget`` characters of hex; the last two set
-    ``truncated``."""
+    ``truncated``.  The accounts of written elements are kept for the first ``workings_steps`` steps while
+    their HTML stays within ``workings_budget`` characters; past that ``workings_truncated`` says so."""
+    for name, value in (("workings_steps", workings_steps), ("workings_budget", workings_budget)):
+        if not isinstance(value, int) or value < 0:
+            raise IsasimError(f"{name} must be a whole number, not {value!r}")
     if not isinstance(max_steps, int) or max_steps < 0:
         raise IsasimError(f"max_steps must be a whole number of steps, not {max_steps!r}")
     get_isa(isa_name)  # an unknown ISA is refused by its name before the program is looked at
@@ -288,6 +407,9 @@ def build_model(isa_name: str, config: dict, program: Program, init: Init, *, ma
         raise IsasimError(f"the program is for {program.isa}, not {isa_name}")
     builder = _Builder(isa_name, config, program, init)
     machine = builder.machine
+    # only an ISA that overrides the hook pays for the machine one step behind
+    explains = type(builder.isa).element_workings is not Isa.element_workings
+    workings = _Workings(builder, config, program, init, workings_steps, workings_budget) if explains else None
     initial = {"panels": [panel.definition() for panel in builder.panels.values()]}
     steps: list[dict] = []
     truncated = None
@@ -303,17 +425,24 @@ def build_model(isa_name: str, config: dict, program: Program, init: Init, *, ma
             truncated = (f"The page shows the first {len(steps):,} steps: their changes fill the page's budget "
                          f"of {patch_budget // (1024 * 1024)} MB of changes, and the run had not ended there.")
             break
-        step = builder.step()
+        step = builder.step(workings)
         size += sum(len(patch[2]) for patch in step["patches"]) + sum(
             len(panel["data"]) for panel in step.get("panels", ()))
         steps.append(step)
     end = {"steps": machine.steps, "halted": machine.halted,
            "fault": None if machine.fault is None else {"kind": machine.fault.kind, "rule": machine.fault.rule,
                                                         "index": machine.fault.index}}
+    workings_truncated = None
+    if workings is not None and workings.until is not None:
+        workings_truncated = (f"How each written element was computed is shown for steps 1 to {workings.until:,}; "
+                              f"from step {workings.until + 1:,} on it was left out ({workings.reason}): "
+                              f"isasim explain gives it for any instruction.")
     return {"format": FORMAT, "isa": builder.isa.name, "config": _jsonable(machine.config),
             "config_title": builder.isa.config_title(machine.config), "title": title or "isasim trace",
             "listing": _listing(program), "initial": initial, "steps": steps, "end": end,
-            "truncated": truncated}
+            "truncated": truncated, "workings": explains,
+            "workings_until": None if workings is None else workings.until,
+            "workings_truncated": workings_truncated}
 
 
 def _jsonable(value: Any) -> Any:

@@ -159,6 +159,9 @@
   ]);
   var truncated = model.truncated ? el("div", {className: "iv-banner iv-truncated", "data-testid": "truncated",
                                                role: "status", text: "Cut short: " + model.truncated}) : null;
+  var workingsCut = model.workings_truncated ? el("div", {className: "iv-banner iv-truncated",
+                                                         "data-testid": "workings-truncated", role: "status",
+                                                         text: model.workings_truncated}) : null;
   var faultBanner = el("div", {className: "iv-banner iv-fault", "data-testid": "fault", role: "alert", hidden: ""});
 
   function button(label, testid, title, onClick) {
@@ -194,6 +197,8 @@
   ]);
   var legend = el("div", {className: "iv-legend"}, [
     el("span", {className: "iv-swatch written", text: "12"}), el("span", {text: " written by this step"}),
+    model.workings ? el("span", {className: "iv-swatch written has-working", text: "12"}) : null,
+    model.workings ? el("span", {text: " click for how it was computed"}) : null,
     el("span", {className: "iv-swatch iv-bp-swatch", text: "●"}), el("span", {text: " breakpoint"}),
     legendHeat
   ]);
@@ -204,7 +209,10 @@
              "mark it; \"run\" then stops after the next step that runs a marked line. Each panel shows its " +
              "bytes in the type chosen beside it; cells the step just run changed are outlined. Large buffers " +
              "show " + MAX_ROWS + " rows at a time and follow the rows a step writes. The page needs no network."}),
-    el("p", {text: "Not in this page yet: clicking an element to see how it was computed (use isasim explain)."})
+    el("p", {text: model.workings
+      ? "Click a cell the step wrote (or press Enter on it) to see how it was computed from that step's data: " +
+        "cells with a mark in their corner have an account; Esc closes it."
+      : "This ISA gives no account of how an element was computed yet: use isasim explain."})
   ]);
 
   var listing = el("ol", {className: "iv-listing", "data-testid": "listing", "aria-label": "program"});
@@ -236,9 +244,97 @@
     el("h2", {text: "registers"}), groups.registers]);
   var layout = el("div", {className: "iv-layout"}, [
     el("div", {className: "iv-left"}, [el("h2", {text: "program"}), listing]), panelsBox]);
-  [header, truncated, controls, status, faultBanner, legend, help, layout].forEach(function (node) {
-    if (node) root.appendChild(node);
-  });
+  // ---- how a written element was computed (the step's "workings", made by isasim's explain) ------------
+  var workingTitle = el("h2", {id: "iv-working-title", "data-testid": "working-title"});
+  var workingBody = el("div", {className: "iv-working-body", "data-testid": "working-body"});
+  var workingClose = button("✕ close", "working-close", "close (Esc)", function () { closeWorking(true); });
+  var workingBox = el("aside", {className: "iv-working", "data-testid": "working", role: "dialog",
+                                "aria-labelledby": "iv-working-title", hidden: ""}, [
+    el("div", {className: "iv-working-head"}, [workingTitle, workingClose]), workingBody]);
+  var workingFrom = null; // {panel, offset} of the cell whose working is open, to give it focus back
+
+  function workingsAt(t, panel, offset, size) {
+    if (t < 1) return [];
+    return (steps[t - 1].workings || []).filter(function (w) {
+      return w.panel === panel && w.offset < offset + size && offset < w.offset + w.size;
+    });
+  }
+
+  // A step's accounts are stored gzip-compressed (model.py's _pack): unpacked on first use, then kept.
+  var unpacked = new Map();
+  function workingsHtml(t) {
+    if (!unpacked.has(t)) {
+      var binary = atob(steps[t - 1].workings_html), bytes = new Uint8Array(binary.length);
+      for (var i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      unpacked.set(t, new Response(stream).text().then(JSON.parse));
+    }
+    return unpacked.get(t);
+  }
+
+  function missingText(t) {
+    var step = steps[t - 1];
+    if (step.workings_error) return "isasim could not give the account of this step: " + step.workings_error;
+    if (model.workings_until !== null && model.workings_until !== undefined && t - 1 >= model.workings_until) {
+      return "Left out of this page: " + model.workings_truncated;
+    }
+    if (!model.workings) return "No account for this instruction yet: isasim gives none for " + model.isa +
+      " elements (isasim explain describes the instruction).";
+    return "No account for this instruction yet (isasim explain describes the instruction).";
+  }
+
+  var opened = 0; // which opening of the panel a late unpacking belongs to
+
+  function openWorking(cell) {
+    var panel = cell.closest("[data-panel]").dataset.panel;
+    var offset = Number(cell.dataset.offset), size = Number(cell.dataset.size);
+    var t = ui.t, found = workingsAt(t, panel, offset, size), ticket = ++opened;
+    workingFrom = {panel: panel, offset: offset};
+    workingBody.replaceChildren();
+    if (found.length) {
+      workingTitle.textContent = found.map(function (w) { return w.title; }).join("; ");
+      workingBody.appendChild(el("p", {className: "iv-working-wait", text: "unpacking…"}));
+      workingsHtml(t).then(function (texts) {
+        if (ticket !== opened) return;
+        var all = steps[t - 1].workings;
+        workingBody.replaceChildren();
+        found.forEach(function (w) {
+          var part = el("section", {className: "iv-working-part", "data-testid": "working-part"});
+          if (found.length > 1) part.appendChild(el("h3", {text: w.title}));
+          if (!w.equal) part.appendChild(el("p", {className: "iv-working-bad", text: "The account and the " +
+                                                   "machine disagree here (see the last line)."}));
+          var content = el("div");
+          content.innerHTML = texts[all.indexOf(w)]; // made by isasim's html_block, which escapes its text
+          part.appendChild(content);
+          workingBody.appendChild(part);
+        });
+      }, function (error) {
+        if (ticket === opened) workingBody.replaceChildren(el("p", {text: "The account could not be unpacked: " +
+                                                                         error}));
+      });
+    } else {
+      workingTitle.textContent = panel + ", byte " + offset + " (written by step " + ui.t + ")";
+      workingBody.appendChild(el("p", {"data-testid": "working-none", text: missingText(ui.t)}));
+    }
+    workingBox.hidden = false;
+    workingClose.focus();
+  }
+
+  function closeWorking(refocus) {
+    if (workingBox.hidden) return;
+    opened++;
+    workingBox.hidden = true;
+    var from = workingFrom;
+    workingFrom = null;
+    if (refocus && from) {
+      var cell = root.querySelector('[data-panel="' + CSS.escape(from.panel) + '"] td[data-offset="' +
+                                    from.offset + '"]');
+      if (cell) cell.focus();
+    }
+  }
+
+  [header, truncated, workingsCut, controls, status, faultBanner, legend, help, layout,
+   workingBox].forEach(function (node) { if (node) root.appendChild(node); });
 
   // ---- panels -------------------------------------------------------------------------------------------
   var panelViews = new Map(); // name -> {box, details, select, windowInput, grid, def}
@@ -341,7 +437,7 @@
         }
         var magnitude = Math.abs(value[1]);
         if (isFinite(magnitude) && magnitude > largest) largest = magnitude;
-        cells.push([r, c, value[0], magnitude, isWritten]);
+        cells.push([r, c, value[0], magnitude, isWritten, offset]);
       }
     }
     var table = el("table", {className: "iv-grid"});
@@ -363,8 +459,16 @@
         body.appendChild(tr);
       }
       var td = el("td", {"data-row": String(cell[0]), "data-col": String(cell[1]), "data-value": cell[2],
-                         text: cell[2]});
-      if (cell[4]) td.className = "written";
+                         "data-offset": String(cell[5]), text: cell[2]});
+      if (cell[4]) {
+        // a written cell can be asked how it was computed: by a click, or Enter when it has the focus
+        var explained = workingsAt(ui.t, def.name, cell[5], size).length > 0;
+        td.className = explained ? "written has-working" : "written";
+        td.setAttribute("data-size", String(size));
+        td.setAttribute("tabindex", "0");
+        td.setAttribute("role", "button");
+        td.title = explained ? "click for how it was computed" : "written by this step (no account of it here)";
+      }
       if (ui.heat && largest > 0) {
         var colours = heatColour(cell[3] / largest);
         td.style.background = colours[0];
@@ -420,8 +524,18 @@
     }
   }
 
+  panelsBox.addEventListener("click", function (event) {
+    var cell = event.target.closest && event.target.closest("td.written");
+    if (cell) openWorking(cell);
+  });
+  panelsBox.addEventListener("keydown", function (event) {
+    var cell = event.target.closest && event.target.closest("td.written");
+    if (cell && (event.key === "Enter" || event.key === " ")) { event.preventDefault(); openWorking(cell); }
+  });
+
   function go(t) {
     t = Math.max(0, Math.min(N, t));
+    if (t !== ui.t) closeWorking(false); // a working belongs to the step it was opened at
     ui.t = t;
     render();
   }
@@ -436,6 +550,7 @@
   }
 
   document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape" && !workingBox.hidden) { closeWorking(true); event.preventDefault(); return; }
     var tag = event.target && event.target.tagName;
     if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA" || event.altKey || event.ctrlKey ||
         event.metaKey) return;
