@@ -291,6 +291,12 @@ class X86Amx(Isa):
     def invalid_encoding(self, reason: str):
         return UD(f"invalid encoding: {reason}")
 
+    def element_workings(self, instruction: Instruction, before, after) -> list:
+        """For a TMUL step: the account of each element of C it wrote (see .explain.workings); else []."""
+        from .explain.workings import element_workings
+
+        return element_workings(instruction, before, after)
+
     def debug_target(self, config: dict):
         """gdb's amd64 Linux registers with the CPU model's vector features, and the AMX state (see .debug_target)."""
         from .debug_target import debug_target

@@ -106,13 +106,23 @@ def tmul_example(ins, form, settings: Settings, cpu: str, encoding):
     A, B = np.ascontiguousarray(before[ta, :M, :4 * K]), np.ascontiguousarray(before[tb, :K, :4 * N])
     c_before = int(np.ascontiguousarray(before[tc, :M, :4 * N]).view(np.uint32)[m, n])
     machine = int(np.ascontiguousarray(run.machine.state.settled_tiles()[tc, :M, :4 * N]).view(np.uint32)[m, n])
-    blocks.append(Paragraph(f"The worked element: C[{m}][{n}] = tmm{tc}.dword[{n}] of row {m}, from A's row {m} "
-                            f"(tmm{ta}) and dword {n} of each of B's {K} rows (tmm{tb}); M={M}, K={K}, N={N}."))
+    blocks += element_account(form, tiles, A, B, c_before, machine, m, n, (M, K, N))
+    return blocks, None
+
+
+def element_account(form, tiles: dict, A, B, c_before: int, machine: int, m: int, n: int, shape: tuple) -> list:
+    """The account of C[m][n] from A (M x 4K bytes) and B (K x 4N bytes) before the step and C[m][n] before,
+    ending with the check against ``machine``, C[m][n] after.  ``isasim explain`` and the trace viewer's
+    workings both call this."""
+    M, K, N = shape
+    tc, ta, tb = tiles["C"], tiles["A"], tiles["B"]
+    blocks = [Paragraph(f"The worked element: C[{m}][{n}] = tmm{tc}.dword[{n}] of row {m}, from A's row {m} "
+                        f"(tmm{ta}) and dword {n} of each of B's {K} rows (tmm{tb}); M={M}, K={K}, N={N}.")]
     account, explained = {"complex": _complex_account, "fp8": _fp8_account, "tf32": _tf32_account}[_kind(form)](
         form, A, B, c_before, m, n, K)
     blocks += account
     blocks.append(Check(f"C[{m}][{n}] (fp32)", fp32_text(explained), fp32_text(machine)))
-    return blocks, None
+    return blocks
 
 
 def _complex_account(form, A, B, c_before, m, n, K):

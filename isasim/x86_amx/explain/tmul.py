@@ -147,19 +147,30 @@ def example(ins, form, settings: Settings, cpu: str, encoding):
         C_before=np.ascontiguousarray(tiles_before[tc, :M, :4 * N]).view(np.uint32),
         C_after=np.ascontiguousarray(run.machine.state.settled_tiles()[tc, :M, :4 * N]).view(np.uint32),
         m=m, n=n, M=M, K=K, N=N)
-    machine_value = int(element.C_after[m, n])
-    blocks.append(Paragraph(f"The worked element: C[{m}][{n}] = tmm{tc}.dword[{n}] of row {m}, from A's row {m} "
-                            f"(tmm{ta}) and dword {n} of each of B's {K} rows (tmm{tb}); M={M}, K={K}, N={N}."))
+    account, explained = element_account(element, kind, signs)
+    blocks += account
+    figure = _int_figure(element, signs, explained) if kind == "int" else _float_figure(element, kind, explained)
+    blocks += [g for row in figure.rows for g in row if isinstance(g, Grid)]
+    return blocks, figure
+
+
+def element_account(e: WorkedElement, kind: str, signs: tuple[bool, bool] | None):
+    """The account of C[m][n] (what the element is, its sums and roundings) ending with the check of the
+    recomputed value against the machine's C after the step: (blocks, the recomputed value).  ``kind`` and
+    ``signs`` as _tdp_kind gives them.  ``isasim explain`` and the trace viewer's workings both call this."""
+    m, n, tc, ta, tb = e.m, e.n, e.tiles["C"], e.tiles["A"], e.tiles["B"]
+    machine_value = int(e.C_after[m, n])
+    blocks = [Paragraph(f"The worked element: C[{m}][{n}] = tmm{tc}.dword[{n}] of row {m}, from A's row {m} "
+                        f"(tmm{ta}) and dword {n} of each of B's {e.K} rows (tmm{tb}); M={e.M}, K={e.K}, N={e.N}.")]
     if kind == "int":
-        account, explained, figure = _int_element(element, signs)
+        account, explained = _int_element(e, signs)
         blocks += account
         blocks.append(Check(f"C[{m}][{n}] (int32)", str(explained), str(signed32(machine_value))))
     else:
-        account, explained, figure = _float_element(element, kind)
+        account, explained = _float_element(e, kind)
         blocks += account
         blocks.append(Check(f"C[{m}][{n}] (fp32)", fp32_text(explained), fp32_text(machine_value)))
-    blocks += [g for row in figure.rows for g in row if isinstance(g, Grid)]
-    return blocks, figure
+    return blocks, explained
 
 
 def _int_element(e: WorkedElement, signs: tuple[bool, bool]):
@@ -187,11 +198,16 @@ def _int_element(e: WorkedElement, signs: tuple[bool, bool]):
                                            f"{ext_b}(B[k].byte[4·{n}+i])")
     wrap = "" if wide == explained else f"; wraps mod 2^32 to {explained}"
     account = [table, Paragraph(f"C[{m}][{n}] before = {c_before}; {c_before} + {total} = {wide}{wrap}.")]
-    figure = _tdp_figure(e, a_values=a_bytes, b_values=b_bytes,
-                         c_text=[[str(signed32(int(v))) for v in row] for row in e.C_after], per_dword=4,
-                         a_type="int8" if a_signed else "uint8", b_type="int8" if b_signed else "uint8",
-                         c_type="int32", result=f"C[{m}][{n}] = {explained}")
-    return account, explained, figure
+    return account, explained
+
+
+def _int_figure(e: WorkedElement, signs: tuple[bool, bool], explained: int):
+    a_signed, b_signed = signs
+    a_bytes, b_bytes = e.A.view(np.int8 if a_signed else np.uint8), e.B.view(np.int8 if b_signed else np.uint8)
+    return _tdp_figure(e, a_values=a_bytes, b_values=b_bytes,
+                       c_text=[[str(signed32(int(v))) for v in row] for row in e.C_after], per_dword=4,
+                       a_type="int8" if a_signed else "uint8", b_type="int8" if b_signed else "uint8",
+                       c_type="int32", result=f"C[{e.m}][{e.n}] = {explained}")
 
 
 def _float_element(e: WorkedElement, kind: str):
@@ -228,11 +244,14 @@ def _float_element(e: WorkedElement, kind: str):
         [f"C[{m}][{n}] := ADD32(C, T)", f"{short_fp32(c_before)} + {short_fp32(T)}", "\n".join(notes_c),
          Cell(fp32_text(result), "c")],
     ])
-    figure = _tdp_figure(e, a_values=a_h, b_values=b_h,
-                         c_text=[[f"{float(np.uint32(v).view(np.float32)):.6g}" for v in row] for row in e.C_after],
-                         per_dword=2, a_type=kind, b_type=kind, c_type="fp32",
-                         result=f"C[{m}][{n}] = {short_fp32(result)}")
-    return [table, finish], result, figure
+    return [table, finish], result
+
+
+def _float_figure(e: WorkedElement, kind: str, result: int):
+    return _tdp_figure(e, a_values=e.A.view(np.uint16), b_values=e.B.view(np.uint16),
+                       c_text=[[f"{float(np.uint32(v).view(np.float32)):.6g}" for v in row] for row in e.C_after],
+                       per_dword=2, a_type=kind, b_type=kind, c_type="fp32",
+                       result=f"C[{e.m}][{e.n}] = {short_fp32(result)}")
 
 
 def _tdp_figure(e: WorkedElement, *, a_values, b_values, c_text, per_dword: int, a_type: str, b_type: str,
