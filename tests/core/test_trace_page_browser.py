@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from isasim import cli
-from isasim.core.isa import get_isa
+from isasim.core.isa import Isa, get_isa
 from isasim.core.trace import Init, read_trace
 from isasim.core.trace_page import build_model, page_html, trace_model
 
@@ -61,6 +61,7 @@ class Page:
         self.requests: list[str] = []
         self.errors: list[str] = []
         self.page = browser.new_page(viewport={"width": 1400, "height": 900})
+        self.page.set_default_timeout(8000)  # a page that does not answer fails in seconds, not half a minute
         self.page.on("request", lambda request: self.requests.append(request.url))
         self.page.on("console", lambda message: self.errors.append(message.text) if message.type == "error" else None)
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
@@ -186,7 +187,65 @@ def test_step_an_engine_seed_example_both_ways_in_the_browser(browser, tmp_path,
     folder = SCREENSHOTS if os.environ.get("ISASIM_SCREENSHOTS") == "1" else tmp_path
     folder.mkdir(parents=True, exist_ok=True)
     page.page.screenshot(path=str(folder / f"viewer-{isa_name}.png"))
+    page.page.set_viewport_size({"width": 1400, "height": 900})
+
+    if type(get_isa(isa_name)).element_workings is Isa.element_workings:
+        page.close()
+        pytest.skip(f"{isa_name} has no Isa.element_workings yet: its cells have no working to click")
+    click_for_working(page, model, trace, isa_name, array)
     page.close()
+
+
+# The element of C each engine's check clicks: the step (by its place among the steps with workings), the
+# byte offset of the cell in the engine's array, and the element of C it holds then, as the example's source
+# lays it out (x86 int8_block.s: tmm0 row 1, dword 2 after its one TDPBUSD; Arm udot_gemm.s: the 6th UDOT ends
+# the k loop of row quad 0, column block 0, and ZA vector 0 lane 2 is C[0][2]; Ascend int8_gemm.s: the Mmad
+# writes C as Nz fractals of 16 columns x 32 rows, so C[1][2] is int32 number 1 * 16 + 2 of L0C).
+CLICKED = {"x86_amx": (0, 1 * 64 + 2 * 4, (1, 2)), "arm_sme": (5, 2 * 4, (0, 2)),
+           "ascend_cube": (0, (1 * 16 + 2) * 4, (1, 2))}
+
+
+def click_for_working(page: Page, model: dict, trace, isa_name: str, array: str) -> None:
+    """Click a cell the multiply wrote: the side panel's account ends with the value the machine wrote, which
+    must be the cell's value and the trace's expected C (numpy's product); Esc closes it; a written cell of a
+    step without accounts says so."""
+    explained = [i + 1 for i, s in enumerate(model["steps"]) if any(w["panel"] == array for w in s.get("workings", ()))]
+    nth, offset, (row, col) = CLICKED[isa_name]
+    t = explained[nth]
+    page.by("slider").fill(str(t))
+    page.by(f"type-{array}").select_option("int32")
+    cell = page.page.locator(f'[data-testid="panel-{array}"] td[data-offset="{offset}"]')
+    assert "has-working" in cell.get_attribute("class")
+    row_bytes = panels_after(model, t)[array][0]["row_bytes"]
+    assert (int(cell.get_attribute("data-row")), int(cell.get_attribute("data-col"))) == \
+        (offset // row_bytes, offset % row_bytes // 4)
+    assert page.by("working").is_hidden()
+    cell.click()
+    assert page.by("working").is_visible()
+    machine = page.by("working-body").locator("code").last.text_content()  # waits for the unpacked account
+    assert "equal" in page.by("working-body").text_content()
+    value = int(machine, 0) % 2**32
+    shown = int(cell.get_attribute("data-value")) % 2**32
+    c_view = next(v for v in trace.init.views if v.name == "C")
+    expected = next(data for address, data in trace.expect["memory"] if address == c_view.address)
+    want = np.frombuffer(expected, dtype="<i4").reshape(-1, c_view.shape[1])[row, col]
+    assert value == shown == int(want) % 2**32, (machine, shown, int(want))
+    page.page.keyboard.press("Escape")
+    assert page.by("working").is_hidden()
+    assert page.page.evaluate("document.activeElement.dataset.offset") == str(offset)  # focus back on the cell
+    page.page.keyboard.press("Enter")  # the focused cell opens it again from the keyboard
+    assert page.by("working").is_visible() and page.by("working-title").text_content()
+    page.by("working-close").click()
+    assert page.by("working").is_hidden()
+    # a step that wrote an array or memory without an account (a load): its written cells say there is none
+    load, panel = next((i + 1, p[0]) for i, s in enumerate(model["steps"]) if not s.get("workings")
+                       for p in s["patches"] if p[0] != "registers")
+    page.by("slider").fill(str(load))
+    page.page.evaluate("name => { document.querySelector(`details[data-panel='${name}']`).open = true; }", panel)
+    page.page.locator(f'[data-testid="panel-{panel}"] td.written').first.click()
+    assert "no account for this instruction yet" in page.by("working").text_content().lower()
+    page.page.keyboard.press("Escape")
+    assert page.by("working").is_hidden()
 
 
 def test_float_views_decode_exactly_and_hex_shows_the_bytes(browser, tmp_path):
