@@ -434,8 +434,9 @@ def build_model(isa_name: str, config: dict, program: Program, init: Init, *, ma
                                                         "index": machine.fault.index}}
     workings_truncated = None
     if workings is not None and workings.until is not None:
-        workings_truncated = (f"How each written element was computed is shown for steps 1 to {workings.until:,}; "
-                              f"from step {workings.until + 1:,} on it was left out ({workings.reason}): "
+        shown = (f"is shown for steps 1 to {workings.until:,}; from step {workings.until + 1:,} on it was left out"
+                 if workings.until else "was left out of this page")
+        workings_truncated = (f"How each written element was computed {shown} ({workings.reason}): "
                               f"isasim explain gives it for any instruction.")
     return {"format": FORMAT, "isa": builder.isa.name, "config": _jsonable(machine.config),
             "config_title": builder.isa.config_title(machine.config), "title": title or "isasim trace",
