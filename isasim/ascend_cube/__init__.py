@@ -152,5 +152,12 @@ class AscendCube(Isa):
 
         return EXPLAINER
 
+    def element_workings(self, instruction, before, after) -> list:
+        """Each element an Mmad or a Fixpipe wrote, worked out as ``isasim explain`` works its example's
+        (:mod:`.explain.workings`)."""
+        from .explain.workings import element_workings
+
+        return element_workings(instruction, before, after)
+
 
 ISA = AscendCube()

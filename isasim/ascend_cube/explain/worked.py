@@ -5,6 +5,7 @@ float sums), beside the machine's.  The data it runs on is :mod:`.example_data`'
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import struct
@@ -184,7 +185,12 @@ def _register_check(form, p, state):
 
 def _element(data: np.ndarray, offset: int, dtype: str):
     size = ELEMENT_BYTES[dtype]
-    raw = data[offset : offset + size].tobytes()
+    return _value(data[offset : offset + size].tobytes(), dtype)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a whole Mmad's workings read each element of A and B many times
+def _value(raw: bytes, dtype: str):
+    """An element's bits as its exact value (int for the integer types, Fraction for the float types)."""
     if dtype == "int8":
         return struct.unpack("<b", raw)[0]
     if dtype == "uint8":
@@ -246,34 +252,63 @@ def _mmad(p, before, state, chip: str, options: dict):
     if 0 in (m, n, k):
         return [Paragraph("m, n or k is 0: Mmad is a NOP and wrote nothing."),
                 Check("bytes written", "0", "0")], []
+    i, j = (7 * m) // 11, (5 * n) // 9
+    blocks, a, b = mmad_element(p, i, j, before["buffers"], state.buffers["L0C"], chip, options)
+    check = blocks[-1]
+    panels = [[Grid(f"A row {i}", [[Cell(str(x)) for x in a[:16]]], col_labels=[str(c) for c in range(min(k, 16))]),
+               Grid(f"B column {j}", [[Cell(str(x)) for x in b[:16]]], col_labels=[str(c) for c in range(min(k, 16))])],
+              [Grid(f"C[{i}][{j}] after", [[Cell(check.machine, "changed")]])]]
+    return blocks, panels
+
+
+def mmad_a_layout(p, chip: str) -> str:
+    """A's layout in L0A for this Mmad: the chip's, or an ND row for a 950 GEMV (m = 1, not disableGemv)."""
+    return "ND" if CHIPS[chip].arch == 3510 and p["m"] == 1 and not p["disableGemv"] else CHIPS[chip].a_layout
+
+
+def mmad_element(p, i: int, j: int, buffers, l0c_after, chip: str, options: dict, *, products_shown: int | None = 8,
+                 locations: bool = False):
+    """Element C(i, j) of an Mmad worked out from the buffers it read (``buffers``: L0A, L0B, BT, L0C by name, as
+    they were before the step) beside what the machine wrote (``l0c_after``: L0C after it); the account's blocks
+    ([the products table, the sum, the Check]) and A's row and B's column as read.  ``products_shown``: how many
+    products the table lists (None: all k); ``locations``: the table also names each operand's byte in L0A and
+    L0B (their fractal layouts)."""
+    m, n, k = p["m"], p["n"], p["k"]
     a_type, b_type = p["aType"], p["bType"]
     k0 = BLOCK // ELEMENT_BYTES[a_type]
-    layout = "ND" if CHIPS[chip].arch == 3510 and m == 1 and not p["disableGemv"] else CHIPS[chip].a_layout
-    i, j = (7 * m) // 11, (5 * n) // 9
-    a_data, b_data = before["buffers"]["L0A"], before["buffers"]["L0B"]
+    layout = mmad_a_layout(p, chip)
+    a_data, b_data = buffers["L0A"], buffers["L0B"]
     sa, sb = ELEMENT_BYTES[a_type], ELEMENT_BYTES[b_type]
-    a = [_element(a_data, p["a"] + sa * a_offset(layout, i, kk, m, k, k0), a_type) for kk in range(k)]
-    b = [_element(b_data, p["b"] + sb * b_offset(kk, j, n, k0), b_type) for kk in range(k)]
+    a_at = [p["a"] + sa * a_offset(layout, i, kk, m, k, k0) for kk in range(k)]
+    b_at = [p["b"] + sb * b_offset(kk, j, n, k0) for kk in range(k)]
+    a = [_element(a_data, at, a_type) for at in a_at]
+    b = [_element(b_data, at, b_type) for at in b_at]
     integer = isinstance(a[0], int)
     if not p["cmatrixInitVal"] and p["cmatrixSource"]:
-        raw = before["buffers"]["BT"][p["bias"] + 4 * j : p["bias"] + 4 * j + 4].tobytes()
+        raw = buffers["BT"][p["bias"] + 4 * j : p["bias"] + 4 * j + 4].tobytes()
         start, start_note = (struct.unpack("<i", raw)[0] if integer else Fraction(struct.unpack("<f", raw)[0])), \
             f"bias BT[{p['bias'] + 4 * j}]"
     elif not p["cmatrixInitVal"] or p["isBias"]:
         at = p["c"] + 4 * c_offset(i, j, m)
-        raw = before["buffers"]["L0C"][at : at + 4].tobytes()
+        raw = buffers["L0C"][at : at + 4].tobytes()
         start, start_note = (struct.unpack("<i", raw)[0] if integer else Fraction(struct.unpack("<f", raw)[0])), \
             f"C before, L0C[{at}]"
     else:
         start, start_note = 0, "0 (cmatrixInitVal)"
     products = [x * y for x, y in zip(a, b)]
-    rows = [[str(kk), str(a[kk]), str(b[kk]), str(products[kk])] for kk in range(min(k, 8))]
-    if k > 8:
-        rows.append(["...", "", "", f"({k - 8} more)"])
-    table = Table(["k", f"A[{i}][k]", f"B[k][{j}]", "product (exact)"], rows,
-                  title=f"C[{i}][{j}]: its k products")
+    shown = k if products_shown is None else min(k, products_shown)
+    if locations:
+        header = ["k", f"L0A ({layout})", f"A[{i}][k]", "L0B (Zn)", f"B[k][{j}]", "product (exact)"]
+        rows = [[str(kk), f"[{a_at[kk]}]", str(a[kk]), f"[{b_at[kk]}]", str(b[kk]), str(products[kk])]
+                for kk in range(shown)]
+    else:
+        header = ["k", f"A[{i}][k]", f"B[k][{j}]", "product (exact)"]
+        rows = [[str(kk), str(a[kk]), str(b[kk]), str(products[kk])] for kk in range(shown)]
+    if k > shown:
+        rows.append(["...", *[""] * (len(header) - 2), f"({k - shown} more)"])
+    table = Table(header, rows, title=f"C[{i}][{j}]: its k products")
     at = p["c"] + 4 * c_offset(i, j, m)
-    machine_bits = int.from_bytes(state.buffers["L0C"][at : at + 4].tobytes(), "little")
+    machine_bits = int.from_bytes(l0c_after[at : at + 4].tobytes(), "little")
     if integer:
         total = start + sum(products)
         if options.get("l0c_int32_overflow") == "saturate":
@@ -294,40 +329,64 @@ def _mmad(p, before, state, chip: str, options: dict):
         note = Paragraph(f"C[{i}][{j}] = {start_note} + the products, rounded to float32 "
                          f"({options.get('mmad_float_accumulation')}): {float(_f32(bits))!r}")
         check = Check(f"C[{i}][{j}] (L0C[{at}], float32 bits)", f"{bits:#010x}", f"{machine_bits:#010x}")
-    panels = [[Grid(f"A row {i}", [[Cell(str(x)) for x in a[:16]]], col_labels=[str(c) for c in range(min(k, 16))]),
-               Grid(f"B column {j}", [[Cell(str(x)) for x in b[:16]]], col_labels=[str(c) for c in range(min(k, 16))])],
-              [Grid(f"C[{i}][{j}] after", [[Cell(check.machine, "changed")]])]]
-    return [table, note, check], panels
+    return [table, note, check], a, b
 
 
 # ---- Fixpipe: one element through every step ---------------------------------------------------------
 
 
 def _fixpipe(form, p, before, state, memory, chip: str, options: dict):
+    i, j = (p["mSize"] - 1) // 2, (p["nSize"] - 1) // 3
+    if form.buffers["dst"] == "GM":
+        read_output = memory.read
+    else:
+        read_output = lambda offset, size: state.buffers["L1"][offset : offset + size].tobytes()  # noqa: E731
+    blocks = fixpipe_element(p, i, j, before["buffers"], before["regs"], read_output, chip, options)
+    return blocks, [[Grid("output element", [[Cell(blocks[-1].machine, "changed")]])]]
+
+
+def fixpipe_l0c_offset(p, i: int, j: int) -> int:
+    """The byte in L0C of a Fixpipe's element (i, j): Nz fractals, srcStride rows per 16-column block."""
+    return p["src"] + 4 * (((j // 16) * p["srcStride"] + i) * 16 + j % 16)
+
+
+def fixpipe_output_offset(p, i: int, j: int) -> int:
+    """Where a Fixpipe writes its output element (i, j): an address in GM or a byte of L1."""
+    size = ELEMENT_BYTES[p["dstType"]]
+    if p["nz2nd"]:
+        return p["dst"] + (i * p["dstStride"] + j) * size
+    # Nz: blocks of 16 columns (32 for int8), dstStride x 32 B apart
+    per_row = 32 if size == 1 else 16
+    return p["dst"] + (j // per_row) * p["dstStride"] * 32 + (i * per_row + j % per_row) * size
+
+
+def fixpipe_word(p, j: int, buffers, regs) -> tuple[int, str]:
+    """The quant word output column j takes, and where it came from: quant_pre (a per-tensor mode), or column j's
+    64-bit word in FB from fpc on (a V mode, per channel)."""
+    if p["quantPre"].startswith("V"):
+        at = regs["fpc"] + 8 * j
+        return int.from_bytes(buffers["FB"][at : at + 8].tobytes(), "little"), f"column {j}'s word, FB[{at}]"
+    return regs["quant_pre"], "quant_pre"
+
+
+def fixpipe_element(p, i: int, j: int, buffers, regs, read_output, chip: str, options: dict, *,
+                    gm_before: bytes | None = None):
+    """Output element (i, j) of a Fixpipe worked out from what it read (``buffers``: L0C and FB by name, and
+    ``regs``: quant_pre, fpc, atomic, as they were before the step) beside what the machine wrote
+    (``read_output(offset, size)``: the output's bytes after the step); the account's blocks ([the steps table,
+    how the check is made, the Check]).  ``gm_before``: the output's bytes before the step, for an atomic add."""
     from ..numerics import fixpipe_math
     from .fixpipe_check import explained_output
 
-    i, j = (p["mSize"] - 1) // 2, (p["nSize"] - 1) // 3
-    at = p["src"] + 4 * (((j // 16) * p["srcStride"] + i) * 16 + j % 16)
-    value = int.from_bytes(before["buffers"]["L0C"][at : at + 4].tobytes(), "little")
+    at = fixpipe_l0c_offset(p, i, j)
+    value = int.from_bytes(buffers["L0C"][at : at + 4].tobytes(), "little")
     mode = p["quantPre"]
-    if mode.startswith("V"):
-        fpc = before["regs"]["fpc"] + 8 * j
-        word = int.from_bytes(before["buffers"]["FB"][fpc : fpc + 8].tobytes(), "little")
-    else:
-        word = before["regs"]["quant_pre"]
+    word, _source = fixpipe_word(p, j, buffers, regs)
     steps = fixpipe_math.element_steps(value, p["srcType"], mode, word, p["reluEn"], chip, options)
     table = Table(["step", "value"], [list(s) for s in steps], title=f"C[{i}][{j}] (L0C[{at}]) through the fixpipe")
     size = ELEMENT_BYTES[p["dstType"]]
-    if p["nz2nd"]:
-        offset = p["dst"] + (i * p["dstStride"] + j) * size
-    else:  # Nz: blocks of 16 columns (32 for int8), dstStride x 32 B apart
-        per_row = 32 if size == 1 else 16
-        offset = p["dst"] + (j // per_row) * p["dstStride"] * 32 + (i * per_row + j % per_row) * size
-    if form.buffers["dst"] == "GM":
-        machine = memory.read(offset, size)
-    else:
-        machine = state.buffers["L1"][offset : offset + size].tobytes()
+    offset = fixpipe_output_offset(p, i, j)
+    machine = read_output(offset, size)
     own = explained_output(value, p["srcType"], mode, word, p["reluEn"], chip, options)
     if own is not None:
         note = Paragraph("The check works the element out again here with exact fractions from the L0C value and "
@@ -338,6 +397,22 @@ def _fixpipe(form, p, before, state, memory, chip: str, options: dict):
         note = Paragraph("The check's explained side is the last step's bits above (this mode is not worked out "
                          "a second time here).")
         expected = int(re.findall(r"0x[0-9a-f]+", steps[-1][1])[-1], 16)  # the output step ends with the bits
-    check = Check(f"output element ({i}, {j}) bits", f"{expected:#0{2 + 2 * size}x}",
-                  f"{int.from_bytes(machine, 'little'):#0{2 + 2 * size}x}")
-    return [table, note, check], [[Grid("output element", [[Cell(check.machine, "changed")]])]]
+    blocks = [table, note]
+    if gm_before is not None:
+        expected = _atomic_sum(blocks, gm_before, expected, p["dstType"], options)
+    blocks.append(Check(f"output element ({i}, {j}) bits", f"{expected:#0{2 + 2 * size}x}",
+                        f"{int.from_bytes(machine, 'little'):#0{2 + 2 * size}x}"))
+    return blocks
+
+
+def _atomic_sum(blocks: list, old: bytes, out: int, dtype: str, options: dict) -> int:
+    """SetAtomicAdd: the element GM held plus the Fixpipe's output, in the atomic type (the one atomic add of
+    numerics.atomic_math, with its overflow option); a paragraph on ``blocks`` says so."""
+    from ..numerics.atomic_math import atomic_add
+
+    size = ELEMENT_BYTES[dtype]
+    bits = {1: np.uint8, 2: np.uint16, 4: np.uint32}[size]
+    total = int(atomic_add(np.frombuffer(old, dtype=bits), np.array([out], dtype=bits), dtype, options)[0])
+    blocks.append(Paragraph(f"SetAtomicAdd({dtype}): GM held {int.from_bytes(old, 'little'):#0{2 + 2 * size}x}; "
+                            f"it adds the output {out:#0{2 + 2 * size}x}: {total:#0{2 + 2 * size}x}"))
+    return total
