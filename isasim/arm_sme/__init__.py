@@ -163,6 +163,12 @@ class ArmSme(Isa):
 
         return kernels.build(name, count=count, K=K, M=M, N=N, svl=(config or {}).get("svl"))
 
+    def element_workings(self, instruction: Instruction, before, after) -> list:
+        """The trace viewer's account of each ZA element a dot or outer product wrote (explain/workings.py)."""
+        from .explain.workings import element_workings
+
+        return element_workings(instruction, before, after)
+
     def explainer(self):
         if getattr(self, "_explainer", None) is None:
             from .explain import ArmSmeExplainer

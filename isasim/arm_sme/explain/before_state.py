@@ -60,8 +60,10 @@ def hex_text(value: int, bits: int) -> str:
 
 
 def before_p(run, g: int):
-    """P[g] before the step (the seeded predicates: nothing before a load or store writes them)."""
-    return run.machine.state.p[g]
+    """P[g] before the step: the before snapshot's when it holds the predicates (the trace viewer's live
+    state), else the machine's (explain seeds them, and only a load or store would write them)."""
+    p = run.before.get("p")
+    return (run.machine.state.p if p is None else p)[g]
 
 
 def predicate_bit(run, g: int, k: int, bits: int) -> int:
