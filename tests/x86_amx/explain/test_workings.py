@@ -157,7 +157,7 @@ def test_an_extension_tmul_tcmmrlfp16ps():
         assert float(check.machine.split()[0]) == want
 
 
-def test_other_instructions_and_a_faulting_tdp_have_none():
+def test_a_faulting_tdp_has_none():
     machine = Machine("x86_amx", {"cpu": "sapphire-rapids"})
     program = machine.assemble("mov rax, 5\ntdpbusd tmm0, tmm1, tmm2")
     before, after = Machine("x86_amx", {"cpu": "sapphire-rapids"}), Machine("x86_amx", {"cpu": "sapphire-rapids"})
@@ -165,7 +165,8 @@ def test_other_instructions_and_a_faulting_tdp_have_none():
     after.load(program)
     mov = after.current_instruction()
     after.step()
-    assert ISA.element_workings(mov, before, after) == []
+    (working,) = ISA.element_workings(mov, before, after)  # a scalar write: the register's account
+    assert (working.location, working.offset, working.size) == ("rax", 0, 8) and the_check(working).machine == "0x5"
     before.step()
     tdp = after.current_instruction()
     record = after.step()
@@ -190,3 +191,121 @@ def test_the_other_tdp_forms_check_equal(mnemonic):
     assert after.step().fault is None
     workings = ISA.element_workings(instruction, before, after)
     assert len(workings) == 256 and all(the_check(w).equal for w in workings)
+
+
+# ---- the data-movement instructions: each element against the trace's own init and expect -------------------
+
+def steps_of(trace_name: str):
+    """Each step of a trace's program: (trace, instruction, machine before, machine after), as the page steps."""
+    trace = read_trace(EXAMPLES / trace_name)
+    before, after = Machine(trace.isa, trace.config), Machine(trace.isa, trace.config)
+    program = before.assemble("\n".join(trace.program))
+    before.load_init(program, trace.init)
+    after.load_init(program, trace.init)
+    while not after.finished:
+        instruction = after.current_instruction()
+        assert after.step().fault is None
+        yield trace, instruction, before, after
+        before.step()
+
+
+def check_bytes(check: Check) -> bytes:
+    """The bytes a data-movement check names ('04 11 1e 2b = int32 ...' or '0x40')."""
+    return bytes.fromhex(check.machine.split(" = ")[0].replace(" ", ""))
+
+
+def test_the_int8_blocks_data_movement_every_element():
+    """LDTILECFG, MOV, TILEZERO, both TILELOADDs and TILESTORED of the seed block: every check equal, and each
+    element's bytes equal to numpy's slicing of the trace's init memory (A at rdi, B at rsi, row stride 64 as
+    the program's mov r8, 64 sets) or, stored, to the trace's expected C at rdx."""
+    accounts = {}
+    for trace, instruction, before, after in steps_of("int8_block.trace.json"):
+        accounts[instruction.text] = ISA.element_workings(instruction, before, after)
+    regs = trace.init.regs
+    for workings in accounts.values():
+        for w in workings:
+            assert the_check(w).equal, (w.title, the_check(w))
+
+    # LDTILECFG: the SDM's TILECFG layout (palette byte 0, start_row 1, colsb[t] u16 at 16+2t, rows[t] at 48+t)
+    image = region(trace.init.memory, regs["rcx"], 64)
+    cfg = accounts["ldtilecfg [rcx]"]
+    assert [(w.location, w.offset, w.size) for w in cfg] == [("tilecfg", i, 1) for i in range(64)]
+    sdm_names = {0: "palette", 1: "start_row"} | {16 + 2 * t + h: f"colsb[{t}]" for t in range(8) for h in (0, 1)} \
+        | {48 + t: f"rows[{t}]" for t in range(8)}
+    for i, w in enumerate(cfg):
+        assert w.title == f"tilecfg byte {i}: {sdm_names.get(i, 'reserved')}"
+        assert int(the_check(w).machine, 16) == image[i]
+
+    (mov,) = accounts["mov r8,0x40"]
+    assert (mov.location, mov.offset, mov.size) == ("r8", 0, 8) and int(the_check(mov).machine, 16) == 64
+
+    zero = accounts["tilezero tmm0"]
+    assert [(w.location, w.offset, w.size) for w in zero] == [("tmm0", 4 * i, 4) for i in range(256)]
+    assert all(check_bytes(the_check(w)) == bytes(4) for w in zero)
+
+    for tile, register in (("tmm1", "rdi"), ("tmm2", "rsi")):
+        source = np.frombuffer(region(trace.init.memory, regs[register], 1024), np.uint8).reshape(16, 64)
+        loads = accounts[f"tileloadd {tile},[{register}+r8*1]"]
+        assert [(w.location, w.offset, w.size) for w in loads] == [(tile, 4 * i, 4) for i in range(256)]
+        for w in loads:
+            r, n = divmod(w.offset // 4, 16)
+            assert w.title.endswith(f"memory {regs[register] + 64 * r + 4 * n:#x}")
+            assert check_bytes(the_check(w)) == source[r, 4 * n:4 * n + 4].tobytes(), w.title
+
+    expected = region(trace.expect["memory"], regs["rdx"], 1024)
+    stores = accounts["tilestored [rdx+r8*1],tmm0"]
+    assert [(w.location, w.offset, w.size) for w in stores] == [("memory", regs["rdx"] + 4 * i, 4)
+                                                                 for i in range(256)]
+    for i, w in enumerate(stores):
+        assert check_bytes(the_check(w)) == expected[4 * i:4 * i + 4], w.title
+
+
+def test_the_microkernels_loads_with_a_stride_and_its_scalar_adds():
+    """The 2x256 microkernel's tile loads (a stride other than 64 where it has one) and its ADD/DEC: each loaded
+    dword equals the init memory at base + r*stride + 4n with base and stride read from the trace's own register
+    values, and each scalar write's check equals the register after."""
+    seen = set()
+    for trace, instruction, before, after in steps_of("int8_microkernel_2x256.trace.json"):
+        mnemonic = instruction.form.mnemonic
+        workings = ISA.element_workings(instruction, before, after)
+        for w in workings:
+            assert the_check(w).equal, (instruction.text, w.title, the_check(w))
+        if mnemonic.startswith("tileload"):
+            mem = next(o for o in instruction.operands if hasattr(o, "base"))
+            base = before.state.read_register(mem.base) + mem.disp
+            stride = before.state.read_register(mem.index) * mem.scale
+            colsb = before.state.tilecfg.colsb[int(instruction.operands[0].name[3:])]
+            for w in workings:
+                r, n = divmod(w.offset, colsb)
+                address = base + r * stride + n
+                memory = np.frombuffer(region(trace.init.memory, address, 4), np.uint8)  # read-only inputs
+                assert check_bytes(the_check(w)) == memory.tobytes(), (instruction.text, w.title)
+            seen.add(mnemonic)
+        elif mnemonic in ("add", "dec", "mov"):
+            (w,) = workings
+            assert w.location == instruction.operands[0].name
+            assert int(the_check(w).machine, 16) == after.state.read_register(w.location)
+            seen.add(mnemonic)
+    assert {"tileloadd", "tileloaddt1", "add", "dec", "mov"} <= seen
+
+
+def test_scalar_writes_at_each_width():
+    """32-bit writes zero the upper half, 16- and 8-bit writes keep the rest; LEA computes the address."""
+    program_text = "mov eax, -1\nadd ax, 2\nlea rbx, [rax+rcx*4+8]\ndec bh\nsub rbx, rcx"
+    before, after = Machine("x86_amx", {"cpu": "sapphire-rapids"}), Machine("x86_amx", {"cpu": "sapphire-rapids"})
+    program = before.assemble(program_text)
+    regs = {"rax": 0x1234_5678_9ABC_DEF0, "rcx": 3}
+    before.load(program, regs=regs)
+    after.load(program, regs=regs)
+    results = []
+    while not after.finished:
+        instruction = after.current_instruction()
+        after.step()
+        (w,) = ISA.element_workings(instruction, before, after)
+        before.step()
+        assert the_check(w).equal, (instruction.text, the_check(w))
+        results.append((w.location, w.offset, w.size, int(the_check(w).machine, 16)))
+    # eax := 0xffffffff (rax zero-extended); ax + 2 wraps to 0x0001, so rax = 0xffff0001; rbx := rax + 3*4 + 8
+    # = 0xffff0015; bh (0x00) - 1 = 0xff, so rbx = 0xffffff15; minus rcx (3) = 0xffffff12
+    assert results == [("rax", 0, 8, 0xFFFF_FFFF), ("rax", 0, 2, 0x0001), ("rbx", 0, 8, 0xFFFF_0015),
+                       ("rbx", 1, 1, 0xFF), ("rbx", 0, 8, 0xFFFF_FF12)]
