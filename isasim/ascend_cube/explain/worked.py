@@ -95,17 +95,15 @@ def _moved_bytes(form, p, before, run) -> list[tuple[str, int, bytes]]:
         return out
     if fid == "DataCopy_GM_to_L1_Nd2Nz":
         size = ELEMENT_BYTES[p["dtype"]]
-        c0 = BLOCK // size
         image = bytearray(before["buffers"]["L1"].tobytes())
         lowest, highest = len(image), 0
         for t in range(p["ndNum"]):
             for r in range(p["nValue"]):
-                row = run.machine.memory.read(p["src"] + (t * p["srcNdMatrixStride"] + r * p["srcDValue"]) * size,
-                                              p["dValue"] * size)  # element d is row[d*size ..+ size]
+                row_start, _dst = nd2nz_element(p, t, r, 0)
+                row = run.machine.memory.read(row_start, p["dValue"] * size)  # one GM read per source row
                 for d in range(p["dValue"]):
-                    dst = (p["dst"] + t * p["dstNzMatrixStride"] * size
-                           + ((d // c0) * p["dstNzC0Stride"] + r * p["dstNzNStride"]) * BLOCK + (d % c0) * size)
-                    image[dst : dst + size] = row[d * size : (d + 1) * size]
+                    src, dst = nd2nz_element(p, t, r, d)
+                    image[dst : dst + size] = row[src - row_start : src - row_start + size]
                     lowest, highest = min(lowest, dst), max(highest, dst + size)
         return [("L1", lowest, bytes(image[lowest:highest]))]
     if fid == "DataCopy_L1_to_BT":
@@ -128,12 +126,37 @@ def _moved_bytes(form, p, before, run) -> list[tuple[str, int, bytes]]:
     out = []
     l1 = before["buffers"]["L1"].tobytes()
     for i in range(p["repeatTimes"]):
-        start = p["src"] + (p["startIndex"] + i * p["srcStride"]) * FRACTAL
-        fractal = l1[start : start + FRACTAL]
-        if p["ifTranspose"]:
-            fractal = b"".join(fractal[(c * 16 + r) * 2 : (c * 16 + r) * 2 + 2] for r in range(16) for c in range(16))
-        out.append((form.buffers["dst"], p["dst"] + i * (1 + p["dstGap"]) * FRACTAL, fractal))
+        fractal = bytes(l1[load_2d_source(p, i, byte)] for byte in range(FRACTAL))
+        out.append((form.buffers["dst"], load_2d_destination(p, i), fractal))
     return out
+
+
+def nd2nz_element(p, t: int, r: int, d: int) -> tuple[int, int]:
+    """Where an Nd2Nz DataCopy (Nd2NzParams) takes element (r, d) of source matrix t and where it puts it: (GM
+    address, L1 offset) of the element's first byte, by the pseudocode's formulas (C0 = 32 / sizeof(dtype))."""
+    size = ELEMENT_BYTES[p["dtype"]]
+    c0 = BLOCK // size
+    src = p["src"] + (t * p["srcNdMatrixStride"] + r * p["srcDValue"] + d) * size
+    dst = (p["dst"] + t * p["dstNzMatrixStride"] * size
+           + ((d // c0) * p["dstNzC0Stride"] + r * p["dstNzNStride"]) * BLOCK + (d % c0) * size)
+    return src, dst
+
+
+def load_2d_destination(p, i: int) -> int:
+    """The offset of a LoadData's (LoadData2DParams) ``i``-th destination fractal in L0A/L0B."""
+    return p["dst"] + i * (1 + p["dstGap"]) * FRACTAL
+
+
+def load_2d_source(p, i: int, byte: int) -> int:
+    """The L1 offset a LoadData (LoadData2DParams) reads for byte ``byte`` of its ``i``-th destination fractal:
+    fractal startIndex + i*srcStride from src, the same byte, or with ifTranspose the byte of the 16 x 16
+    fractal of 2-byte elements at the transposed row and column."""
+    start = p["src"] + (p["startIndex"] + i * p["srcStride"]) * FRACTAL
+    if p["ifTranspose"]:
+        row, rest = divmod(byte, 32)
+        column, within = divmod(rest, 2)
+        byte = (column * 16 + row) * 2 + within
+    return start + byte
 
 
 def _load_2d_v2_bytes(form, p, before) -> list[tuple[str, int, bytes]]:

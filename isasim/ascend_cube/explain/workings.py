@@ -1,19 +1,22 @@
 """The trace viewer's click-for-working for the Ascend cube (``Isa.element_workings``): for an Mmad, each L0C
 element it wrote, worked from the row of A and the column of B it read; for a Fixpipe, each output element, worked
-from its L0C value and quant word.  The accounts are :mod:`.worked`'s, the ones ``isasim explain`` prints for its
-one worked element, called here with the step's own state (the machine before and after the step), so the page
-and the terminal share one piece of arithmetic.
+from its L0C value and quant word; for an Nd2Nz DataCopy (GM -> L1) and a LoadData (L1 -> L0A/L0B, LoadData2DParams),
+each destination element, from the source bytes the instruction's address rule picks.  The accounts and addresses
+are :mod:`.worked`'s, the ones ``isasim explain`` uses for its worked example, called here with the step's own
+state (the machine before and after the step), so the page and the terminal share one piece of arithmetic.
 """
 
 from __future__ import annotations
 
-from isasim.core.explain.model import ElementWorking, Paragraph
+from isasim.core.explain.model import Check, ElementWorking, Paragraph, Table
 
 from ..config import ELEMENT_BYTES
 from ..state import ATOMIC_MODES, array_name
 from . import worked
 
 L0C_ELEMENT_BYTES = 4  # int32 or float32, whatever the Mmad's types
+BYTE_ELEMENTS_ONE_BY_ONE = 4096  # a move of more 1-byte elements than this gets one account per 4-byte group
+GROUP_BYTES = 4
 
 
 def element_workings(instruction, before, after) -> list[ElementWorking]:
@@ -21,11 +24,16 @@ def element_workings(instruction, before, after) -> list[ElementWorking]:
     before and just after the step, only read); [] for any other instruction, a step that faulted, or an Mmad
     that is a NOP."""
     form = instruction.form
-    if form.id != "Mmad" and form.name != "Fixpipe":
+    moves = form.id == "DataCopy_GM_to_L1_Nd2Nz" or form.id in ("LoadData_L1_to_L0A", "LoadData_L1_to_L0B")
+    if form.id != "Mmad" and form.name != "Fixpipe" and not moves:
         return []
     if after.fault is not None and after.fault.index == instruction.index:
         return []  # it wrote nothing
     p = dict(zip(form.operand_names, instruction.operands))
+    if form.id == "DataCopy_GM_to_L1_Nd2Nz":
+        return _nd2nz(p, before, after)
+    if moves:
+        return _load_2d(form, p, before, after)
     chip, options = after.state.chip.name, after.state.config["options"]
     if form.id == "Mmad":
         return _mmad(p, before, after, chip, options)
@@ -81,4 +89,90 @@ def _fixpipe(form, p, before, after, chip: str, options: dict) -> list[ElementWo
                                       f"{source}."))
             title = f"out[{i}][{j}] = " + (f"GM {offset:#x}" if to_gm else f"L1[{offset}]")
             out.append(ElementWorking(location, offset, size, title, [where, *blocks]))
+    return out
+
+
+# ---- data movement: each destination element from the source bytes the address rule picks ------------------
+
+
+def _nd2nz(p, before, after) -> list[ElementWorking]:
+    """Element (r, d) of each source matrix t: the GM bytes at its ND address, to its Nz place in L1."""
+    size, dtype = ELEMENT_BYTES[p["dtype"]], p["dtype"]
+    # the memory's unrecorded read, as the Fixpipe's account reads: this is no access of the program
+    read_gm = before.memory._read  # noqa: SLF001
+    l1_after = after.state.buffers["L1"]
+    elements = []
+    for t in range(p["ndNum"]):
+        for r in range(p["nValue"]):
+            for d in range(p["dValue"]):
+                src, dst = worked.nd2nz_element(p, t, r, d)
+                elements.append((dst, f"GM {src:#x}", read_gm(src, size),
+                                 f"element ({r}, {d}) of source matrix {t}"))
+    rule = (f"Nd2Nz DataCopy of {dtype}: element (r, d) of matrix t is read from GM src + (t*srcNdMatrixStride + "
+            f"r*srcDValue + d)*{size} and written to L1 dst + t*dstNzMatrixStride*{size} + ((d / C0)*dstNzC0Stride "
+            f"+ r*dstNzNStride)*32 + (d MOD C0)*{size}, C0 = {32 // size}; here src = {p['src']:#x}, dst = "
+            f"{p['dst']}, srcDValue = {p['srcDValue']}, srcNdMatrixStride = {p['srcNdMatrixStride']}, "
+            f"dstNzC0Stride = {p['dstNzC0Stride']}, dstNzNStride = {p['dstNzNStride']}, dstNzMatrixStride = "
+            f"{p['dstNzMatrixStride']}.")
+    return _moved("L1", dtype, elements, l1_after, rule)
+
+
+def _load_2d(form, p, before, after) -> list[ElementWorking]:
+    """Each destination element of each 512-byte fractal: the L1 bytes the fractal rule (and a transpose) picks."""
+    buffer, dtype = form.buffers["dst"], p["dtype"]
+    size = ELEMENT_BYTES[dtype]
+    l1 = before.state.buffers["L1"]
+    elements = []
+    for i in range(p["repeatTimes"]):
+        fractal = worked.load_2d_destination(p, i)
+        for byte in range(0, worked.FRACTAL, size):
+            sources = [worked.load_2d_source(p, i, byte + b) for b in range(size)]
+            where = f"L1[{sources[0]}]" if sources == list(range(sources[0], sources[0] + size)) else \
+                "L1[" + ", ".join(map(str, sources)) + "]"
+            elements.append((fractal + byte, where, bytes(int(l1[at]) for at in sources),
+                             f"byte {byte} of destination fractal {i}"))
+    rule = (f"LoadData of {dtype} to {buffer}: destination fractal i (512 bytes at dst + i*(1+dstGap)*512) is L1 "
+            f"fractal startIndex + i*srcStride from src"
+            + (", transposed as 16 x 16 elements of 2 bytes (destination row r, column c from source row c, "
+               "column r)" if p["ifTranspose"] else ", byte for byte")
+            + f"; here dst = {p['dst']}, src = {p['src']}, startIndex = {p['startIndex']}, srcStride = "
+              f"{p['srcStride']}, dstGap = {p['dstGap']}, repeatTimes = {p['repeatTimes']}.")
+    return _moved(buffer, dtype, elements, after.state.buffers[buffer], rule)
+
+
+def _value_text(raw: bytes, dtype: str) -> str:
+    """An element's bytes as a value of its type (explain's decoding; int16/int32 as little-endian integers)."""
+    if dtype in ("int16", "int32"):
+        return str(int.from_bytes(raw, "little", signed=True))
+    value = worked._value(raw, dtype)  # noqa: SLF001 - explain's own decoding of the element types
+    return str(value) if isinstance(value, int) else repr(float(value))
+
+
+def _moved(buffer: str, dtype: str, elements, destination_after, rule: str) -> list[ElementWorking]:
+    """One account per destination element ((offset, source as text, source bytes, which element)), or per
+    4-byte group when the elements are bytes and there are more than BYTE_ELEMENTS_ONE_BY_ONE of them; each
+    ends with a Check of the source bytes (as the rule picked them, before the step) against the destination's
+    bytes after it."""
+    size = ELEMENT_BYTES[dtype]
+    group = GROUP_BYTES if size == 1 and len(elements) > BYTE_ELEMENTS_ONE_BY_ONE else 1
+    location = array_name(buffer)
+    out = []
+    for first in range(0, len(elements), group):
+        chunk = elements[first : first + group]
+        offset, end = chunk[0][0], chunk[-1][0] + size
+        if [e[0] for e in chunk] != list(range(offset, end, size)):  # not adjacent: one account each
+            out.extend(_moved(buffer, dtype, [e], destination_after, rule) for e in chunk)
+            continue
+        explained = b"".join(e[2] for e in chunk)
+        machine = destination_after[offset:end].tobytes()
+        table = Table(["destination", "source", "which", "bytes (hex)", f"value ({dtype})"],
+                      [[f"{buffer}[{e[0]}]", e[1], e[3], e[2].hex(" "), _value_text(e[2], dtype)] for e in chunk],
+                      title="What went where")
+        title = (f"{buffer}[{offset}..{end - 1}] (a group of {len(chunk)} {dtype} bytes: this move writes "
+                 f"{len(elements):,} bytes, so each account covers {GROUP_BYTES})" if group > 1
+                 else f"{buffer}[{offset}] = {chunk[0][3]} ({dtype})")
+        out.append(ElementWorking(location, offset, end - offset, title,
+                                  [Paragraph(rule), table,
+                                   Check(f"{buffer}[{offset}..{end - 1}] bytes", explained.hex(" "),
+                                         machine.hex(" "))]))
     return out

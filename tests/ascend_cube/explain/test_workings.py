@@ -18,7 +18,7 @@ import pytest
 from isasim.core.explain.model import Check, Paragraph, Table
 from isasim.core.isa import get_isa
 from isasim.core.machine import Machine
-from isasim.core.trace import read_trace
+from isasim.core.trace import Init, read_trace
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "ascend_cube"
 ISA = get_isa("ascend_cube")
@@ -111,9 +111,11 @@ def test_the_gemm_fixpipe_works_every_element_to_the_expected_c(gemm):
     assert len(offsets) == c.size
 
 
-def test_an_instruction_without_an_account_has_none(gemm):
-    others = [s for s in gemm["steps"].values() if s[0].form.id != "Mmad" and s[0].form.name != "Fixpipe"]
-    assert others and all(workings == [] for _instruction, workings in others)
+def test_an_instruction_without_an_account_has_none():
+    # the control-register instructions write no array element: nothing to account for
+    steps = _steps_with_workings({"chip": "910B"}, "SetAtomicAdd(dtype=int32)\nSetAtomicNone()", Init(),
+                                 lambda ins: True)
+    assert len(steps) == 2 and all(workings == [] for _instruction, workings in steps.values())
 
 
 @pytest.fixture(scope="module")
@@ -173,3 +175,117 @@ def test_the_fp8_fixpipe_matches_huaweis_golden(fp8_qbmm):
     # the golden's own rule (isclose_compare): at most ptol of the elements outside rtol/atol
     outside = ~np.isclose(got, golden, rtol=compare["rtol"], atol=compare["atol"], equal_nan=True)
     assert outside.mean() <= compare["ptol"]
+
+
+# ---- the data movement: DataCopy GM -> L1 (Nd2Nz) and LoadData L1 -> L0A/L0B ------------------------------------
+# The truth is the trace's init A and Bt laid out by numpy reshapes in the layouts Huawei documents (Nz in L1: column
+# blocks of 32 int8 bytes, each nValue rows padded to dstNzC0Stride rows; Zz in L0A: row blocks of 16 rows, then
+# k blocks; Zn in L0B: k blocks, then 16-column blocks), not the address formulas the code uses.
+SOURCE = re.compile(r"^(?:GM (0x[0-9a-f]+)|L1\[(\d+)\])$")
+
+
+def _padded(values: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """The matrix in a zero ``rows`` x ``cols`` (the bytes the copy leaves alone are L1's zeros at the start)."""
+    out = np.zeros((rows, cols), dtype=values.dtype)
+    out[: values.shape[0], : values.shape[1]] = values
+    return out
+
+
+def _nz(matrix: np.ndarray) -> np.ndarray:
+    """An int8 matrix (rows a multiple of 16, columns of 32) as Nz bytes: column blocks of 32, each all its rows."""
+    rows, cols = matrix.shape
+    return matrix.reshape(rows, cols // 32, 32).transpose(1, 0, 2).reshape(-1)
+
+
+@pytest.fixture(scope="module")
+def moves(gemm):
+    data = json.loads((EXAMPLES / "int8_gemm.trace.json").read_text())
+    regions = {name: _region(data["init"], name) for name in ("A", "Bt")}
+    a = np.array(regions["A"]["values"], dtype=np.int8).reshape(regions["A"]["shape"])
+    bt = np.array(regions["Bt"]["values"], dtype=np.int8).reshape(regions["Bt"]["shape"])
+    a_rows, bt_rows = 32, 48  # the program's dstNzC0Stride: 30 and 40 rows rounded up to 16s
+    l1 = np.zeros(3072 + bt_rows * 96, dtype=np.int8)
+    l1[: a_rows * 96] = _nz(_padded(a, a_rows, 96))
+    l1[3072:] = _nz(_padded(bt, bt_rows, 96))
+    # Zz: (M1, K1, 16, 32) of A; Zn: (K1, N1, 16, 32) of B = Bt's rows as the 16s
+    l0a = _padded(a, a_rows, 96).reshape(2, 16, 3, 32).transpose(0, 2, 1, 3).reshape(-1)
+    l0b = _padded(bt, bt_rows, 96).reshape(3, 16, 3, 32).transpose(2, 0, 1, 3).reshape(-1)
+    steps = [s for s in gemm["steps"].values() if s[0].form.name in ("DataCopy", "LoadData")]
+    return {"a": a, "bt": bt, "addresses": {n: int(r["addr"], 16) for n, r in regions.items()}, "l1": l1,
+            "l0a": l0a, "l0b": l0b, "steps": steps}
+
+
+def _rows(working) -> list[dict]:
+    table = _products_table(working)
+    return [dict(zip(table.columns, row)) for row in table.rows]
+
+
+def test_the_nd2nz_copies_put_every_element_of_a_and_bt_where_numpys_nz_layout_has_it(moves):
+    copies = [s for s in moves["steps"] if s[0].form.name == "DataCopy"]
+    assert len(copies) == 2
+    for (instruction, workings), name, at in zip(copies, ("A", "Bt"), (0, 3072)):
+        matrix = moves["a" if name == "A" else "bt"]
+        assert len(workings) == matrix.size  # 2100 and 2800 bytes: one account each
+        # which element of the matrix (row-major index) sits at each byte of the Nz image
+        rows = 32 if name == "A" else 48
+        index_image = _nz(_padded(np.arange(matrix.size).reshape(matrix.shape) + 1, rows, 96)) - 1
+        seen = set()
+        for working in workings:
+            check = _check(working)
+            assert working.location == "l1" and working.size == 1 and "int8" in working.title
+            flat = int(index_image[working.offset - at])
+            assert flat >= 0, working.title  # a byte the copy writes, not padding
+            seen.add(flat)
+            (row,) = _rows(working)
+            assert row["destination"] == f"L1[{working.offset}]"
+            gm = int(SOURCE.match(row["source"]).group(1), 16)
+            assert gm == moves["addresses"][name] + flat  # int8: one byte per element, rows of 70
+            assert int(row["value (int8)"]) == matrix.flat[flat] == moves["l1"][working.offset]
+            assert bytes.fromhex(check.machine) == matrix.flat[flat : flat + 1].tobytes()
+        assert len(seen) == matrix.size
+
+
+def test_the_loads_fill_l0a_and_l0b_as_numpys_zz_and_zn_layouts(moves):
+    loads = [s for s in moves["steps"] if s[0].form.name == "LoadData"]
+    assert len(loads) == 3
+    covered = {"l0a": set(), "l0b": set()}
+    for instruction, workings in loads:
+        location = instruction.form.buffers["dst"].lower()
+        expected = moves[location]
+        moved = instruction.operands[instruction.form.operand_names.index("repeatTimes")] * 512
+        grouped = moved > 4096  # L0B's 9 fractals: 4608 bytes, one account per 4
+        assert len(workings) == (moved // 4 if grouped else moved)
+        for working in workings:
+            check = _check(working)
+            assert working.location == location
+            assert working.size == (4 if grouped else 1) and ("group of 4" in working.title) == grouped
+            want = expected[working.offset : working.offset + working.size]
+            assert bytes.fromhex(check.machine) == want.tobytes(), working.title
+            for k, row in enumerate(_rows(working)):
+                assert row["destination"] == f"{location.upper()}[{working.offset + k}]"
+                source = int(SOURCE.match(row["source"]).group(2))
+                assert moves["l1"][source] == want[k] == int(row["value (int8)"])
+            covered[location].update(range(working.offset, working.offset + working.size))
+    assert covered["l0a"] == set(range(3072)) and covered["l0b"] == set(range(4608))
+
+
+def test_a_transposing_load_of_halves_is_numpys_transpose():
+    """LoadData with ifTranspose on float16: each 16 x 16 fractal of 2-byte elements arrives transposed."""
+    l1 = np.random.default_rng(31).integers(0, 0x3C00, 3 * 256, dtype=np.uint16)  # finite halves
+    image = l1.tobytes() + bytes(512 * 1024 - l1.nbytes)  # the 910B's whole L1
+    program = ("LoadData(dst=L0A[0], src=L1[0], dtype=float16, startIndex=1, repeatTimes=2, srcStride=1, "
+               "ifTranspose=true)")
+    ((instruction, workings),) = _steps_with_workings({"chip": "910B"}, program, Init(arrays={"l1": image}),
+                                                      lambda ins: True).values()
+    expected = l1.reshape(3, 16, 16)[1:].transpose(0, 2, 1).reshape(-1)
+    assert len(workings) == expected.size
+    for working in workings:
+        check = _check(working)
+        element = working.offset // 2
+        assert working.location == "l0a" and working.size == 2
+        assert bytes.fromhex(check.machine) == expected[element : element + 1].tobytes()
+        (row,) = _rows(working)
+        assert float(row["value (float16)"]) == float(expected[element : element + 1].view(np.float16)[0])
+        fractal, (r, c) = element // 256, divmod(element % 256, 16)
+        # destination (r, c) of fractal f is source element (c, r) of L1 fractal 1 + f, two bytes each
+        assert int(SOURCE.match(row["source"]).group(2)) == ((1 + fractal) * 256 + c * 16 + r) * 2
