@@ -169,6 +169,12 @@ class ArmSme(Isa):
 
         return element_workings(instruction, before, after)
 
+    def page_views(self, config: dict, program: Program) -> list:
+        """ZA's tiles at the configured SVL, for the trace page (views/page_views.py)."""
+        from .views.page_views import page_views
+
+        return page_views(config, program)
+
     def explainer(self):
         if getattr(self, "_explainer", None) is None:
             from .explain import ArmSmeExplainer

@@ -152,6 +152,12 @@ class AscendCube(Isa):
 
         return EXPLAINER
 
+    def page_views(self, config: dict, program) -> list:
+        """L0C as the M x N matrix of the program's first Mmad, for the trace page (views/page_views.py)."""
+        from .views.page_views import page_views
+
+        return page_views(config, program)
+
     def element_workings(self, instruction, before, after) -> list:
         """Each element an Mmad or a Fixpipe wrote, worked out as ``isasim explain`` works its example's
         (:mod:`.explain.workings`)."""

@@ -40,6 +40,28 @@ class ArraySpec:
 
 
 @dataclass(frozen=True)
+class PageView:
+    """A derived view of one of the trace page's panels: a matrix whose cells are elements of the panel's bytes
+    (arm_sme: the ZA tile za1.s; ascend_cube: L0C's Nz fractals read as the Mmad's M x N matrix).
+
+    name:    what the page calls it, as the stepper's ``p`` names it ("za1.s", "l0c.nd[30x40]"); unique in a run.
+    panel:   the panel it reads: an array's name as ``Isa.arrays`` gives it ("za", "l0c").
+    element: the element type its cells are read as by default (its size is each cell's byte count).
+    offsets: rows x cols byte offsets into the panel, each the first byte of one element (a list of lists,
+             or anything with ``tolist()`` giving one).
+    note:    one line on where the layout comes from, shown under the view's title.
+    show:    open when the page opens (a view the program names), else closed until the reader opens it.
+    """
+
+    name: str
+    panel: str
+    element: str
+    offsets: Any
+    note: str = ""
+    show: bool = False
+
+
+@dataclass(frozen=True)
 class ConfigOption:
     """A command-line option that sets one key of an ISA's configuration (x86_amx: ``--cpu``)."""
 
@@ -267,6 +289,12 @@ class Isa:
         core.explain.model.ElementWorking.  ``before`` and ``after`` are core Machines holding the state just
         before and just after the step (only ``after`` may be the caller's own machine; neither may be changed).
         An instruction the ISA gives no element account for: [] (the default)."""
+        return []
+
+    def page_views(self, config: dict, program: Program) -> list[PageView]:
+        """For the trace viewer: the matrices the architecture sees in this ISA's arrays under ``config``, as
+        PageViews the page draws under their panel (arm_sme: ZA's tiles; ascend_cube: L0C as the M x N matrix
+        of ``program``'s Mmad).  Their cells follow the panel's bytes step by step.  None: [] (the default)."""
         return []
 
     def debug_target(self, config: dict) -> Any:

@@ -22,7 +22,8 @@ from isasim.core.explain.model import Check, ElementWorking, Paragraph
 from isasim.core.isa import Isa, get_isa
 from isasim.core.machine import Machine
 from isasim.core.trace import Init, RegionView, read_trace
-from isasim.core.trace_page import build_model, fragment_html, page_html, trace_model, unpack_workings_html
+from isasim.core.trace_page import (build_model, fragment_html, page_html, trace_model, unpack_workings_html,
+                                    view_offsets)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SEEDS = {"x86_amx": EXAMPLES / "x86_amx" / "int8_block.trace.json",
@@ -212,9 +213,19 @@ def machine_value(working: dict, text: str) -> str:
     return html.unescape(found[-1])
 
 
+_HEX_BYTES = re.compile(r"[0-9a-f]{2}( [0-9a-f]{2})*")
+
+
 def decoded(text: str, data: bytes):
-    """``data`` (little-endian) read the way ``text`` writes a number: hex as unsigned, a decimal integer as
-    signed, anything else as an IEEE float of the data's width."""
+    """``data`` (little-endian) read the way ``text`` writes a number: bytes in memory order ("0e 6b b5 24",
+    "34 13 00 00 = int32 4916", one byte "5a") as bytes, hex with 0x as unsigned (a typed reading after it in
+    brackets left aside: "0x6a (uint8 106)"), a decimal integer as signed, anything else as an IEEE float of
+    the data's width."""
+    text = text.strip()
+    raw = text.split(" = ", 1)[0].strip().lower()
+    if _HEX_BYTES.fullmatch(raw) and len(raw.split()) == len(data):  # (the accounts write a byte in hex)
+        return bytes.fromhex(raw), data
+    text = text.split(" (", 1)[0]
     if text.lower().startswith(("0x", "-0x")):
         return int(text, 16), int.from_bytes(data, "little")
     try:
@@ -235,8 +246,12 @@ def expected_c(trace) -> tuple[int, np.ndarray]:
 
 def c_of(isa_name: str, model: dict, step: dict, working: dict) -> tuple[int, int] | None:
     """The element of C that ``working`` (written by ``step``) holds in the seed example, or None where the
-    value is still a partial sum.  Each layout is the one the example's source describes."""
+    value is still a partial sum or the account is not of a 4-byte element of C (a load's, a byte store's).  Each
+    layout is the one the example's source describes."""
     panel, offset = working["panel"], working["offset"]
+    mnemonic = model["listing"][step["instruction"]]["text"].split("(")[0].split()[0].lower()
+    if working["size"] != 4 or (panel != "C" and mnemonic not in ("tdpbusd", "udot", "mmad")):
+        return None
     if panel == "C":  # memory: C itself (a row of C is its declared columns of int32)
         row_bytes = next(p["row_bytes"] for p in model["initial"]["panels"] if p["name"] == "C")
         return offset // row_bytes, offset % row_bytes // 4
@@ -294,6 +309,8 @@ def test_the_seed_examples_carry_the_workings_of_their_multiplies(isa_name):
             # outside truth: where the element is an element of C, the trace's expected C
             where = c_of(isa_name, model, step, working)
             if where is not None:  # (an account may write a dword as hex, i.e. unsigned: compared as 32 bits)
+                if isinstance(shown, bytes):
+                    shown = int.from_bytes(shown, "little")
                 assert shown % 2**32 == int(want[where]) % 2**32, (step["index"], working["title"], where)
                 compared += 1
     # every element of C was compared at least once (a Fixpipe and an Mmad: twice)
@@ -365,3 +382,117 @@ def test_a_failing_account_is_named_on_its_step_and_an_isa_without_the_hook_has_
     plain = build_model("x86_amx", {}, isa.assemble("mov rax, 1\nret"), Init())
     assert plain["workings"] is False and plain["workings_until"] is None
     assert not any("workings" in s or "workings_error" in s for s in plain["steps"])
+
+
+# ---- derived views: ZA's tiles, L0C as the Mmad's matrix (Isa.page_views) -----------------------------------
+
+SMOPA_GEMM = EXAMPLES / "arm_sme" / "smopa_gemm.trace.json"  # recorded by QEMU (its "producer")
+
+
+def region(trace, name: str) -> tuple[int, bytes]:
+    view = next(v for v in trace.init.views if v.name == name)
+    return view.address, next(d for address, d, _writable in trace.init.memory if address == view.address)
+
+
+def view_values(model: dict, panels: dict, name: str, dtype: str) -> np.ndarray:
+    """The cells of view ``name`` read from the panels' bytes as the page reads them (little-endian)."""
+    view = next(v for v in model["views"] if v["name"] == name)
+    offsets = view_offsets(view)
+    data = np.frombuffer(bytes(panels[view["panel"]][1]), dtype=np.uint8)
+    width = np.dtype(dtype).itemsize
+    gathered = np.ascontiguousarray(data[offsets[..., None] + np.arange(width)])
+    return gathered.view(dtype)[..., 0]
+
+
+def panels_at(model: dict, t: int) -> dict:
+    """The panels after ``t`` steps (rebuild yields one dict it keeps changing: stop at step t)."""
+    for index, panels in enumerate(rebuild(model)):
+        if index == t:
+            return panels
+    raise AssertionError(f"the model has no step {t}")
+
+
+def after_last(model: dict, mnemonic: str) -> int:
+    """How many steps have run once the last ``mnemonic`` has."""
+    return max(i + 1 for i, s in enumerate(model["steps"])
+               if model["listing"][s["instruction"]]["text"].lower().startswith(mnemonic))
+
+
+def test_za_tile_views_after_the_last_smopa_hold_qemus_c():
+    """smopa_gemm.s stores ZA0.S row by row to C once its last SMOPA has run, so the za0.s view at that step
+    must be C as QEMU recorded it, and numpy's product of the packed panels (panel p holds k = 4p..4p+3 of
+    each row of A, column of B).  The other tiles follow the Arm ARM's rule that ZA<t>.<T> of esize bytes
+    has row i in ZA vector esize * i + t: so the tiles of one size cover every byte of ZA exactly once."""
+    trace = read_trace(SMOPA_GEMM)
+    assert trace.producer.startswith("qemu")
+    model = trace_model(trace)
+    assert model["views_error"] is None
+    svlb = trace.config["svl"] // 8
+    names = [v["name"] for v in model["views"]]
+    assert names == ["za0.b", "za0.h", "za1.h", *[f"za{t}.s" for t in range(4)], *[f"za{t}.d" for t in range(8)]]
+    for esize, suffix in ((1, "b"), (2, "h"), (4, "s"), (8, "d")):
+        tiles = [v for v in model["views"] if v["name"].endswith("." + suffix)]
+        assert all((v["rows"], v["cols"], v["panel"]) == (svlb // esize, svlb // esize, "za") for v in tiles)
+        covered = np.concatenate([view_offsets(v).reshape(-1) for v in tiles])
+        assert sorted(covered.tolist()) == list(range(0, svlb * svlb, esize))
+        for t, v in enumerate(tiles):  # row i, column j of tile t: ZA vector esize * i + t, bytes esize * j ...
+            assert view_offsets(v)[1, 2] == (esize * 1 + t) * svlb + 2 * esize
+    # opened at first only where the program names the tile (smopa za0.s ..., st1w {za0h.s[w12, 0]})
+    assert [v["name"] for v in model["views"] if v["show"]] == ["za0.s"]
+
+    t = after_last(model, "smopa")
+    panels = panels_at(model, t)
+    shown = view_values(model, panels, "za0.s", "<i4")
+    c_address, _ = region(trace, "C")
+    qemu_c = np.frombuffer(dict(trace.expect["memory"])[c_address], dtype="<i4").reshape(svlb // 4, svlb // 4)
+    assert np.array_equal(shown, qemu_c)
+    _, a_panels = region(trace, "A_panels")
+    _, b_panels = region(trace, "B_panels")
+    a = np.frombuffer(a_panels, dtype=np.int8).reshape(-1, svlb // 4, 4).transpose(1, 0, 2).reshape(svlb // 4, -1)
+    b = np.frombuffer(b_panels, dtype=np.int8).reshape(-1, svlb // 4, 4).transpose(1, 0, 2).reshape(svlb // 4, -1)
+    assert np.array_equal(shown, a.astype(np.int64) @ b.astype(np.int64).T)
+    # the stepper's `p za1.h` and the other tiles read the same elements at that step
+    from isasim.arm_sme.views import tile_values
+
+    machine = Machine(trace.isa, trace.config)
+    machine.load_init(get_isa(trace.isa).assemble("\n".join(trace.program)), trace.init)
+    for _ in range(t):
+        machine.step()
+    for name, dtype in (("za0.b", "i1"), ("za1.h", "<i2"), ("za0.s", "<i4"), ("za3.d", "<i8")):
+        rows, _suffix, _name = tile_values(machine.state, name)
+        assert np.array_equal(view_values(model, panels, name, dtype), np.ascontiguousarray(rows).view(dtype)), name
+
+
+def test_the_l0c_view_after_mmad_is_numpys_product_of_a_and_b():
+    """int8_gemm.s: the Mmad (m = 30, n = 40) leaves C in L0C as Nz fractals; the page's view of it is the
+    30 x 40 matrix, equal to numpy's A @ Bt.T of the init's int8 regions and to the trace's expected C."""
+    trace = read_trace(SEEDS["ascend_cube"])
+    model = trace_model(trace)
+    (view,) = model["views"]
+    assert (view["name"], view["panel"], view["rows"], view["cols"], view["element"]) == \
+        ("l0c.nd[30x40]", "l0c", 30, 40, "int32")
+    assert "offsets" in view and view["show"]  # Nz is not one stride per row and column: the full list
+    t = after_last(model, "mmad")
+    shown = view_values(model, panels_at(model, t), view["name"], "<i4")
+    a = np.frombuffer(region(trace, "A")[1], dtype=np.int8).reshape(30, 70).astype(np.int64)
+    bt = np.frombuffer(region(trace, "Bt")[1], dtype=np.int8).reshape(40, 70).astype(np.int64)
+    assert np.array_equal(shown, a @ bt.T)
+    _address, want = expected_c(trace)
+    assert np.array_equal(shown, want)
+
+
+def test_views_are_checked_against_their_panel_and_a_failing_hook_costs_only_the_views(monkeypatch):
+    from isasim.core.isa import PageView
+
+    isa = get_isa("arm_sme")
+    program = isa.assemble("smstart\nsmstop\nret")
+    for views, words in (([PageView("x", "nowhere", "int32", [[0]])], "no panel 'nowhere'"),
+                         ([PageView("x", "za", "int32", [[64 * 64 - 2]])], "outside"),
+                         ([PageView("x", "za", "int32", [0, 4])], "rows x cols"),
+                         ([PageView("x", "za", "int8", [[0]]), PageView("x", "za", "int8", [[1]])], "same name")):
+        monkeypatch.setattr(type(isa), "page_views", lambda self, config, program, views=views: views)
+        model = build_model("arm_sme", {"svl": 512}, program, Init())
+        assert model["views"] == [] and words in model["views_error"], model["views_error"]
+        assert len(model["steps"]) == 3
+    x86 = build_model("x86_amx", {}, get_isa("x86_amx").assemble("ret"), Init())
+    assert x86["views"] == [] and x86["views_error"] is None

@@ -196,22 +196,27 @@ def test_step_an_engine_seed_example_both_ways_in_the_browser(browser, tmp_path,
     page.close()
 
 
-# The element of C each engine's check clicks: the step (by its place among the steps with workings), the
-# byte offset of the cell in the engine's array, and the element of C it holds then, as the example's source
-# lays it out (x86 int8_block.s: tmm0 row 1, dword 2 after its one TDPBUSD; Arm udot_gemm.s: the 6th UDOT ends
+# The element of C each engine's check clicks: the step (the n-th run of the multiply), the byte offset of
+# the cell in the engine's array, and the element of C it holds then, as the example's source lays it out
+# (x86 int8_block.s: tmm0 row 1, dword 2 after its one TDPBUSD; Arm udot_gemm.s: the 6th UDOT ends
 # the k loop of row quad 0, column block 0, and ZA vector 0 lane 2 is C[0][2]; Ascend int8_gemm.s: the Mmad
 # writes C as Nz fractals of 16 columns x 32 rows, so C[1][2] is int32 number 1 * 16 + 2 of L0C).
-CLICKED = {"x86_amx": (0, 1 * 64 + 2 * 4, (1, 2)), "arm_sme": (5, 2 * 4, (0, 2)),
-           "ascend_cube": (0, (1 * 16 + 2) * 4, (1, 2))}
+CLICKED = {"x86_amx": ("tdpbusd", 0, 1 * 64 + 2 * 4, (1, 2)), "arm_sme": ("udot", 5, 2 * 4, (0, 2)),
+           "ascend_cube": ("mmad", 0, (1 * 16 + 2) * 4, (1, 2))}
+
+
+def runs_of(model: dict, mnemonic: str) -> list[int]:
+    """The step numbers (steps run so far) after each run of ``mnemonic``."""
+    return [i + 1 for i, s in enumerate(model["steps"])
+            if model["listing"][s["instruction"]]["text"].lower().startswith(mnemonic)]
 
 
 def click_for_working(page: Page, model: dict, trace, isa_name: str, array: str) -> None:
     """Click a cell the multiply wrote: the side panel's account ends with the value the machine wrote, which
     must be the cell's value and the trace's expected C (numpy's product); Esc closes it; a written cell of a
     step without accounts says so."""
-    explained = [i + 1 for i, s in enumerate(model["steps"]) if any(w["panel"] == array for w in s.get("workings", ()))]
-    nth, offset, (row, col) = CLICKED[isa_name]
-    t = explained[nth]
+    mnemonic, nth, offset, (row, col) = CLICKED[isa_name]
+    t = runs_of(model, mnemonic)[nth]
     page.by("slider").fill(str(t))
     page.by(f"type-{array}").select_option("int32")
     cell = page.page.locator(f'[data-testid="panel-{array}"] td[data-offset="{offset}"]')
@@ -237,15 +242,51 @@ def click_for_working(page: Page, model: dict, trace, isa_name: str, array: str)
     assert page.by("working").is_visible() and page.by("working-title").text_content()
     page.by("working-close").click()
     assert page.by("working").is_hidden()
-    # a step that wrote an array or memory without an account (a load): its written cells say there is none
-    load, panel = next((i + 1, p[0]) for i, s in enumerate(model["steps"]) if not s.get("workings")
-                       for p in s["patches"] if p[0] != "registers")
+    click_a_view_cell(page, model, isa_name, offset, int(want))
+    # a step that wrote an array or memory without an account (a load, where the ISA gives none): its written
+    # cells say there is none
+    unexplained = next(((i + 1, p[0]) for i, s in enumerate(model["steps"]) if not s.get("workings")
+                        for p in s["patches"] if p[0] != "registers"), None)
+    if unexplained is None:
+        return
+    load, panel = unexplained
     page.by("slider").fill(str(load))
     page.page.evaluate("name => { document.querySelector(`details[data-panel='${name}']`).open = true; }", panel)
     page.page.locator(f'[data-testid="panel-{panel}"] td.written').first.click()
     assert "no account for this instruction yet" in page.by("working").text_content().lower()
     page.page.keyboard.press("Escape")
     assert page.by("working").is_hidden()
+
+
+# The view of the engine's array that holds the clicked element of C, and that element's row and column in it:
+# udot_gemm.s's ZA vector 0 is row 0 of tile ZA0.S (row i of ZA0.S is ZA vector 4i), so lane 2 is its
+# column 2; int8_gemm.s's Mmad writes the 30 x 40 C from L0C[0], and l0c.nd[30x40] is C itself.
+VIEWED = {"arm_sme": ("za0.s", (0, 2)), "ascend_cube": ("l0c.nd[30x40]", (1, 2))}
+
+
+def click_a_view_cell(page: Page, model: dict, isa_name: str, offset: int, want: int) -> None:
+    """The same element in the array's derived view: the cell names the same byte, shows the trace's expected
+    value, is written by the step, takes the heat map, and clicking it opens the same account."""
+    if isa_name not in VIEWED:
+        assert page.page.locator("details.iv-view").count() == len(model["views"]) == 0
+        return
+    name, (row, col) = VIEWED[isa_name]
+    view = page.by(f"view-{name}")
+    if view.get_attribute("open") is None:  # a view the program does not name starts closed
+        view.locator("summary").click()
+    cell = view.locator(f'td[data-row="{row}"][data-col="{col}"]')
+    assert int(cell.get_attribute("data-offset")) == offset
+    assert int(cell.get_attribute("data-value")) % 2**32 == want % 2**32
+    assert "has-working" in cell.get_attribute("class")
+    page.by("heatmap").check()
+    assert cell.evaluate("c => c.style.background") != ""
+    page.by("heatmap").uncheck()
+    cell.click()
+    machine = page.by("working-body").locator("code").last.text_content()
+    assert int(machine, 0) % 2**32 == want % 2**32
+    page.page.keyboard.press("Escape")
+    assert page.by("working").is_hidden()
+    assert page.page.evaluate("document.activeElement.closest('[data-view]').dataset.view") == name
 
 
 def test_float_views_decode_exactly_and_hex_shows_the_bytes(browser, tmp_path):

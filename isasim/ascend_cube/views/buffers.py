@@ -54,21 +54,28 @@ def buffer_grid(state: AscendState, buffer: str, element: str, *, first: int = 0
                 changed=mask, width=width, max_rows=max_rows, row_labels=labels)
 
 
+def l0c_nd_offsets(rows: int, cols: int, offset: int = 0) -> np.ndarray:
+    """The byte offsets in L0C of the rows x cols matrix whose Nz fractals start at L0C[offset], as Mmad
+    writes C and Fixpipe reads it (columns in blocks of 16, each block ceil16(rows) rows of 16 four-byte
+    elements): element (i, j) at offset + ((j / 16) * ceil16(rows) + i) * 64 + (j MOD 16) * 4."""
+    padded = -(-rows // 16) * 16
+    i = np.arange(rows)[:, None]
+    j = np.arange(cols)[None, :]
+    return offset + ((j // 16) * padded + i) * 64 + (j % 16) * 4
+
+
 def l0c_matrix(state: AscendState, rows: int, cols: int, element: str, *, offset: int = 0,
                hex_values: bool = False, width: int = 100) -> Group:
-    """The rows x cols matrix whose Nz fractals start at L0C[offset]: element (i, j) at
-    offset + ((j / 16) * ceil16(rows) + i) * 64 + (j MOD 16) * 4."""
+    """The rows x cols matrix whose Nz fractals start at L0C[offset] (see l0c_nd_offsets)."""
     if rows < 1 or cols < 1:
         raise IsasimError(f"a {rows} x {cols} matrix: M and N of .nd[MxN] are at least 1")
     storage, kind = ELEMENT_TYPES[element]
-    padded = -(-rows // 16) * 16
-    blocks = -(-cols // 16)
-    size = blocks * padded * 64
-    if offset + size > state.buffers["L0C"].size:
+    offsets = l0c_nd_offsets(rows, cols, offset)
+    if int(offsets.max()) + 4 > state.buffers["L0C"].size:
         raise IsasimError(f"a {rows} x {cols} matrix at L0C[{offset}] runs past the end of L0C")
-    words = state.buffers["L0C"][offset : offset + size].view(np.uint32).reshape(blocks, padded, 16)
-    matrix = words.transpose(1, 0, 2).reshape(padded, blocks * 16)[:rows, :cols].astype(np.uint32)
-    values = matrix.view(storage) if np.dtype(storage).itemsize == 4 else matrix
+    # each element's four bytes gathered (an offset need not be a multiple of 4), read little-endian
+    words = np.ascontiguousarray(state.buffers["L0C"][offsets[..., None] + np.arange(4)]).view("<u4")[..., 0]
+    values = words.view(storage) if np.dtype(storage).itemsize == 4 else words
     return grid(values, kind, title=f"L0C[{offset}] as a {rows} x {cols} {element} matrix (Nz fractals)",
                 hex_digits=8 if hex_values else None, width=width)
 

@@ -5,6 +5,7 @@
 """
 
 from .html import fragment_html, page_html
-from .model import FORMAT, build_model, trace_model, unpack_workings_html
+from .model import FORMAT, build_model, trace_model, unpack_workings_html, view_offsets
 
-__all__ = ["FORMAT", "build_model", "fragment_html", "page_html", "trace_model", "unpack_workings_html"]
+__all__ = ["FORMAT", "build_model", "fragment_html", "page_html", "trace_model", "unpack_workings_html",
+           "view_offsets"]

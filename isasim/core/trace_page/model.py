@@ -22,6 +22,12 @@
   ``workings_truncated`` is None or a sentence saying from which step on the accounts were left out
   (``workings_until``: the index of the first step without them) to keep the page small.
 
+- ``views``: the ISA's derived views of its arrays (``Isa.page_views``: ZA's tiles, L0C as the Mmad's matrix),
+  each ``{"name", "panel", "element", "elements", "rows", "cols", "note", "show"}`` and its cells' byte
+  offsets into the panel: ``"base"``, ``"row_stride"``, ``"col_stride"`` where they are regular (cell (i, j)
+  at base + i * row_stride + j * col_stride), else ``"offsets"``, the rows x cols offsets row by row;
+  ``views_error`` names a hook that failed (the page then has no views).
+
 Nothing here knows an ISA: registers come from ``state.register_names()``/``read_register``, arrays from
 ``Isa.arrays`` and ``Isa.observed_arrays``, memory from the init's named regions, and what a step changed
 from its journal writes (a register name, an array name, or a memory address).
@@ -40,7 +46,7 @@ import numpy as np
 from ..errors import IsasimError
 from ..explain.html_page import html_block
 from ..explain.model import Check
-from ..isa import Isa, get_isa
+from ..isa import Isa, PageView, get_isa
 from ..machine import Machine
 from ..numerics import ELEMENT_TYPES
 from ..program import Program
@@ -381,6 +387,62 @@ class _Builder:
         return step
 
 
+def _view(builder: "_Builder", view: Any) -> dict:
+    """One PageView as the model keeps it (see the module's text); IsasimError when it does not fit its panel."""
+    if not isinstance(view, PageView):
+        raise IsasimError(f"page_views gives PageViews, not {type(view).__name__}")
+    panel = builder.panels.get(view.panel)
+    spec = builder.specs.get(view.panel)
+    size = spec.size if spec is not None and spec.size else (panel.data.size if panel is not None else None)
+    if size is None:
+        raise IsasimError(f"view {view.name}: the page has no panel {view.panel!r}")
+    if view.element not in ELEMENT_TYPES:
+        raise IsasimError(f"view {view.name}: unknown element type {view.element!r}")
+    width = _element_size(view.element)
+    offsets = np.asarray(view.offsets.tolist() if hasattr(view.offsets, "tolist") else view.offsets,
+                         dtype=np.int64)
+    if offsets.ndim != 2 or offsets.size == 0:
+        raise IsasimError(f"view {view.name}: offsets must be rows x cols, not of shape {offsets.shape}")
+    if offsets.min() < 0 or offsets.max() + width > size:
+        raise IsasimError(f"view {view.name}: an element lies outside {view.panel}'s {size} bytes")
+    rows, cols = offsets.shape
+    # the element types of the panel with the view's element size, the view's own first (the page adds hex)
+    elements = [view.element] + [e for e in (spec.elements if spec is not None else panel.elements)
+                                 if e != view.element and e in ELEMENT_TYPES and _element_size(e) == width]
+    out = {"name": str(view.name), "panel": view.panel, "element": view.element, "elements": elements,
+           "rows": rows, "cols": cols, "note": str(view.note), "show": bool(view.show)}
+    base = int(offsets[0, 0])
+    row_stride = int(offsets[1, 0] - base) if rows > 1 else 0
+    col_stride = int(offsets[0, 1] - base) if cols > 1 else 0
+    regular = base + np.arange(rows)[:, None] * row_stride + np.arange(cols)[None, :] * col_stride
+    if np.array_equal(regular, offsets):
+        out.update(base=base, row_stride=row_stride, col_stride=col_stride)
+    else:
+        out["offsets"] = offsets.reshape(-1).tolist()
+    return out
+
+
+def view_offsets(view: dict) -> np.ndarray:
+    """A model view's cells as a rows x cols array of byte offsets into its panel (either encoding)."""
+    rows, cols = view["rows"], view["cols"]
+    if "offsets" in view:
+        return np.asarray(view["offsets"], dtype=np.int64).reshape(rows, cols)
+    return (view["base"] + np.arange(rows)[:, None] * view["row_stride"]
+            + np.arange(cols)[None, :] * view["col_stride"])
+
+
+def _views(builder: "_Builder", program: Program) -> tuple[list[dict], str | None]:
+    """The ISA's views of its arrays for this run, and the hook's error in one line (then no views)."""
+    try:
+        views = [_view(builder, view) for view in builder.isa.page_views(builder.machine.config, program)]
+    except Exception as failure:  # a view that fails must not cost the page: the model says so
+        return [], f"{type(failure).__name__}: {failure}".splitlines()[0]
+    names = [view["name"] for view in views]
+    if len(set(names)) != len(names):
+        return [], "IsasimError: page_views gave two views of the same name"
+    return views, None
+
+
 def _listing(program: Program) -> list[dict]:
     return [{"index": ins.index, "address": ins.address, "text": ins.text, "label": program.label_at(ins.address)}
             for ins in program.instructions]
@@ -411,6 +473,7 @@ def build_model(isa_name: str, config: dict, program: Program, init: Init, *, ma
     explains = type(builder.isa).element_workings is not Isa.element_workings
     workings = _Workings(builder, config, program, init, workings_steps, workings_budget) if explains else None
     initial = {"panels": [panel.definition() for panel in builder.panels.values()]}
+    views, views_error = _views(builder, program)
     steps: list[dict] = []
     truncated = None
     size = 0
@@ -443,7 +506,7 @@ def build_model(isa_name: str, config: dict, program: Program, init: Init, *, ma
             "listing": _listing(program), "initial": initial, "steps": steps, "end": end,
             "truncated": truncated, "workings": explains,
             "workings_until": None if workings is None else workings.until,
-            "workings_truncated": workings_truncated}
+            "workings_truncated": workings_truncated, "views": views, "views_error": views_error}
 
 
 def _jsonable(value: Any) -> Any:

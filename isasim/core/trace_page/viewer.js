@@ -162,6 +162,9 @@
   var workingsCut = model.workings_truncated ? el("div", {className: "iv-banner iv-truncated",
                                                          "data-testid": "workings-truncated", role: "status",
                                                          text: model.workings_truncated}) : null;
+  var viewsBroken = model.views_error ? el("div", {className: "iv-banner iv-truncated", "data-testid": "views-error",
+                                                   role: "status", text: "The views of " + model.isa + "'s arrays " +
+                                                   "could not be made: " + model.views_error}) : null;
   var faultBanner = el("div", {className: "iv-banner iv-fault", "data-testid": "fault", role: "alert", hidden: ""});
 
   function button(label, testid, title, onClick) {
@@ -208,7 +211,10 @@
              "Home and End for the first and last state. Click a line of the program (or press Enter on it) to " +
              "mark it; \"run\" then stops after the next step that runs a marked line. Each panel shows its " +
              "bytes in the type chosen beside it; cells the step just run changed are outlined. Large buffers " +
-             "show " + MAX_ROWS + " rows at a time and follow the rows a step writes. The page needs no network."}),
+             "show " + MAX_ROWS + " rows at a time and follow the rows a step writes. " +
+             ((model.views || []).length ? "Under a panel, its views (such as a tile of ZA, or L0C as the matrix " +
+              "C) show the same bytes as the architecture arranges them: open one by its title. " : "") +
+             "The page needs no network."}),
     el("p", {text: model.workings
       ? "Click a cell the step wrote (or press Enter on it) to see how it was computed from that step's data: " +
         "cells with a mark in their corner have an account; Esc closes it."
@@ -260,6 +266,29 @@
     });
   }
 
+  // Which bytes of a panel the accounts of step t cover, as a mask kept for the step being drawn: a cell asks
+  // its bytes, not every account of the step (an Mmad has 1,200 of them, and a view draws as many cells).
+  var explainedMasks = {t: -1, masks: new Map()};
+  function explainedMask(t, panel, size) {
+    if (explainedMasks.t !== t) explainedMasks = {t: t, masks: new Map()};
+    var mask = explainedMasks.masks.get(panel);
+    if (!mask) {
+      mask = new Uint8Array(size);
+      if (t >= 1) {
+        (steps[t - 1].workings || []).forEach(function (w) {
+          if (w.panel === panel) mask.fill(1, Math.max(0, w.offset), Math.min(size, w.offset + w.size));
+        });
+      }
+      explainedMasks.masks.set(panel, mask);
+    }
+    return mask;
+  }
+  function isExplained(t, panel, panelSize, offset, size) {
+    var mask = explainedMask(t, panel, panelSize);
+    for (var i = offset; i < offset + size && i < panelSize; i++) if (mask[i]) return true;
+    return false;
+  }
+
   // A step's accounts are stored gzip-compressed (model.py's _pack): unpacked on first use, then kept.
   var unpacked = new Map();
   function workingsHtml(t) {
@@ -289,7 +318,8 @@
     var panel = cell.closest("[data-panel]").dataset.panel;
     var offset = Number(cell.dataset.offset), size = Number(cell.dataset.size);
     var t = ui.t, found = workingsAt(t, panel, offset, size), ticket = ++opened;
-    workingFrom = {panel: panel, offset: offset};
+    var inView = cell.closest("[data-view]");
+    workingFrom = {panel: panel, offset: offset, view: inView ? inView.dataset.view : null};
     workingBody.replaceChildren();
     if (found.length) {
       workingTitle.textContent = found.map(function (w) { return w.title; }).join("; ");
@@ -327,13 +357,14 @@
     var from = workingFrom;
     workingFrom = null;
     if (refocus && from) {
-      var cell = root.querySelector('[data-panel="' + CSS.escape(from.panel) + '"] td[data-offset="' +
-                                    from.offset + '"]');
+      var box = from.view !== null ? '[data-view="' + CSS.escape(from.view) + '"]'
+                                   : 'details.iv-panel[data-panel="' + CSS.escape(from.panel) + '"]';
+      var cell = root.querySelector(box + ' td[data-offset="' + from.offset + '"]');
       if (cell) cell.focus();
     }
   }
 
-  [header, truncated, workingsCut, controls, status, faultBanner, legend, help, layout,
+  [header, truncated, workingsCut, viewsBroken, controls, status, faultBanner, legend, help, layout,
    workingBox].forEach(function (node) { if (node) root.appendChild(node); });
 
   // ---- panels -------------------------------------------------------------------------------------------
@@ -383,10 +414,111 @@
       if (details.open) { ui.userOpened.add(def.name); ui.userClosed.delete(def.name); render(); }
       else { ui.userClosed.add(def.name); ui.userOpened.delete(def.name); }
     });
-    view = {box: details, details: details, select: select, windowInput: windowInput, grid: grid, def: def};
+    // the panel's derived views (model.views: ZA's tiles, L0C as the Mmad's matrix) follow it in one box
+    var box = el("div", {className: "iv-panel-box"}, [details]);
+    (viewsOf.get(def.name) || []).forEach(function (v) { box.appendChild(derivedView(v).details); });
+    view = {box: box, details: details, select: select, windowInput: windowInput, grid: grid, def: def};
     panelViews.set(def.name, view);
-    (groups[def.group] || groups.arrays).appendChild(details);
+    (groups[def.group] || groups.arrays).appendChild(box);
     return view;
+  }
+
+  // ---- derived views: a matrix whose cells are elements of a panel's bytes (model.py's "views") -----------
+  var viewsOf = new Map(); // panel name -> [model view]
+  (model.views || []).forEach(function (v) {
+    if (!viewsOf.has(v.panel)) viewsOf.set(v.panel, []);
+    viewsOf.get(v.panel).push(v);
+  });
+  var derivedViews = new Map(); // view name -> {details, select, windowInput, grid, v}
+
+  function viewOffset(v, r, c) {
+    return v.offsets ? v.offsets[r * v.cols + c] : v.base + r * v.row_stride + c * v.col_stride;
+  }
+
+  function derivedView(v) {
+    var known = derivedViews.get(v.name);
+    if (known) return known;
+    var key = "view:" + v.name;
+    var types = v.elements.slice();
+    if (types.indexOf("hex") < 0) types.push("hex");
+    var select = el("select", {"data-testid": "view-type-" + v.name, "aria-label": v.name + " element type"});
+    types.forEach(function (type) { select.appendChild(el("option", {value: type, text: type})); });
+    select.value = v.element;
+    select.addEventListener("change", function () { ui.types[key] = select.value; render(); });
+    var windowInput = null;
+    if (v.rows > MAX_ROWS) {
+      windowInput = el("input", {type: "number", min: "0", max: String(v.rows - 1), value: "0",
+                                 "data-testid": "view-rows-" + v.name, "aria-label": v.name + " first row shown"});
+      windowInput.addEventListener("change", function () {
+        ui.windows[key] = Math.max(0, Math.min(v.rows - 1, Number(windowInput.value) || 0));
+        render();
+      });
+    }
+    var summary = el("summary", {}, [
+      el("span", {className: "iv-panel-title", text: v.name}),
+      el("span", {className: "iv-panel-info", text: " " + v.rows + " x " + v.cols + " of " + v.panel})
+    ]);
+    var tools = el("div", {className: "iv-panel-tools"}, [
+      v.note ? el("p", {className: "iv-view-note", text: v.note}) : null,
+      el("label", {}, [el("span", {text: "view as "}), select]),
+      windowInput ? el("label", {}, [el("span", {text: " rows from "}), windowInput,
+                                     el("span", {text: " of " + v.rows})]) : null
+    ]);
+    var grid = el("div", {className: "iv-grid-box"});
+    var details = el("details", {className: "iv-view", "data-testid": "view-" + v.name, "data-panel": v.panel,
+                                 "data-view": v.name}, [summary, tools, grid]);
+    if (v.show) details.open = true;
+    details.addEventListener("toggle", function () { if (details.open) render(); });
+    known = {details: details, select: select, windowInput: windowInput, grid: grid, v: v};
+    derivedViews.set(v.name, known);
+    return known;
+  }
+
+  function renderDerived(entry, written, v) {
+    var view = derivedView(v);
+    if (!view.details.open) return;
+    var key = "view:" + v.name, type = view.select.value;
+    var size = ELEMENT_SIZE[v.element] || 1;
+    var start = 0;
+    if (v.rows > MAX_ROWS) {
+      start = Math.min(ui.windows[key] || 0, v.rows - MAX_ROWS);
+      view.windowInput.value = String(start);
+    }
+    var end = Math.min(v.rows, start + MAX_ROWS);
+    var data = new DataView(entry.data.buffer, entry.data.byteOffset, entry.data.byteLength);
+    var head = el("tr", {}, [el("th", {scope: "col", text: "row"})]);
+    for (var h = 0; h < v.cols; h++) head.appendChild(el("th", {scope: "col", text: String(h)}));
+    var body = el("tbody"), cells = [], largest = 0;
+    for (var r = start; r < end; r++) {
+      var tr = el("tr", {}, [el("th", {scope: "row", text: String(r)})]);
+      for (var c = 0; c < v.cols; c++) {
+        var offset = viewOffset(v, r, c);
+        var value = element(data, offset, type, size);
+        var td = el("td", {"data-row": String(r), "data-col": String(c), "data-value": value[0],
+                           "data-offset": String(offset), title: v.panel + " byte " + offset, text: value[0]});
+        if (written && written.some(function (w) { return w[0] < offset + size && offset < w[1]; })) {
+          var explained = isExplained(ui.t, v.panel, entry.def.size, offset, size);
+          td.className = explained ? "written has-working" : "written";
+          td.setAttribute("data-size", String(size));
+          td.setAttribute("tabindex", "0");
+          td.setAttribute("role", "button");
+          td.title = explained ? "click for how it was computed" : "written by this step (no account of it here)";
+        }
+        var magnitude = Math.abs(value[1]);
+        if (isFinite(magnitude) && magnitude > largest) largest = magnitude;
+        cells.push([td, magnitude]);
+        tr.appendChild(td);
+      }
+      body.appendChild(tr);
+    }
+    if (ui.heat && largest > 0) {
+      cells.forEach(function (cell) {
+        var colours = heatColour(cell[1] / largest);
+        cell[0].style.background = colours[0];
+        cell[0].style.color = colours[1];
+      });
+    }
+    view.grid.replaceChildren(el("table", {className: "iv-grid"}, [el("thead", {}, [head]), body]));
   }
 
   function writtenRanges(t) {
@@ -462,7 +594,7 @@
                          "data-offset": String(cell[5]), text: cell[2]});
       if (cell[4]) {
         // a written cell can be asked how it was computed: by a click, or Enter when it has the focus
-        var explained = workingsAt(ui.t, def.name, cell[5], size).length > 0;
+        var explained = isExplained(ui.t, def.name, def.size, cell[5], size);
         td.className = explained ? "written has-working" : "written";
         td.setAttribute("data-size", String(size));
         td.setAttribute("tabindex", "0");
@@ -491,6 +623,7 @@
     state.panels.forEach(function (entry, name) {
       seen.add(name);
       renderPanel(entry, written.get(name));
+      (viewsOf.get(name) || []).forEach(function (v) { renderDerived(entry, written.get(name), v); });
     });
     panelViews.forEach(function (view, name) {
       if (!seen.has(name)) { view.box.remove(); panelViews.delete(name); }
