@@ -496,3 +496,22 @@ def test_views_are_checked_against_their_panel_and_a_failing_hook_costs_only_the
         assert len(model["steps"]) == 3
     x86 = build_model("x86_amx", {}, get_isa("x86_amx").assemble("ret"), Init())
     assert x86["views"] == [] and x86["views_error"] is None
+
+
+def test_the_za0s_view_is_gdbs_za0s_after_the_last_smopa():
+    """gdb 18's own $za0s (its SME tile pseudo-register, read through `isasim gdbserver`) after the last SMOPA
+    of smopa_gemm.s has the rows the page's za0.s view shows at that step."""
+    from gdb_client import gdb_or_skip, gdbserver_command, run_gdb  # tests/ is on the path, as for the gdb tests
+
+    gdb = gdb_or_skip("wheel", "aarch64")
+    trace = read_trace(SMOPA_GEMM)
+    model = trace_model(trace)
+    t = after_last(model, "smopa")
+    shown = view_values(model, panels_at(model, t), "za0.s", "<i4")
+    server = gdbserver_command(str(EXAMPLES / "arm_sme" / "smopa_gemm.s"), "--isa", "arm_sme", "--svl",
+                               str(trace.config["svl"]), "--init", str(EXAMPLES / "arm_sme" / "smopa_gemm.init.json"))
+    out = run_gdb(gdb, [f"target remote | {server}", f"stepi {t}", "p/x $pc", "p/x $za0s"]).stdout
+    assert f"= {hex(model['steps'][t - 1]['pc'] + 4)}" in out, out[-800:]
+    rows = re.findall(r"\{([0-9a-fx, ]+)\}", out.split("$2 =", 1)[1])
+    gdb_rows = np.array([[int(v, 16) for v in row.split(",")] for row in rows], dtype=np.uint32)
+    assert np.array_equal(gdb_rows, shown.view(np.uint32)), out[-800:]
