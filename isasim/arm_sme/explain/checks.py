@@ -91,9 +91,7 @@ def _check_line(ins, run) -> Check:
         expected = ins.address + offset if taken else ins.next_address
         return Check("next pc", f"{expected:#x}", f"{state.pc:#x}")
     if form.id in ("LDR_za", "STR_za"):
-        (v, offset), (n, _) = ops
-        vec = ((regs[f"x{v}"] & 0xFFFFFFFF) + offset) % state.svlb
-        address = (regs["sp"] if n == 31 else regs[X_NAMES[n]]) + offset * state.svlb
+        vec, address = za_vector_access(ops, regs, state.svlb)
         memory = bytes(machine.memory.read(address, state.svlb))
         return Check(f"ZA[{vec}] and memory at {address:#x}", memory.hex(), bytes(state.za[vec]).hex())
     if form.group == "za_move" and "vgx" in form.id:
@@ -111,7 +109,7 @@ def _check_line(ins, run) -> Check:
         eb = esize // 8
         to_vector = form.id.startswith("MOVA_z_")
         (tile, vertical, s, offset), g = (ops[2], ops[1]) if to_vector else (ops[0], ops[1])
-        index = ((regs[f"x{s}"] & 0xFFFFFFFF) + offset) % (state.svl // esize)
+        index = slice_index(regs, s, offset, state.svl, esize)
         pbits = int.from_bytes(bytes(state.p[g]), "little")
         first = next((e for e in range(state.svl // esize) if pbits >> (e * eb) & 1), None)
         slice_before = tile_slice(before["za"], tile, esize, vertical, index)
@@ -135,27 +133,18 @@ def _check_line(ins, run) -> Check:
     if form.group in ("za_memory", "z_memory"):
         from ..semantics import za_tiles
 
-        if form.group == "za_memory":
-            esize = msize = 8 << "bhsdq".index(form.id[-1])
-        else:
-            msize = 8 << "bhwd".index(form.mnemonic[3])
-            esize = 8 << "bhsd".index(form.id.split("_")[2])
+        esize, msize, start = contiguous_access(ins, regs, state.svl)
         eb, mb = esize // 8, msize // 8
-        g, (n, k) = ops[1], ops[2]
+        g = ops[1]
         pbits = int.from_bytes(bytes(before_p(run, g)), "little")
         first = next((e for e in range(state.svl // esize) if pbits >> (e * eb) & 1), None)
         if first is None:
             return _no_active_element(ins, run, g, esize)
-        base = regs["sp"] if n == 31 else regs[X_NAMES[n]]
-        if form.id.endswith("_imm"):
-            start = base + k * (state.svl // esize) * mb
-        else:
-            start = base + (0 if k == 31 else regs[X_NAMES[k]]) * mb
         address = (start + first * mb) & MASK64
         memory = bytes(machine.memory.read(address, mb))
         if form.group == "za_memory":
             tile, vertical, s, offset = ops[0]
-            index = ((regs[f"x{s}"] & 0xFFFFFFFF) + offset) % (state.svl // esize)
+            index = slice_index(regs, s, offset, state.svl, esize)
             element = bytes(tile_slice(state.za, tile, esize, vertical, index)[first * eb:(first + 1) * eb])
             where = za_tiles.tile_text(tile, form.id[-1], vertical) + f"[{index}]"
         else:
@@ -201,6 +190,38 @@ def _check_line(ins, run) -> Check:
             written = [str(w.where) for w in run.record.writes if w.kind == "reg" and w.where != "pc"]
             return Check("registers written (xzr discards the result)", "none", ", ".join(written) or "none")
         return Check(name, f"{result:#x}", f"{state.read_register(name):#x}")
+
+
+def za_vector_access(ops, regs: dict, svlb: int) -> tuple[int, int]:
+    """LDR/STR ZA[Wv, #imm], [Xn, #imm, MUL VL]: (the ZA vector, (UInt(Wv) + imm) MOD SVL/8; the address,
+    Xn + imm * SVL/8) from the registers before the step (the trace viewer's workings use it too)."""
+    (v, offset), (n, _) = ops
+    vec = ((regs[f"x{v}"] & 0xFFFFFFFF) + offset) % svlb
+    address = (regs["sp"] if n == 31 else regs[X_NAMES[n]]) + offset * svlb
+    return vec, address
+
+
+def slice_index(regs: dict, s: int, offset: int, svl: int, esize: int) -> int:
+    """A ZA tile slice's number: (UInt(Ws) + offset) MOD the tile's esize-bit elements per slice."""
+    return ((regs[f"x{s}"] & 0xFFFFFFFF) + offset) % (svl // esize)
+
+
+def contiguous_access(ins, regs: dict, svl: int) -> tuple[int, int, int]:
+    """A contiguous LD1/ST1 of a Z register or a ZA tile slice: (esize, msize, the address of element 0 before
+    the 64-bit wrap): Xn plus #imm vectors' worth of msize elements (the _imm forms: imm x SVL/esize x
+    msize/8) or Xm elements of msize (Xm = XZR: none); element e is msize/8 bytes after element e - 1."""
+    form, ops = ins.form, ins.operands
+    if form.group == "za_memory":
+        esize = msize = 8 << "bhsdq".index(form.id[-1])
+    else:
+        msize = 8 << "bhwd".index(form.mnemonic[3])
+        esize = 8 << "bhsd".index(form.id.split("_")[2])
+    n, k = ops[2]
+    mb = msize // 8
+    base = regs["sp"] if n == 31 else regs[X_NAMES[n]]
+    if form.id.endswith("_imm"):
+        return esize, msize, base + k * (svl // esize) * mb
+    return esize, msize, base + (0 if k == 31 else regs[X_NAMES[k]]) * mb
 
 
 def _no_active_element(ins, run, g: int, esize: int) -> Check:

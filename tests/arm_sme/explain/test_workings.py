@@ -4,7 +4,9 @@ wrote, built by explain's own checks_za functions from the live state before and
 The outside truth: examples/arm_sme/smopa_gemm.trace.json was recorded on QEMU (its expect holds QEMU's final
 ZA and C), udot_gemm.trace.json's expected C is numpy's int64 GEMM; every product a working lists and every
 element's value are recomputed here with numpy from the step's own Z, P and ZA; the floating-point outer
-products use exactly representable data, so numpy's float32 arithmetic is exact and the reference.
+products use exactly representable data, so numpy's float32 arithmetic is exact and the reference.  The data
+movements' accounts are held to numpy slices of the traces' init memory (what a load must read) and to their
+expected C (what a store must write), and to numpy's slicing of random state for the predicated forms.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from isasim.core.trace import read_trace
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "arm_sme"
 LANE = re.compile(r"z(\d+)\.([bhsd])\[(\d+)\]")
 COVERED_GROUPS = ("dot", "outer", "fp_dot", "fp_outer")
+MOVES = ("ld1", "st1", "ldr za", "str za", "zero", "mova")  # the data movements with an account
 
 
 def lockstep(trace):
@@ -95,7 +98,8 @@ def test_smopa_gemm_workings_match_numpy_and_qemu():
     for instruction, before, after, _ in lockstep(trace):
         workings = ISA.element_workings(instruction, before, after)
         if not instruction.text.startswith("smopa"):
-            assert workings == [], instruction.text
+            if not instruction.text.startswith(MOVES):  # the data movements: test_data_movements_... below
+                assert workings == [], instruction.text
             continue
         smopas += 1
         svlb = before.state.svlb
@@ -141,7 +145,8 @@ def test_udot_gemm_workings_match_numpy_and_the_stored_c():
                 assert latest[vec * svlb + 4 * e] == int.from_bytes(c_bytes[at:at + 4], "little")
             stores += 1
         if not instruction.text.startswith("udot"):
-            assert workings == [], instruction.text
+            if not instruction.text.startswith(MOVES):
+                assert workings == [], instruction.text
             continue
         udots += 1
         vstride = svlb // 4
@@ -271,7 +276,7 @@ def test_every_covered_form_accounts_for_every_element_it_writes(form):
 
 def test_other_instructions_and_faulted_steps_have_no_working():
     machine, behind = Machine("arm_sme", {"svl": 128}), Machine("arm_sme", {"svl": 128})
-    text = "add x0, x0, #1\nld1b {z0.b}, p0/z, [x1]\nsmopa za0.s, p0/m, p0/m, z0.b, z1.b"
+    text = "add x0, x0, #1\nptrue p0.b\nsmopa za0.s, p0/m, p0/m, z0.b, z1.b"
     for m in (machine, behind):  # not streaming, ZA off: the SMOPA faults (UNDEFINED)
         m.load(m.assemble(text), regs={"svcr": 0, "x1": 0x1000}, memory=[(0x1000, bytes(64), True)])
     for _ in range(3):
@@ -282,3 +287,148 @@ def test_other_instructions_and_faulted_steps_have_no_working():
             break
         behind.step()
     assert machine.fault is not None
+
+
+# ---- the data movements: LD1B, LDR/STR ZA, ST1W of a ZA slice, ZERO; MOVA -------------------------------
+
+def memory_of(trace, address: int) -> np.ndarray:
+    """The init's bytes of the region starting at ``address`` (the outside truth the loads read)."""
+    return np.frombuffer(next(data for start, data, *_ in trace.init.memory if start == address), dtype=np.uint8)
+
+
+def expected_c(trace, address: int) -> bytes:
+    return next(data for start, data, *_ in trace.expect["memory"] if start == address)
+
+
+def element_values(workings) -> list[int]:
+    for w in workings:
+        assert final_check(w).equal, (w.title, final_check(w))
+    return [value_of(w) for w in workings]
+
+
+def machine_values(workings) -> list[int]:
+    return [int(final_check(w).machine.split()[0], 16) for w in workings]
+
+
+def test_data_movements_of_the_smopa_gemm_match_numpy_slices_and_qemu():
+    """LD1B z0/z1 read row k of A and of B (64 bytes each at SVL 512, slices of the init's memory); ZERO {za}
+    zeroes all 4096 bytes; ST1W of ZA0H.S[w12] writes row w12 of QEMU's C."""
+    trace = read_trace(EXAMPLES / "smopa_gemm.trace.json")
+    svlb = trace.config["svl"] // 8
+    a = memory_of(trace, trace.init.regs["x0"]).reshape(-1, svlb)
+    b = memory_of(trace, trace.init.regs["x1"]).reshape(-1, svlb)
+    c_address = trace.init.regs["x2"]
+    qemu_c = np.frombuffer(expected_c(trace, c_address), dtype="<u4").reshape(-1, svlb // 4)
+    loads, stores, zeroes = {0: 0, 1: 0}, 0, 0
+    for instruction, before, after, _ in lockstep(trace):
+        workings = ISA.element_workings(instruction, before, after)
+        if instruction.text.startswith("ld1b"):
+            z = int(instruction.text.split("z")[1].split(".")[0])
+            source = (a, b)[z][loads[z]]
+            loads[z] += 1
+            assert [(w.location, w.offset, w.size) for w in workings] == [(f"z{z}", e, 1) for e in range(svlb)]
+            assert element_values(workings) == source.tolist() == machine_values(workings)
+            assert machine_values(workings) == after.state.z[z].tolist()
+        elif instruction.text.startswith("st1w"):
+            row = stores
+            stores += 1
+            assert [(w.location, w.offset, w.size) for w in workings] == \
+                [("memory", c_address + row * svlb + 4 * e, 4) for e in range(svlb // 4)]
+            assert element_values(workings) == qemu_c[row].tolist() == machine_values(workings)
+        elif instruction.text.startswith("zero"):
+            zeroes += 1
+            assert sorted((w.offset, w.size) for w in workings) == [(at, 1) for at in range(svlb * svlb)]
+            assert set(element_values(workings)) == {0} and all(w.location == "za" for w in workings)
+    assert loads == {0: 8, 1: 8} and stores == svlb // 4 and zeroes == 1
+
+
+def test_data_movements_of_the_udot_gemm_match_numpy_slices_and_the_expected_c():
+    """The program's loops (column block cb, row quad q, k group kg), as its source lays them out: LDR
+    ZA[w12] reads row 4q + r of C's block cb from the init, LD1B z4 B's panel cb * groups + kg, z0-z3 A's
+    rows (q * groups + kg) * 4 + r (each a slice of the init's memory); STR ZA writes the rows of the trace's
+    expected C (numpy's GEMM)."""
+    trace = read_trace(EXAMPLES / "udot_gemm.trace.json")
+    svlb = trace.config["svl"] // 8
+    regs = trace.init.regs
+    a = memory_of(trace, regs["x0"]).reshape(-1, svlb)
+    b = memory_of(trace, regs["x1"]).reshape(-1, svlb)
+    stride, quads, blocks, groups = regs["x6"], regs["x3"], regs["x4"], regs["x5"]
+    c_address = regs["x2"]
+    c_init = memory_of(trace, c_address)
+    c_final = np.frombuffer(expected_c(trace, c_address), dtype=np.uint8)
+    plan = []  # (instruction, destination Z or ZA vector, source bytes; for a store the offset in C)
+    for cb in range(blocks):
+        for q in range(quads):
+            rows = [(4 * q + r) * stride + cb * svlb for r in range(4)]
+            plan += [("ldr za", r * svlb // 4, c_init[at:at + svlb]) for r, at in enumerate(rows)]
+            for kg in range(groups):
+                plan.append(("ld1b", 4, b[cb * groups + kg]))
+                plan += [("ld1b", r, a[(q * groups + kg) * 4 + r]) for r in range(4)]
+            plan += [("str za", r * svlb // 4, rows[r]) for r in range(4)]
+    done = 0
+    for instruction, before, after, _ in lockstep(trace):
+        workings = ISA.element_workings(instruction, before, after)
+        if not instruction.text.startswith(("ld1b", "ldr za", "str za")):
+            continue
+        kind, where, source = plan[done]
+        done += 1
+        assert instruction.text.startswith(kind), (done, instruction.text)
+        assert len(workings) == svlb and all(w.size == 1 for w in workings)
+        if kind == "ld1b":
+            assert [(w.location, w.offset) for w in workings] == [(f"z{where}", e) for e in range(svlb)]
+            assert element_values(workings) == source.tolist() == after.state.z[where].tolist()
+        elif kind == "ldr za":
+            assert [(w.location, w.offset) for w in workings] == [("za", where * svlb + e) for e in range(svlb)]
+            assert element_values(workings) == source.tolist() == after.state.za[where].tolist()
+        else:
+            assert [(w.location, w.offset) for w in workings] == \
+                [("memory", c_address + source + e) for e in range(svlb)]
+            assert element_values(workings) == c_final[source:source + svlb].tolist() == machine_values(workings)
+    assert done == len(plan) == blocks * quads * (8 + 5 * groups)
+
+
+@pytest.mark.parametrize("text", ["mova z3.s, p1/m, za2v.s[w13, 1]", "mova za1h.d[w12, 1], p1/m, z5.d",
+                                  "ld1w {za3v.s[w14, 0]}, p1/z, [x1, x2, lsl #2]",
+                                  "ld1h {z6.s}, p1/z, [x1, #1, mul vl]", "st1b {z7.h}, p1, [x1, x2]"])
+def test_predicated_moves_merge_zero_or_skip_inactive_elements(text):
+    """Slices and predicates worked out here with numpy from the state before the step: an active element
+    moves, an inactive one keeps its bytes (MOVA), reads as zero (a load) or writes nothing (a store)."""
+    rng = np.random.default_rng(31)
+    svl, svlb = 256, 32
+    arrays = {f"z{n}": rng.integers(0, 256, svlb, dtype=np.uint8).tobytes() for n in range(8)}
+    arrays["za"] = rng.integers(0, 256, svlb * svlb, dtype=np.uint8).tobytes()
+    arrays["p1"] = rng.integers(0, 256, svlb // 8, dtype=np.uint8).tobytes()
+    memory = rng.integers(0, 256, 4096, dtype=np.uint8)
+    regs = {"svcr": 3, "x1": 0x10000, "x2": 5, "x12": 6, "x13": 9, "x14": 3}
+    machines = []
+    for _ in range(2):
+        machine = Machine("arm_sme", {"svl": svl})
+        machine.load(machine.assemble(text), regs=regs, arrays=arrays, memory=[(0x10000, memory.tobytes(), True)])
+        machines.append(machine)
+    before, after = machines
+    instruction = after.current_instruction()
+    after.step()
+    assert after.fault is None
+    workings = ISA.element_workings(instruction, before, after)
+    za = np.frombuffer(arrays["za"], dtype=np.uint8).reshape(svlb, svlb)
+    bits = np.unpackbits(np.frombuffer(arrays["p1"], dtype=np.uint8), bitorder="little")
+    z = {n: np.frombuffer(arrays[f"z{n}"], dtype=np.uint8) for n in range(8)}
+    if text.startswith("mova z3.s"):  # vertical slice (9 + 1) % 8 = 2 of ZA2.S: bytes 8-11 of vectors 2, 6, ...
+        dest = [za[2 + 4 * e, 8:12] if bits[4 * e] else z[3][4 * e:4 * e + 4] for e in range(8)]
+        where = [("z3", 4 * e) for e in range(8)]
+    elif text.startswith("mova za1h"):  # horizontal slice (6 + 1) % 4 = 3 of ZA1.D: ZA vector 1 + 3 * 8
+        dest = [z[5][8 * e:8 * e + 8] if bits[8 * e] else za[25, 8 * e:8 * e + 8] for e in range(4)]
+        where = [("za", 25 * svlb + 8 * e) for e in range(4)]
+    elif text.startswith("ld1w"):  # vertical slice 3 of ZA3.S (element e in vector 3 + 4e) from x1 + 5 * 4
+        dest = [memory[20 + 4 * e:24 + 4 * e] * bits[4 * e] for e in range(8)]
+        where = [("za", (3 + 4 * e) * svlb + 12) for e in range(8)]
+    elif text.startswith("ld1h"):  # halfwords zero-extended to words, from x1 + 1 vector's 8 halfwords
+        dest = [np.concatenate([memory[16 + 2 * e:18 + 2 * e], [0, 0]]) * bits[4 * e] for e in range(8)]
+        where = [("z6", 4 * e) for e in range(8)]
+    else:  # the low byte of each active halfword to x1 + 5 + e
+        active = [e for e in range(16) if bits[2 * e]]
+        dest = [z[7][2 * e:2 * e + 1] for e in active]
+        where = [("memory", 0x10000 + 5 + e) for e in active]
+    assert [(w.location, w.offset) for w in workings] == where
+    assert element_values(workings) == [int.from_bytes(bytes(np.asarray(d, dtype=np.uint8)), "little")
+                                        for d in dest] == machine_values(workings)
