@@ -389,3 +389,29 @@ def test_keyboard_only_use_print_view_and_the_notebook_fragment(browser, tmp_pat
     assert frame.get_by_test_id("step-number").text_content() == "1"
     page.requests = [url for url in page.requests if url != "about:srcdoc"]  # the fragment's own document
     page.close()
+
+
+def test_a_written_element_without_an_account_shows_its_instruction_and_bytes(browser, tmp_path):
+    """CNTW has no element account: clicking the x7 it wrote names the instruction and its form's summary and
+    gives the register's bytes before and after; after is SVL/32 (the number of 32-bit elements in a vector,
+    as the architecture defines CNTW: 16 at the trace's SVL 512), before the init's 0."""
+    trace = read_trace(str(SEEDS["arm_sme"][0]))
+    assert trace.config["svl"] == 512
+    page_file = tmp_path / "cntw.html"
+    page_file.write_text(page_html(trace_model(trace)))
+    page = Page(browser, page_file)
+    model_steps = [line["text"] for line in trace_model(trace)["listing"]]
+    step = next(i for i, text in enumerate(model_steps) if text.startswith("cntw")) + 1  # no branch before it
+    for _ in range(step):
+        page.page.keyboard.press("ArrowRight")
+    assert page.step_number() == step
+    written = page.page.locator('[data-testid="panel-registers"] td.written')
+    assert written.count() == 1 and written.first.get_attribute("data-row") == "7"
+    written.first.click()
+    assert page.by("working-none").is_visible()
+    body = page.by("working").inner_text()
+    assert "cntw x7" in body
+    assert page.by("working-bytes").inner_text() == \
+        f"Its bytes, most significant first: {0:016x} before, {512 // 32:016x} after."
+    page.page.keyboard.press("Escape")
+    page.close()

@@ -444,7 +444,10 @@ def _views(builder: "_Builder", program: Program) -> tuple[list[dict], str | Non
 
 
 def _listing(program: Program) -> list[dict]:
-    return [{"index": ins.index, "address": ins.address, "text": ins.text, "label": program.label_at(ins.address)}
+    """The program's lines, each with its form's one-line summary (what the page says of a written element
+    the ISA gives no account of)."""
+    return [{"index": ins.index, "address": ins.address, "text": ins.text, "label": program.label_at(ins.address),
+             "summary": getattr(ins.form, "summary", "") or ""}
             for ins in program.instructions]
 
 

@@ -319,7 +319,7 @@
     var offset = Number(cell.dataset.offset), size = Number(cell.dataset.size);
     var t = ui.t, found = workingsAt(t, panel, offset, size), ticket = ++opened;
     var inView = cell.closest("[data-view]");
-    workingFrom = {panel: panel, offset: offset, view: inView ? inView.dataset.view : null};
+    workingFrom = {panel: panel, offset: offset, size: size, view: inView ? inView.dataset.view : null};
     workingBody.replaceChildren();
     if (found.length) {
       workingTitle.textContent = found.map(function (w) { return w.title; }).join("; ");
@@ -345,9 +345,25 @@
     } else {
       workingTitle.textContent = panel + ", byte " + offset + " (written by step " + ui.t + ")";
       workingBody.appendChild(el("p", {"data-testid": "working-none", text: missingText(ui.t)}));
+      // What the page itself knows of it: the instruction, what its form does, and the bytes before and after
+      var ins = model.listing[steps[ui.t - 1].instruction];
+      workingBody.appendChild(el("p", {text: "Written by step " + ui.t + ": " + ins.text +
+                                       (ins.summary ? " (" + ins.summary + ")" : "")}));
+      workingBody.appendChild(el("p", {"data-testid": "working-bytes",
+                                       text: "Its bytes, most significant first: " + bytesText(ui.t - 1) + " before, " +
+                                             bytesText(ui.t) + " after."}));
     }
     workingBox.hidden = false;
     workingClose.focus();
+  }
+
+  // The hex of the clicked element's bytes after t steps, or a word saying the panel did not exist then.
+  function bytesText(t) {
+    var entry = stateAt(t).panels.get(workingFrom.panel);
+    var end = workingFrom.offset + workingFrom.size;
+    if (!entry || entry.data.length < end) return "(not held)";
+    return hexText(new DataView(entry.data.buffer, entry.data.byteOffset, entry.data.byteLength),
+                   workingFrom.offset, workingFrom.size);
   }
 
   function closeWorking(refocus) {
