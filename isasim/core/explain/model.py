@@ -224,10 +224,10 @@ class ElementWorking:
     the element is clicked (an ISA's ``Isa.element_workings``).  The blocks are made by the same functions
     that write ``isasim explain``'s account of a worked element, so the page and the terminal agree.
 
-    location: the array the element is in ("tmm0", "za", "l0c") or "memory" for bytes in memory;
+    location: the array the element is in, by the ISA's name for it, or "memory" for bytes in memory;
     offset:   its first byte in that array (for memory: its address);
     size:     its bytes;
-    title:    what it is, e.g. "C[1][2] = tmm0 row 1, dword 2";
+    title:    what it is, in the ISA's words (e.g. "C[1][2]" and where C's element lies);
     blocks:   the account (Table, Paragraph, Check ...), ending with the Check of the value the machine wrote.
     """
 
