@@ -75,7 +75,6 @@ class Watchpoint:
     kind: str  # "watch" (write), "rwatch" (read), "awatch" (access)
     address: int  # gdb's address (also isasim's: data addresses are not translated)
     length: int
-    value: bytes = b""  # the watched bytes before the step, for a write that bypasses access recording
 
 
 @dataclass

@@ -22,7 +22,7 @@ from ...core.explain import Check, Paragraph, Table
 from ...core.explain.model import ElementWorking
 from ..forms import amx
 from ..forms.amx_extensions import EXTENSION_FEATURES
-from ..operands import GPR64, GPR_VIEWS, Imm, Mem, Reg, operand_text, signed, tile_number, width
+from ..operands import GPR64, GPR_VIEWS, Imm, Mem, Reg, operand_text, signed, tile_number
 from ..state import TILECFG_BYTES, TILECFG_PALETTE
 from . import amx_extensions, tmul
 from .common import hex_bytes

@@ -88,6 +88,18 @@ def check_integer_working(working, before, zn_type, zm_type, predicates=None):
 
 # ---- SMOPA: recorded on QEMU ------------------------------------------------------------------------
 
+
+def workings_of_one_instruction(config: dict, text: str, **state):
+    """The workings of the one instruction ``text`` run from ``state`` (Machine.load's keywords), and the two
+    machines they were read from: one left before it, one after it."""
+    before, after = Machine("arm_sme", config), Machine("arm_sme", config)
+    for machine in (before, after):
+        machine.load(machine.assemble(text), **state)
+    instruction = after.current_instruction()
+    after.step()
+    assert after.fault is None
+    return ISA.element_workings(instruction, before, after), before, after
+
 def test_smopa_gemm_workings_match_numpy_and_qemu():
     trace = read_trace(EXAMPLES / "smopa_gemm.trace.json")
     # the program stores ZA0.S row by row to C (x2) and SMSTOP then turns ZA off: QEMU's C is the tile
@@ -248,16 +260,8 @@ def test_every_covered_form_accounts_for_every_element_it_writes(form):
     arrays.update({f"p{n}": bytes(rng.randrange(256) for _ in range(svlb // 8)) for n in range(16)})
     regs = {f"x{n}": rng.randrange(1 << 64) for n in range(31)}
     regs["svcr"] = 3
-    machines = []
-    for _ in range(2):
-        machine = Machine("arm_sme", {"svl": 128, "features": ["SME2", "SME_I16I64"]})
-        machine.load(machine.assemble(example_text(form)), regs=regs, arrays=arrays)
-        machines.append(machine)
-    before, after = machines
-    instruction = after.current_instruction()
-    after.step()
-    assert after.fault is None
-    workings = ISA.element_workings(instruction, before, after)
+    workings, before, after = workings_of_one_instruction({"svl": 128, "features": ["SME2", "SME_I16I64"]},
+                                                          example_text(form), regs=regs, arrays=arrays)
     shape = form.extra["shape"]
     esize = getattr(shape, "esize", 32)
     size = esize // 8
@@ -400,16 +404,8 @@ def test_predicated_moves_merge_zero_or_skip_inactive_elements(text):
     arrays["p1"] = rng.integers(0, 256, svlb // 8, dtype=np.uint8).tobytes()
     memory = rng.integers(0, 256, 4096, dtype=np.uint8)
     regs = {"svcr": 3, "x1": 0x10000, "x2": 5, "x12": 6, "x13": 9, "x14": 3}
-    machines = []
-    for _ in range(2):
-        machine = Machine("arm_sme", {"svl": svl})
-        machine.load(machine.assemble(text), regs=regs, arrays=arrays, memory=[(0x10000, memory.tobytes(), True)])
-        machines.append(machine)
-    before, after = machines
-    instruction = after.current_instruction()
-    after.step()
-    assert after.fault is None
-    workings = ISA.element_workings(instruction, before, after)
+    workings, before, after = workings_of_one_instruction({"svl": svl}, text, regs=regs, arrays=arrays,
+                                                          memory=[(0x10000, memory.tobytes(), True)])
     za = np.frombuffer(arrays["za"], dtype=np.uint8).reshape(svlb, svlb)
     bits = np.unpackbits(np.frombuffer(arrays["p1"], dtype=np.uint8), bitorder="little")
     z = {n: np.frombuffer(arrays[f"z{n}"], dtype=np.uint8) for n in range(8)}

@@ -32,16 +32,23 @@ def around_tdp(trace_name: str):
     """The trace, the TDP instruction, and machines just before and just after it (two machines stepped
     together, as the page steps one a step behind the other)."""
     trace = read_trace(EXAMPLES / trace_name)
-    before, after = Machine(trace.isa, trace.config), Machine(trace.isa, trace.config)
-    program = before.assemble("\n".join(trace.program))
-    before.load_init(program, trace.init)
-    after.load_init(program, trace.init)
+    instruction, before, after = machines_around_tdp(trace.program, trace.init, trace.config)
+    return trace, instruction, before, after
+
+
+def machines_around_tdp(lines, init, config):
+    """The first TDP instruction of the program ``lines`` run from ``init``, with machines just before and just
+    after it."""
+    before, after = Machine("x86_amx", config), Machine("x86_amx", config)
+    program = before.assemble("\n".join(lines))
+    before.load_init(program, init)
+    after.load_init(program, init)
     while not after.current_instruction().text.startswith("tdp"):
         before.step()
         after.step()
     instruction = after.current_instruction()
     assert after.step().fault is None
-    return trace, instruction, before, after
+    return instruction, before, after
 
 
 def the_check(working) -> Check:
@@ -180,15 +187,7 @@ def test_the_other_tdp_forms_check_equal(mnemonic):
     trace = read_trace(EXAMPLES / "int8_block.trace.json")
     lines = [line.replace("tdpbusd", mnemonic) for line in trace.program]
     config = {"cpu": "granite-rapids"}  # has AMX-FP16
-    before, after = Machine("x86_amx", config), Machine("x86_amx", config)
-    program = before.assemble("\n".join(lines))
-    before.load_init(program, trace.init)
-    after.load_init(program, trace.init)
-    while not after.current_instruction().text.startswith("tdp"):
-        before.step()
-        after.step()
-    instruction = after.current_instruction()
-    assert after.step().fault is None
+    instruction, before, after = machines_around_tdp(lines, trace.init, config)
     workings = ISA.element_workings(instruction, before, after)
     assert len(workings) == 256 and all(the_check(w).equal for w in workings)
 
