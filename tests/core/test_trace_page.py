@@ -25,31 +25,12 @@ from isasim.core.trace import Init, RegionView, read_trace
 from isasim.core.trace_page import (build_model, fragment_html, page_html, trace_model, unpack_workings_html,
                                     view_offsets)
 
+from page_replay import rebuild
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SEEDS = {"x86_amx": EXAMPLES / "x86_amx" / "int8_block.trace.json",
          "arm_sme": EXAMPLES / "arm_sme" / "udot_gemm.trace.json",
          "ascend_cube": EXAMPLES / "ascend_cube" / "int8_gemm.trace.json"}
-
-
-def rebuild(model: dict):
-    """Yield the panels ({name: (definition, bytearray)}) before the first step and after each step, by
-    applying the model's patches as the page's script does."""
-    panels = {p["name"]: (p, _bytes(p)) for p in model["initial"]["panels"]}
-    yield panels
-    for step in model["steps"]:
-        for name in step.get("removed", []):
-            del panels[name]
-        for definition in step.get("panels", []):
-            panels[definition["name"]] = (definition, _bytes(definition))
-        for name, offset, data in step["patches"]:
-            new = bytes.fromhex(data)
-            panels[name][1][offset:offset + len(new)] = new
-        yield panels
-
-
-def _bytes(definition: dict) -> bytearray:
-    data = bytearray(bytes.fromhex(definition["data"]))
-    return data + bytes(definition["size"] - len(data))
 
 
 def machine_panels(machine: Machine, isa, init: Init, model: dict) -> dict[str, bytes]:

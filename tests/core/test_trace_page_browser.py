@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from isasim import cli
+from page_replay import panels_after
 from isasim.core.isa import Isa, get_isa
 from isasim.core.trace import Init, read_trace
 from isasim.core.trace_page import build_model, page_html, trace_model
@@ -89,24 +90,6 @@ class Page:
         assert set(self.requests) == {self.url}, f"the page asked for more than its file: {self.requests}"
         assert self.errors == [], self.errors
         self.page.close()
-
-
-def panels_after(model: dict, t: int) -> dict[str, tuple[dict, bytearray]]:
-    """The model's panels after ``t`` steps, its patches applied in Python."""
-    def whole(definition):
-        data = bytearray(bytes.fromhex(definition["data"]))
-        return data + bytes(definition["size"] - len(data))
-
-    panels = {p["name"]: (p, whole(p)) for p in model["initial"]["panels"]}
-    for step in model["steps"][:t]:
-        for name in step.get("removed", []):
-            del panels[name]
-        for definition in step.get("panels", []):
-            panels[definition["name"]] = (definition, whole(definition))
-        for name, offset, data in step["patches"]:
-            new = bytes.fromhex(data)
-            panels[name][1][offset:offset + len(new)] = new
-    return panels
 
 
 def int32_cells(data: bytes, row_bytes: int, rows: range) -> dict[tuple[int, int], str]:
