@@ -481,7 +481,6 @@ class DebugSession:
         stepping), or until something stops the run.  ``deliver`` is the signal gdb resumes with: it matters
         only after a fault (the simulated process has no signal handlers, and nothing else raises a signal
         in it)."""
-        stepper = self.stepper
         if self.machine.fault is not None:
             if deliver:
                 # gdb passes the fault's signal on (its default for SIGILL, SIGSEGV, SIGFPE): the signal's default
@@ -501,13 +500,8 @@ class DebugSession:
             if ran % INTERRUPT_POLL_STEPS == INTERRUPT_POLL_STEPS - 1 and self.poll_interrupt and self.poll_interrupt():
                 return StopReply(self._stop(SIGINT))
             first = False
-            before = [(w, self._watched_bytes(w)) for w in self.watchpoints]
             try:
-                if self.watchpoints:
-                    with self.machine.memory.record_accesses() as accesses:
-                        record = stepper._one_step()
-                else:
-                    accesses, record = (), stepper._one_step()
+                record, hit = self._watched_step()
             except IsasimError as error:  # the step limit
                 self._say(f"{error}\n")
                 return StopReply(self._stop(SIGTRAP))
@@ -516,7 +510,6 @@ class DebugSession:
                 return self._end_reply()
             if record.fault is not None:
                 return self._fault_reply()
-            hit = self._watch_hit(before, accesses)
             if hit is not None:
                 return StopReply(self._stop(SIGTRAP, hit))
             if self._ended():
@@ -524,6 +517,16 @@ class DebugSession:
             if single_step:
                 if within is None or not (within[0] <= self._pc() < within[1]):
                     return StopReply(self._stop(SIGTRAP))
+
+    def _watched_step(self):
+        """One step of the stepper (its record, None at the end) and the stop reason of the watchpoint it set
+        off (None: none); memory accesses are recorded only while there are watchpoints."""
+        before = [(w, self._watched_bytes(w)) for w in self.watchpoints]
+        if not self.watchpoints:
+            return self.stepper._one_step(), None
+        with self.machine.memory.record_accesses() as accesses:
+            record = self.stepper._one_step()
+        return record, (self._watch_hit(before, accesses) if record is not None else None)
 
     def _watched_bytes(self, watch: Watchpoint) -> bytes | None:
         memory = self.machine.memory
@@ -589,15 +592,9 @@ class DebugSession:
                     return step, None
                 if self._pc() in self.breakpoints:
                     found = (step, "swbreak:;" if self.swbreak else "")
-                before = [(w, self._watched_bytes(w)) for w in self.watchpoints]
-                if self.watchpoints:
-                    with self.machine.memory.record_accesses() as accesses:
-                        record = stepper._one_step()
-                else:
-                    accesses, record = (), stepper._one_step()
+                record, hit = self._watched_step()
                 if record is None:
                     break
-                hit = self._watch_hit(before, accesses)
                 if hit is not None:
                     found = (step, hit)
             if found is not None:
