@@ -59,6 +59,47 @@ class PageView:
     offsets: Any
     note: str = ""
     show: bool = False
+    fields: tuple["PageField", ...] = ()
+
+
+@dataclass(frozen=True)
+class PageField:
+    """One named bit field of a PageView's cells, which the page can show decoded ("fields" in the view's type
+    list) beside the plain element types (ascend_cube: the fixpipe buffer's quant words as M1, N, offset, sign).
+
+    name:      its name in the architecture's tables ("M1", "offset").
+    first_bit: the field's lowest bit in the cell, counting from bit 0 of the little-endian element.
+    width:     its bits.
+    kind:      "unsigned"; "signed" (two's complement); or "float_top": the field is the top ``width`` bits
+               of an IEEE binary32 (sign, exponent, the mantissa's top bits; the rest zero), shown as that float.
+    add:       added to an integer field's value before it is shown (a shift whose code 0 means 1: add=1).
+    note:      what it means, one line (the page shows it as the field's tooltip).
+    """
+
+    name: str
+    first_bit: int
+    width: int
+    kind: str = "unsigned"
+    add: int = 0
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class PageOutline:
+    """Bytes of one of the page's arrays that an instruction addresses as one operand, for the page to outline
+    while that step is shown (arm_sme: the ZA vector group of ``za.s[w8, 0, vgx4]``; x86_amx: the tiles a TMUL
+    reads).  Given by ``Isa.page_outlines`` from the state before the step.
+
+    location: the array's name as ``Isa.arrays`` gives it ("za", "tmm1", "l0a").
+    spans:    the operand's bytes as [start, end) byte ranges of the array, in the operand's order.
+    label:    what the operand is, in the instruction's own terms ("ZA.S[w8, 0, VGx4]: ZA vectors 0, 4, 8, 12").
+    role:     "read", "written" or "read and written".
+    """
+
+    location: str
+    spans: tuple[tuple[int, int], ...]
+    label: str
+    role: str = "read"
 
 
 @dataclass(frozen=True)
@@ -295,6 +336,12 @@ class Isa:
         """For the trace viewer: the matrices the architecture sees in this ISA's arrays under ``config``, as
         PageViews the page draws under their panel (arm_sme: ZA's tiles; ascend_cube: L0C as the M x N matrix
         of ``program``'s Mmad).  Their cells follow the panel's bytes step by step.  None: [] (the default)."""
+        return []
+
+    def page_outlines(self, instruction: Instruction, before: Any) -> list[PageOutline]:
+        """For the trace viewer: the array bytes ``instruction``'s operands address, as PageOutlines, read from
+        ``before`` (the core Machine just before the step; it must not be changed).  The page outlines them
+        while it shows that step.  An instruction with no array operand, or an ISA that gives none: []."""
         return []
 
     def debug_target(self, config: dict) -> Any:
