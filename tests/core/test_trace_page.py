@@ -496,3 +496,57 @@ def test_the_za0s_view_is_gdbs_za0s_after_the_last_smopa():
     rows = re.findall(r"\{([0-9a-fx, ]+)\}", out.split("$2 =", 1)[1])
     gdb_rows = np.array([[int(v, 16) for v in row.split(",")] for row in rows], dtype=np.uint32)
     assert np.array_equal(gdb_rows, shown.view(np.uint32)), out[-800:]
+
+
+# ---- operand outlines (Isa.page_outlines) and bit-field views (PageField): the page's side -------------------
+
+def test_outlines_are_read_before_the_step_clipped_to_their_panel_and_joined(monkeypatch):
+    """The plumbing of the hook (a consistency test of the model, not of any ISA's operands): it sees the
+    state before the step (x86's rax is 1 there, 2 after), spans outside the panel are clipped or dropped, touching
+    spans join, an array the page does not show is dropped, and a failing hook costs only that step's outlines."""
+    from isasim.core.isa import PageOutline
+
+    isa = get_isa("x86_amx")
+    seen = []
+
+    def outlines(self, instruction, before):
+        seen.append(before.state.read_register("rax"))
+        if instruction.text.startswith("add"):
+            return [PageOutline("tilecfg", ((0, 2), (2, 4), (60, 99)), "cfg <b>", "read"),
+                    PageOutline("nowhere", ((0, 1),), "gone")]
+        if instruction.text.startswith("ret"):
+            raise RuntimeError("bad\nhook")
+        return []
+
+    monkeypatch.setattr(type(isa), "page_outlines", outlines)
+    program = isa.assemble("mov rax, 1\nadd rax, 1\nret")
+    model = build_model("x86_amx", {}, program, Init())
+    assert seen == [0, 1, 2]
+    assert "outlines" not in model["steps"][0]
+    assert model["steps"][1]["outlines"] == [{"panel": "tilecfg", "spans": [[0, 4], [60, 64]], "label": "cfg <b>",
+                                              "role": "read"}]
+    assert model["steps"][2]["outlines_error"] == "RuntimeError: bad"
+    assert "cfg \\u003cb\\u003e" in page_html(model)  # the label cannot close the script element
+    limited = build_model("x86_amx", {}, program, Init(), workings_steps=1)
+    assert not any("outlines" in step for step in limited["steps"])
+
+
+def test_a_view_of_bit_fields_is_checked_and_listed_first(monkeypatch):
+    from isasim.core.isa import PageField, PageView
+
+    isa = get_isa("arm_sme")
+    program = isa.assemble("smstart\nsmstop\nret")
+    good = PageView("words", "za", "uint64", [[0, 8]], fields=(PageField("m", 13, 19, "float_top"),
+                                                             PageField("n", 32, 4, add=1),
+                                                             PageField("o", 37, 9, "signed")))
+    monkeypatch.setattr(type(isa), "page_views", lambda self, config, program: [good])
+    model = build_model("arm_sme", {"svl": 128}, program, Init())
+    view, = model["views"]
+    assert view["elements"][0] == "fields" and view["element"] == "uint64"
+    assert [f["name"] for f in view["fields"]] == ["m", "n", "o"] and view["fields"][1]["add"] == 1
+    for field, words in ((PageField("x", 60, 8), "inside a 64-bit cell"), (PageField("x", 0, 4, "odd"), "kind"),
+                         (PageField("x", 0, 40, "float_top"), "at most 32")):
+        bad = PageView("w", "za", "uint64", [[0]], fields=(field,))
+        monkeypatch.setattr(type(isa), "page_views", lambda self, config, program, bad=bad: [bad])
+        broken = build_model("arm_sme", {"svl": 128}, program, Init())
+        assert broken["views"] == [] and words in broken["views_error"], broken["views_error"]

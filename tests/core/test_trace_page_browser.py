@@ -398,3 +398,61 @@ def test_a_written_element_without_an_account_shows_its_instruction_and_bytes(br
         f"Its bytes, most significant first: {0:016x} before, {512 // 32:016x} after."
     page.page.keyboard.press("Escape")
     page.close()
+
+
+def quant_like_word(m1: float, code: int, offset: int, sign: int) -> int:
+    """A word of the shape the Ascend guide's quant table gives (a hand-made example): the float32 m1 in bits
+    31..13, a 4-bit code at 35..32, a 9-bit two's complement offset at 45..37 and a flag at 46."""
+    bits = int(np.float32(m1).view(np.uint32)) & 0xFFFFE000
+    return bits | code << 32 | (offset & 0x1FF) << 37 | sign << 46
+
+
+def test_bit_field_cells_and_the_steps_operands_show_in_the_page(browser, tmp_path, monkeypatch):
+    """The page's side of PageField and PageOutline (the ISAs' own fields and outlines are checked in their
+    packages): a view of 64-bit words decodes each field as the field says (a float's top bits, an unsigned code
+    shown plus one, a signed offset), and the operands the hook names for a step are outlined, role by role, in
+    the panel, with their names in the operands line; the other steps outline nothing."""
+    from isasim.core.isa import PageField, PageOutline, PageView
+
+    isa = get_isa("ascend_cube")
+    words = [quant_like_word(0.5, 3, -3, 1), quant_like_word(-1.75, 0, 255, 0), quant_like_word(0.375 + 2.0 ** -20, 15, -256, 1)]
+    fields = (PageField("M1", 13, 19, "float_top"), PageField("N", 32, 4, add=1),
+              PageField("offset", 37, 9, "signed"), PageField("sign", 46, 1))
+    monkeypatch.setattr(type(isa), "page_views", lambda self, config, program: [
+        PageView("fb.words", "fb", "uint64", [[0, 8, 16]], note="three words", show=True, fields=fields)])
+
+    def outlines(self, instruction, before):
+        if "L0B" not in instruction.text:
+            return []
+        return [PageOutline("l1", ((0, 512),), "src L1[0]", "read"),
+                PageOutline("l0b", ((0, 512),), "dst L0B[0]", "written")]
+
+    monkeypatch.setattr(type(isa), "page_outlines", outlines)
+    program = isa.assemble("LoadData(dst=L0B[0], src=L1[0], dtype=int8, repeatTimes=1)\n"
+                           "LoadData(dst=L0A[0], src=L1[0], dtype=int8, repeatTimes=1)")
+    sizes = {spec.name: spec.size for spec in isa.arrays({"chip": "910B"})}
+    l1 = bytes((i * 7 + 1) % 251 for i in range(sizes["l1"]))
+    fb = b"".join(w.to_bytes(8, "little") for w in words).ljust(sizes["fb"], b"\0")
+    init = Init(arrays={"fb": fb, "l1": l1})
+    page_file = tmp_path / "fields.html"
+    page_file.write_text(page_html(build_model("ascend_cube", {"chip": "910B"}, program, init)))
+    page = Page(browser, page_file)
+    shown = page.page.eval_on_selector_all('[data-testid="view-fb.words"] td[data-row]',
+                                           "cells => cells.map(c => c.dataset.value)")
+    assert shown == ["M1=0.5 N=4 offset=-3 sign=1", "M1=-1.75 N=1 offset=255 sign=0",
+                     "M1=0.375 N=16 offset=-256 sign=1"]  # the 2**-20 below bit 13 is not kept
+    assert "bits 45..37, two's complement" in page.by("view-fields-fb.words").inner_text()
+    assert page.by("operands").is_hidden()
+    page.page.keyboard.press("ArrowRight")
+    assert page.by("operands").inner_text() == "Operands of this step: src L1[0] (read); dst L0B[0] (written)"
+    read = page.page.locator('[data-testid="panel-l1"] td.operand-read')
+    written = page.page.locator('[data-testid="panel-l0b"] td.operand-written')
+    assert read.count() > 0 and written.count() > 0
+    offsets = page.page.eval_on_selector_all('[data-testid="panel-l1"] td.operand',
+                                             "cells => cells.map(c => Number(c.dataset.offset))")
+    assert min(offsets) == 0 and max(offsets) < 512
+    assert "operand src L1[0] (read)" in read.first.get_attribute("title")
+    page.page.keyboard.press("ArrowRight")
+    assert page.by("operands").is_hidden()
+    assert page.page.locator("td.operand").count() == 0
+    page.close()

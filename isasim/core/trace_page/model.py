@@ -22,10 +22,16 @@
   ``workings_truncated`` is None or a sentence saying from which step on the accounts were left out
   (``workings_until``: the index of the first step without them) to keep the page small.
 
+- ``steps[i]["outlines"]``: the array bytes the step's instruction addressed as operands (``Isa.page_outlines``,
+  read from the state before the step): ``[{"panel", "spans": [[start, end], ...], "label", "role"}]``, absent
+  where it gives none (and past the steps that keep their accounts); ``outlines_error`` names the hook's failure
+  at that step.
 - ``views``: the ISA's derived views of its arrays (``Isa.page_views``: ZA's tiles, L0C as the Mmad's matrix),
   each ``{"name", "panel", "element", "elements", "rows", "cols", "note", "show"}`` and its cells' byte
   offsets into the panel: ``"base"``, ``"row_stride"``, ``"col_stride"`` where they are regular (cell (i, j)
-  at base + i * row_stride + j * col_stride), else ``"offsets"``, the rows x cols offsets row by row;
+  at base + i * row_stride + j * col_stride), else ``"offsets"``, the rows x cols offsets row by row; a view
+  whose cells are bit fields also has ``"fields"`` (``[{"name", "first_bit", "width", "kind", "add", "note"}]``)
+  and "fields" first in its ``elements``;
   ``views_error`` names a hook that failed (the page then has no views).
 
 Nothing here knows an ISA: registers come from ``state.register_names()``/``read_register``, arrays from
@@ -46,7 +52,7 @@ import numpy as np
 from ..errors import IsasimError
 from ..explain.html_page import html_block
 from ..explain.model import Check
-from ..isa import Isa, PageView, get_isa
+from ..isa import Isa, PageField, PageOutline, PageView, get_isa
 from ..machine import Machine
 from ..numerics import ELEMENT_TYPES
 from ..program import Program
@@ -57,6 +63,7 @@ PAGE_STEP_LIMIT = 100_000  # the steps a page holds unless told otherwise
 DEFAULT_PATCH_BUDGET = 20 * 1024 * 1024  # characters of patch hex the page may hold (about 10 MB of changes)
 MAX_UNNAMED_REGION = 16 * 1024  # an init region without a name is shown when at most this big
 REGISTER_TYPES = ("uint64", "int64")
+FIELD_KINDS = ("unsigned", "signed", "float_top")
 # The accounts of written elements (click-for-working) are kept for at most this many steps and this many
 # characters as stored (compressed HTML): a 100,000-step kernel writes too many elements to explain each one.
 WORKINGS_STEP_LIMIT = 5_000
@@ -335,8 +342,41 @@ class _Builder:
                 continue
             self._patch(panel, np.frombuffer(data, dtype=np.uint8), 0, patches)
 
-    def step(self, workings: _Workings | None = None) -> dict:
+    def outlines(self) -> tuple[list[dict], str | None]:
+        """The operands of the instruction about to run, as the page outlines them (before the step runs)."""
+        instruction = self.machine.current_instruction()
+        if instruction is None:
+            return [], None
+        try:
+            found = self.isa.page_outlines(instruction, self.machine)
+            return [outline for outline in (self._outline(o) for o in found) if outline is not None], None
+        except Exception as failure:  # an outline that fails must not cost the page: the step says so
+            return [], f"{type(failure).__name__}: {failure}".splitlines()[0]
+
+    def _outline(self, outline: Any) -> dict | None:
+        """One PageOutline as the model keeps it, its spans clipped to its panel (None: no panel shows it)."""
+        if not isinstance(outline, PageOutline):
+            raise IsasimError(f"page_outlines gives PageOutlines, not {type(outline).__name__}")
+        panel = self.panels.get(outline.location)
+        if panel is None or panel.group != "arrays":
+            return None
+        size = panel.data.size
+        spans = [[max(0, int(a)), min(size, int(b))] for a, b in outline.spans if int(a) < size and int(b) > 0]
+        spans = [span for span in spans if span[0] < span[1]]
+        joined: list[list[int]] = []  # a tile's rows one after another are one span: a smaller page
+        for span in spans:
+            if joined and span[0] == joined[-1][1]:
+                joined[-1][1] = span[1]
+            else:
+                joined.append(span)
+        spans = joined
+        if not spans:
+            return None
+        return {"panel": panel.name, "spans": spans, "label": str(outline.label), "role": str(outline.role)}
+
+    def step(self, workings: _Workings | None = None, *, outline: bool = False) -> dict:
         machine = self.machine
+        outlines, outlines_error = self.outlines() if outline else ([], None)
         with machine.memory.record_accesses() as accesses:
             record = machine.step()
         patches: list = []
@@ -382,6 +422,10 @@ class _Builder:
             step["panels"] = [panel.definition() for panel in changed]
         if removed:
             step["removed"] = removed
+        if outlines:
+            step["outlines"] = outlines
+        if outlines_error:
+            step["outlines_error"] = outlines_error
         if workings is not None:
             workings.after_step(record, machine, step)
         return step
@@ -409,8 +453,12 @@ def _view(builder: "_Builder", view: Any) -> dict:
     # the element types of the panel with the view's element size, the view's own first (the page adds hex)
     elements = [view.element] + [e for e in (spec.elements if spec is not None else panel.elements)
                                  if e != view.element and e in ELEMENT_TYPES and _element_size(e) == width]
-    out = {"name": str(view.name), "panel": view.panel, "element": view.element, "elements": elements,
+    fields = [_field(view.name, field, 8 * width) for field in view.fields]
+    out = {"name": str(view.name), "panel": view.panel, "element": view.element,
+           "elements": (["fields"] if fields else []) + elements,
            "rows": rows, "cols": cols, "note": str(view.note), "show": bool(view.show)}
+    if fields:
+        out["fields"] = fields
     base = int(offsets[0, 0])
     row_stride = int(offsets[1, 0] - base) if rows > 1 else 0
     col_stride = int(offsets[0, 1] - base) if cols > 1 else 0
@@ -420,6 +468,23 @@ def _view(builder: "_Builder", view: Any) -> dict:
     else:
         out["offsets"] = offsets.reshape(-1).tolist()
     return out
+
+
+def _field(view_name: str, field: Any, bits: int) -> dict:
+    """One PageField as the model keeps it; IsasimError when it does not lie inside the view's cells."""
+    if not isinstance(field, PageField):
+        raise IsasimError(f"view {view_name}: fields are PageFields, not {type(field).__name__}")
+    if field.kind not in FIELD_KINDS:
+        raise IsasimError(f"view {view_name}: field {field.name} has kind {field.kind!r}, not one of "
+                          f"{', '.join(FIELD_KINDS)}")
+    if not (isinstance(field.first_bit, int) and isinstance(field.width, int) and field.first_bit >= 0
+            and field.width >= 1 and field.first_bit + field.width <= bits):
+        raise IsasimError(f"view {view_name}: field {field.name} (bits {field.first_bit}, width {field.width}) "
+                          f"does not lie inside a {bits}-bit cell")
+    if field.kind == "float_top" and field.width > 32:
+        raise IsasimError(f"view {view_name}: field {field.name} is the top bits of a binary32: at most 32 bits")
+    return {"name": str(field.name), "first_bit": field.first_bit, "width": field.width, "kind": field.kind,
+            "add": int(field.add), "note": str(field.note)}
 
 
 def view_offsets(view: dict) -> np.ndarray:
@@ -475,6 +540,7 @@ def build_model(isa_name: str, config: dict, program: Program, init: Init, *, ma
     # only an ISA that overrides the hook pays for the machine one step behind
     explains = type(builder.isa).element_workings is not Isa.element_workings
     workings = _Workings(builder, config, program, init, workings_steps, workings_budget) if explains else None
+    outlines = type(builder.isa).page_outlines is not Isa.page_outlines
     initial = {"panels": [panel.definition() for panel in builder.panels.values()]}
     views, views_error = _views(builder, program)
     steps: list[dict] = []
@@ -491,7 +557,8 @@ def build_model(isa_name: str, config: dict, program: Program, init: Init, *, ma
             truncated = (f"The page shows the first {len(steps):,} steps: their changes fill the page's budget "
                          f"of {patch_budget // (1024 * 1024)} MB of changes, and the run had not ended there.")
             break
-        step = builder.step(workings)
+        # outlines are kept for the steps that keep their accounts: both explain the step the reader looks at
+        step = builder.step(workings, outline=outlines and len(steps) < workings_steps)
         size += sum(len(patch[2]) for patch in step["patches"]) + sum(
             len(panel["data"]) for panel in step.get("panels", ()))
         steps.append(step)

@@ -129,6 +129,29 @@
     }
   }
 
+  // A cell read as its named bit fields (model view "fields": a quant word's M1, N, offset, sign):
+  // [text, magnitude of the first field for the heat map]
+  function fieldsElement(view, offset, fields, size) {
+    var word = 0n;
+    for (var i = size - 1; i >= 0; i--) word = (word << 8n) | BigInt(view.getUint8(offset + i));
+    var parts = [], first = 0;
+    fields.forEach(function (field, n) {
+      var raw = (word >> BigInt(field.first_bit)) & ((1n << BigInt(field.width)) - 1n);
+      var value, text;
+      if (field.kind === "float_top") {
+        value = fp32Value(Number(raw << BigInt(32 - field.width)));
+        text = floatText(value, "fp32");
+      } else {
+        if (field.kind === "signed" && (raw >> BigInt(field.width - 1))) raw -= 1n << BigInt(field.width);
+        value = Number(raw) + field.add;
+        text = String(value);
+      }
+      if (n === 0) first = value;
+      parts.push(field.name + "=" + text);
+    });
+    return [parts.join(" "), first];
+  }
+
   // A colour-blind safe sequential palette (viridis' stops), dark for small magnitudes, light for large.
   var PALETTE = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58",
                  "#b5de2b", "#fde725"];
@@ -198,10 +221,14 @@
     el("span", {className: "iv-gradient", style: "background: linear-gradient(to right, " + PALETTE.join(", ") + ")"}),
     el("span", {text: "large (per panel)"})
   ]);
+  var hasOutlines = steps.some(function (step) { return step.outlines && step.outlines.length; });
+  var operandsLine = el("p", {className: "iv-operands", "data-testid": "operands", hidden: ""});
   var legend = el("div", {className: "iv-legend"}, [
     el("span", {className: "iv-swatch written", text: "12"}), el("span", {text: " written by this step"}),
     model.workings ? el("span", {className: "iv-swatch written has-working", text: "12"}) : null,
     model.workings ? el("span", {text: " click for how it was computed"}) : null,
+    hasOutlines ? el("span", {className: "iv-swatch operand operand-read", text: "12"}) : null,
+    hasOutlines ? el("span", {text: " an operand of this step (its name in the cell's tooltip)"}) : null,
     el("span", {className: "iv-swatch iv-bp-swatch", text: "●"}), el("span", {text: " breakpoint"}),
     legendHeat
   ]);
@@ -380,7 +407,7 @@
     }
   }
 
-  [header, truncated, workingsCut, viewsBroken, controls, status, faultBanner, legend, help, layout,
+  [header, truncated, workingsCut, viewsBroken, controls, status, operandsLine, faultBanner, legend, help, layout,
    workingBox].forEach(function (node) { if (node) root.appendChild(node); });
 
   // ---- panels -------------------------------------------------------------------------------------------
@@ -459,7 +486,7 @@
     if (types.indexOf("hex") < 0) types.push("hex");
     var select = el("select", {"data-testid": "view-type-" + v.name, "aria-label": v.name + " element type"});
     types.forEach(function (type) { select.appendChild(el("option", {value: type, text: type})); });
-    select.value = v.element;
+    select.value = v.fields ? "fields" : v.element;
     select.addEventListener("change", function () { ui.types[key] = select.value; render(); });
     var windowInput = null;
     if (v.rows > MAX_ROWS) {
@@ -474,8 +501,19 @@
       el("span", {className: "iv-panel-title", text: v.name}),
       el("span", {className: "iv-panel-info", text: " " + v.rows + " x " + v.cols + " of " + v.panel})
     ]);
+    // a view of bit fields says what each field is: its bits and its meaning
+    var fieldList = v.fields ? el("ul", {className: "iv-view-fields", "data-testid": "view-fields-" + v.name},
+      v.fields.map(function (field) {
+        var last = field.first_bit + field.width - 1;
+        return el("li", {}, [el("code", {text: field.name}),
+          el("span", {text: " bits " + (field.width > 1 ? last + ".." : "") + field.first_bit +
+                      (field.kind === "signed" ? ", two's complement" : "") +
+                      (field.kind === "float_top" ? ", the top " + field.width + " bits of a binary32" : "") +
+                      (field.add ? ", shown plus " + field.add : "") + (field.note ? ": " + field.note : "")})]);
+      })) : null;
     var tools = el("div", {className: "iv-panel-tools"}, [
       v.note ? el("p", {className: "iv-view-note", text: v.note}) : null,
+      fieldList,
       el("label", {}, [el("span", {text: "view as "}), select]),
       windowInput ? el("label", {}, [el("span", {text: " rows from "}), windowInput,
                                      el("span", {text: " of " + v.rows})]) : null
@@ -490,7 +528,7 @@
     return known;
   }
 
-  function renderDerived(entry, written, v) {
+  function renderDerived(entry, written, v, outlined) {
     var view = derivedView(v);
     if (!view.details.open) return;
     var key = "view:" + v.name, type = view.select.value;
@@ -509,16 +547,18 @@
       var tr = el("tr", {}, [el("th", {scope: "row", text: String(r)})]);
       for (var c = 0; c < v.cols; c++) {
         var offset = viewOffset(v, r, c);
-        var value = element(data, offset, type, size);
+        var value = type === "fields" ? fieldsElement(data, offset, v.fields, size) : element(data, offset, type, size);
         var td = el("td", {"data-row": String(r), "data-col": String(c), "data-value": value[0],
                            "data-offset": String(offset), title: v.panel + " byte " + offset, text: value[0]});
+        markOperand(td, outlined, offset, size);
         if (written && written.some(function (w) { return w[0] < offset + size && offset < w[1]; })) {
           var explained = isExplained(ui.t, v.panel, entry.def.size, offset, size);
-          td.className = explained ? "written has-working" : "written";
+          td.classList.add("written"); if (explained) td.classList.add("has-working");
           td.setAttribute("data-size", String(size));
           td.setAttribute("tabindex", "0");
           td.setAttribute("role", "button");
-          td.title = explained ? "click for how it was computed" : "written by this step (no account of it here)";
+          td.title = (explained ? "click for how it was computed" : "written by this step (no account of it here)") +
+                     operandNote(td);
         }
         var magnitude = Math.abs(value[1]);
         if (isFinite(magnitude) && magnitude > largest) largest = magnitude;
@@ -547,7 +587,39 @@
     return ranges;
   }
 
-  function renderPanel(entry, written) {
+  // The array bytes the step's instruction addressed as operands (model steps' "outlines"): panel -> list
+  function outlinesAt(t) {
+    var found = new Map();
+    if (t < 1) return found;
+    (steps[t - 1].outlines || []).forEach(function (outline) {
+      if (!found.has(outline.panel)) found.set(outline.panel, []);
+      found.get(outline.panel).push(outline);
+    });
+    return found;
+  }
+  var ROLE_CLASS = {"read": "operand-read", "written": "operand-written", "read and written": "operand-both"};
+  // a cell inside an operand of the step is outlined dashed, its title naming the operand
+  function markOperand(td, outlined, offset, size) {
+    if (!outlined) return;
+    for (var i = 0; i < outlined.length; i++) {
+      var outline = outlined[i];
+      for (var j = 0; j < outline.spans.length; j++) {
+        var span = outline.spans[j];
+        if (span[0] < offset + size && offset < span[1]) {
+          td.classList.add("operand", ROLE_CLASS[outline.role] || "operand-read");
+          td.setAttribute("data-operand", outline.label + " (" + outline.role + ")");
+          td.title = (td.title ? td.title : "") + operandNote(td);
+          return;
+        }
+      }
+    }
+  }
+  function operandNote(td) {
+    var label = td.getAttribute("data-operand");
+    return label ? "; operand " + label : "";
+  }
+
+  function renderPanel(entry, written, outlined) {
     var def = entry.def, view = panelView(def);
     if (written && written.length && !view.details.open && !ui.userClosed.has(def.name)) view.details.open = true;
     if (!view.details.open) return;
@@ -559,9 +631,11 @@
     var start = 0;
     if (rows > MAX_ROWS) {
       start = ui.windows[def.name] || 0;
-      if (written && written.length) { // follow the step's writes into view
-        var firstRow = Math.floor(written[0][0] / def.row_bytes);
-        var lastRow = Math.floor((written[0][1] - 1) / def.row_bytes);
+      // follow the step's writes into view, or else its operands
+      var follow = written && written.length ? written[0] : (outlined && outlined.length ? outlined[0].spans[0] : null);
+      if (follow) {
+        var firstRow = Math.floor(follow[0] / def.row_bytes);
+        var lastRow = Math.floor((follow[1] - 1) / def.row_bytes);
         if (firstRow < start || lastRow >= start + MAX_ROWS) start = Math.max(0, firstRow - 1);
       }
       start = Math.min(start, Math.max(0, rows - MAX_ROWS));
@@ -608,14 +682,16 @@
       }
       var td = el("td", {"data-row": String(cell[0]), "data-col": String(cell[1]), "data-value": cell[2],
                          "data-offset": String(cell[5]), text: cell[2]});
+      markOperand(td, outlined, cell[5], size);
       if (cell[4]) {
         // a written cell can be asked how it was computed: by a click, or Enter when it has the focus
         var explained = isExplained(ui.t, def.name, def.size, cell[5], size);
-        td.className = explained ? "written has-working" : "written";
+        td.classList.add("written"); if (explained) td.classList.add("has-working");
         td.setAttribute("data-size", String(size));
         td.setAttribute("tabindex", "0");
         td.setAttribute("role", "button");
-        td.title = explained ? "click for how it was computed" : "written by this step (no account of it here)";
+        td.title = (explained ? "click for how it was computed" : "written by this step (no account of it here)") +
+                   operandNote(td);
       }
       if (ui.heat && largest > 0) {
         var colours = heatColour(cell[3] / largest);
@@ -634,13 +710,20 @@
   function render() {
     var t = ui.t, state = stateAt(t);
     current = state;
-    var written = writtenRanges(t);
+    var written = writtenRanges(t), outlines = outlinesAt(t);
     var seen = new Set();
     state.panels.forEach(function (entry, name) {
       seen.add(name);
-      renderPanel(entry, written.get(name));
-      (viewsOf.get(name) || []).forEach(function (v) { renderDerived(entry, written.get(name), v); });
+      renderPanel(entry, written.get(name), outlines.get(name));
+      (viewsOf.get(name) || []).forEach(function (v) { renderDerived(entry, written.get(name), v, outlines.get(name)); });
     });
+    var operands = t > 0 ? (steps[t - 1].outlines || []) : [];
+    operandsLine.replaceChildren.apply(operandsLine, operands.length ? [el("span", {text: "Operands of this step: "})]
+      .concat(operands.map(function (outline, i) {
+        return el("span", {className: "iv-operand-name " + (ROLE_CLASS[outline.role] || "operand-read"),
+                           text: (i ? "; " : "") + outline.label + " (" + outline.role + ")"});
+      })) : []);
+    operandsLine.hidden = !operands.length;
     panelViews.forEach(function (view, name) {
       if (!seen.has(name)) { view.box.remove(); panelViews.delete(name); }
     });
