@@ -297,6 +297,12 @@ class X86Amx(Isa):
 
         return element_workings(instruction, before, after)
 
+    def page_outlines(self, instruction: Instruction, before) -> list:
+        """For an AMX step: the tilecfg, tile and zmm bytes its operands read and write (see .views.page_outlines)."""
+        from .views.page_outlines import page_outlines
+
+        return page_outlines(instruction, before)
+
     def debug_target(self, config: dict):
         """gdb's amd64 Linux registers with the CPU model's vector features, and the AMX state (see .debug_target)."""
         from .debug_target import debug_target
