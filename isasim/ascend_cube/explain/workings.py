@@ -3,10 +3,16 @@ element it wrote, worked from the row of A and the column of B it read; for a Fi
 from its L0C value and quant word; for an Nd2Nz DataCopy (GM -> L1) and a LoadData (L1 -> L0A/L0B, LoadData2DParams),
 each destination element, from the source bytes the instruction's address rule picks.  The accounts and addresses
 are :mod:`.worked`'s, the ones ``isasim explain`` uses for its worked example, called here with the step's own
-state (the machine before and after the step), so the page and the terminal share one piece of arithmetic.
+state (the machine before and after the step), so the page and the terminal share one piece of arithmetic.  The
+other data movement forms (DataCopy GM -> L1 bursts, L1 -> BT, L1 -> FB, LoadData2DParamsV2) are worked in
+:mod:`.workings_moves`.
 """
 
 from __future__ import annotations
+
+import struct
+
+import numpy as np
 
 from isasim.core.explain.model import Check, ElementWorking, Paragraph, Table
 
@@ -17,6 +23,11 @@ from . import worked
 L0C_ELEMENT_BYTES = 4  # int32 or float32, whatever the Mmad's types
 BYTE_ELEMENTS_ONE_BY_ONE = 4096  # a move of more 1-byte elements than this gets one account per 4-byte group
 GROUP_BYTES = 4
+# the 2- and 4-byte float types by struct (bf16: the top half of a float32, so two zero bytes below it)
+_STRUCT_FLOATS = {"float16": ("<e", b""), "float32": ("<f", b""), "bfloat16": ("<f", b"\0\0")}
+# the data movement forms whose accounts are in workings_moves (by the function there)
+MORE_MOVES = {"DataCopy_GM_to_L1": "gm_to_l1", "DataCopy_L1_to_BT": "l1_to_bt", "DataCopy_L1_to_FB": "l1_to_fb",
+              "LoadData_L1_to_L0A_V2": "load_2d_v2", "LoadData_L1_to_L0B_V2": "load_2d_v2"}
 
 
 def element_workings(instruction, before, after) -> list[ElementWorking]:
@@ -25,11 +36,18 @@ def element_workings(instruction, before, after) -> list[ElementWorking]:
     that is a NOP."""
     form = instruction.form
     moves = form.id == "DataCopy_GM_to_L1_Nd2Nz" or form.id in ("LoadData_L1_to_L0A", "LoadData_L1_to_L0B")
-    if form.id != "Mmad" and form.name != "Fixpipe" and not moves:
+    more = form.id in MORE_MOVES
+    if form.id != "Mmad" and form.name != "Fixpipe" and not moves and not more:
         return []
     if after.fault is not None and after.fault.index == instruction.index:
         return []  # it wrote nothing
     p = dict(zip(form.operand_names, instruction.operands))
+    if more:
+        from . import workings_moves
+
+        if form.marker == "mStartPosition":
+            return workings_moves.load_2d_v2(form, p, before, after)
+        return getattr(workings_moves, MORE_MOVES[form.id])(p, before, after)
     if form.id == "DataCopy_GM_to_L1_Nd2Nz":
         return _nd2nz(p, before, after)
     if moves:
@@ -144,7 +162,12 @@ def _value_text(raw: bytes, dtype: str) -> str:
     """An element's bytes as a value of its type (explain's decoding; int16/int32 as little-endian integers)."""
     if dtype in ("int16", "int32"):
         return str(int.from_bytes(raw, "little", signed=True))
-    value = worked._value(raw, dtype)  # noqa: SLF001 - explain's own decoding of the element types
+    try:
+        value = worked._value(raw, dtype)  # noqa: SLF001 - explain's own decoding of the element types
+    except (ValueError, OverflowError):  # an inf or NaN has no exact value: the float it is
+        if dtype in _STRUCT_FLOATS:
+            return repr(struct.unpack(_STRUCT_FLOATS[dtype][0], _STRUCT_FLOATS[dtype][1] + raw)[0])
+        return repr(float(worked._decode(np.frombuffer(raw, dtype=np.uint8), dtype)[0]))  # noqa: SLF001 (8-bit)
     return str(value) if isinstance(value, int) else repr(float(value))
 
 
