@@ -175,6 +175,12 @@ class ArmSme(Isa):
 
         return page_views(config, program)
 
+    def page_outlines(self, instruction: Instruction, before) -> list:
+        """The ZA, ZT0, Z and P bytes the instruction's operands address, for the trace page (views/page_outlines.py)."""
+        from .views.page_outlines import page_outlines
+
+        return page_outlines(instruction, before)
+
     def explainer(self):
         if getattr(self, "_explainer", None) is None:
             from .explain import ArmSmeExplainer
