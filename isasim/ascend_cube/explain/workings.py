@@ -184,7 +184,7 @@ def _moved(buffer: str, dtype: str, elements, destination_after, rule: str) -> l
         chunk = elements[first : first + group]
         offset, end = chunk[0][0], chunk[-1][0] + size
         if [e[0] for e in chunk] != list(range(offset, end, size)):  # not adjacent: one account each
-            out.extend(_moved(buffer, dtype, [e], destination_after, rule) for e in chunk)
+            out.extend(w for e in chunk for w in _moved(buffer, dtype, [e], destination_after, rule))
             continue
         explained = b"".join(e[2] for e in chunk)
         machine = destination_after[offset:end].tobytes()

@@ -208,3 +208,17 @@ def test_a_loaddata_v2_with_no_steps_has_no_account():
     init, _data = _random_init("950")
     workings, _before, _after = _run("950", "LoadData(dst=L0A[0], src=L1[0], dtype=int8, mStartPosition=0, mStep=0, kStep=2)", init)
     assert workings == []
+
+
+def test_a_large_nd2nz_whose_rows_end_mid_group_gets_one_account_per_byte_there():
+    """Nd2Nz of 300 x 70 int8 (more than 4096 bytes, so grouped by 4): each row's last column block holds 6
+    bytes, so some groups of 4 are not adjacent in L1 and fall back to one account per byte (as a flat list)."""
+    init, data = _random_init("910B", gm_bytes=300 * 70)
+    line = ("DataCopy(dst=L1[0], src=GM[0x10000], dtype=int8, nValue=300, dValue=70, srcDValue=70, "
+            "dstNzC0Stride=304)")
+    workings, before, after = _run("910B", line, init)
+    gm = np.frombuffer(data["gm"], dtype=np.uint8).reshape(300, 70)
+    # Nz: column block d / 32 holds 304 rows of 32 bytes; element (r, d) at ((d / 32)*304 + r)*32 + d MOD 32
+    expected = {((d // 32) * 304 + r) * 32 + d % 32: int(gm[r, d]) for r in range(300) for d in range(70)}
+    _agree(workings, before, after, "L1", expected)
+    assert {w.size for w in workings} == {1, 4}
