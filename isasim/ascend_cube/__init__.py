@@ -165,5 +165,12 @@ class AscendCube(Isa):
 
         return element_workings(instruction, before, after)
 
+    def page_outlines(self, instruction, before) -> list:
+        """The buffer bytes an instruction reads and writes, for the trace page to outline
+        (views/page_outlines.py)."""
+        from .views.page_outlines import page_outlines
+
+        return page_outlines(instruction, before)
+
 
 ISA = AscendCube()
