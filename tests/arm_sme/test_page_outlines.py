@@ -126,6 +126,7 @@ EXACT = [
     "ldr za[w13, 5], [x1, #5, mul vl]",
     "luti4 {z24.b-z25.b}, zt0, z4[1]",
     "ldr zt0, [x1]",
+    "movt zt0[16], x5",
     "movaz {z24.d-z25.d}, za.d[w8, 1, vgx2]",
 ]
 

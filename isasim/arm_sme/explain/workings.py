@@ -53,7 +53,9 @@ def element_workings(instruction, before, after) -> list[ElementWorking]:
     for pattern, moves in _MOVES:
         if pattern.match(form.id):
             return moves(instruction, LiveRun.of(before, after), before)
-    return []
+    from .workings_registers import register_workings  # the scalar, predicate and whole-register writers
+
+    return register_workings(instruction, before, after) or []
 
 
 def _group_workings(ins, run: LiveRun, esize: int, blocks_of) -> list[ElementWorking]:

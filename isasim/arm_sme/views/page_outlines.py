@@ -58,7 +58,11 @@ def page_outlines(instruction, before) -> list[PageOutline]:
             outlines.append(PageOutline("za", spans, f"{_arm_text(operand.text(fields))}{where}", role))
         elif kind == "zt0":
             role = _array_role(form.doc, _ZT0_READ, _ZT0_WRITTEN, index)
-            outlines.append(PageOutline("zt0", ((0, ZT0_BYTES),), "ZT0: all 64 bytes", role))
+            if isinstance(value, int):  # MOVT's zt0[offs]: the 64 bits at byte offs
+                outlines.append(PageOutline("zt0", ((value, value + 8),), f"ZT0[{value * 8} +: 64]: bytes "
+                                            f"{value}-{value + 7}", role))
+            else:
+                outlines.append(PageOutline("zt0", ((0, ZT0_BYTES),), "ZT0: all 64 bytes", role))
         elif kind in REGISTER_KINDS or kind.startswith("mem"):
             role = "read" if kind.startswith("mem") else _register_role(form, index, operand, merging)
             outlines += _register_outlines(operand.text(fields), state, role)
