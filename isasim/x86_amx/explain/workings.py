@@ -9,7 +9,8 @@ The data-movement instructions get an account of where each element came from, f
 a tile load's dwords (row r from base + disp + r x stride as the SIB operand computes it with the registers
 before the step), a tile store's dwords in memory, TILEZERO's zeros, LDTILECFG's 64 bytes (each named by
 the layout tilecfg.tilecfg_layout reads from state.py), and the register (or memory) a scalar MOV, LEA,
-ADD, SUB, INC or DEC writes.
+ADD, ADC, SUB, SBB, INC, DEC, NEG, AND, OR or XOR writes; those and CMP and TEST also get the account of the
+status flags they write (workings_flags.py).
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ from ..state import TILECFG_BYTES, TILECFG_PALETTE
 from . import amx_extensions, tmul
 from .common import hex_bytes
 from .tilecfg import tilecfg_layout
+from .workings_flags import FLAG_WRITERS, RESULT_WRITERS, flag_workings, operand_bits, operand_value
 
 TILE_LOADS = ("tileloadd", "tileloaddt1", "tileloaddrs", "tileloaddrst1")
-SCALAR_WRITES = ("mov", "lea", "add", "sub", "inc", "dec")
+SCALAR_WRITES = ("mov", "lea") + RESULT_WRITERS
 
 
 def element_workings(instruction, before, after) -> list[ElementWorking]:
@@ -45,8 +47,10 @@ def element_workings(instruction, before, after) -> list[ElementWorking]:
         return _tilezero_workings(instruction, before, after)
     if mnemonic == "ldtilecfg":
         return _ldtilecfg_workings(instruction, before, after)
-    if mnemonic in SCALAR_WRITES and not isinstance(form, amx.AmxForm):
-        return _scalar_workings(instruction, before, after)
+    if (mnemonic in SCALAR_WRITES or mnemonic in FLAG_WRITERS) and not isinstance(form, amx.AmxForm):
+        # the register (or memory) written, then RFLAGS (CMP and TEST write only RFLAGS)
+        written = _scalar_workings(instruction, before, after) if mnemonic in SCALAR_WRITES else []
+        return written + flag_workings(instruction, before, after)
     if not isinstance(form, amx.AmxForm) or not form.is_tmul or len(instruction.operands) != 3:
         return []
     tiles = {role: tile_number(o.name) for role, o in zip(form.operand_roles, instruction.operands)}
@@ -217,17 +221,17 @@ def _ldtilecfg_workings(instruction, before, after) -> list[ElementWorking]:
 
 
 def _scalar_workings(instruction, before, after) -> list[ElementWorking]:
-    """MOV, LEA, ADD, SUB, INC, DEC with a general-purpose register destination (or MOV to memory): the
-    operands' values before the step, the result at the operand's width, and the register (or memory) after.
-    (The flags ADD/SUB/INC/DEC write get no account here.)"""
+    """MOV, LEA and the arithmetic and logic of RESULT_WRITERS with a general-purpose register or memory
+    destination: the operands' values before the step, the result at the operand's width, and the register
+    (or memory) after.  (The flags they write: workings_flags.py.)"""
     mnemonic, operands = instruction.form.mnemonic, instruction.operands
     if not operands or any(isinstance(o, Reg) and o.name not in GPR_VIEWS for o in operands):
         return []
     dest = operands[0]
     if isinstance(dest, Reg):
         bits = GPR_VIEWS[dest.name].bits
-    elif isinstance(dest, Mem) and mnemonic == "mov" and dest.size:
-        bits = 8 * dest.size
+    elif isinstance(dest, Mem) and mnemonic != "lea" and operand_bits(operands):
+        bits = operand_bits(operands)
     else:
         return []
     mask = (1 << bits) - 1
@@ -235,17 +239,10 @@ def _scalar_workings(instruction, before, after) -> list[ElementWorking]:
 
     def value(o) -> int:
         """An operand's value before the step, at the destination's width, and a row saying where it came from."""
-        if isinstance(o, Reg):
-            v = before.state.read_gpr(GPR_VIEWS[o.name])
-            rows.append([operand_text(o), "register", f"{v:#x}"])
-        elif isinstance(o, Imm):
-            v = (signed(o.value, o.bits) if o.bits and o.bits < bits else o.value) & mask  # sign-extended
-            rows.append([operand_text(o), f"immediate (to {bits} bits)", f"{v:#x}"])
-        else:
-            address = before.context.effective_address(o)
-            data = before.memory.read(address, bits // 8)
-            v = int.from_bytes(data, "little")
-            rows.append([operand_text(o), f"memory at {address:#x}: {data.hex(' ')}", f"{v:#x}"])
+        v = operand_value(o, bits, before)
+        where = "register" if isinstance(o, Reg) else f"immediate (to {bits} bits)" if isinstance(o, Imm) else (
+            f"memory at {before.context.effective_address(o):#x}: {v.to_bytes(bits // 8, 'little').hex(' ')}")
+        rows.append([operand_text(o), where, f"{v:#x}"])
         return v
 
     if mnemonic == "lea":
@@ -258,18 +255,30 @@ def _scalar_workings(instruction, before, after) -> list[ElementWorking]:
         if len(operands) != 2:
             return []
         result, how = value(operands[1]), "the source"
-    elif mnemonic in ("add", "sub"):
+    elif mnemonic in ("add", "sub", "adc", "sbb"):
         if len(operands) != 2:
             return []
         a, b = value(operands[0]), value(operands[1])
-        result = (a + b if mnemonic == "add" else a - b) & mask
-        how = f"{a:#x} {'+' if mnemonic == 'add' else '-'} {b:#x} mod 2^{bits}"
-    else:  # inc, dec
+        carry = before.state.read_register("rflags") & 1 if mnemonic in ("adc", "sbb") else 0  # CF is bit 0
+        sign = "+" if mnemonic in ("add", "adc") else "-"
+        result = (a + b + carry if sign == "+" else a - b - carry) & mask
+        how = f"{a:#x} {sign} {b:#x}" + (f" {sign} CF ({carry})" if mnemonic in ("adc", "sbb") else "") \
+            + f" mod 2^{bits}"
+    elif mnemonic in ("and", "or", "xor"):
+        if len(operands) != 2:
+            return []
+        a, b = value(operands[0]), value(operands[1])
+        result = {"and": a & b, "or": a | b, "xor": a ^ b}[mnemonic]
+        how = f"{a:#x} {mnemonic.upper()} {b:#x}"
+    else:  # inc, dec, neg
         if len(operands) != 1:
             return []
         a = value(operands[0])
-        result = (a + 1 if mnemonic == "inc" else a - 1) & mask
-        how = f"{a:#x} {'+' if mnemonic == 'inc' else '-'} 1 mod 2^{bits}"
+        if mnemonic == "neg":
+            result, how = -a & mask, f"0 - {a:#x} mod 2^{bits}"
+        else:
+            result = (a + 1 if mnemonic == "inc" else a - 1) & mask
+            how = f"{a:#x} {'+' if mnemonic == 'inc' else '-'} 1 mod 2^{bits}"
     text = f"{mnemonic.upper()} {', '.join(operand_text(o) for o in operands)}"
     blocks = [Table(["operand", "what", "value before the step"], rows),
               Paragraph(f"{text}: result = {how} = {result:#x} ({signed(result, bits)} signed, {bits} bits).")]
