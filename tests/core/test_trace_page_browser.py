@@ -375,25 +375,30 @@ def test_keyboard_only_use_print_view_and_the_notebook_fragment(browser, tmp_pat
 
 
 def test_a_written_element_without_an_account_shows_its_instruction_and_bytes(browser, tmp_path):
-    """CNTW has no element account: clicking the x7 it wrote names the instruction and its form's summary and
-    gives the register's bytes before and after; after is SVL/32 (the number of 32-bit elements in a vector,
-    as the architecture defines CNTW: 16 at the trace's SVL 512), before the init's 0."""
+    """ADD (shifted register) has no element account: clicking the w12 that ``add w12, w12, w7`` wrote names the
+    instruction and its form's summary and gives the register's bytes before and after; after is the 0 that
+    ``mov w12, #0`` left plus w7 = CNTW = SVL/32 (the number of 32-bit elements in a vector, as the
+    architecture defines CNTW: 16 at the trace's SVL 512)."""
     trace = read_trace(str(SEEDS["arm_sme"][0]))
     assert trace.config["svl"] == 512
-    page_file = tmp_path / "cntw.html"
-    page_file.write_text(page_html(trace_model(trace)))
+    page_file = tmp_path / "add.html"
+    model = trace_model(trace)
+    page_file.write_text(page_html(model))
     page = Page(browser, page_file)
-    model_steps = [line["text"] for line in trace_model(trace)["listing"]]
-    step = next(i for i, text in enumerate(model_steps) if text.startswith("cntw")) + 1  # no branch before it
+    texts = [model["listing"][step["instruction"]]["text"] for step in model["steps"]]
+    step = texts.index("add w12, w12, w7") + 1
+    assert not model["steps"][step - 1].get("workings"), "this test wants a step with no account"
+    page.page.keyboard.press("End")
+    page.page.keyboard.press("Home")
     for _ in range(step):
         page.page.keyboard.press("ArrowRight")
     assert page.step_number() == step
     written = page.page.locator('[data-testid="panel-registers"] td.written')
-    assert written.count() == 1 and written.first.get_attribute("data-row") == "7"
+    assert written.count() == 1 and written.first.get_attribute("data-row") == "12"
     written.first.click()
     assert page.by("working-none").is_visible()
     body = page.by("working").inner_text()
-    assert "cntw x7" in body
+    assert "add w12, w12, w7" in body
     assert page.by("working-bytes").inner_text() == \
         f"Its bytes, most significant first: {0:016x} before, {512 // 32:016x} after."
     page.page.keyboard.press("Escape")
@@ -455,4 +460,66 @@ def test_bit_field_cells_and_the_steps_operands_show_in_the_page(browser, tmp_pa
     page.page.keyboard.press("ArrowRight")
     assert page.by("operands").is_hidden()
     assert page.page.locator("td.operand").count() == 0
+    page.close()
+
+
+def test_real_operands_and_quant_words_in_the_page(browser, tmp_path):
+    """The ISAs' own hooks in the browser. arm_sme: the seed's first UDOT outlines its ZA vector group as the
+    Arm ARM picks it (VGx4 at SVL 512: the 64 ZA vectors in four groups of 16, so vectors 0, 16, 32, 48 for
+    w8 = 0), each cell the step wrote lies inside it, and Zn/Zm are outlined as read. ascend_cube: after the
+    qbmm example's copy into FB, the FB view's cells show each quant word's fields as the package's
+    decode_quant_word reads them (the words are the case's scale_b.npy, packed by Huawei's ops-nn)."""
+    from isasim.ascend_cube.kernels.qbmm import build
+    from isasim.ascend_cube.kernels.qbmm_case_file import load_case
+    from isasim.ascend_cube.numerics.quant_word import decode_quant_word
+
+    trace = read_trace(str(SEEDS["arm_sme"][0]))
+    model = trace_model(trace)
+    texts = [model["listing"][step["instruction"]]["text"] for step in model["steps"]]
+    step = next(i for i, text in enumerate(texts) if text.startswith("udot")) + 1
+    page_file = tmp_path / "udot.html"
+    page_file.write_text(page_html(model))
+    page = Page(browser, page_file)
+    while page.step_number() < step:
+        page.page.keyboard.press("ArrowRight")
+    operands = page.by("operands").inner_text()
+    assert "ZA vectors 0, 16, 32, 48" in operands and "(read and written)" in operands
+    assert all(f"z{n}" in operands for n in range(5))
+    za = '[data-testid="panel-za"]'
+    outlined = page.page.eval_on_selector_all(f"{za} td.operand-both",
+                                              "cells => cells.map(c => Number(c.dataset.offset))")
+    written = page.page.eval_on_selector_all(f"{za} td.written", "cells => cells.map(c => Number(c.dataset.offset))")
+    assert written and set(written) <= set(outlined)
+    # the panel shows 32 of ZA's 64 vectors at a time: there, vectors 0 and 16 of the group, whole
+    assert sorted(outlined) == [row * 64 + 4 * i for row in (0, 16) for i in range(16)]
+    assert page.page.locator('[data-testid="panel-z0"] td.operand-read').count() == 16  # 64 bytes as int32
+    page.close()
+
+    example = EXAMPLES / "ascend_cube" / "qbmm_int8_bf16"
+    case = load_case(example / "case.json")
+    kernel = build(case)
+    isa = get_isa("ascend_cube")
+    config = isa.configure({"chip": case.chip, "options": dict(case.options)})
+    program = isa.assemble("\n".join(kernel.program_lines))
+    model = build_model("ascend_cube", config, program, kernel.init(), workings_steps=0)
+    texts = [model["listing"][step["instruction"]]["text"] for step in model["steps"]]
+    step = next(i for i, text in enumerate(texts) if text.startswith("DataCopy(dst=FB")) + 1
+    page_file = tmp_path / "qbmm.html"
+    page_file.write_text(page_html(model))
+    page = Page(browser, page_file)
+    while page.step_number() < step:
+        page.page.keyboard.press("ArrowRight")
+    fb = next(v for v in model["views"] if v["panel"] == "fb")
+    shown = page.page.eval_on_selector_all(f'[data-testid="view-{fb["name"]}"] td[data-row]',
+                                           "cells => cells.map(c => c.dataset.value)")
+    words = np.load(example / "scale_b.npy")
+    assert len(shown) == min(len(words), 32)  # a view shows 32 rows at a time
+    for text, word in zip(shown, words):
+        decoded = decode_quant_word(int(word), case.chip, config.get("options"))
+        values = dict(part.split("=") for part in text.split())
+        # the page writes the shortest decimal that reads back as the same binary32
+        assert np.float32(values["M1"]) == np.float32(decoded.m1) and int(values["offset"]) == decoded.offset
+        assert int(values["sign"]) == decoded.signed
+        if case.chip == "910B":
+            assert int(values["MCB"]) == decoded.mcb and int(values["N"]) == decoded.n_shift
     page.close()
