@@ -25,8 +25,14 @@ Read from CANN ops-nn (commit e5c3fa9327ea) ``matmul/common/cmct/kernel/kernel_q
    Nz -> ND into C's rows (dstStride n).
 
 L0C is ping-ponged when dbL0C is 2.  With atomic_add, SetAtomicAdd(float32) comes first and
-SetAtomicNone last, so the Fixpipe adds C to what GM holds.  The synchronisation flags
-(SetFlag/WaitFlag) and unitFlag have no effect on a sequential machine and are left out.
+SetAtomicNone last, so the Fixpipe adds C to what GM holds.
+
+The stream carries the kernel's SetFlag / WaitFlag / PipeBarrier where the kernel issues them (the
+TPipe's and the block's constructor and destructor sets and waits around the blocks, the L1 buffers'
+MTE1_MTE2 / MTE2_MTE1 and FIX_MTE2 / MTE2_FIX pairs, the L0 halves' M_MTE1 / MTE1_M pairs, the
+barriers of the odd transposing loads and of the Fixpipe call), and M_FIX / FIX_M pairs standing in
+for the unitFlag that orders L0C between the Mmads and the Fixpipe: see qbmm_flags and
+docs/ascend_cube/qbmm-flags.md.  ``build(case, sync=False)`` leaves them all out.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from isasim.core.trace import Init, RegionView, Trace
 
 from .qbmm_case import STORAGE, CaseError, QbmmCase, nz_shape
 from .qbmm_case_file import load_case  # noqa: F401 (the entry point: qbmm.build(qbmm.load_case(path)))
+from .qbmm_flags import epilogue, pipe_barrier, prologue, set_flag, wait_flag
 from .qbmm_rules import Dataflow, dataflow
 from .qbmm_scale import channel_words, tensor_word
 from .qbmm_scheduler import Tile, ceil_div, core_tiles
@@ -115,9 +122,10 @@ def _view_type(c_type: str) -> str:
     return {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}.get(c_type, c_type)
 
 
-def build(case: QbmmCase, *, machines: int = 1, trace: bool = False) -> QbmmKernel:
+def build(case: QbmmCase, *, machines: int = 1, trace: bool = False, sync: bool = True) -> QbmmKernel:
     """The kernel's instruction stream for ``case`` (checked: a CaseError says what the kernel lacks, or which
-    limit of qbmm_size the run would pass on ``machines`` simulating machines, writing a trace or not)."""
+    limit of qbmm_size the run would pass on ``machines`` simulating machines, writing a trace or not);
+    ``sync=False``: without its SetFlag / WaitFlag / PipeBarrier lines."""
     flow = dataflow(case)
     bias_bytes = 4 if case.has_bias else 0
     tiling = tiling_for(case, flow.scale == "channel", bias_bytes)
@@ -125,14 +133,15 @@ def build(case: QbmmCase, *, machines: int = 1, trace: bool = False) -> QbmmKern
         raise CaseError("tiling.nTailTile > 1 with b_format NZ: an NZ weight is read in whole 32-column blocks",
                         source=case.source)
     kernel_size(case, tiling).check(case.source, machines=machines, trace=trace)  # before any allocation
-    return _Builder(case, flow, tiling).build()
+    return _Builder(case, flow, tiling, sync).build()
 
 
 class _Builder:
     """Writes the program: the kernel's loops, unrolled (a generated kernel is straight-line code)."""
 
-    def __init__(self, case: QbmmCase, flow: Dataflow, tiling: QbmmTiling):
+    def __init__(self, case: QbmmCase, flow: Dataflow, tiling: QbmmTiling, sync: bool = True):
         self.case, self.flow, self.t = case, flow, tiling
+        self.sync = sync
         self.lines: list[str] = []
         self.code = 0  # instructions so far
         self.regions: dict[str, tuple[int, np.ndarray, bool]] = {}
@@ -179,6 +188,12 @@ class _Builder:
     def note(self, text: str) -> None:
         self.lines.append("# " + text)
 
+    def flag(self, *lines: str) -> None:
+        """Sync lines (qbmm_flags), left out when the builder writes the stream without them."""
+        if self.sync:
+            for line in lines:
+                self.emit(line)
+
     # ---- the kernel ------------------------------------------------------------------------------
     def build(self) -> QbmmKernel:
         case, t, flow = self.case, self.t, self.flow
@@ -187,6 +202,7 @@ class _Builder:
                   + f", {flow.quant_mode or 'NoQuant'} ({_scale_text(case, flow)})")
         self.note("tiling " + ", ".join(f"{k}={v}" for k, v in t.as_dict().items()))
         setup_start = self.code
+        self.flag(*prologue())  # TPipe::Init, BlockMmadA8W8FixpipeQuant's constructor (and the stand-in's FIX_M)
         if case.atomic_add:
             self.emit("SetAtomicAdd(dtype=float32)")
         if flow.scale in ("word", "float", "double"):
@@ -203,6 +219,7 @@ class _Builder:
         teardown_start = self.code
         if case.atomic_add:
             self.emit("SetAtomicNone()")
+        self.flag(*epilogue())  # the block's and the TPipe's destructors
         return QbmmKernel(case, t, flow, self.lines, setup, list(range(teardown_start, self.code)), blocks,
                           self.regions, self.addr["C"])
 
@@ -243,27 +260,41 @@ class _Builder:
         c_gm = self.addr["C"] + (tile.batch * m * n + tile.m_offset * n + tile.n_offset) * c_size
         l0c = (counters.l0c & 1) * (L0C_SIZE // 2)
         scale_buf, bias_buf = counters.scale & 1, counters.bias & 1
-        if flow.scale == "channel":
+        l0c_id = counters.l0c & 1
+        if flow.scale == "channel":  # CopyX2ScaleInL1
             words = self.addr["scale_b"] + tile.n_offset * 8
+            self.flag(wait_flag("FIX_MTE2", scale_buf))
             self.emit(f"DataCopy(dst=L1[{self.scale_off[scale_buf]}], src=GM[{words:#x}], blockCount=1, "
                       f"blockLen={ceil_div(cur_n * 8, 32)}, srcStride=0, dstStride=0)")
-        if case.has_bias:
+            self.flag(set_flag("MTE2_FIX", scale_buf), wait_flag("MTE2_FIX", scale_buf))
+        if case.has_bias:  # CopyBiasInL1: the bias buffers' flags are 4 and 5
             bias = self.addr["bias"] + ((tile.batch * n if case.bias_three_dim else 0) + tile.n_offset) * 4
+            self.flag(wait_flag("MTE1_MTE2", 4 + bias_buf))
             self.emit(f"DataCopy(dst=L1[{self.bias_off[bias_buf]}], src=GM[{bias:#x}], blockCount=1, "
                       f"blockLen={ceil_div(cur_n * 4, 32)}, srcStride=0, dstStride=0)")
+            self.flag(set_flag("MTE2_MTE1", 4 + bias_buf), wait_flag("MTE2_MTE1", 4 + bias_buf))
         self.block = (cur_m, cur_n, l0c, bias_buf)
+        self.fix_m_wait: int | None = l0c_id  # the FIX_M wait the block's first Mmad needs (stand-in)
         if self.k_al1 == self.k_bl1:
             self._iterate_ab()
         else:
             self._iterate_nested("a" if self.k_al1 > self.k_bl1 else "b")
         quant = flow.quant_mode or "NoQuant"
+        self.flag(set_flag("M_FIX", l0c_id))  # stand-in for the last Mmad's unitFlag
         if flow.scale == "channel":
             self.emit(f"DataCopy(dst=FB[0], src=L1[{self.scale_off[scale_buf]}], blockCount=1, "
                       f"blockLen={ceil_div(cur_n * 8, 32)}, srcStride=0, dstStride=0)")
             self.emit("SetFixPipeConfig(quantPre=FB[0])")
+        # the Fixpipe call's own barrier between the words (or set_quant_pre) and the L0C move
+        self.flag(pipe_barrier("PIPE_FIX"), wait_flag("M_FIX", l0c_id))
         self.emit(f"Fixpipe(dst=GM[{c_gm:#x}], src=L0C[{l0c}], srcType={flow.l0c_type}, dstType={case.c_type}, "
                   f"nSize={cur_n}, mSize={cur_m}, srcStride={align(cur_m, CUBE)}, dstStride={n}, quantPre={quant}, "
                   f"reluEn=false, nz2nd=true)")
+        self.flag(set_flag("FIX_M", l0c_id))  # stand-in for the Fixpipe's unitFlag: the L0C half is read
+        if flow.scale == "channel":
+            self.flag(set_flag("FIX_MTE2", scale_buf))
+        if case.has_bias:
+            self.flag(set_flag("MTE1_MTE2", 4 + bias_buf))
         if t.dbL0C > 1:
             counters.l0c += 1
         if flow.scale == "channel":
@@ -277,9 +308,12 @@ class _Builder:
         for it in range(ceil_div(self.case.k, k_l1)):
             cur = min(k_l1, self.case.k - it * k_l1)
             buf = counters.ab_l1 & (self.t.nBufferNum - 1)
+            self.flag(wait_flag("MTE1_MTE2", buf))
             self._copy_a(it * k_l1, cur, self.a_off[buf])
             self._copy_b(it * k_l1, cur, self.b_off[buf])
+            self.flag(set_flag("MTE2_MTE1", buf), wait_flag("MTE2_MTE1", buf))
             self._iterate(cur, cur, it, self.a_off[buf], self.b_off[buf])
+            self.flag(set_flag("MTE1_MTE2", buf))
             counters.ab_l1 += 1
 
     def _iterate_nested(self, outer: str) -> None:
@@ -289,20 +323,32 @@ class _Builder:
         k = self.case.k
         k_outer, k_inner = (self.k_al1, self.k_bl1) if outer == "a" else (self.k_bl1, self.k_al1)
         copy_outer, copy_inner = (self._copy_a, self._copy_b) if outer == "a" else (self._copy_b, self._copy_a)
+        inner = "b" if outer == "a" else "a"
         outer_iters = ceil_div(k, k_outer)
         loop = 0
         for o in range(outer_iters):
             cur_outer = min(k_outer, k - o * k_outer)
+            p = self._ping_pong(outer)  # the outer operand's buffers are flags 0 and 1
+            self.flag(wait_flag("MTE1_MTE2", p))
             copy_outer(o * k_outer, cur_outer, self._buffer(outer))
+            self.flag(set_flag("MTE2_MTE1", p), wait_flag("MTE2_MTE1", p))
             inner_iters = ceil_div(cur_outer, k_inner)
             for i in range(inner_iters):
                 last = o == outer_iters - 1 and i == inner_iters - 1
                 cur_inner = k - o * k_outer - i * k_inner if last else k_inner
-                copy_inner(loop * k_inner, cur_inner, self._buffer("b" if outer == "a" else "a"))
+                q = 2 + self._ping_pong(inner)  # the inner operand's are flags 2 and 3
+                self.flag(wait_flag("MTE1_MTE2", q))
+                copy_inner(loop * k_inner, cur_inner, self._buffer(inner))
+                self.flag(set_flag("MTE2_MTE1", q), wait_flag("MTE2_MTE1", q))
                 self._iterate(cur_outer, cur_inner, loop, self._buffer("a"), self._buffer("b"))
-                self._flip("b" if outer == "a" else "a")
+                self.flag(set_flag("MTE1_MTE2", q))
+                self._flip(inner)
                 loop += 1
+            self.flag(set_flag("MTE1_MTE2", p))
             self._flip(outer)
+
+    def _ping_pong(self, operand: str) -> int:
+        return self.counters.a_pp if operand == "a" else self.counters.b_pp
 
     def _buffer(self, operand: str) -> int:
         return self.a_off[self.counters.a_pp] if operand == "a" else self.b_off[self.counters.b_pp]
@@ -355,7 +401,9 @@ class _Builder:
         b_height = outer_k if kb >= ka else inner_k
         for i in range(ceil_div(inner_k, t.baseK)):
             cur_k0 = min(t.baseK, inner_k - i * t.baseK)
-            l0 = L0AB_HALF * (counters.l0 & 1)
+            half = counters.l0 & 1
+            l0 = L0AB_HALF * half
+            self.flag(wait_flag("M_MTE1", half))
             self._load("L0A", l0, a_l1, cur_m, a_height, cur_k0, i, transposed=case.transpose_a, dtype=case.a_type)
             need_bias = case.has_bias and l1_iter == 0 and i == 0
             bt = t.baseN * 4 * bias_buf
@@ -366,9 +414,14 @@ class _Builder:
             # B's L1 matrix runs k down its rows unless B is transposed: then it needs the transposing load
             self._load("L0B", l0, b_l1, cur_n, b_height, cur_k0, i, transposed=not case.transpose_b, dtype=case.b_type)
             init = l1_iter == 0 and i == 0 and not case.has_bias
+            self.flag(set_flag("MTE1_M", half), wait_flag("MTE1_M", half))
+            if self.fix_m_wait is not None:  # stand-in for unitFlag: the Fixpipe that last read this L0C half is done
+                self.flag(wait_flag("FIX_M", self.fix_m_wait))
+                self.fix_m_wait = None
             self.emit(f"Mmad(c=L0C[{l0c}], a=L0A[{l0}], b=L0B[{l0}], aType={case.a_type}, bType={case.b_type}, "
                       f"m={cur_m}, n={cur_n}, k={cur_k0}, cmatrixInitVal={_flag(init)}, cmatrixSource={_flag(need_bias)}, "
                       f"isBias=false, bias=BT[{bt if need_bias else 0}], disableGemv=true)")
+            self.flag(set_flag("M_MTE1", half))
             counters.l0 += 1
 
     def _load(self, buffer: str, l0: int, l1: int, rows: int, l1_k: int, cur_k0: int, i: int, *, transposed: bool,
@@ -387,9 +440,11 @@ class _Builder:
                   f"srcStride={ceil_div(l1_k, CUBE)}, dstStride={blocks}, ifTranspose=true")
         self.emit(f"LoadData(dst={buffer}[{l0}], src=L1[{l1}], mStartPosition={start}, {common})")
         if blocks % 2:  # an odd count of 16-row fractals: 32 k rows at a time, each to its own place
+            self.flag(pipe_barrier("PIPE_MTE1"))  # the kernel puts a barrier after each of these loads
             for j in range(1, ceil_div(ceil_div(cur_k0, CUBE), 2)):
                 self.emit(f"LoadData(dst={buffer}[{l0 + j * blocks * CUBE * C0}], src=L1[{l1}], "
                           f"mStartPosition={2 * j + start}, {common})")
+                self.flag(pipe_barrier("PIPE_MTE1"))
 
 
 @dataclass
