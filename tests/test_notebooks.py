@@ -116,4 +116,5 @@ def test_ascend_cube_notebook(run_notebook):
     text = all_text(notebook)
     assert "numpy's A @ B equals L0C: True" in text and text.count("equal ✓") >= 2
     model = viewer_model(notebook)
-    assert model["isa"] == "ascend_cube" and len(model["steps"]) == 7
+    program = json.loads((ROOT / "examples" / "ascend_cube" / "int8_gemm.trace.json").read_text())["program"]
+    assert model["isa"] == "ascend_cube" and len(model["steps"]) == len(program)  # every line ran once

@@ -3,7 +3,8 @@
 C (30 x 40, int32) = A (30 x 70, int8) . B (70 x 40, int8). A and B^T sit in GM as ND
 matrices; DataCopy with Nd2NzParams makes Nz fractals in L1; LoadData moves A to L0A as Zz
 (one load per row of fractals) and B to L0B as Zn; Mmad multiplies (m, n, k not multiples of
-the fractal: the padding is ignored); Fixpipe writes C to GM as ND with NoQuant.  The files:
+the fractal: the padding is ignored); Fixpipe writes C to GM as ND with NoQuant.  Each pipe waits for the one whose
+results it reads (SetFlag/WaitFlag: MTE2 -> MTE1 -> M -> FIX), as the NPU's parallel pipes need.  The files:
 
     int8_gemm.s            the program text
     int8_gemm.init.json    A, B^T and C's region
@@ -31,12 +32,19 @@ PROGRAM = f"""\
 # GM -> L1: ND to Nz fractals (16 rows x 32 int8), A and B^T
 DataCopy(dst=L1[0], src=GM[{A_GM:#x}], dtype=int8, nValue={M}, dValue={K}, srcDValue={K}, dstNzC0Stride={16 * M1})
 DataCopy(dst=L1[{B_L1}], src=GM[{B_GM:#x}], dtype=int8, nValue={N}, dValue={K}, srcDValue={K}, dstNzC0Stride={16 * N1})
+# MTE1 reads what MTE2 wrote: the pipes run in parallel, so MTE1 waits for MTE2's flag
+SetFlag(event=MTE2_MTE1, id=0)
+WaitFlag(event=MTE2_MTE1, id=0)
 # L1 -> L0A as Zz: row block r takes fractals r, r + 2, r + 4 of L1's Nz
 LoadData(dst=L0A[0], src=L1[0], dtype=int8, startIndex=0, repeatTimes={K1}, srcStride={M1})
 LoadData(dst=L0A[{K1 * 512}], src=L1[0], dtype=int8, startIndex=1, repeatTimes={K1}, srcStride={M1})
 # L1 -> L0B: B^T's Nz is B's Zn already
 LoadData(dst=L0B[0], src=L1[{B_L1}], dtype=int8, repeatTimes={K1 * N1})
+SetFlag(event=MTE1_M, id=0)
+WaitFlag(event=MTE1_M, id=0)
 Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=int8, bType=int8, m={M}, n={N}, k={K})
+SetFlag(event=M_FIX, id=0)
+WaitFlag(event=M_FIX, id=0)
 # L0C (Nz, 32 rows per column block) -> GM as the 30 x 40 ND matrix
 Fixpipe(dst=GM[{C_GM:#x}], src=L0C[0], srcType=int32, dstType=int32, nSize={N}, mSize={M}, srcStride={16 * M1}, dstStride={N})
 """

@@ -205,6 +205,10 @@ operand) and **L0C** (int32 or fp32 accumulators), filled from **L1** and global
 * `Mmad` multiplies L0A by L0B into L0C;
 * `Fixpipe` moves L0C to GM, turning the fractal (Nz) layout back into a row-major (ND) matrix.
 
+The copies, the multiply and the Fixpipe run on separate pipes of the NPU (MTE2, MTE1, M, FIX) that work in
+parallel, so each waits for the one before with a `SetFlag`/`WaitFlag` pair; without them isasim stops with a
+SYNC_RACE fault naming the two instructions, as the NPU would compute garbage.
+
 The trace's expected C is numpy's int64 product (`examples/ascend_cube/make_example.py`).
 """),
     code(SETUP),
@@ -241,7 +245,7 @@ isasim.explain("Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=int8, bType=int8, m=30,
 the 30 x 40 row-major matrix (no quantisation here: int32 to int32).
 """),
     code("""
-print(m.step())
+print(m.run_to("Fixpipe").instruction)
 isasim.explain("Fixpipe(dst=GM[0x300000], src=L0C[0], srcType=int32, dstType=int32, nSize=40, mSize=30, "
                "srcStride=32, dstStride=40)", isa="ascend_cube")"""),
     code("""

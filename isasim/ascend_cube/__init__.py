@@ -39,6 +39,10 @@ class AscendCube(Isa):
                      metavar="CHIP"),
         ConfigOption("--option", "options", "ascend_cube behaviours public material leaves open, "
                      "NAME=VALUE[,NAME=VALUE...] (see docs/ascend_cube/options.md)", metavar="NAME=VALUE"),
+        ConfigOption("--schedule", "schedule", "the order the pipes' queues run in: inorder (the program's order "
+                     "where its flags allow; the default) or random (a seeded interleaving the flags allow)",
+                     metavar="ORDER"),
+        ConfigOption("--schedule-seed", "seed", "the random schedule's seed (default 0)", metavar="N"),
     )
     stepper_locations = """    quant_pre, fpc, atomic, ctrl, pc   registers (p, w); p quant_pre decodes the word
     regs                                every register (p)
@@ -61,6 +65,12 @@ class AscendCube(Isa):
 
     def new_context(self, state: AscendState, memory) -> AscendContext:
         return AscendContext(state, memory, state.config)
+
+    def begin_program(self, state: AscendState, program: Program) -> None:
+        """The pipes of this run: each instruction's queue, the flags, the race check and the schedule."""
+        from .sync.pipe_model import PipeModel
+
+        state.pipes = PipeModel(program, state.config, dict(state.chip.buffers))
 
     # ---- programs ---------------------------------------------------------------------------------
     def assemble(self, text: str, source: str = "<input>", base: int | None = None) -> Program:

@@ -95,15 +95,19 @@ ELEMENT_BYTES = {"int8": 1, "uint8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1, "h
                  "bfloat16": 2, "int16": 2, "int32": 4, "float32": 4}
 
 
+# the orders the pipes' queues may run in (sync/schedule.py)
+SCHEDULES = ("inorder", "random")
+
+
 def configure(config: dict | None) -> dict:
     """``{"chip": "910B" | "950", "options": {NAME: VALUE}}`` checked, with every option's value filled in
     (the trace's config says which settings a run used).  ``options`` may also be the command line's
     ``NAME=VALUE,NAME=VALUE`` text."""
     config = dict(config or {})
-    unknown = sorted(set(config) - {"chip", "options"})
+    unknown = sorted(set(config) - {"chip", "options", "schedule", "seed"})
     if unknown:
         raise ConfigError(f"unknown ascend_cube config key(s): {', '.join(map(repr, unknown))} "
-                          f"(it takes chip and options)")
+                          f"(it takes chip, options, schedule and seed)")
     chip = str(config.get("chip", DEFAULT_CHIP))
     if chip not in CHIPS:
         raise ConfigError(f"unknown chip '{chip}' (ascend_cube models {', '.join(CHIPS)})")
@@ -112,7 +116,18 @@ def configure(config: dict | None) -> dict:
         given = option_text(given)
     if not isinstance(given, dict):
         raise ConfigError("config.options is an object of NAME: VALUE")
-    return {"chip": chip, "options": resolve_options(chip, given)}
+    configured = {"chip": chip, "options": resolve_options(chip, given)}
+    schedule = str(config.get("schedule") or "inorder")
+    if schedule not in SCHEDULES:
+        raise ConfigError(f"unknown schedule {schedule!r} (ascend_cube runs its pipes {' or '.join(SCHEDULES)})")
+    seed = config.get("seed", 0)
+    try:
+        seed = int(seed)
+    except (TypeError, ValueError):
+        raise ConfigError(f"seed must be a whole number, not {seed!r}") from None
+    if schedule != "inorder" or seed:  # the default order is left out, so configs and traces stay as they were
+        configured.update(schedule=schedule, seed=seed)
+    return configured
 
 
 def option_text(text: str) -> dict:

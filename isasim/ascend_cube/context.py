@@ -37,15 +37,25 @@ class AscendContext:
 
     def read(self, buffer: str, offset: int, size: int, what: str) -> np.ndarray:
         self.check_inside(buffer, offset, size, what)
+        self.track(buffer, offset, size, write=False)
         return self.state.read_buffer(buffer, offset, size)
 
     def write(self, buffer: str, offset: int, data: np.ndarray, what: str) -> None:
         data = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
         self.check_inside(buffer, offset, data.size, what)
+        self.track(buffer, offset, data.size, write=True)
         self.state.write_buffer(buffer, offset, data)
+
+    def track(self, space: str, offset: int, size: int, *, write: bool) -> None:
+        """An access the race check must see (sync/race_check.py): ``space`` a buffer or "GM".  Every read and
+        write above comes through here; a semantics function that reads GM another way says so itself."""
+        pipes = self.state.pipes
+        if pipes is not None:
+            pipes.access(space, offset, size, write)
 
     # ---- GM -------------------------------------------------------------------------------------
     def gm_read(self, address: int, size: int) -> np.ndarray:
+        self.track("GM", address, size, write=False)
         try:
             return np.frombuffer(self.memory.read(address, size), dtype=np.uint8).copy()
         except MemoryFault as fault:
@@ -60,6 +70,7 @@ class AscendContext:
             raise faults.gm_fault(fault) from None
 
     def gm_write(self, address: int, data: np.ndarray) -> None:
+        self.track("GM", address, np.asarray(data).nbytes, write=True)
         try:
             self.memory.write(address, np.ascontiguousarray(data).view(np.uint8).tobytes())
         except MemoryFault as fault:

@@ -15,6 +15,9 @@ PARAM_RANGE = "PARAM_RANGE"  # a parameter, or a combination of them, is outside
 UNSUPPORTED = "UNSUPPORTED"  # the chip has no such mode, type pair or load
 QUANT_PARAM = "QUANT_PARAM"  # a quant word (or the count of them) the Fixpipe cannot take
 GM_FAULT = "GM_FAULT"  # a GM byte no init region maps, or a write to a read-only one
+SYNC_RACE = "SYNC_RACE"  # two pipes' conflicting accesses to the same bytes with no flag or barrier between
+SYNC_HANG = "SYNC_HANG"  # a WaitFlag no SetFlag can satisfy: the NPU's pipe would wait forever
+SYNC_PAIRING = "SYNC_PAIRING"  # a SetFlag set again before its WaitFlag, or a flag left set at the end
 
 
 def buffer_overflow(rule: str) -> Fault:
@@ -40,3 +43,15 @@ def quant_param(rule: str) -> Fault:
 def gm_fault(fault: MemoryFault) -> Fault:
     """The core's memory fault of a GM access, as the cube reports it (its rule, address and access kept)."""
     return Fault(GM_FAULT, fault.rule, address=fault.address, access=fault.access)
+
+
+def sync_race(rule: str) -> Fault:
+    return Fault(SYNC_RACE, rule)
+
+
+def sync_hang(rule: str) -> Fault:
+    return Fault(SYNC_HANG, rule)
+
+
+def sync_pairing(rule: str) -> Fault:
+    return Fault(SYNC_PAIRING, rule)

@@ -100,6 +100,22 @@ _OPTION_LIST = (
         "positive_zero: a ReLU-zeroed element is +0; product_sign: it is x * (+0), i.e. -0 for negative x"),
 )
 
+_OPTION_LIST += (
+    Option(
+        "sync_check", ("on", "off"), "on",
+        "the SetFlag/WaitFlag and PipeBarrier pages: instructions of different pipes with a data dependence need "
+        "this synchronisation (without it the NPU computes garbage or hangs)",
+        "on: every buffer and GM access is checked for a SetFlag/WaitFlag or PipeBarrier chain to the earlier "
+        "conflicting accesses of other pipes (fault SYNC_RACE); off: the pipes are not checked"),
+    Option(
+        "pipe_order", ("program", "barrier"), "program",
+        "each pipe runs its queue in order; whether an instruction's reads and writes complete before the next "
+        "of the same pipe starts is not stated (PipeBarrier's page: instructions of the same pipe with a data "
+        "dependence need a PipeBarrier)",
+        "program: a pipe's instructions are ordered by program order; barrier: only by a PipeBarrier of the pipe "
+        "(or a SetFlag/WaitFlag chain), as PipeBarrier's page asks"),
+)
+
 OPTIONS: dict[str, Option] = {option.name: option for option in _OPTION_LIST}
 
 

@@ -43,6 +43,9 @@ class AscendState:
         self.buffers = {name: np.zeros(self.chip.buffers[name], dtype=np.uint8) for name in BUFFER_NAMES}
         self.regs = {name: 0 for name in REGISTER_NAMES}
         self.pc = 0
+        # the run's pipes, flags and race check (sync/pipe_model.py), made when a machine loads a program;
+        # None for a lone instruction (explain)
+        self.pipes = None
 
     # ---- what the core asks for ------------------------------------------------------------
     def register_names(self) -> list[str]:

@@ -338,6 +338,11 @@ class Isa:
         of ``program``'s Mmad).  Their cells follow the panel's bytes step by step.  None: [] (the default)."""
         return []
 
+    def begin_program(self, state: Any, program: Program) -> None:
+        """A machine has loaded ``program`` into ``state`` (its initial state set): an ISA whose state depends on
+        the whole program sets that up here (ascend_cube: the pipes' queues, flags and race check).  Default:
+        nothing."""
+
     def page_outlines(self, instruction: Instruction, before: Any) -> list[PageOutline]:
         """For the trace viewer: the array bytes ``instruction``'s operands address, as PageOutlines, read from
         ``before`` (the core Machine just before the step; it must not be changed).  The page outlines them

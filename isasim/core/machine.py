@@ -115,6 +115,7 @@ class Machine:
             self.state.write_register(name, value)
         if arrays:
             self.isa.seed_arrays(self.state, arrays)
+        self.isa.begin_program(self.state, program)
         self.journal.take()
         self.steps = 0
         self.halted = False

@@ -45,10 +45,12 @@ VALID_TRACE = {
     "isa": "ascend_cube",
     "config": {"chip": "910B", "options": {"l0c_int32_overflow": "wrap"}},
     "program": ["DataCopy(dst=L1[0], src=GM[0x10000], dtype=int8, nValue=16, dValue=32, srcDValue=32, "
-                "dstNzC0Stride=16)",
+                "dstNzC0Stride=16)", "SetFlag(event=MTE2_MTE1, id=0)", "WaitFlag(event=MTE2_MTE1, id=0)",
                 "LoadData(dst=L0A[0], src=L1[0], dtype=int8)", "LoadData(dst=L0B[0], src=L1[0], dtype=int8)",
+                "SetFlag(event=MTE1_M, id=0)", "WaitFlag(event=MTE1_M, id=0)",
                 "Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType=int8, bType=int8, m=16, n=16, k=32)",
                 "SetFixpipePreQuantFlag(config=0x400000002000)",
+                "SetFlag(event=M_FIX, id=0)", "WaitFlag(event=M_FIX, id=0)",
                 "Fixpipe(dst=GM[0x20000], src=L0C[0], srcType=int32, dstType=int32, nSize=16, mSize=16, "
                 "srcStride=16, dstStride=16)"],
     "init": {"regs": {"ctrl": "0x0"}, "memory": [{"addr": "0x10000", "hex": "01" * 512},

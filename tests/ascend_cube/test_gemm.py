@@ -33,6 +33,7 @@ def cube_program(m: int, k: int, n: int, dtype: str, chip: str, *, fixpipe: str,
              f"dstNzC0Stride={m1 * 16})",
              f"DataCopy(dst=L1[{b_l1}], src=GM[{B_GM:#x}], dtype={dtype}, nValue={n}, dValue={k}, srcDValue={k}, "
              f"dstNzC0Stride={n1 * 16})"]
+    lines += flag("MTE2_MTE1")  # each pipe waits for the one whose results it reads, as on the NPU
     if chip == "910B":  # Zz: the fractals of row block r are fractals r, r + M1, r + 2 M1 ... of L1's Nz
         lines += [f"LoadData(dst=L0A[{r * k1 * 512}], src=L1[0], dtype={dtype}, startIndex={r}, repeatTimes={k1}, "
                   f"srcStride={m1})" for r in range(m1)]
@@ -40,11 +41,16 @@ def cube_program(m: int, k: int, n: int, dtype: str, chip: str, *, fixpipe: str,
         lines.append(f"LoadData(dst=L0A[0], src=L1[0], dtype={dtype}, repeatTimes={m1 * k1})")
     lines.append(f"LoadData(dst=L0B[0], src=L1[{b_l1}], dtype={dtype}, repeatTimes={k1 * n1})")
     mmad = f"Mmad(c=L0C[0], a=L0A[0], b=L0B[0], aType={dtype}, bType={dtype}, m={m}, n={n}, k={k})"
-    lines.append(mmad)
+    lines += [*flag("MTE1_M"), mmad]
     if accumulate:
         lines.append(mmad.replace(")", ", cmatrixInitVal=false)"))
-    lines.append(fixpipe.format(m=m, n=n, stride=m1 * 16))
+    lines += [*flag("M_FIX"), fixpipe.format(m=m, n=n, stride=m1 * 16)]
     return "\n".join(lines)
+
+
+def flag(event: str, event_id: int = 0) -> list[str]:
+    """A SetFlag/WaitFlag pair: the event's destination pipe waits for its source pipe's earlier instructions."""
+    return [f"SetFlag(event={event}, id={event_id})", f"WaitFlag(event={event}, id={event_id})"]
 
 
 def run(program: str, memory: list, chip: str = "910B", options: dict | None = None, regs: dict | None = None):
@@ -150,6 +156,7 @@ def test_vreq8_takes_one_word_per_column_from_fb_with_relu():
     out = ("Fixpipe(dst=GM[0x300000], src=L0C[0], srcType=int32, dstType=int8, nSize={n}, mSize={m}, "
            "srcStride={stride}, dstStride={n}, quantPre=VREQ8, reluEn=true)")
     program = "\n".join([f"DataCopy(dst=L1[65536], src=GM[{WORDS_GM:#x}], blockLen={8 * n // 32})",
+                         *flag("MTE2_FIX", 1),  # L1 -> FB runs on the FIX pipe
                          "DataCopy(dst=FB[0], src=L1[65536], blockLen=4)", "SetFixPipeConfig(quantPre=FB[0])",
                          cube_program(m, k, n, "int8", "910B", fixpipe=out)])
     machine = run(program, _memory(a, b, m * n) + [(WORDS_GM, words.tobytes(), True)])
@@ -180,8 +187,8 @@ def test_bias_table_initialises_c_broadcast_over_rows():
     bias = np.arange(-8, 8, dtype=np.int32) * 1000
     program = cube_program(m, k, n, "int8", "910B", fixpipe=INT32_OUT)
     program = program.replace("m=16, n=16, k=32)", "m=16, n=16, k=32, cmatrixInitVal=false, cmatrixSource=true)")
-    program = (f"DataCopy(dst=L1[131072], src=GM[{WORDS_GM:#x}], blockLen=2)\n"
-               "DataCopy(dst=BT[0], src=L1[131072], srcType=int32, dstType=int32, blockLen=2)\n" + program)
+    program = (f"DataCopy(dst=L1[131072], src=GM[{WORDS_GM:#x}], blockLen=2)\n" + "\n".join(flag("MTE2_MTE1", 1))
+               + "\nDataCopy(dst=BT[0], src=L1[131072], srcType=int32, dstType=int32, blockLen=2)\n" + program)
     machine = run(program, _memory(a, b, 4 * m * n) + [(WORDS_GM, bias.tobytes(), True)])
     c = np.frombuffer(machine.memory.read(C_GM, 4 * m * n), dtype=np.int32).reshape(m, n)
     assert (c == a.astype(np.int64) @ b.astype(np.int64) + bias).all()
@@ -189,8 +196,8 @@ def test_bias_table_initialises_c_broadcast_over_rows():
 
 def test_a_half_bias_is_widened_to_float_in_the_bias_table():
     half = np.array([1.5, -2.25, 65504, -0.0, 2 ** -24, 3.0, 7.0, 0.1] * 2, dtype=np.float16)
-    program = ("DataCopy(dst=L1[0], src=GM[0x100000], blockLen=1)\n"
-               "DataCopy(dst=BT[64], src=L1[0], srcType=float16, dstType=float32, blockLen=1)")
+    program = "\n".join(["DataCopy(dst=L1[0], src=GM[0x100000], blockLen=1)", *flag("MTE2_MTE1"),
+                         "DataCopy(dst=BT[64], src=L1[0], srcType=float16, dstType=float32, blockLen=1)"])
     machine = run(program, [(A_GM, half.tobytes(), True)])
     got = machine.state.buffers["BT"][64:128].view(np.float32)
     assert (got.view(np.uint32) == half.astype(np.float32).view(np.uint32)).all()

@@ -54,6 +54,9 @@ EXAMPLES = {
     "SetFixPipeConfig": "SetFixPipeConfig(quantPre=FB[128])",
     "SetAtomicAdd": "SetAtomicAdd(dtype=float32)",
     "SetAtomicNone": "SetAtomicNone()",
+    "SetFlag": "SetFlag(event=MTE2_MTE1, id=0)",
+    "WaitFlag": "WaitFlag(event=MTE2_MTE1, id=0)",
+    "PipeBarrier": "PipeBarrier(pipe=PIPE_ALL)",
 }
 
 
@@ -191,7 +194,14 @@ class AscendExplainer(Explainer):
             if given is None or not given.memory:
                 example_data.map_gm(machine, access, numbers, quant_word)
 
-        run = run_example("ascend_cube", ins.text, config=config, regs=regs, memory=memory,
+        source = ins.text
+        if form.sync:
+            # a flag's example runs alone: the checks that need the rest of a program (pairs, races) are off,
+            # and a WaitFlag waits for the SetFlag run just before it
+            config = {**config, "options": {**config["options"], "sync_check": "off"}}
+            if form.sync == "wait":
+                source = f"SetFlag(event={params['event']}, id={params['id']})\n{ins.text}"
+        run = run_example("ascend_cube", source, config=config, regs=regs, memory=memory,
                           max_steps=options.max_steps, snapshot=_snapshot, before_step=seed)
         blocks = setup_blocks(run, "the buffers it reads filled with seeded data first")
         if run.fault:
@@ -209,7 +219,10 @@ class AscendExplainer(Explainer):
 
 
 def _snapshot(state) -> dict:
-    return {"regs": dict(state.regs), "buffers": {name: data.copy() for name, data in state.buffers.items()}}
+    pipes = state.pipes
+    return {"regs": dict(state.regs), "buffers": {name: data.copy() for name, data in state.buffers.items()},
+            "flags": dict(pipes.flags) if pipes is not None else {},
+            "clocks": pipes.clocks.copy() if pipes is not None else None}
 
 
 EXPLAINER = AscendExplainer()

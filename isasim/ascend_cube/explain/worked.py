@@ -65,6 +65,8 @@ def work(form, p, run, chip: str, options: dict):
     fid = form.id
     if form.name in ("SetFixpipePreQuantFlag", "SetFixPipeConfig", "SetAtomicAdd", "SetAtomicNone"):
         return _register_check(form, p, state)
+    if form.sync:
+        return _sync_check(form, p, before, state)
     if fid == "Mmad":
         return _mmad(p, before, state, chip, options)
     if form.name == "Fixpipe":
@@ -201,6 +203,37 @@ def _register_check(form, p, state):
         if rows:
             blocks.insert(0, Table(["field", "value"], [list(r) for r in rows], title="The quant word, field by field"))
     return blocks, [[Grid("registers after", [[Cell(f"{state.regs[name]:#x}", "changed")]], col_labels=[name])]]
+
+
+def _sync_check(form, p, before, state):
+    """SetFlag sets its event's flag and publishes its pipe's progress; WaitFlag clears it and its pipe takes
+    that progress on; PipeBarrier orders its pipe.  Shown as the flags and the pipes' clocks before and after."""
+    from ..sync.events import PIPES
+
+    pipes = state.pipes
+    table = lambda clocks: Table(["pipe", *PIPES], [[f"PIPE_{pipe}", *map(str, row)]  # noqa: E731
+                                                   for pipe, row in zip(PIPES, clocks.tolist())])
+    blocks = [Paragraph("Each pipe's row says, for every pipe, how many of that pipe's instructions are complete "
+                        "before the row's pipe runs its next one (its clock)."),
+              table(before["clocks"]), table(pipes.clocks)]
+    if form.sync in ("set", "wait"):
+        key = (p["event"], p["id"])
+        want = "set" if form.sync == "set" else "clear"
+        blocks.insert(0, Paragraph(f"flag {p['event']} #{p['id']}: {'set' if key in before['flags'] else 'clear'} "
+                                   f"before the step"))
+        blocks.append(Check(f"flag {p['event']} #{p['id']} after the step", want,
+                            "set" if key in pipes.flags else "clear"))
+        if form.sync == "wait":
+            source = PIPES.index(p["event"].split("_")[0])
+            destination = PIPES.index(p["event"].split("_")[1])
+            published = before["flags"][key][0]
+            blocks.append(Check(f"PIPE_{PIPES[destination]} now waits for PIPE_{PIPES[source]}'s instructions up "
+                                f"to the SetFlag", str(int(published[source])),
+                                str(int(pipes.clocks[destination, source]))))
+    else:
+        blocks.append(Check("clocks after the barrier are at least those before",
+                            "yes", "yes" if (pipes.clocks >= before["clocks"]).all() else "no"))
+    return blocks, []
 
 
 # ---- Mmad: one element of C worked through -----------------------------------------------------------

@@ -16,6 +16,7 @@ from isasim.core.explain.model import Check, ElementWorking, Paragraph, Table
 from ..config import ELEMENT_BYTES
 from ..numerics.quant_word import FixpipeParamError, decode_quant_word
 from ..state import array_name
+from .moved_elements import moved as _moved
 
 BLOCK = 32  # DataCopyParams' unit: blockLen, srcStride and dstStride count 32-byte blocks
 FRACTAL = 512  # one L0A/L0B fractal: 16 rows of 32 bytes
@@ -42,7 +43,6 @@ def _burst_rule(p, what: str, unit: str = "32 B") -> str:
 
 def gm_to_l1(p, before, after) -> list[ElementWorking]:
     """DataCopy GM -> L1: each destination byte the GM byte its burst reads (bytes, no conversion)."""
-    from .workings import _moved
 
     read_gm = before.memory._read  # noqa: SLF001 - the memory's unrecorded read: no access of the program
     elements = []
@@ -129,7 +129,6 @@ def l1_to_bt(p, before, after) -> list[ElementWorking]:
 
 def load_2d_v2(form, p, before, after) -> list[ElementWorking]:
     """LoadData with LoadData2DParamsV2: each destination element of the (transposed) M x K block."""
-    from .workings import _moved
 
     if p["mStep"] == 0 or p["kStep"] == 0:
         return []  # documented: a NOP

@@ -28,6 +28,10 @@ in the order imported here (the order the docs and ``isasim explain`` list them 
     data_movement   DataCopy (GM -> L1, Nd2Nz, L1 -> BT, L1 -> FB) and LoadData (L1 -> L0A/L0B)
     mmad            Mmad
     fixpipe         Fixpipe and SetFixpipePreQuantFlag, SetFixPipeConfig, SetAtomicAdd, SetAtomicNone
+    sync            SetFlag, WaitFlag, PipeBarrier: the events and barriers that order the pipes
+
+Each form names the pipe that runs it (``pipe``; sync/events.py): DataCopy GM -> L1 PIPE_MTE2, LoadData and
+DataCopy L1 -> BT PIPE_MTE1, Mmad PIPE_M, Fixpipe and DataCopy L1 -> FB PIPE_FIX, the setters the scalar unit (PIPE_S).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from __future__ import annotations
 from . import data_movement  # noqa: F401
 from . import mmad  # noqa: F401
 from . import fixpipe  # noqa: F401  (after mmad, whatever a sorter says)
+from . import sync  # noqa: F401  (last: the forms that order the others)
 from .base import DTYPES, FORMS, LOCATION_KINDS, QUANT_MODES, AscendForm, Param
 
 __all__ = ["DTYPES", "FORMS", "LOCATION_KINDS", "QUANT_MODES", "AscendForm", "Param"]

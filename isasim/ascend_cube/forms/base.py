@@ -67,6 +67,13 @@ class AscendForm:
     # the bytes it will read (the semantics call it first; explain calls it before building example data).
     # None: the form moves no data (it sets a register)
     access: Callable | None = None
+    # the pipe that runs it (sync/events.py: "MTE2", "MTE1", "M", "FIX", "S"), or pipe(params) -> that pipe
+    # where the parameters decide (a SetFlag runs in its event's source pipe)
+    pipe: str | Callable = "S"
+    sync: str | None = None  # "set", "wait", "barrier": a form that orders the pipes
+
+    def pipe_of(self, params: dict) -> str:
+        return self.pipe(params) if callable(self.pipe) else self.pipe
 
     @property
     def id(self) -> str:
@@ -77,6 +84,7 @@ class AscendForm:
         chip must support checked once per machine, when the instruction is bound to its context."""
         semantics, check_chip, next_address = self.semantics, self.check_chip, instruction.next_address
         params = dict(zip(self.operand_names, instruction.operands))
+        index = instruction.index
 
         def bind(context):
             if check_chip is not None:
@@ -87,8 +95,17 @@ class AscendForm:
                     return raising(lambda: Fault(kind, rule))
 
             def run():
-                semantics(context, self, params)
-                return next_address
+                pipes = context.state.pipes
+                if pipes is None:  # a lone instruction (explain): no pipes to order
+                    semantics(context, self, params)
+                    return next_address
+                pipes.begin(index)
+                try:
+                    semantics(context, self, params)
+                except BaseException:
+                    pipes.abandon()
+                    raise
+                return pipes.finish(index)  # the schedule's next instruction
 
             return run
 

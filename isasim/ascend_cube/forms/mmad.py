@@ -23,6 +23,6 @@ for _form in (
                       False)),
                "C = A.B (+ C, or + the bias row): int8 -> int32, float types -> float32", mmad.mmad,
                (PAST_BUFFER_END, MISALIGNED, (PARAM_RANGE, "m, n or k above 4095"), CHIP_LACKS), group="cube",
-               check_chip=mmad.check_types, access=mmad.mmad_access),
+               check_chip=mmad.check_types, access=mmad.mmad_access, pipe="M"),
 ):
     FORMS.add(_form)

@@ -125,6 +125,11 @@ def _nd_rows(ctx, first: int, pitch: int, count: int, size: int) -> np.ndarray:
     one mapped region, else row by row (so an unmapped row faults as the copy would)."""
     rows = ctx.memory.read_rows(first, pitch, count, size)
     if rows is not None:
+        if pitch == size:  # the race check sees the rows it read
+            ctx.track("GM", first, count * size, write=False)
+        else:
+            for r in range(count):
+                ctx.track("GM", first + r * pitch, size, write=False)
         return np.array(rows)  # a copy: the view is onto GM
     return np.stack([ctx.gm_read(first + r * pitch, size) for r in range(count)])
 

@@ -62,6 +62,10 @@ def _zn_bytes(b: np.ndarray) -> bytes:
 
 
 def _run(lines: list[str], l1: bytes = b"", gm: bytes = b"", chip: str = "950") -> Machine:
+    copies = [line for line in lines if line.startswith("DataCopy")]
+    if copies:  # the loads (PIPE_MTE1) wait for the copies into L1 (PIPE_MTE2), as on the NPU
+        lines = copies + ["SetFlag(event=MTE2_MTE1, id=0)", "WaitFlag(event=MTE2_MTE1, id=0)"] + [
+            line for line in lines if not line.startswith("DataCopy")]
     machine = Machine("ascend_cube", {"chip": chip})
     memory = [(GM_SRC, gm, True)] if gm else []
     machine.load(machine.assemble("\n".join(lines)), regs={}, memory=memory)

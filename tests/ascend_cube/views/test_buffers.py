@@ -35,7 +35,7 @@ def _step(capsys, commands: str, *extra) -> str:
 def test_l0c_as_the_nd_matrix_is_what_fixpipe_writes(capsys):
     import json
 
-    out = _step(capsys, "s 6; p l0c.nd[30x40]")
+    out = _step(capsys, "s 10; p l0c.nd[30x40]")  # through the Mmad (instruction 9)
     expected = json.loads(TRACE.read_text())["expect"]["memory"][0]["hex"]
     c = np.frombuffer(bytes.fromhex(expected), dtype=np.int32).reshape(30, 40)
     shown = out[out.index("as a 30 x 40 int32 matrix"):]
@@ -46,7 +46,7 @@ def test_l0c_as_the_nd_matrix_is_what_fixpipe_writes(capsys):
 
 
 def test_a_step_shows_the_written_buffer_range_highlighted(capsys):
-    out = _step(capsys, "s 3")
+    out = _step(capsys, "s 5")  # through the first LoadData (instruction 4)
     assert "L0A  int8" in out and "L0A[0]" in out
 
 
@@ -70,7 +70,7 @@ def test_watch_a_buffer_range_and_print_a_buffer_as_another_type(capsys):
 
 
 def test_a_fixpipe_step_shows_its_first_gm_rows_and_counts_the_rest(capsys):
-    out = _step(capsys, "s 7")
+    out = _step(capsys, "s 13")  # through the Fixpipe (instruction 12)
     assert out.count("GM 0x3") == 4  # rows 0..3 of C, 40 int32 = 160 bytes apart
     assert "GM 0x3000a0:" in out and "... and 26 more GM writes, 4160 bytes" in out
 
@@ -86,5 +86,5 @@ def test_a_step_shows_what_it_wrote_in_the_type_it_wrote(capsys):
     assert "L1  int8" in out
     row = next(line for line in out.splitlines() if line.strip().startswith("L1[0]"))
     assert [int(v) for v in row.split()[1:9]] == a[:8] and min(a[:8]) < 0
-    assert "L0C  int32" in _step(capsys, "s 6")
+    assert "L0C  int32" in _step(capsys, "s 10")
     assert "L1  uint8" in _step(capsys, "s 1", "--show", "l1:uint8")
