@@ -71,6 +71,7 @@ class AscendCube(Isa):
         from .sync.pipe_model import PipeModel
 
         state.pipes = PipeModel(program, state.config, dict(state.chip.buffers))
+        state.pc = state.pipes.first_address()  # the schedule's first instruction
 
     # ---- programs ---------------------------------------------------------------------------------
     def assemble(self, text: str, source: str = "<input>", base: int | None = None) -> Program:

@@ -61,6 +61,16 @@ class PipeModel:
                                  int(config.get("seed", 0)))
         self.current: tuple[int, int, int, np.ndarray] | None = None  # (index, pipe, seq, clock)
         self.order: list[int] = []  # the instructions in the order they ran
+        self.pairs: list[tuple[int, int]] = []  # (SetFlag index, WaitFlag index): each wait and the set it cleared
+
+    def first_address(self) -> int:
+        """Where the run starts: the first instruction the schedule runs (the program's first, unless that is a
+        WaitFlag whose SetFlag comes later in another pipe's queue)."""
+        ready = self.schedule.ready(self._can_run)
+        if ready:
+            return self.issued[self.schedule.pick(ready)].address
+        heads = self.schedule.heads_now()
+        return self.issued[heads[0]].address if heads else self.end_address
 
     # ---- one instruction ---------------------------------------------------------------------------
     def begin(self, index: int) -> None:
@@ -151,7 +161,8 @@ class PipeModel:
         key = (event, event_id)
         if key not in self.flags:
             raise faults.sync_hang(self._hang_rule(event, event_id))
-        published, _setter = self.flags.pop(key)
+        published, setter = self.flags.pop(key)
+        self.pairs.append((setter, index))
         np.maximum(self.clocks[pipe], published, out=self.clocks[pipe])  # the pipe's later instructions
 
     def _hang_rule(self, event: str, event_id: int) -> str:

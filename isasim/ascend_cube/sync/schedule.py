@@ -6,8 +6,6 @@ earlier instruction before them and no later one, since the registers they set a
 instructions are issued on the NPU and when they run here.  Within that, ``inorder`` runs the ready instruction
 earliest in the program (the program order itself, where the flags allow it) and ``random`` a ready one chosen
 by a seeded generator, so a missing flag changes the results as the NPU's timing may, reproducibly.
-
-The run starts, as the scalar unit issues, with the program's first instruction.
 """
 
 from __future__ import annotations
