@@ -73,6 +73,13 @@ class AscendCube(Isa):
         state.pipes = PipeModel(program, state.config, dict(state.chip.buffers))
         state.pc = state.pipes.first_address()  # the schedule's first instruction
 
+    def timeline(self, state: AscendState) -> dict | None:
+        """The run's pipes, instructions and flags as Chrome trace-event JSON, ts the run-order step
+        (views/timeline.py)."""
+        from .views.timeline import timeline
+
+        return timeline(state)
+
     # ---- programs ---------------------------------------------------------------------------------
     def assemble(self, text: str, source: str = "<input>", base: int | None = None) -> Program:
         return assembler.assemble(text, self.name, source, CODE_BASE if base is None else base)

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from ..core.arguments import positive_int
-from ..core.errors import EXIT_DIFFERENT, EXIT_FAULT, EXIT_OK, IsasimError
+from ..core.errors import EXIT_DIFFERENT, EXIT_FAULT, EXIT_OK, IsasimError, UsageError
 from ..core.isa import get_isa
 from ..core.machine import DEFAULT_STEP_LIMIT, Machine
 from ..core.render import console, layout_width, markup_safe, region_grid
@@ -20,6 +20,7 @@ from ..core.replay import check, replay, step_json
 from ..core.trace import Init, Trace, expectations, parse_trace, read_trace, trace_json, write_trace
 from .loading import Loaded, load_program_and_init
 from .options import default_oracle, other_backends, parse_show
+from .timeline_option import add_timeline_option, check_timeline, write_timeline
 
 
 def register(subparsers, common) -> None:
@@ -35,6 +36,8 @@ def register(subparsers, common) -> None:
     p.add_argument("--region", action="append", metavar="NAME",
                    help="show this named memory region of the init file (repeatable; default: those not marked "
                         "\"show\": false)")
+    add_timeline_option(p)
+    p.add_argument("--force", action="store_true", help="overwrite the --timeline file if it exists")
     p.set_defaults(func=cmd_run)
 
     p = subparsers.add_parser("replay", help="replay trace files and check their expectations")
@@ -45,6 +48,8 @@ def register(subparsers, common) -> None:
     p.add_argument("--max-report", type=positive_int, default=10,
                    help="differences to list per trace (default %(default)s)")
     p.add_argument("--no-color", action="store_true", help="plain text output")
+    add_timeline_option(p)
+    p.add_argument("--force", action="store_true", help="overwrite the --timeline file if it exists")
     p.set_defaults(func=cmd_replay)
 
     p = subparsers.add_parser("record", help="run a program on a backend and write a trace of the result")
@@ -68,6 +73,7 @@ def cmd_run(args) -> int:
     loaded = load_program_and_init(args)
     isa_name, config, program, init = loaded.isa_name, loaded.config, loaded.program, loaded.init
     element_types = parse_show(args.show, isa_name)
+    check_timeline(args, isa_name, inputs=(args.program, args.init))
     if loaded.trace is not None:
         # A trace runs exactly as `replay` runs it (its per-step records kept when it has steps) and is
         # checked by the same code, so `run` and `replay` cannot give two verdicts on one trace.
@@ -99,6 +105,7 @@ def cmd_run(args) -> int:
             out.print(f"{args.program} ran with no --init (no registers set, no memory mapped); its initial "
                       f"state is in {beside}: run that (isasim run {beside}), or give --init", markup=False,
                       soft_wrap=True)
+    write_timeline(args, machine, out)
     checked = (args.program, loaded.trace.producer) if loaded.trace is not None and (
         loaded.trace.expect or loaded.trace.steps is not None) else None  # what the result must be
     if loaded.expect is not None and loaded.expect[0]:
@@ -127,9 +134,15 @@ def initial_state_beside(args, loaded: Loaded) -> str | None:
 def cmd_replay(args) -> int:
     worst = EXIT_OK
     out = console(color=not args.no_color)
+    if args.timeline:
+        if len(args.traces) != 1 or args.backend != "sim":
+            raise UsageError("--timeline writes the simulator's run of one trace: give one TRACE and no --backend")
+        check_timeline(args, read_trace(args.traces[0]).isa, inputs=tuple(args.traces))
     for path in args.traces:
         trace = read_trace(path)
         final, diffs = replay(trace, backend=args.backend, max_steps=args.max_steps)
+        if final.machine is not None:
+            write_timeline(args, final.machine, out)
         if diffs:
             worst = EXIT_DIFFERENT
             out.print(f"[bold red]DIFFERENT[/bold red] {markup_safe(path)}: {markup_safe(diffs[0].describe())}")

@@ -17,6 +17,7 @@ from ..core.render import console, markup_safe
 from ..core.trace import read_trace
 from .loading import load_program_and_init, read_text
 from .options import other_backends, parse_show
+from .timeline_option import add_timeline_option, check_timeline, write_timeline
 
 
 def register(subparsers, common) -> None:
@@ -34,7 +35,8 @@ def register(subparsers, common) -> None:
     p.add_argument("--svg-width", type=positive_int, default=110, help="terminal width of the SVG (default %(default)s)")
     p.add_argument("--html", metavar="FILE",
                    help="write the whole run as an interactive page (step it in a browser) instead of prompting")
-    p.add_argument("--force", action="store_true", help="overwrite the SVG or HTML file if it exists")
+    add_timeline_option(p)
+    p.add_argument("--force", action="store_true", help="overwrite the SVG, HTML or timeline file if it exists")
     p.set_defaults(func=cmd_step)
 
     p = subparsers.add_parser("show", help="show a trace file in the terminal or as an HTML page")
@@ -60,6 +62,7 @@ def cmd_step(args) -> int:
                       inputs=(args.program, args.init, args.commands_file))
         if args.commands is None and not args.commands_file:
             raise UsageError("--svg records a scripted session: give --commands or --commands-file")
+    check_timeline(args, isa_name, inputs=(args.program, args.init, args.commands_file), others={"--svg": args.svg})
     out = session_console(color=not args.no_color, svg=args.svg, svg_width=args.svg_width)
     stepper = Stepper(isa_name, config, program, init, out=out, max_steps=args.max_steps, against=args.against,
                       backend=args.backend, element_types=parse_show(args.show, isa_name), hex_values=args.hex)
@@ -76,8 +79,10 @@ def cmd_step(args) -> int:
     if script is not None:
         run_scripted_session(stepper, script, svg=args.svg, title=f"isasim step {Path(args.program).name}",
                              force=args.force)
+        write_timeline(args, stepper.machine, out)
         return EXIT_OK
     stepper.interact()
+    write_timeline(args, stepper.machine, out)  # the run as far as the session took it
     return EXIT_OK
 
 
@@ -95,7 +100,8 @@ def _write_step_page(args) -> int:
     from ..core.trace_page import build_model, page_html
 
     for option, given in (("--commands", args.commands is not None), ("--commands-file", args.commands_file),
-                          ("--svg", args.svg), ("--against", args.against), ("--backend", args.backend != "sim")):
+                          ("--svg", args.svg), ("--against", args.against), ("--backend", args.backend != "sim"),
+                          ("--timeline", args.timeline)):
         if given:
             raise UsageError(f"--html writes the whole run of the simulator as a page; it takes no {option}")
     check_outputs({"--html": args.html}, force=args.force, inputs=(args.program, args.init))

@@ -343,6 +343,15 @@ class Isa:
         the whole program sets that up here (ascend_cube: the pipes' queues, flags and race check).  Default:
         nothing."""
 
+    def timeline(self, state: Any) -> dict | None:
+        """The run so far as a Chrome trace-event document (``{"traceEvents": [...], ...}``, the JSON Perfetto and
+        chrome://tracing open), for ``--timeline FILE``: one track per unit that runs instructions in parallel
+        (ascend_cube: its pipes), a box per instruction run, and flow arrows for what orders them (ascend_cube: a
+        SetFlag to the WaitFlag it satisfied).  ``state`` is the state after the run (or as far as it went).  An
+        ISA that times nothing says what its ``ts`` counts in the document's ``otherData``.  None (the default):
+        the ISA runs one instruction stream and has no timeline, and the command line refuses ``--timeline``."""
+        return None
+
     def page_outlines(self, instruction: Instruction, before: Any) -> list[PageOutline]:
         """For the trace viewer: the array bytes ``instruction``'s operands address, as PageOutlines, read from
         ``before`` (the core Machine just before the step; it must not be changed).  The page outlines them

@@ -22,6 +22,7 @@ from isasim.core.render import grid, hex_preview, key_value_table
 from ..config import BUFFER_NAMES
 from ..operands import LITERAL, NumberError, read_integer, shown
 from ..state import ATOMIC_MODES, REGISTER_NAMES, AscendState, array_name
+from ..sync.events import PIPES
 
 ROW_BYTES = {"L1": 32, "L0A": 32, "L0B": 32, "L0C": 64, "BT": 64, "FB": 64}
 VIEWS = {"L1": ("uint8", "int8", "fp16", "bf16", "int32", "fp32"),
@@ -152,9 +153,31 @@ def _used(state: AscendState, buffer: str) -> int:
     return -(-last // row) * row
 
 
+def pipe_line(record, state: AscendState) -> Text | None:
+    """The step's pipe and the event flags set after it: "pipe PIPE_MTE1 · cleared MTE2_MTE1#0 (set by #2) ·
+    flags set: none" (a flag is EVENT#ID; a set flag is one no WaitFlag has cleared yet).  None without pipes
+    (a lone instruction)."""
+    pipes = state.pipes
+    instruction = getattr(record, "instruction", None)
+    if pipes is None or instruction is None or not 0 <= instruction.index < len(pipes.issued):
+        return None
+    info = pipes.issued[instruction.index]
+    pieces = [f"pipe PIPE_{PIPES[info.pipe]}"]
+    if info.sync == "wait":
+        setters = [setter for setter, waiter in pipes.pairs if waiter == info.index]
+        if setters:
+            pieces.append(f"cleared {info.event[0]}#{info.event[1]} (set by #{setters[-1]})")
+    elif info.sync == "barrier":
+        pieces.append(f"barrier {info.barrier}")
+    flags = ", ".join(f"{event}#{event_id}" for event, event_id in pipes.flags)
+    pieces.append(f"flags set: {flags or 'none'}")
+    return Text(" · ".join(pieces), style="cyan")
+
+
 def step_view(record, state: AscendState, *, element_types: dict[str, str] | None = None, hex_values: bool = False,
               width: int = 100, **_options) -> Group:
     parts = []
+    pipes = pipe_line(record, state)
     registers = [(str(w.where), f"{w.old:#x} -> {w.new:#x}") for w in record.writes if w.kind == "reg"]
     if registers:
         parts.append(key_value_table("registers", registers))
@@ -179,7 +202,9 @@ def step_view(record, state: AscendState, *, element_types: dict[str, str] | Non
     if len(memory) > GM_WRITES_SHOWN:
         parts.append(Text(f"... and {len(memory) - GM_WRITES_SHOWN} more GM writes, "
                           f"{sum(len(w.new) for w in memory[GM_WRITES_SHOWN:])} bytes", style="dim"))
-    return Group(*parts) if parts else Text("(no state changed)", style="dim")
+    if not parts:
+        parts.append(Text("(no state changed)", style="dim"))
+    return Group(*([pipes] if pipes is not None else []), *parts)
 
 
 # a buffer, an optional [offset] and an optional .nd[MxN]: the numbers are read by numbers.read_integer (C++
