@@ -32,7 +32,7 @@ TPipe's and the block's constructor and destructor sets and waits around the blo
 MTE1_MTE2 / MTE2_MTE1 and FIX_MTE2 / MTE2_FIX pairs, the L0 halves' M_MTE1 / MTE1_M pairs, the
 barriers of the odd transposing loads and of the Fixpipe call), and M_FIX / FIX_M pairs standing in
 for the unitFlag that orders L0C between the Mmads and the Fixpipe: see qbmm_flags and
-docs/ascend_cube/qbmm-flags.md.  ``build(case, sync=False)`` leaves them all out.
+docs/ascend_cube/guide/qbmm-flags.md.  ``build(case, sync=False)`` leaves them all out.
 """
 
 from __future__ import annotations

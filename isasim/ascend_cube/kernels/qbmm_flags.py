@@ -13,7 +13,7 @@ The event IDs are the kernel's: the L1 input buffers use 0..3 (INPUT_BUFFER_FLAG
 ``quant_batch_matmul_constant.h``), the two bias buffers 4 and 5, the two per-channel scale buffers 0 and 1
 (on their own events, FIX_MTE2 / MTE2_FIX), and the L0A/L0B halves 0 and 1 (M_MTE1 / MTE1_M, the
 ping-pong bit).  :data:`SYNC_POINTS` lists every place the kernel synchronises, with the line it does so
-at; docs/ascend_cube/qbmm-flags.md walks through them.
+at; docs/ascend_cube/guide/qbmm-flags.md walks through them.
 
 Two orderings of the real kernel are not flags, and isasim has no form for them, so the stream carries
 stand-ins (``stand_in`` in the table, ``STAND_IN_EVENTS``):
