@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from isasim import cli
 from isasim.core.machine import Machine
@@ -28,6 +29,11 @@ def _ran(path: Path):
     machine.load_init(machine.assemble("\n".join(trace.program)), trace.init)
     machine.run()
     return machine, trace
+
+
+@pytest.fixture(autouse=True)
+def wide(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # a tile row of 16 int32 on one line, whatever terminal runs the tests
 
 
 def test_the_amx_block_shows_the_configuration_tilerelease_ended(capsys):
