@@ -67,8 +67,8 @@ class PipeModel:
         """Where the run starts: the first instruction the schedule runs (the program's first, unless that is a
         WaitFlag whose SetFlag comes later in another pipe's queue)."""
         ready = self.schedule.ready(self._can_run)
-        if ready:
-            return self.issued[self.schedule.pick(ready)].address
+        if ready:  # the first the scalar unit issues that can run (no draw of the random schedule is spent)
+            return self.issued[ready[0]].address
         heads = self.schedule.heads_now()
         return self.issued[heads[0]].address if heads else self.end_address
 
