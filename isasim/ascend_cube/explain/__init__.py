@@ -72,6 +72,9 @@ that generates it). The registers are the control state: `quant_pre` (SetFixpipe
 inf/NaN). The configuration is `{"chip": "910B" | "950", "options": {...}}` (`--chip`, `--option NAME=VALUE`);
 what public material leaves open is a named option with a documented default: [options](options.md).
 The seed's quantised batch-matmul kernel runs on these instructions with `isasim qbmm`: [qbmm](qbmm.md).
+Each instruction runs on one of the cube's parallel pipes (MTE2, MTE1, M, FIX, S), ordered only by
+SetFlag/WaitFlag and PipeBarrier; isasim checks every access for that order and names a missing flag:
+[pipes, events and the race check](guide/pipes.md), and [the QBMM kernel's own flags](guide/qbmm-flags.md).
 
 {chips}
 
