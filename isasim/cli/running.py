@@ -134,7 +134,7 @@ def initial_state_beside(args, loaded: Loaded) -> str | None:
 def cmd_replay(args) -> int:
     worst = EXIT_OK
     out = console(color=not args.no_color)
-    if args.timeline:
+    if getattr(args, "timeline", None):  # (a caller may build its own Namespace without it)
         if len(args.traces) != 1 or args.backend != "sim":
             raise UsageError("--timeline writes the simulator's run of one trace: give one TRACE and no --backend")
         check_timeline(args, read_trace(args.traces[0]).isa, inputs=tuple(args.traces))
