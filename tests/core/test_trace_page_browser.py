@@ -463,6 +463,19 @@ def test_bit_field_cells_and_the_steps_operands_show_in_the_page(browser, tmp_pa
     page.close()
 
 
+def page_after_first(browser, tmp_path, model: dict, prefix: str) -> Page:
+    """The model's page, stepped by the arrow key to the state after the first step whose instruction starts
+    with ``prefix``."""
+    texts = [model["listing"][step["instruction"]]["text"] for step in model["steps"]]
+    step = next(i for i, text in enumerate(texts) if text.startswith(prefix)) + 1
+    page_file = tmp_path / f"after-{step}.html"
+    page_file.write_text(page_html(model), encoding="utf-8")
+    page = Page(browser, page_file)
+    while page.step_number() < step:
+        page.page.keyboard.press("ArrowRight")
+    return page
+
+
 def test_real_operands_and_quant_words_in_the_page(browser, tmp_path):
     """The ISAs' own hooks in the browser. arm_sme: the seed's first UDOT outlines its ZA vector group as the
     Arm ARM picks it (VGx4 at SVL 512: the 64 ZA vectors in four groups of 16, so vectors 0, 16, 32, 48 for
@@ -473,15 +486,7 @@ def test_real_operands_and_quant_words_in_the_page(browser, tmp_path):
     from isasim.ascend_cube.kernels.qbmm_case_file import load_case
     from isasim.ascend_cube.numerics.quant_word import decode_quant_word
 
-    trace = read_trace(str(SEEDS["arm_sme"][0]))
-    model = trace_model(trace)
-    texts = [model["listing"][step["instruction"]]["text"] for step in model["steps"]]
-    step = next(i for i, text in enumerate(texts) if text.startswith("udot")) + 1
-    page_file = tmp_path / "udot.html"
-    page_file.write_text(page_html(model))
-    page = Page(browser, page_file)
-    while page.step_number() < step:
-        page.page.keyboard.press("ArrowRight")
+    page = page_after_first(browser, tmp_path, trace_model(read_trace(str(SEEDS["arm_sme"][0]))), "udot")
     operands = page.by("operands").inner_text()
     assert "ZA vectors 0, 16, 32, 48" in operands and "(read and written)" in operands
     assert all(f"z{n}" in operands for n in range(5))
@@ -502,13 +507,7 @@ def test_real_operands_and_quant_words_in_the_page(browser, tmp_path):
     config = isa.configure({"chip": case.chip, "options": dict(case.options)})
     program = isa.assemble("\n".join(kernel.program_lines))
     model = build_model("ascend_cube", config, program, kernel.init(), workings_steps=0)
-    texts = [model["listing"][step["instruction"]]["text"] for step in model["steps"]]
-    step = next(i for i, text in enumerate(texts) if text.startswith("DataCopy(dst=FB")) + 1
-    page_file = tmp_path / "qbmm.html"
-    page_file.write_text(page_html(model))
-    page = Page(browser, page_file)
-    while page.step_number() < step:
-        page.page.keyboard.press("ArrowRight")
+    page = page_after_first(browser, tmp_path, model, "DataCopy(dst=FB")
     fb = next(v for v in model["views"] if v["panel"] == "fb")
     shown = page.page.eval_on_selector_all(f'[data-testid="view-{fb["name"]}"] td[data-row]',
                                            "cells => cells.map(c => c.dataset.value)")
