@@ -2,7 +2,7 @@
 complete events, "M" thread_name metadata, "s"/"f" flow events sharing an id).
 
 What the timeline must show is read from the program text (examples/ascend_cube/int8_gemm.s) with the public
-rules transcribed in tests/ascend_cube/views/test_pipes_view.py (each form's pipe; SetFlag<SRC_DST> on SRC,
+rules transcribed in tests/ascend_example_pipes.py (each form's pipe; SetFlag<SRC_DST> on SRC,
 WaitFlag on DST; a WaitFlag clears the flag the latest SetFlag of its event and ID set).
 """
 
@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
-import pytest
 
+from ascend_example_pipes import SOURCE, TRACE, expected_pipe
 from isasim import cli
 from isasim.core.isa import get_isa
 from isasim.core.machine import Machine
-
-from .views.test_pipes_view import SOURCE, TRACE, expected_pipe
 
 FLAG = re.compile(r"(SetFlag|WaitFlag)\(event=(\w+), id=(\d+)\)")
 

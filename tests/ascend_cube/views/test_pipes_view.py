@@ -10,30 +10,14 @@ sets the flag, WaitFlag<SRC_DST> into pipe DST and clears it (the SetFlag/WaitFl
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
+from ascend_example_pipes import SOURCE, TRACE, expected_pipe
 from isasim import cli
-
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "ascend_cube"
-TRACE = EXAMPLES / "int8_gemm.trace.json"
-SOURCE = EXAMPLES / "int8_gemm.s"
-FORM_PIPES = {"DataCopy": "MTE2", "LoadData": "MTE1", "Mmad": "M", "Fixpipe": "FIX"}  # the example's forms
-
 
 def program_lines() -> list[str]:
     return [line.strip() for line in SOURCE.read_text().splitlines() if line.strip() and not line.startswith("#")]
-
-
-def expected_pipe(line: str) -> str:
-    name = line.split("(", 1)[0]
-    event = re.search(r"event=(\w+)", line)
-    if name == "SetFlag":
-        return "PIPE_" + event.group(1).split("_")[0]
-    if name == "WaitFlag":
-        return "PIPE_" + event.group(1).split("_")[1]
-    return "PIPE_" + FORM_PIPES[name]
 
 
 @pytest.fixture(autouse=True)
