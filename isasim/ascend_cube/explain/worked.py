@@ -82,18 +82,26 @@ def work(form, p, run, chip: str, options: dict):
     return blocks, panels
 
 
+def burst_addresses(p, dst_scale: int = 1):
+    """(burst i, source offset, destination offset, source bytes) of each DataCopyParams burst, as the pseudocode
+    reads: the source at src + i*(blockLen + srcStride)*32, the destination at dst + i*(blockLen + dstStride)*32
+    (times the widening of a copy whose destination element is wider than its source's)."""
+    length = p["blockLen"] * BLOCK
+    for i in range(p["blockCount"]):
+        yield (i, p["src"] + i * (p["blockLen"] + p["srcStride"]) * BLOCK,
+               p["dst"] + i * (p["blockLen"] + p["dstStride"]) * BLOCK * dst_scale, length)
+
+
 def _moved_bytes(form, p, before, run) -> list[tuple[str, int, bytes]]:
     """(buffer, offset, bytes) the pseudocode says the data movement writes, worked out element by element."""
     fid = form.id
 
     if fid in ("DataCopy_GM_to_L1", "DataCopy_L1_to_FB"):
         out = []
-        length = p["blockLen"] * BLOCK
-        for i in range(p["blockCount"]):
-            start = p["src"] + i * (p["blockLen"] + p["srcStride"]) * BLOCK
+        for _i, start, dst, length in burst_addresses(p):
             burst = (run.machine.memory.read(start, length) if fid == "DataCopy_GM_to_L1"
                      else before["buffers"]["L1"][start:start + length].tobytes())
-            out.append((form.buffers["dst"], p["dst"] + i * (p["blockLen"] + p["dstStride"]) * BLOCK, burst))
+            out.append((form.buffers["dst"], dst, burst))
         return out
     if fid == "DataCopy_GM_to_L1_Nd2Nz":
         size = ELEMENT_BYTES[p["dtype"]]

@@ -17,21 +17,12 @@ from ..config import ELEMENT_BYTES
 from ..numerics.quant_word import FixpipeParamError, decode_quant_word
 from ..state import array_name
 from .moved_elements import moved as _moved
+from .worked import burst_addresses
 
 BLOCK = 32  # DataCopyParams' unit: blockLen, srcStride and dstStride count 32-byte blocks
 FRACTAL = 512  # one L0A/L0B fractal: 16 rows of 32 bytes
 QUANT_WORD_BYTES = 8
 BT_ELEMENT_BYTES = 4
-
-
-def _bursts(p, dst_scale: int = 1):
-    """(burst i, source offset, destination offset, source bytes) of each DataCopyParams burst: the source
-    at src + i*(blockLen + srcStride)*32, the destination at dst + i*(blockLen + dstStride)*32 (times the widening
-    of a copy whose destination element is wider than its source's)."""
-    length = p["blockLen"] * BLOCK
-    for i in range(p["blockCount"]):
-        yield (i, p["src"] + i * (p["blockLen"] + p["srcStride"]) * BLOCK,
-               p["dst"] + i * (p["blockLen"] + p["dstStride"]) * BLOCK * dst_scale, length)
 
 
 def _burst_rule(p, what: str, unit: str = "32 B") -> str:
@@ -46,7 +37,7 @@ def gm_to_l1(p, before, after) -> list[ElementWorking]:
 
     read_gm = before.memory._read  # noqa: SLF001 - the memory's unrecorded read: no access of the program
     elements = []
-    for i, src, dst, length in _bursts(p):
+    for i, src, dst, length in burst_addresses(p):
         data = read_gm(src, length)
         elements.extend((dst + b, f"GM {src + b:#x}", data[b : b + 1], f"byte {b} of burst {i}")
                         for b in range(length))
@@ -62,7 +53,7 @@ def l1_to_fb(p, before, after) -> list[ElementWorking]:
                                     "words, 8 bytes each, that SetFixPipeConfig then points a vector-mode "
                                     "Fixpipe at"))
     out = []
-    for i, src, dst, length in _bursts(p):
+    for i, src, dst, length in burst_addresses(p):
         for w in range(0, length, QUANT_WORD_BYTES):
             raw = l1[src + w : src + w + QUANT_WORD_BYTES].tobytes()
             word = int.from_bytes(raw, "little")
@@ -112,7 +103,7 @@ def l1_to_bt(p, before, after) -> list[ElementWorking]:
                         f"the destination offsets and dstStride count {scale} x the source's bytes."
                         if scale > 1 else " Each element is copied as it is."))
     out = []
-    for i, src, dst, length in _bursts(p, dst_scale=scale):
+    for i, src, dst, length in burst_addresses(p, dst_scale=scale):
         for e in range(length // size):
             at, to = src + e * size, dst + e * BT_ELEMENT_BYTES
             raw = l1[at : at + size].tobytes()

@@ -42,20 +42,25 @@ class Bursts:
         return Access(reads=(Span(src_space, self.src, self.count, self.length, self.src_step, dtype),))
 
 
+def burst_plan(p: dict, src_unit_bytes: int = BLOCK, dst_scale: int = 1) -> Bursts:
+    """The bursts of DataCopyParams ``p``, unchecked (the trace page's outlines read them too)."""
+    count, length = p["blockCount"], p["blockLen"] * src_unit_bytes
+    src_step = length + p["srcStride"] * src_unit_bytes
+    dst_step = length * dst_scale + p["dstStride"] * src_unit_bytes * dst_scale
+    return Bursts(p["src"], p["dst"], count, length, src_step, dst_step, length * dst_scale)
+
+
 def _bursts(ctx, p: dict, dst_buffer: str, src_buffer: str | None, src_unit_bytes: int = BLOCK,
             dst_scale: int = 1) -> Bursts:
     """The bursts, checked: alignment, and the whole destination (and an on-chip source) inside its buffer."""
-    count, length = p["blockCount"], p["blockLen"] * src_unit_bytes
+    plan = burst_plan(p, src_unit_bytes, dst_scale)
     ctx.check_aligned(dst_buffer, p["dst"], "dst")
     if src_buffer is not None:
         ctx.check_aligned(src_buffer, p["src"], "src")
-    src_step = length + p["srcStride"] * src_unit_bytes
-    dst_step = length * dst_scale + p["dstStride"] * src_unit_bytes * dst_scale
-    last_dst = p["dst"] + (count - 1) * dst_step
-    ctx.check_inside(dst_buffer, last_dst, length * dst_scale, "dst")
+    ctx.check_inside(dst_buffer, p["dst"] + (plan.count - 1) * plan.dst_step, plan.dst_length, "dst")
     if src_buffer is not None:
-        ctx.check_inside(src_buffer, p["src"] + (count - 1) * src_step, length, "src")
-    return Bursts(p["src"], p["dst"], count, length, src_step, dst_step, length * dst_scale)
+        ctx.check_inside(src_buffer, p["src"] + (plan.count - 1) * plan.src_step, plan.length, "src")
+    return plan
 
 
 def gm_to_l1_access(ctx, form, p) -> Access:
@@ -105,10 +110,8 @@ def copy_gm_to_l1_nd2nz(ctx, form, p):
         goes to L1[dst + t*dstNzMatrixStride*sizeof(dtype)
                    + ((d / C0)*dstNzC0Stride + r*dstNzNStride) * 32 + (d MOD C0)*sizeof(dtype)]
     (the rest of each 32-byte row is left as it was)"""
-    size, c0 = _nd2nz_checked(ctx, p)
-    t, r, d = np.meshgrid(np.arange(p["ndNum"]), np.arange(p["nValue"]), np.arange(p["dValue"]), indexing="ij")
-    dst = (p["dst"] + t * p["dstNzMatrixStride"] * size
-           + ((d // c0) * p["dstNzC0Stride"] + r * p["dstNzNStride"]) * BLOCK + (d % c0) * size)
+    size, _c0 = _nd2nz_checked(ctx, p)
+    dst = nd2nz_destinations(p)
     ctx.check_inside("L1", int(dst.min()), int(dst.max()) - int(dst.min()) + size, "dst")
     rows = np.stack([_nd_rows(ctx, p["src"] + ti * p["srcNdMatrixStride"] * size, p["srcDValue"] * size,
                               p["nValue"], p["dValue"] * size).reshape(p["nValue"], p["dValue"], size)
@@ -118,6 +121,16 @@ def copy_gm_to_l1_nd2nz(ctx, form, p):
     image[targets.reshape(-1)] = rows.reshape(-1)
     low, high = int(dst.min()), int(dst.max()) + size
     ctx.write("L1", low, image[low:high], "dst")
+
+
+def nd2nz_destinations(p: dict) -> np.ndarray:
+    """The L1 offset of element (t, r, d) of an Nd2Nz copy, as an ndNum x nValue x dValue array (the pseudocode's
+    destination; the trace page's outlines read it too)."""
+    size = ELEMENT_BYTES[p["dtype"]]
+    c0 = BLOCK // size
+    t, r, d = np.meshgrid(np.arange(p["ndNum"]), np.arange(p["nValue"]), np.arange(p["dValue"]), indexing="ij")
+    return (p["dst"] + t * p["dstNzMatrixStride"] * size
+            + ((d // c0) * p["dstNzC0Stride"] + r * p["dstNzNStride"]) * BLOCK + (d % c0) * size)
 
 
 def _nd_rows(ctx, first: int, pitch: int, count: int, size: int) -> np.ndarray:

@@ -13,6 +13,7 @@ import numpy as np
 from ...core.faults import Fault
 from ...core.isa import PageOutline
 from ..config import CHIPS, ELEMENT_BYTES
+from ..semantics import data_movement as data_movement_semantics
 from ..semantics import fixpipe as fixpipe_semantics
 from ..semantics import mmad as mmad_semantics
 from ..state import array_name
@@ -43,14 +44,7 @@ def page_outlines(instruction, before) -> list[PageOutline]:
 
 def spans_of(starts, size: int) -> tuple[tuple[int, int], ...]:
     """[start, start + size) of each start, sorted and joined where they touch or overlap."""
-    starts = np.unique(np.asarray(starts, dtype=np.int64).reshape(-1))
-    out: list[list[int]] = []
-    for start in starts.tolist():
-        if out and start <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], start + size)
-        else:
-            out.append([start, start + size])
-    return tuple((a, b) for a, b in out)
+    return _joined((start, size) for start in np.unique(np.asarray(starts, dtype=np.int64).reshape(-1)).tolist())
 
 
 def _range(start: int, size: int) -> tuple[tuple[int, int], ...]:
@@ -128,14 +122,6 @@ def _joined(pieces) -> tuple[tuple[int, int], ...]:
 # ---- data movement ---------------------------------------------------------------------------------------------
 
 
-def _bursts(p, dst_scale: int = 1):
-    """(source, destination, source bytes) of each DataCopyParams burst."""
-    length = p["blockLen"] * BLOCK
-    return [(p["src"] + i * (p["blockLen"] + p["srcStride"]) * BLOCK,
-             p["dst"] + i * (p["blockLen"] + p["dstStride"]) * BLOCK * dst_scale, length)
-            for i in range(p["blockCount"])]
-
-
 def _copy(form, p, chip, state) -> list[PageOutline]:
     src_buffer, dst_buffer = form.buffers["src"], form.buffers["dst"]
     scale = 1
@@ -145,7 +131,7 @@ def _copy(form, p, chip, state) -> list[PageOutline]:
         what = f"bias {p['srcType']} -> {p['dstType']}"
     elif form.id == "DataCopy_L1_to_FB":
         what = "quant words"
-    bursts = _bursts(p, scale)
+    bursts = data_movement_semantics.burst_plan(p, dst_scale=scale).pieces()
     out = []
     if src_buffer != "GM":
         source = _joined((src, length) for src, _dst, length in bursts)
@@ -159,12 +145,7 @@ def _copy(form, p, chip, state) -> list[PageOutline]:
 def _nd2nz(form, p, chip, state) -> list[PageOutline]:
     """Element (r, d) of matrix t goes to dst + t*dstNzMatrixStride*size + ((d / C0)*dstNzC0Stride +
     r*dstNzNStride)*32 + (d MOD C0)*size (the form's pseudocode)."""
-    size = ELEMENT_BYTES[p["dtype"]]
-    c0 = BLOCK // size
-    t, r, d = np.meshgrid(np.arange(p["ndNum"]), np.arange(p["nValue"]), np.arange(p["dValue"]), indexing="ij")
-    starts = (p["dst"] + t * p["dstNzMatrixStride"] * size
-              + ((d // c0) * p["dstNzC0Stride"] + r * p["dstNzNStride"]) * BLOCK + (d % c0) * size)
-    written = spans_of(starts, size)
+    written = spans_of(data_movement_semantics.nd2nz_destinations(p), ELEMENT_BYTES[p["dtype"]])
     return [_outline("L1", written, f"{p['ndNum']} x {p['nValue']} x {p['dValue']} {p['dtype']} as Nz, "
                                     f"{_where('L1', written)}", "written")]
 
