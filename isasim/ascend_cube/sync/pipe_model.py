@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import faults
 from .events import PIPES, event_pipes, ordering_event
-from .race_check import RaceCheck
+from .race_check import RaceCheck, lookup
 from .schedule import Schedule
 
 PIPE_NUMBER = {pipe: n for n, pipe in enumerate(PIPES)}
@@ -76,7 +76,8 @@ class PipeModel:
     def begin(self, index: int) -> None:
         info = self.issued[index]
         self.counts[info.pipe] += 1
-        self.current = (index, info.pipe, int(self.counts[info.pipe]), self.clocks[info.pipe].copy())
+        # the clock as the race check reads it, made once for all of the instruction's accesses
+        self.current = (index, info.pipe, int(self.counts[info.pipe]), lookup(self.clocks[info.pipe]))
 
     def abandon(self) -> None:
         """The instruction faulted: it did not run (its pipe's count goes back)."""
@@ -152,7 +153,7 @@ class PipeModel:
             raise faults.sync_pairing(f"SetFlag<{event}>({event_id}) is set again before a WaitFlag cleared it: "
                                       f"instruction {setter} ({self.issued[setter].text}) set it (a flag may not "
                                       f"be set twice without a wait between)")
-        published = clock.copy()
+        published = clock[:-1].copy()  # (without lookup's extra entry)
         published[pipe] = seq  # SetFlag starts once every earlier instruction of its pipe is complete
         self.flags[key] = (published, index)
 

@@ -82,16 +82,15 @@ class RaceCheck:
 
     def access(self, space: str, start: int, size: int, write: bool, pipe: int, seq: int, index: int,
                clock: np.ndarray) -> Conflict | None:
-        """Check one access by instruction ``index`` (its pipe's number ``pipe``, its ``seq`` there, its clock)
-        and record it; the first conflict found (nothing is recorded then), or None."""
+        """Check one access by instruction ``index`` (its pipe's number ``pipe``, its ``seq`` there, its clock
+        with UNORDERED appended: see ``lookup``) and record it; the first conflict found (nothing is recorded
+        then), or None."""
         if size <= 0:
             return None
-        # clock indexed by a writer's pipe number; NONE (-1) picks the last entry, which never conflicts
-        lookup = np.append(clock.astype(np.int32), UNORDERED)
         pieces = list(self._pieces(space, start, size))
         for shadow, a, b, base in pieces:
             writer = shadow.write_pipe[a:b]
-            unordered = (shadow.write_seq[a:b] > lookup[writer]) & (shadow.write_index[a:b] != index)
+            unordered = (shadow.write_seq[a:b] > clock[writer]) & (shadow.write_index[a:b] != index)
             if unordered.any():
                 return _conflict("write after write" if write else "read after write", space, base + a, unordered,
                                  shadow.write_index[a:b], writer)
@@ -107,6 +106,12 @@ class RaceCheck:
             else:
                 shadow.read_seq[pipe, a:b], shadow.read_index[pipe, a:b] = seq, index
         return None
+
+
+def lookup(clock: np.ndarray) -> np.ndarray:
+    """A pipe's clock as ``access`` reads it: indexed by a writer's pipe number, where NONE (-1) picks the
+    appended last entry, which never conflicts."""
+    return np.append(clock.astype(np.int32), UNORDERED)
 
 
 def _conflict(kind: str, space: str, start: int, unordered: np.ndarray, indexes: np.ndarray,

@@ -18,6 +18,7 @@ class Schedule:
         """``pipes[k]``: the pipe number of instruction k; ``in_program_order[k]``: it runs where the program
         puts it (a scalar instruction)."""
         self.count = len(pipes)
+        self.pipe_of = list(pipes)
         self.queues: dict[int, list[int]] = {}
         for k, pipe in enumerate(pipes):
             self.queues.setdefault(pipe, []).append(k)
@@ -31,12 +32,9 @@ class Schedule:
 
     def ran(self, k: int) -> None:
         self.done[k] = True
-        pipe_queue = self.queues
-        for pipe, queue in pipe_queue.items():
-            head = self.heads[pipe]
-            if head < len(queue) and queue[head] == k:
-                self.heads[pipe] = head + 1
-                break
+        pipe = self.pipe_of[k]
+        if self.queues[pipe][self.heads[pipe]] == k:  # (a hung wait that raised did not run: it stays)
+            self.heads[pipe] += 1
         while self.first_not_done < self.count and self.done[self.first_not_done]:
             self.first_not_done += 1
         while self.next_fence < len(self.fenced) and self.done[self.fenced[self.next_fence]]:
