@@ -227,6 +227,13 @@ class Isa:
             return lambda context: raising(lambda: self.invalid_encoding(reason))
         return instruction.form.prepare(instruction)
 
+    def compile_program(self, program: Program, config: dict) -> Any:
+        """The compiled engine's lowering of ``program`` under ``config`` (a core.compiled.CompiledProgram), for a
+        plain run: the instructions it has compiled bodies for run in one compiled loop, the others hand back to
+        the Python semantics one by one.  Called once per machine and program; an ISA should cache what depends
+        on the program alone.  None (the default, and where numba is missing): every instruction runs in Python."""
+        return None
+
     def invalid_encoding(self, reason: str) -> Exception:
         """The fault an invalid encoding raises when it runs (x86: #UD, Arm: UNDEFINED)."""
         from .faults import Fault

@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import compiled as compiled_engine
 from .errors import IsasimError, ProgramError, StepLimitExceeded
 from .faults import Fault
 from .isa import Isa, get_isa
@@ -71,11 +72,16 @@ class RunResult:
 
 
 class Machine:
-    """One ISA's machine, e.g. ``Machine("x86_amx", {"cpu": "emerald-rapids"})``."""
+    """One ISA's machine, e.g. ``Machine("x86_amx", {"cpu": "emerald-rapids"})``.
 
-    def __init__(self, isa: str | Isa, config: dict | None = None):
+    ``engine`` is what a plain ``run()`` uses: "compiled" (the ISA's compiled engine where it has one, the
+    Python semantics for the rest; see core.compiled) or "python" (the Python semantics only).  Default: the
+    ISASIM_ENGINE environment variable, else "compiled".  Stepping and recorded runs always use Python."""
+
+    def __init__(self, isa: str | Isa, config: dict | None = None, *, engine: str | None = None):
         self.isa: Isa = get_isa(isa) if isinstance(isa, str) else isa
         self.config = self.isa.configure(config)
+        self.engine = compiled_engine.chosen_engine(engine)
         self.journal = Journal()
         self.memory = Memory(self.journal)
         self.state = self.isa.new_state(self.config, self.journal)
@@ -84,6 +90,7 @@ class Machine:
         self.program: Program | None = None
         self._translations: dict[int, Callable[[], int | None]] = {}
         self._prepared: dict[int, tuple[Instruction, Callable]] | None = None  # (see _PREPARED)
+        self._compiled: compiled_engine.CompiledProgram | None | bool = False  # False: not asked for yet
         self.steps = 0
         self.halted = False
         self.fault: Fault | None = None
@@ -108,6 +115,7 @@ class Machine:
         self.program = program
         self._translations = {}  # a new program: nothing translated yet (by this machine)
         self._prepared = _prepared_for(program)
+        self._compiled = False
         self.state.pc = program.base
         for address, data, writable in memory or []:
             self.memory.map(address, data, writable=writable)
@@ -221,6 +229,9 @@ class Machine:
             return RunResult(self.steps, self.halted, self.fault, records)
         if self.program is None:
             raise ProgramError("no program is loaded")
+        compiled = self.compiled_program()
+        if compiled is not None:
+            return self._run_compiled(compiled, max_steps)
         state, end, translations = self.state, self.program.end, self._translations
         self.journal.enabled = False
         pc, steps = state.pc, self.steps
@@ -244,6 +255,53 @@ class Machine:
             self.steps = steps
             self.journal.enabled = True
         return RunResult(self.steps, self.halted, self.fault, records)
+
+    def compiled_program(self) -> "compiled_engine.CompiledProgram | None":
+        """The loaded program as the ISA's compiled engine runs it, or None (the python engine, no compiled
+        engine for this ISA, or numba missing)."""
+        if self._compiled is False:
+            self._compiled = None
+            if self.engine == "compiled" and self.program is not None:
+                self._compiled = self.isa.compile_program(self.program, self.config)
+        return self._compiled
+
+    def _run_compiled(self, compiled: "compiled_engine.CompiledProgram", max_steps: int) -> RunResult:
+        """run() through the compiled engine: compiled stretches, and the Python semantics for each instruction
+        it hands back (no compiled body, or one of its checks failed: a fault is always raised by Python)."""
+        state, end, translations = self.state, self.program.end, self._translations
+        self.journal.enabled = False
+        pc, steps = state.pc, self.steps
+        python_next = False  # the compiled loop handed this pc back: run it in Python once
+        try:
+            while True:
+                if steps >= max_steps:
+                    self.steps = steps
+                    self._check_step_limit(max_steps)
+                if not python_next and compiled.covers(pc):
+                    pc, done, status = compiled.run(state, self.memory, pc, max_steps - steps)
+                    steps += done
+                    state.pc = pc
+                    if status == compiled_engine.ENDED:
+                        self.halted = True
+                        break
+                    python_next = status == compiled_engine.HANDBACK
+                    continue
+                python_next = False
+                run = translations.get(pc) or self._translation(pc)
+                next_pc = run()
+                steps += 1
+                if next_pc is None or next_pc == end:
+                    self.halted = True
+                    state.pc = end if next_pc is None else next_pc
+                    break
+                state.pc = pc = next_pc
+        except Fault as fault:
+            steps += 1
+            self._faulted(pc, fault)
+        finally:
+            self.steps = steps
+            self.journal.enabled = True
+        return RunResult(self.steps, self.halted, self.fault, [])
 
     # ---- checkpoints (for stepping backwards) --------------------------------------------
     def checkpoint(self) -> "Checkpoint":
