@@ -52,6 +52,11 @@ class ArmSme(Isa):
     def new_context(self, state: ArmSmeState, memory) -> SmeContext:
         return SmeContext(state, memory)
 
+    def compile_program(self, program: Program, config: dict):
+        from . import compiled  # numba loads only when a plain run asks for the compiled engine
+
+        return compiled.compile_program(program, config)
+
     # ---- programs ---------------------------------------------------------------------------------
     def assemble(self, text: str, source: str = "<input>", base: int | None = None) -> Program:
         return assembler.assemble(text, self.name, source, CODE_BASE if base is None else base)

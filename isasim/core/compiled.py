@@ -37,6 +37,10 @@ ENDED = 0  # the program ended (its last instruction returned, or the pc reached
 HANDBACK = 1  # the instruction at the pc is for the Python semantics (no compiled body, or a check failed)
 BUDGET = 2  # the step budget is spent; the pc is on the next instruction, unexecuted
 
+# A run whose compiled loop is not loaded yet starts in Python and loads it after this many instructions
+# (about 50 ms of Python): loading from numba's cache takes about a second per process.
+TIER_STEPS = 20_000
+
 
 def chosen_engine(engine: str | None = None) -> str:
     """The engine a machine uses: ``engine`` if given, else the environment's ISASIM_ENGINE, else compiled."""
@@ -49,11 +53,10 @@ def chosen_engine(engine: str | None = None) -> str:
 
 
 def numba_available() -> bool:
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether numba is installed (found, not imported: importing it takes about 0.3 s)."""
+    import importlib.util
+
+    return importlib.util.find_spec("numba") is not None
 
 
 class CompiledProgram:
@@ -70,6 +73,15 @@ class CompiledProgram:
 
     def run(self, state: Any, memory: Any, pc: int, budget: int) -> tuple[int, int, int]:
         raise NotImplementedError
+
+    def ready(self) -> bool:
+        """Whether the compiled loop is loaded in this process (from numba's disk cache, or compiled).  Until it
+        is, a run starts in Python and switches only once it has run TIER_STEPS instructions: loading costs about
+        a second, which a short run would not get back."""
+        return True
+
+    def warm_up(self) -> None:
+        """Load (or compile) the compiled loop now, so the next run uses it from its first instruction."""
 
     def compiled_forms(self) -> dict[str, int]:
         """Form id -> how many of the program's instructions have that compiled body (for the tests and docs)."""

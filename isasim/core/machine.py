@@ -272,12 +272,14 @@ class Machine:
         self.journal.enabled = False
         pc, steps = state.pc, self.steps
         python_next = False  # the compiled loop handed this pc back: run it in Python once
+        # a loop not loaded yet is loaded only once the run proves long (core.compiled.TIER_STEPS)
+        tier = steps if compiled.ready() else steps + compiled_engine.TIER_STEPS
         try:
             while True:
                 if steps >= max_steps:
                     self.steps = steps
                     self._check_step_limit(max_steps)
-                if not python_next and compiled.covers(pc):
+                if not python_next and steps >= tier and compiled.covers(pc):
                     pc, done, status = compiled.run(state, self.memory, pc, max_steps - steps)
                     steps += done
                     state.pc = pc
