@@ -288,6 +288,12 @@ class X86Amx(Isa):
         return (f"{name}[{row}]", f"first difference in dword {dword}: {value(a):#010x} vs {value(b):#010x}",
                 row_of(a), row_of(b))
 
+    def compile_program(self, program: Program, config: dict):
+        """The compiled engine (isasim.x86_amx.compiled): None without numba."""
+        from .compiled import build
+
+        return build(program, config)
+
     def invalid_encoding(self, reason: str):
         return UD(f"invalid encoding: {reason}")
 

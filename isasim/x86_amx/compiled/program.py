@@ -1,0 +1,130 @@
+"""The x86 compiled program: a lowered program (lowering.py) run by the compiled loop (loop.py) over the
+state, which it reads into arrays when a run starts and writes back before it returns.
+
+What the Python side tracks beside the architectural state ends as a Python run leaves it: the TILECFG
+checks that passed (state.checks_passed, by the same keys and values), start_row (no compiled body runs
+while it is not 0, and none changes it), and no TMUL products waiting (the waiting ones are made before
+the loop runs, which changes no bit: they wait on copies of their sources).  TILERELEASE and LDTILECFG,
+which replace the configuration and note what a release discarded, have no compiled body.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...core import compiled as core_compiled
+from ...core.compiled import CompiledProgram
+from . import lowering
+from .loop import PARITY, run_loop
+from .tmul import fp16_widening_table
+
+REGION_SLOTS = 8  # memory regions the loop reaches (accesses elsewhere hand back)
+_NO_REGION = np.zeros(1, dtype=np.uint8)
+_FP16_TABLE = fp16_widening_table()
+_LOOP_NAME = "x86_amx"
+
+
+class X86CompiledProgram(CompiledProgram):
+    """``build``'s result: a program lowered for one CPU model, with some forms left to Python (``disabled``,
+    form names as lowering.FORM_NAMES) and, for the tests, one deliberate difference (``plant``: a form
+    name; the first instruction of that form perturbs its result, see loop.py)."""
+
+    def __init__(self, program, model, disabled=(), plant: str | None = None):
+        lowered = lowering.lowered(program, model)
+        self.lowered = lowered
+        self.model = model
+        self.forms = lowered.forms
+        self.ops = lowered.ops
+        if disabled or plant:
+            self.forms = lowered.forms.copy()
+            self.ops = lowered.ops.copy()
+            for name in disabled:
+                self.forms[self.forms == lowering.FORM_NUMBERS[name]] = lowering.NONE
+            if plant:
+                where = np.flatnonzero(self.forms == lowering.FORM_NUMBERS[plant])
+                if len(where):
+                    self.ops[where[0], lowering.PLANT] = 1
+        self.limits = np.array([model.max_names, model.tmul_maxk, model.tmul_maxn], dtype=np.int64)
+        self._memory = None  # the memory whose regions' views are below, and how many regions it had
+        self._regions: tuple = ()
+        self._table = np.zeros((REGION_SLOTS, 3), dtype=np.int64)
+        self._regions_used = 0
+        self._tilecfg = None  # the TileConfig object the cfg array below was made from, and its start_row
+        self._cfg = np.zeros(18, dtype=np.int64)
+
+    def covers(self, pc: int) -> bool:
+        index = self.lowered.index_of.get(pc)
+        return index is not None and self.forms[index] != lowering.NONE
+
+    def compiled_forms(self) -> dict[str, int]:
+        names, counts = np.unique(self.forms[self.forms != lowering.NONE], return_counts=True)
+        return {lowering.FORM_NAMES[int(n)]: int(c) for n, c in zip(names, counts)}
+
+    # ---- the state as arrays ------------------------------------------------------------------------------
+    def _region_views(self, memory):
+        regions = memory.regions
+        if self._memory is not memory or self._regions_used_of != len(regions):
+            views, used = [], 0
+            self._table[:] = 0
+            for region in regions:
+                if used == REGION_SLOTS or region.end > 1 << 63:
+                    continue  # (an access there hands back)
+                views.append(np.frombuffer(region.data, dtype=np.uint8))
+                self._table[used] = region.start, region.end, int(region.writable)
+                used += 1
+            self._regions = tuple(views + [_NO_REGION] * (REGION_SLOTS - used))
+            self._regions_used = used
+            self._memory, self._regions_used_of = memory, len(regions)
+        return self._regions
+
+    _regions_used_of = -1
+
+    def _cfg_of(self, tilecfg):
+        if tilecfg is not self._tilecfg or tilecfg.start_row != self._cfg[1]:
+            self._cfg[:] = [tilecfg.palette, tilecfg.start_row, *tilecfg.colsb, *tilecfg.rows]
+            self._tilecfg = tilecfg
+        return self._cfg
+
+    def run(self, state, memory, pc: int, budget: int) -> tuple[int, int, int]:
+        lowered = self.lowered
+        start = lowered.index_of[pc]
+        if memory.accesses is not None:  # (someone notes every access: the Python semantics do)
+            return pc, 0, core_compiled.HANDBACK
+        regions = self._region_views(memory)
+        tiles = state.settled_tiles()  # (waiting TMUL products made now: the same bits as later)
+        gpr = np.array(state.gpr, dtype=np.uint64).view(np.int64)
+        scalars = np.array([state.rflags, state.call_depth], dtype=np.int64)
+        keys, checks_passed = lowered.keys, state.checks_passed
+        passed = np.array([key in checks_passed for key in keys], dtype=np.int8) if keys else _NO_KEYS
+        newly = np.zeros(len(keys), dtype=np.int8) if keys else _NO_KEYS
+        cfg = self._cfg_of(state.tilecfg)
+        global _LOOP_CALLED
+        if not _LOOP_CALLED:
+            with core_compiled.first_compile_notice(_LOOP_NAME):
+                result = self._loop(start, budget, gpr, scalars, cfg, tiles, regions, passed, newly)
+            _LOOP_CALLED = True
+        else:
+            result = self._loop(start, budget, gpr, scalars, cfg, tiles, regions, passed, newly)
+        _index, pc, steps, status = result
+        state.gpr[:] = gpr.view(np.uint64).tolist()
+        state.rflags = int(scalars[0])
+        if keys and newly.any():
+            config = state.tilecfg
+            for slot in np.flatnonzero(newly):
+                key = keys[slot]
+                if key[0] == "TMUL":
+                    c, a = key[1], key[2]
+                    checks_passed[key] = config.rows[c], config.colsb[a] // 4, config.colsb[c] // 4
+                else:
+                    checks_passed[key] = ()
+        return int(pc) % (1 << 64), int(steps), int(status)
+
+    def _loop(self, start, budget, gpr, scalars, cfg, tiles, regions, passed, newly):
+        lowered = self.lowered
+        return run_loop(self.forms, self.ops, lowered.addresses, lowered.count, start, budget, gpr, scalars, cfg,
+                        self.limits, tiles, regions, self._table, self._regions_used, passed, newly, _FP16_TABLE,
+                        PARITY)
+
+
+_NO_KEYS = np.zeros(0, dtype=np.int8)
+_LOOP_CALLED = False
