@@ -44,3 +44,12 @@ class Access:
 
     reads: tuple[Span, ...] = ()
     gm_writes: tuple[Span, ...] = ()
+
+
+def track_rows(ctx, space: str, start: int, rows: int, row_bytes: int, stride: int, *, write: bool) -> None:
+    """``ctx.track`` of each of ``rows`` rows of ``row_bytes`` bytes, ``stride`` apart from ``start``, in order:
+    what the race check sees of a strided access, checked in one go (the same faults as row by row)."""
+    pipes = ctx.state.pipes
+    if pipes is None:
+        return
+    pipes.access_rows(space, start, rows, row_bytes, stride, write)

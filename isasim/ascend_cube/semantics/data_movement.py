@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import faults
 from ..config import ELEMENT_BYTES
-from .access import Access, Span, contiguous
+from .access import Access, Span, contiguous, track_rows
 
 BLOCK = 32  # the burst and stride unit of DataCopyParams, and one C0 row of a fractal: 32 bytes
 FRACTAL = 512  # one L0A/L0B fractal: 16 rows x 32 bytes
@@ -141,8 +141,7 @@ def _nd_rows(ctx, first: int, pitch: int, count: int, size: int) -> np.ndarray:
         if pitch == size:  # the race check sees the rows it read
             ctx.track("GM", first, count * size, write=False)
         else:
-            for r in range(count):
-                ctx.track("GM", first + r * pitch, size, write=False)
+            track_rows(ctx, "GM", first, count, size, pitch, write=False)
         return np.array(rows)  # a copy: the view is onto GM
     return np.stack([ctx.gm_read(first + r * pitch, size) for r in range(count)])
 

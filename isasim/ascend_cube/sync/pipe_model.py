@@ -125,6 +125,20 @@ class PipeModel:
         if conflict is not None:
             raise faults.sync_race(self._race_rule(conflict))
 
+    def access_rows(self, space: str, start: int, rows: int, row_bytes: int, stride: int, write: bool) -> None:
+        """``access`` of ``rows`` rows of ``row_bytes`` bytes, ``stride`` apart from ``start``, one after another
+        (what as many ``access`` calls do, in one go where the race check can)."""
+        if self.race is None or self.current is None:
+            return
+        index, pipe, seq, clock = self.current
+        done = 0
+        while done < rows:
+            done += self.race.access_rows(space, start + done * stride, rows - done, row_bytes, stride, write, pipe,
+                                          seq, index, clock)
+            if done < rows:  # this row has the conflict: its own access names it
+                self.access(space, start + done * stride, row_bytes, write)
+                done += 1
+
     def _race_rule(self, conflict) -> str:
         index, pipe, _seq, _clock = self.current
         mine, other = PIPES[pipe], conflict.other_pipe

@@ -12,6 +12,15 @@ and, per pipe, its last reader (pipe, seq, instruction index).  The last ones ar
 the same pipe are ordered before them (program order), and the earlier writes before the last write (a race
 between them would have stopped the run).  A read checks the last write (read after write); a write checks the
 last write (write after write) and every pipe's last read (write after read).
+
+Speed (issue 33), with the same faults and the same shadow contents:
+
+* a shadow keeps one record per 32-byte granule while every access to it has covered whole granules (the
+  cube's buffers and a kernel's GM rows are 32-byte aligned), which is the per-byte shadow with each record
+  written 32 times; the first access that splits a granule turns it into the per-byte shadow (``refine``);
+* the check and record of one access, or of many equal rows ``stride`` apart (an Nd2Nz's source rows, a
+  Fixpipe's ND rows), is one compiled loop (numba) when numba is there, row after row exactly as one
+  ``access`` per row would go; on a conflict the numpy path, the reference, says which bytes and whom.
 """
 
 from __future__ import annotations
@@ -22,9 +31,15 @@ import numpy as np
 
 from .events import PIPES
 
+try:  # the compiled check; without numba every access takes the numpy path (slower, the same results)
+    from numba import njit
+except ImportError:  # pragma: no cover - numba is optional
+    njit = None
+
 NONE = -1  # no access yet (a byte the initial state holds)
 UNORDERED = np.iinfo(np.int32).max  # the clock entry of "no pipe": never unordered
 GM_PAGE = 1 << 16  # GM's shadow is kept in pages of this many bytes, made as they are touched
+GRANULE = 32  # bytes per record while every access to a shadow covers whole granules of this size
 
 
 @dataclass(frozen=True)
@@ -41,40 +56,85 @@ class Conflict:
 
 
 class Shadow:
-    """The last accesses of each byte of one space (a buffer, or one GM page)."""
+    """The last accesses of each byte of one space (a buffer, or one GM page): one record per ``granule`` bytes
+    (every byte of a granule has had the same accesses), or per byte once ``refine`` has run."""
 
-    __slots__ = ("write_pipe", "write_seq", "write_index", "read_seq", "read_index")
+    __slots__ = ("write_pipe", "write_seq", "write_index", "read_seq", "read_index", "granule")
 
-    def __init__(self, size: int):
-        self.write_pipe = np.full(size, NONE, dtype=np.int8)
-        self.write_seq = np.zeros(size, dtype=np.int32)
-        self.write_index = np.full(size, NONE, dtype=np.int32)
-        self.read_seq = np.zeros((len(PIPES), size), dtype=np.int32)  # 0: no read by that pipe
-        self.read_index = np.full((len(PIPES), size), NONE, dtype=np.int32)
+    def __init__(self, size: int, granule: int = GRANULE):
+        if granule < 1 or size % granule:
+            granule = 1
+        units = size // granule
+        self.granule = granule
+        self.write_pipe = np.full(units, NONE, dtype=np.int8)
+        self.write_seq = np.zeros(units, dtype=np.int32)
+        self.write_index = np.full(units, NONE, dtype=np.int32)
+        self.read_seq = np.zeros((len(PIPES), units), dtype=np.int32)  # 0: no read by that pipe
+        self.read_index = np.full((len(PIPES), units), NONE, dtype=np.int32)
+
+    @property
+    def size(self) -> int:
+        return self.write_pipe.size * self.granule
+
+    def refine(self) -> None:
+        """One record per byte from now on (each granule's record copied to its bytes)."""
+        if self.granule == 1:
+            return
+        g = self.granule
+        self.write_pipe = np.repeat(self.write_pipe, g)
+        self.write_seq = np.repeat(self.write_seq, g)
+        self.write_index = np.repeat(self.write_index, g)
+        self.read_seq = np.repeat(self.read_seq, g, axis=1)
+        self.read_index = np.repeat(self.read_index, g, axis=1)
+        self.granule = 1
+
+    def units(self, a: int, b: int) -> tuple[int, int]:
+        """The records of bytes [a, b): refined first when the range splits a granule."""
+        g = self.granule
+        if g > 1 and (a % g or b % g or a < 0):
+            self.refine()
+            return a, b
+        return a // g, b // g
+
+    def bytes_view(self) -> tuple[np.ndarray, ...]:
+        """The per-byte records (copies when kept per granule): for comparing shadows."""
+        g = self.granule
+        return (np.repeat(self.write_pipe, g), np.repeat(self.write_seq, g), np.repeat(self.write_index, g),
+                np.repeat(self.read_seq, g, axis=1), np.repeat(self.read_index, g, axis=1))
 
 
 class RaceCheck:
-    """The shadow of every space a run touches, and the check of one access against it."""
+    """The shadow of every space a run touches, and the check of one access against it.  ``granule``: 1 keeps
+    a record per byte from the start; ``compiled`` False takes the numpy path even with numba there."""
 
-    def __init__(self, buffer_sizes: dict[str, int]):
+    def __init__(self, buffer_sizes: dict[str, int], granule: int = GRANULE, compiled: bool | None = None):
         self.sizes = dict(buffer_sizes)
+        self.granule = granule
         self.shadows: dict[str, Shadow] = {}
         self.gm_pages: dict[int, Shadow] = {}
+        self.kernel = _check_record_rows if compiled is not False else None
+
+    def _buffer_shadow(self, space: str) -> Shadow:
+        shadow = self.shadows.get(space)
+        if shadow is None:
+            shadow = self.shadows[space] = Shadow(self.sizes[space], self.granule)
+        return shadow
+
+    def _page_shadow(self, page: int) -> Shadow:
+        shadow = self.gm_pages.get(page)
+        if shadow is None:
+            shadow = self.gm_pages[page] = Shadow(GM_PAGE, self.granule)
+        return shadow
 
     def _pieces(self, space: str, start: int, size: int):
         """(shadow, first byte there, last + 1, address of the shadow's byte 0) for the bytes [start, start+size)."""
         if space != "GM":
-            shadow = self.shadows.get(space)
-            if shadow is None:
-                shadow = self.shadows[space] = Shadow(self.sizes[space])
-            yield shadow, start, start + size, 0
+            yield self._buffer_shadow(space), start, start + size, 0
             return
         address, end = start, start + size
         while address < end:
             page = address // GM_PAGE
-            shadow = self.gm_pages.get(page)
-            if shadow is None:
-                shadow = self.gm_pages[page] = Shadow(GM_PAGE)
+            shadow = self._page_shadow(page)
             base = page * GM_PAGE
             stop = min(end, base + GM_PAGE)
             yield shadow, address - base, stop - base, base
@@ -88,7 +148,25 @@ class RaceCheck:
         if size <= 0:
             return None
         pieces = list(self._pieces(space, start, size))
+        if self.kernel is not None and len(pieces) == 1:
+            shadow, a, b, _base = pieces[0]
+            if 0 <= a and b <= shadow.size:
+                lo, hi = shadow.units(a, b)
+                if self.kernel(shadow.write_pipe, shadow.write_seq, shadow.write_index, shadow.read_seq,
+                               shadow.read_index, lo, 1, hi - lo, 0, write, pipe, seq, index, clock) == 1:
+                    return None  # checked and recorded
+        return self._access_numpy(space, pieces, write, pipe, seq, index, clock)
+
+    def _access_numpy(self, space: str, pieces: list, write: bool, pipe: int, seq: int, index: int,
+                      clock: np.ndarray) -> Conflict | None:
+        """``access`` in numpy: every piece checked, then every piece recorded."""
         for shadow, a, b, base in pieces:
+            lo, hi = shadow.units(a, b)
+            if shadow.granule > 1:
+                if _any_unordered(shadow, lo, hi, write, index, clock):  # to name the bytes: per byte, and again
+                    shadow.refine()
+                    return self._access_numpy(space, pieces, write, pipe, seq, index, clock)
+                continue
             writer = shadow.write_pipe[a:b]
             unordered = (shadow.write_seq[a:b] > clock[writer]) & (shadow.write_index[a:b] != index)
             if unordered.any():
@@ -101,11 +179,65 @@ class RaceCheck:
                         return _conflict("write after read", space, base + a, unordered,
                                          shadow.read_index[other, a:b], np.full(b - a, other, dtype=np.int8))
         for shadow, a, b, _base in pieces:
+            lo, hi = shadow.units(a, b)
             if write:
-                shadow.write_pipe[a:b], shadow.write_seq[a:b], shadow.write_index[a:b] = pipe, seq, index
+                shadow.write_pipe[lo:hi], shadow.write_seq[lo:hi], shadow.write_index[lo:hi] = pipe, seq, index
             else:
-                shadow.read_seq[pipe, a:b], shadow.read_index[pipe, a:b] = seq, index
+                shadow.read_seq[pipe, lo:hi], shadow.read_index[pipe, lo:hi] = seq, index
         return None
+
+    def access_rows(self, space: str, start: int, rows: int, row_bytes: int, stride: int, write: bool, pipe: int,
+                    seq: int, index: int, clock: np.ndarray) -> int:
+        """``access`` of each of ``rows`` rows of ``row_bytes`` bytes, ``stride`` apart from ``start``, in order:
+        how many were checked and recorded before the first with a conflict (``rows`` when none has one; that
+        row's ``access`` then names the conflict)."""
+        done = 0
+        while done < rows:
+            first = start + done * stride
+            count, shadow, a = self._run_in_one_shadow(space, first, rows - done, row_bytes, stride)
+            if count == 0:  # this row alone (it crosses a GM page, or the compiled loop cannot take it)
+                if self.access(space, first, row_bytes, write, pipe, seq, index, clock) is not None:
+                    return done
+                done += 1
+                continue
+            g = shadow.granule
+            if g > 1 and (a % g or row_bytes % g or stride % g):
+                shadow.refine()
+                g = 1
+            passed = self.kernel(shadow.write_pipe, shadow.write_seq, shadow.write_index, shadow.read_seq,
+                                 shadow.read_index, a // g, count, row_bytes // g, stride // g, write, pipe, seq,
+                                 index, clock)
+            done += passed
+            if passed < count:
+                return done
+        return done
+
+    def _run_in_one_shadow(self, space: str, first: int, rows: int, row_bytes: int, stride: int):
+        """(how many of the rows from ``first`` on lie in one shadow, that shadow, the first row's offset there),
+        for the compiled loop; (0, None, 0) when it cannot take the first row."""
+        if self.kernel is None or row_bytes <= 0 or stride < 0 or (rows > 1 and stride < row_bytes):
+            return 0, None, 0  # (overlapping rows: one at a time, as the numpy path has them)
+        if space != "GM":
+            shadow = self._buffer_shadow(space)
+            base, end = 0, shadow.size
+        else:
+            page = first // GM_PAGE
+            base, end = page * GM_PAGE, (page + 1) * GM_PAGE
+            shadow = None
+        if first < base or first + row_bytes > end:
+            return 0, None, 0
+        count = rows if stride == 0 else min(rows, (end - row_bytes - first) // stride + 1)
+        if shadow is None:
+            shadow = self._page_shadow(first // GM_PAGE)
+        return count, shadow, first - base
+
+
+def _any_unordered(shadow: Shadow, lo: int, hi: int, write: bool, index: int, clock: np.ndarray) -> bool:
+    """Records [lo, hi) hold an access the one being checked is not ordered after."""
+    if ((shadow.write_seq[lo:hi] > clock[shadow.write_pipe[lo:hi]]) & (shadow.write_index[lo:hi] != index)).any():
+        return True
+    return write and any(((shadow.read_seq[other, lo:hi] > clock[other]) & (shadow.read_index[other, lo:hi] != index))
+                         .any() for other in range(len(PIPES)))
 
 
 def lookup(clock: np.ndarray) -> np.ndarray:
@@ -122,3 +254,37 @@ def _conflict(kind: str, space: str, start: int, unordered: np.ndarray, indexes:
     same = unordered[first:] & (indexes[first:] == other)
     run = int(np.argmin(same)) if not same.all() else same.size
     return Conflict(kind, space, start + first, start + first + run, other, PIPES[int(pipes[first])])
+
+
+def _check_record_rows_py(write_pipe, write_seq, write_index, read_seq, read_index, first, rows, length, stride,
+                          write, pipe, seq, index, clock):
+    """The compiled loop: check and record each row of ``length`` records at ``first`` + r * ``stride`` in turn;
+    the number of rows recorded before the first whose check finds an unordered record."""
+    unordered_limit = clock[clock.shape[0] - 1]  # a record no one wrote (writer NONE) is never unordered
+    pipes = read_seq.shape[0]
+    for r in range(rows):
+        a = first + r * stride
+        b = a + length
+        for x in range(a, b):
+            writer = write_pipe[x]
+            limit = clock[writer] if writer >= 0 else unordered_limit
+            if write_seq[x] > limit and write_index[x] != index:
+                return r
+        if write:
+            for other in range(pipes):
+                limit = clock[other]
+                for x in range(a, b):
+                    if read_seq[other, x] > limit and read_index[other, x] != index:
+                        return r
+            for x in range(a, b):
+                write_pipe[x] = pipe
+                write_seq[x] = seq
+                write_index[x] = index
+        else:
+            for x in range(a, b):
+                read_seq[pipe, x] = seq
+                read_index[pipe, x] = index
+    return rows
+
+
+_check_record_rows = njit(cache=True, nogil=True)(_check_record_rows_py) if njit is not None else None
