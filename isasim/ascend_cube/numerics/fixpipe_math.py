@@ -266,6 +266,10 @@ def _pipeline(values, l0c_dtype: str, mode: str, words, relu: bool, chip: str, o
             note(("relu", "ReLU: max(x, 0)"))
         return out, l0c_dtype, None
     params = _params(words, n, spec.form, chip, options) if spec.scaled else None
+    if trace is None and l0c_dtype == "int32" and spec.scaled:
+        fast = _int32_scaled_to_half(bits, spec, params, relu, chip, options)
+        if fast is not None:
+            return fast, spec.outputs[0], params
     if l0c_dtype == "int32":
         ints = bits.view(np.int32).astype(np.int64)
         if chip == "910B" and spec.name in _MCB_MODES and params.mcb.any():
@@ -293,6 +297,62 @@ def _pipeline(values, l0c_dtype: str, mode: str, words, relu: bool, chip: str, o
         out_dtype = output
     out = _convert(value, out_dtype, spec.name, chip, params, options)
     return out, out_dtype, params
+
+
+_HALF_FORMATS = {"bfloat16": FLOAT_FORMATS["bfloat16"], "float16": FLOAT_FORMATS["float16"]}
+
+
+def _int32_scaled_to_half(bits: np.ndarray, spec: QuantMode, params: _Params, relu: bool, chip: str,
+                          options: dict) -> np.ndarray | None:
+    """The common dequantisation (int32 L0C, x M1 per column or one word, to bfloat16 or float16, fp32_rounded,
+    no ReLU, no MCB shift) in float32 arithmetic, or None where it does not apply.  The same bits as the exact
+    path: an int32 converts to float32 with one rounding to nearest even, and x * M1 is one IEEE float32 product
+    rounded the same way; every M1 is normal or zero (decode_quant_word refuses the others), so a product of an
+    integer is zero, normal or past the largest float32 (inf), never subnormal, and the host's flush-to-zero
+    modes cannot change it; the last rounding is on the bits."""
+    if relu or options["fixpipe_multiply"] != "fp32_rounded" or spec.outputs[0] not in _HALF_FORMATS:
+        return None
+    if chip == "910B" and spec.name in _MCB_MODES and params.mcb.any():
+        return None
+    m1 = np.array([q.m1_bits << 13 for q in params.decoded], dtype=np.uint32).view(np.float32)
+    with np.errstate(over="ignore"):
+        product = bits.view(np.int32).astype(np.float32) * m1[None, :]
+    return _f32_to_half_bits(product.view(np.uint32), spec.outputs[0], float_saturates(spec.name, chip, options))
+
+
+def _f32_to_half_bits(bits: np.ndarray, out_dtype: str, saturate: bool) -> np.ndarray:
+    """float32 bits that are zero, normal or inf (no NaN) to bfloat16 / float16 bits, nearest even; overflow and
+    inf are +-max when ``saturate``, else +-inf."""
+    fmt = _HALF_FORMATS[out_dtype]
+    sign = (bits >> np.uint32(16)) & np.uint32(0x8000)
+    if out_dtype == "bfloat16":  # the same exponent range: round off the low 16 bits (a carry may reach inf)
+        code = ((bits & np.uint32(0x7FFFFFFF)) + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) \
+            >> np.uint32(16)
+    else:
+        code = _f32_magnitude_to_f16(bits & np.uint32(0x7FFFFFFF))
+    over = code > np.uint32(fmt.max_code)
+    code = np.where(over, np.uint32(fmt.max_code if saturate else fmt.inf_code), code)
+    return (sign | code).astype(np.uint16)
+
+
+def _f32_magnitude_to_f16(mag: np.ndarray) -> np.ndarray:
+    """float32 magnitudes (zero, normal or inf) to float16 codes, nearest even; past the largest float16 a code
+    above 0x7BFF (the caller makes it inf or max)."""
+    exponent = (mag >> np.uint32(23)).astype(np.int32) - 127
+    significand = (mag & np.uint32(0x7FFFFF)) | np.uint32(0x800000)  # 24 bits, value = significand * 2**(e-23)
+    # the float16 quantum: 2**(e - 10) for a normal result, 2**-24 below 2**-14 (subnormals)
+    shift = np.clip(np.maximum(exponent, -14) - 10 - (exponent - 23), 13, 25).astype(np.uint32)
+    quotient = significand >> shift
+    remainder = significand & ((np.uint32(1) << shift) - np.uint32(1))
+    half = np.uint32(1) << (shift - np.uint32(1))
+    up = (remainder > half) | ((remainder == half) & ((quotient & np.uint32(1)) == 1))
+    rounded = quotient + up.astype(np.uint32)
+    # normal: ((biased exponent - 1) << 10) + the rounded significand with its hidden bit, which adds the
+    # exponent's last 1 and carries into the next binade
+    field = np.maximum(exponent + 14, 0).astype(np.uint32)
+    code = np.where(exponent >= -14, (field << np.uint32(10)) + rounded, rounded)
+    code = np.where(exponent > 15, np.uint32(0x7C00), code)  # past float16's range (and inf)
+    return np.where(mag == 0, np.uint32(0), code)
 
 
 def quantize(values: np.ndarray, l0c_dtype: str, mode: str, words, relu: bool, chip: str,

@@ -52,6 +52,8 @@ def _pad(matrix: np.ndarray, fractal: tuple[int, int]) -> np.ndarray:
     if matrix.ndim != 2:
         raise ValueError(f"expected a 2-D matrix, got shape {matrix.shape}")
     rows, cols = padded_shape(*matrix.shape, fractal)
+    if (rows, cols) == matrix.shape:  # whole fractals already (the callers copy as they reorder)
+        return matrix
     out = np.zeros((rows, cols), dtype=matrix.dtype)
     out[: matrix.shape[0], : matrix.shape[1]] = matrix
     return out
@@ -62,6 +64,15 @@ def _blocks(data: np.ndarray, shape4: tuple[int, int, int, int]) -> np.ndarray:
     if data.size != int(np.prod(shape4)):
         raise ValueError(f"{data.size} elements do not make fractal blocks of shape {shape4}")
     return data.reshape(shape4)
+
+
+def _unblocked(blocks: np.ndarray, order: tuple[int, int, int, int], shape4: tuple[int, int, int, int],
+               rows: int, cols: int) -> np.ndarray:
+    """A new (rows, cols) matrix whose padded form, seen as ``shape4`` (rows = shape4[0] x shape4[1], columns =
+    shape4[2] x shape4[3]), holds ``blocks`` with its axes in ``order`` (one copy; the padding dropped)."""
+    out = np.empty((shape4[0] * shape4[1], shape4[2] * shape4[3]), dtype=blocks.dtype)
+    out.reshape(shape4).transpose(order)[...] = blocks
+    return out if out.shape == (rows, cols) else out[:rows, :cols].copy()
 
 
 def nd_to_zz(matrix: np.ndarray, dtype: str, fractal: tuple[int, int] | None = None) -> np.ndarray:
@@ -78,7 +89,7 @@ def zz_to_nd(data: np.ndarray, rows: int, cols: int, dtype: str,
     m0, k0 = fractal or fractal_shape(dtype)
     prow, pcol = padded_shape(rows, cols, (m0, k0))
     blocks = _blocks(data, (prow // m0, pcol // k0, m0, k0))
-    return blocks.transpose(0, 2, 1, 3).reshape(prow, pcol)[:rows, :cols].copy()
+    return _unblocked(blocks, (0, 2, 1, 3), (prow // m0, m0, pcol // k0, k0), rows, cols)
 
 
 def nd_to_zn(matrix: np.ndarray, dtype: str, fractal: tuple[int, int] | None = None) -> np.ndarray:
@@ -99,7 +110,7 @@ def zn_to_nd(data: np.ndarray, rows: int, cols: int, dtype: str,
     n0, k0 = fractal or fractal_shape(dtype)
     prow, pcol = padded_shape(rows, cols, (k0, n0))
     blocks = _blocks(data, (prow // k0, pcol // n0, n0, k0))
-    return blocks.transpose(0, 3, 1, 2).reshape(prow, pcol)[:rows, :cols].copy()
+    return _unblocked(blocks, (0, 2, 3, 1), (prow // k0, k0, pcol // n0, n0), rows, cols)
 
 
 def nd_to_nz(matrix: np.ndarray, dtype: str, fractal: tuple[int, int] | None = None) -> np.ndarray:
@@ -119,4 +130,4 @@ def nz_to_nd(data: np.ndarray, rows: int, cols: int, dtype: str,
     m0, n0 = fractal or fractal_shape(dtype)
     prow, pcol = padded_shape(rows, cols, (m0, n0))
     blocks = _blocks(data, (pcol // n0, prow // m0, m0, n0))
-    return blocks.transpose(1, 2, 0, 3).reshape(prow, pcol)[:rows, :cols].copy()
+    return _unblocked(blocks, (2, 0, 1, 3), (prow // m0, m0, pcol // n0, n0), rows, cols)

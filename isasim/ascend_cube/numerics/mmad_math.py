@@ -101,7 +101,16 @@ def _flush(bits: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def _as_int8(x: np.ndarray) -> np.ndarray:
+    if x.dtype == np.uint8:  # the bits themselves, read as int8 (no copy)
+        return x.view(np.int8)
     return x.astype(np.int64).astype(np.uint8).view(np.int8) if x.dtype != np.int8 else x
+
+
+def _as_int32(c: np.ndarray) -> np.ndarray:
+    """The accumulator's int32 values from its bits (uint32 or int32: read in place; wider: the low 32 bits)."""
+    if c.dtype in (np.uint32, np.int32):
+        return c.view(np.int32)
+    return c.astype(np.int64).astype(np.uint32).view(np.int32)
 
 
 _EXACT_FLOAT64_K = 1 << 38  # k * 2**14 < 2**53: every partial sum of int8 products is an exact float64
@@ -110,19 +119,21 @@ _EXACT_FLOAT64_K = 1 << 38  # k * 2**14 < 2**53: every partial sum of int8 produ
 def _mmad_int8(a, b, c, overflow: str) -> np.ndarray:
     # |each product| <= 2**14, so a float64 sum of k of them is exact (no rounding anywhere) while
     # k * 2**14 < 2**53; Mmad's k is at most 4095.  float64 goes through BLAS, int64 would not.
+    # With C: |A.B| < 2**52 and |C| < 2**31, so A.B + C is exact in float64 too.
+    if overflow not in ("wrap", "saturate"):
+        raise ValueError(f"l0c_int32_overflow={overflow!r}")
     if a.shape[1] < _EXACT_FLOAT64_K:
-        total = (_as_int8(a).astype(np.float64) @ _as_int8(b).astype(np.float64)).astype(np.int64)
+        exact = _as_int8(a).astype(np.float64) @ _as_int8(b).astype(np.float64)
+        if c is not None:
+            exact += _as_int32(c)
+        total = exact.astype(np.int64)
     else:
         total = _as_int8(a).astype(np.int64) @ _as_int8(b).astype(np.int64)
-    if c is not None:
-        total = total + c.astype(np.int64).astype(np.uint32).view(np.int32).astype(np.int64)
-    if overflow == "wrap":
-        total = total & 0xFFFFFFFF
-    elif overflow == "saturate":
-        total = np.clip(total, -(1 << 31), (1 << 31) - 1) & 0xFFFFFFFF
-    else:
-        raise ValueError(f"l0c_int32_overflow={overflow!r}")
-    return total.astype(np.uint32)
+        if c is not None:
+            total += _as_int32(c)
+    if overflow == "saturate":
+        np.clip(total, -(1 << 31), (1 << 31) - 1, out=total)
+    return total.astype(np.uint32)  # the low 32 bits (two's complement): int32 wraps
 
 
 # ---------------------------------------------------------------------------

@@ -110,17 +110,69 @@ def copy_gm_to_l1_nd2nz(ctx, form, p):
         goes to L1[dst + t*dstNzMatrixStride*sizeof(dtype)
                    + ((d / C0)*dstNzC0Stride + r*dstNzNStride) * 32 + (d MOD C0)*sizeof(dtype)]
     (the rest of each 32-byte row is left as it was)"""
-    size, _c0 = _nd2nz_checked(ctx, p)
-    dst = nd2nz_destinations(p)
-    ctx.check_inside("L1", int(dst.min()), int(dst.max()) - int(dst.min()) + size, "dst")
+    size, c0 = _nd2nz_checked(ctx, p)
+    if 0 in (p["ndNum"], p["nValue"], p["dValue"]):
+        dst = nd2nz_destinations(p)  # (empty: the min below raises as it always has)
+        ctx.check_inside("L1", int(dst.min()), int(dst.max()) - int(dst.min()) + size, "dst")
+    rows_32 = _nd2nz_rows(p, size, c0)
+    low, high = rows_32.low, rows_32.high
+    ctx.check_inside("L1", low, high - low, "dst")
     rows = np.stack([_nd_rows(ctx, p["src"] + ti * p["srcNdMatrixStride"] * size, p["srcDValue"] * size,
                               p["nValue"], p["dValue"] * size).reshape(p["nValue"], p["dValue"], size)
                      for ti in range(p["ndNum"])])
+    if rows_32.disjoint:  # each destination row written once: a strided view of L1 takes them in any order
+        image = ctx.state.buffers["L1"][low:high].copy()
+        _nd2nz_place(image, rows.reshape(p["ndNum"], p["nValue"], p["dValue"] * size), p, size, c0, low)
+        ctx.write("L1", low, image, "dst")
+        return
+    dst = nd2nz_destinations(p)
     image = ctx.state.buffers["L1"].copy()
     targets = dst[..., None] + np.arange(size)
     image[targets.reshape(-1)] = rows.reshape(-1)
     low, high = int(dst.min()), int(dst.max()) + size
     ctx.write("L1", low, image[low:high], "dst")
+
+
+@dataclass(frozen=True)
+class _Nd2NzRows:
+    """Where an Nd2Nz writes, by destination rows (the run of a source row's elements in one C0 block): the first
+    byte, one past the last, and whether no two rows share a byte."""
+
+    low: int
+    high: int
+    disjoint: bool
+
+
+def _nd2nz_rows(p: dict, size: int, c0: int) -> _Nd2NzRows:
+    """The destination rows of an Nd2Nz with ndNum, nValue and dValue > 0: nd2nz_destinations' span, from the
+    rows' starts (ndNum x nValue x blocks of C0) rather than every element."""
+    blocks = -(-p["dValue"] // c0)
+    t, r, j = np.meshgrid(np.arange(p["ndNum"]), np.arange(p["nValue"]), np.arange(blocks), indexing="ij")
+    starts = (p["dst"] + t * p["dstNzMatrixStride"] * size + (j * p["dstNzC0Stride"] + r * p["dstNzNStride"])
+              * BLOCK).reshape(-1)
+    widths = np.minimum(c0, p["dValue"] - j * c0).reshape(-1) * size  # bytes of each row (the last block's fewer)
+    order = np.argsort(starts, kind="stable")
+    ends = starts[order] + widths[order]
+    disjoint = bool(np.all(ends[:-1] <= starts[order][1:]))
+    return _Nd2NzRows(int(starts.min()), int((starts + widths).max()), disjoint)
+
+
+def _nd2nz_place(image: np.ndarray, rows: np.ndarray, p: dict, size: int, c0: int, low: int) -> None:
+    """Write ``rows`` (ndNum x nValue x dValue*size bytes) into ``image`` (L1 from byte ``low``) where Nd2Nz puts
+    them, through strided views: the whole C0 blocks, then a part-filled last block."""
+    nd, n, d = p["ndNum"], p["nValue"], p["dValue"]
+    full, rest = divmod(d, c0)
+    row = c0 * size
+    strides = (p["dstNzMatrixStride"] * size, p["dstNzNStride"] * BLOCK, p["dstNzC0Stride"] * BLOCK, 1)
+    first = p["dst"] - low
+    view = np.lib.stride_tricks.as_strided
+    if full:
+        target = view(image[first:], shape=(nd, n, full, row), strides=strides)
+        target[...] = rows[:, :, :full * row].reshape(nd, n, full, row)
+    if rest:
+        target = view(image[first + full * p["dstNzC0Stride"] * BLOCK:], shape=(nd, n, rest * size),
+                      strides=strides[:2] + (1,))
+        target[...] = rows[:, :, full * row:]
 
 
 def nd2nz_destinations(p: dict) -> np.ndarray:
@@ -305,17 +357,26 @@ def load_2d_v2(ctx, form, p):
     size = ELEMENT_BYTES[p["dtype"]]
     c0 = BLOCK // size
     m_step, k_step, rows, cols, first = p["mStep"], p["kStep"], load.rows, load.cols, load.first
-    span = ctx.read("L1", p["src"] + first * FRACTAL, (load.last - first + 1) * FRACTAL, "src")
-    k, m = np.meshgrid(np.arange(k_step), np.arange(m_step), indexing="ij")
-    index = (p["kStartPosition"] + k) * p["srcStride"] + p["mStartPosition"] + m - first
-    fractals = span.reshape(-1, 16, c0, size)[index]  # (kStep, mStep, 16, C0, size)
-    x = fractals.transpose(1, 2, 0, 3, 4).reshape(m_step * 16, k_step * c0, size)
+    start, length = p["src"] + first * FRACTAL, (load.last - first + 1) * FRACTAL
+    ctx.check_inside("L1", start, length, "src")
+    ctx.track("L1", start, length, write=False)
+    span = ctx.state.buffers["L1"][start:start + length]  # a view, read before anything is written
+    # source fractal (m, k) is span's fractal k*srcStride + m (first is where (0, 0) starts)
+    fractals = np.lib.stride_tricks.as_strided(span, shape=(k_step, m_step, 16, c0, size),
+                                               strides=(p["srcStride"] * FRACTAL, FRACTAL, BLOCK, size, 1))
     if p["ifTranspose"]:
-        x = x.transpose(1, 0, 2)
-    out = x.reshape(rows, 16, cols, c0, size).transpose(2, 0, 1, 3, 4).reshape(cols, rows, FRACTAL)
-    b, a = np.meshgrid(np.arange(cols), np.arange(rows), indexing="ij")
-    targets = (b * p["dstStride"] + a) * FRACTAL
-    low, high = int(targets.min()), int(targets.max()) + FRACTAL
-    image = ctx.read(buffer, p["dst"] + low, high - low, "dst").copy()  # the bytes between fractals stay
-    image[(targets - low)[..., None] + np.arange(FRACTAL)] = out
-    ctx.write(buffer, p["dst"] + low, image, "dst")
+        x = fractals.transpose(1, 2, 0, 3, 4).reshape(m_step * 16, k_step * c0, size).transpose(1, 0, 2)
+        out = x.reshape(rows, 16, cols, c0, size).transpose(2, 0, 1, 3, 4).reshape(cols, rows * FRACTAL)
+    else:  # X's fractal (a, b) is source fractal (m = a, k = b) itself: rows = mStep, cols = kStep
+        out = fractals.reshape(cols, rows * FRACTAL)
+    # destination fractal (a, b) at (b*dstStride + a)*512: column b's rows fractals one after another
+    high = ((cols - 1) * p["dstStride"] + rows) * FRACTAL
+    ctx.check_inside(buffer, p["dst"], high, "dst")
+    ctx.track(buffer, p["dst"], high, write=False)  # (the bytes between columns stay as they were)
+    if cols == 1 or p["dstStride"] == rows:
+        image = np.empty(high, dtype=np.uint8)  # the columns cover it all
+    else:
+        image = ctx.state.buffers[buffer][p["dst"]:p["dst"] + high].copy()
+    np.lib.stride_tricks.as_strided(image, shape=(cols, rows * FRACTAL), strides=(p["dstStride"] * FRACTAL, 1))[...] \
+        = out
+    ctx.write(buffer, p["dst"], image, "dst")

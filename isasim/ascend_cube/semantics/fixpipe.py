@@ -164,6 +164,8 @@ def _write_gm(ctx, p, out: np.ndarray, out_type: str, size: int) -> None:
     pieces = _placements(p, out, "GM", size)
     if atomic != "none" and atomic != out_type:
         raise faults.unsupported(f"SetAtomicAdd({atomic}) adds {atomic}, but this Fixpipe writes {out_type}")
+    if atomic == "none" and _write_gm_rows(ctx, p, out, size):
+        return
     for address, chunk in pieces:  # every row's GM mapped before the first is written
         ctx.gm_check(address, chunk.size, "write")
     if atomic == "none":
@@ -175,6 +177,29 @@ def _write_gm(ctx, p, out: np.ndarray, out_type: str, size: int) -> None:
                                  ctx.options).view(np.uint8)) for address, chunk in pieces]
     for address, total in sums:
         ctx.gm_write(address, total)
+
+
+def _write_gm_rows(ctx, p, out: np.ndarray, size: int) -> bool:
+    """The ND rows (nz2nd) of a plain store written in one go: what the row-by-row path does (every row mapped,
+    then each row tracked and written in turn, a race stopping at its row), when one writable region holds
+    them all and nothing is journalled.  False: the caller takes the row-by-row path."""
+    if not p["nz2nd"]:
+        return False
+    (span, _column), = output_spans(p, "GM", size)
+    if span.rows > 1 and span.stride < span.row_bytes:
+        return False
+    if ctx.memory.span(span.start, span.end - span.start, write=True) is None:
+        return False  # (not one writable region, or the journal or an access log wants each row)
+    pipes = ctx.state.pipes
+    done = span.rows if pipes is None else pipes.rows_ordered("GM", span.start, span.rows, span.row_bytes,
+                                                               span.stride, write=True)
+    rows = out[:done, :span.row_bytes]
+    if done and not ctx.memory.write_rows(span.start, span.stride, rows):
+        for r in range(done):
+            ctx.memory.write(span.start + r * span.stride, rows[r].tobytes())
+    for r in range(done, span.rows):  # a race at row ``done``: its own write raises it, as row by row
+        ctx.gm_write(span.start + r * span.stride, out[r, :span.row_bytes])
+    return True
 
 
 def set_pre_quant_flag(ctx, form, p):

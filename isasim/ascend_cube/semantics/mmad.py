@@ -71,6 +71,12 @@ def write_matrix(ctx, offset: int, matrix: np.ndarray, dtype: str) -> None:
     """Write ``matrix`` (element bits) into L0C's Nz fractals at offset, leaving the padding as it was."""
     rows, cols = matrix.shape
     padded = layouts.padded_shape(rows, cols, layouts.L0C_FRACTAL)
+    if padded == (rows, cols):  # no padding to keep: the fractals are the matrix's alone (still read, as below)
+        ctx.check_inside("L0C", offset, rows * cols * 4, "c")
+        ctx.track("L0C", offset, rows * cols * 4, write=False)
+        packed = layouts.nd_to_nz(matrix, dtype, layouts.L0C_FRACTAL)
+        ctx.write("L0C", offset, np.ascontiguousarray(packed, dtype=np.uint32).view(np.uint8), "c")
+        return
     current = ctx.read("L0C", offset, padded[0] * padded[1] * 4, "c").view(np.uint32)
     image = layouts.nz_to_nd(current, *padded, dtype, layouts.L0C_FRACTAL)
     image[:rows, :cols] = matrix

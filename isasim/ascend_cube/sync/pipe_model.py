@@ -128,16 +128,20 @@ class PipeModel:
     def access_rows(self, space: str, start: int, rows: int, row_bytes: int, stride: int, write: bool) -> None:
         """``access`` of ``rows`` rows of ``row_bytes`` bytes, ``stride`` apart from ``start``, one after another
         (what as many ``access`` calls do, in one go where the race check can)."""
-        if self.race is None or self.current is None:
-            return
-        index, pipe, seq, clock = self.current
         done = 0
         while done < rows:
-            done += self.race.access_rows(space, start + done * stride, rows - done, row_bytes, stride, write, pipe,
-                                          seq, index, clock)
+            done += self.rows_ordered(space, start + done * stride, rows - done, row_bytes, stride, write)
             if done < rows:  # this row has the conflict: its own access names it
                 self.access(space, start + done * stride, row_bytes, write)
                 done += 1
+
+    def rows_ordered(self, space: str, start: int, rows: int, row_bytes: int, stride: int, write: bool) -> int:
+        """How many of those rows, from the first, are ordered after what came before; they are recorded as
+        ``access`` records them.  The next row (if any is left) has a conflict, which its ``access`` raises."""
+        if self.race is None or self.current is None:
+            return rows
+        index, pipe, seq, clock = self.current
+        return self.race.access_rows(space, start, rows, row_bytes, stride, write, pipe, seq, index, clock)
 
     def _race_rule(self, conflict) -> str:
         index, pipe, _seq, _clock = self.current
