@@ -138,6 +138,8 @@ def _scalar_loop_cases() -> list[Case]:
 
 @pytest.fixture(scope="module")
 def corpus() -> list[Case]:
+    # the loop loaded now: a run starts in Python until it is (core.compiled.TIER_STEPS), and these are short
+    build(ISA.assemble("ret"), ISA.configure(None)).warm_up()
     return _trace_cases() + _kernel_cases() + _amx_fuzz_cases() + _scalar_fuzz_cases() + _scalar_loop_cases()
 
 
@@ -172,12 +174,13 @@ def outcome(case: Case, engine: str) -> dict:
         "checks_passed": dict(state.checks_passed), "tilecfg": state.tilecfg.to_bytes(),
         "start_row": state.tilecfg.start_row, "call_depth": state.call_depth,
         "released": None if released is None else (released.at, released.tilecfg.to_bytes(), released.tiles.tobytes()),
-        "compiled": None if machine.compiled_program() is None else machine.compiled_program().compiled_forms(),
+        "compiled": {} if machine.compiled_program() is None else machine.compiled_program().compiled_forms(),
+        "compiled_steps": 0 if machine.compiled_program() is None else machine.compiled_program().steps_run,
     }
 
 
 def _differences(python: dict, compiled: dict) -> list[str]:
-    return [key for key in python if key != "compiled" and python[key] != compiled[key]]
+    return [key for key in python if not key.startswith("compiled") and python[key] != compiled[key]]
 
 
 @pytest.fixture(scope="module")
@@ -195,6 +198,9 @@ def test_compiled_engine_runs_the_corpus_bit_identically(corpus, python_outcomes
     mismatched = [(case.name, _differences(p, c)) for case, p, c in zip(corpus, python_outcomes, compiled_outcomes)
                   if _differences(p, c)]
     assert not mismatched, f"{len(mismatched)} of {len(corpus)} programs differ: {mismatched[:5]}"
+    # most instructions ran in the compiled loop (the rest were handed back)
+    compiled_steps = sum(c["compiled_steps"] for c in compiled_outcomes)
+    assert compiled_steps > 0.6 * sum(c["steps"] for c in compiled_outcomes)
     used = {form for c in compiled_outcomes for form in c["compiled"]}
     # the corpus reaches every body (else the identity above says nothing of it)
     assert used >= {"tilezero", "tileloadd", "tileloaddt1", "tilestored", "tdpbssd", "tdpbsud", "tdpbusd",
@@ -231,14 +237,15 @@ def test_a_planted_difference_in_each_compiled_form_is_caught(corpus, python_out
 
 def test_the_first_compile_is_announced_on_stderr_only(tmp_path):
     """A process whose numba cache is empty compiles the loop, and says so on stderr (stdout stays the
-    program's); the cache is redirected to an empty directory so that the compile happens."""
+    program's); the cache is redirected to an empty directory so that the compile happens.  The program runs
+    long enough (past core.compiled.TIER_STEPS) that the run switches to the compiled loop."""
     script = ("from isasim.core.machine import Machine\n"
               "m = Machine('x86_amx', engine='compiled')\n"
-              "m.load(m.assemble('mov rax, 5\\nadd rax, 3\\nret'))\n"
-              "m.run(); print(m.state.gpr[0])\n")
+              "m.load(m.assemble('mov rcx, 20000\\ntop: add rax, 3\\ndec rcx\\njnz top\\nret'))\n"
+              "m.run(); print(m.state.gpr[0], m.compiled_program().steps_run > 0)\n")
     env = {**__import__("os").environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path,
                           timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "8\n"
+    assert done.stdout == "60000 True\n"
     assert "isasim: compiling the fast engine (x86_amx" in done.stderr

@@ -136,42 +136,61 @@ def tmul_checks(cfg, limits, c, a, b):
 
 
 @njit(cache=True)
+def rows_region(table, regions_used, first, stride, rows, colsb, write):
+    """The slot of the one region holding every row (colsb bytes at first + r * stride, r < rows), or -1: rows
+    spread over several regions hand back too (rare; the Python semantics split them)."""
+    span = (rows - 1) * stride
+    low = first if stride >= 0 else first + span
+    high = (first + span if stride >= 0 else first) + colsb
+    if low < 0 or high < low:
+        return -1  # (the rows wrap around the address space, or lie above 2^63)
+    return region_of(table, regions_used, low, high - low, write)
+
+
+@njit(cache=True)
 def tile_load(tiles, t, rows, colsb, first, stride, regions, table, regions_used, plant):
-    """TILELOADD of rows x colsb bytes at first + r * stride, if every row is inside a region; else False."""
-    for r in range(rows):
-        if region_of(table, regions_used, first + r * stride, colsb, False) < 0:
-            return False
-    for r in range(rows):
-        address = first + r * stride
-        slot = region_of(table, regions_used, address, colsb, False)
-        offset = address - table[slot, 0]
-        data = regions[slot]
-        for j in range(colsb):
-            tiles[t, r, j] = data[offset + j]
-        tiles[t, r, colsb:] = 0
-    tiles[t, rows:, :] = 0
+    """TILELOADD of rows x colsb bytes at first + r * stride, if one region holds every row; else False."""
+    slot = rows_region(table, regions_used, first, stride, rows, colsb, False)
+    if slot < 0:
+        return False
+    data = regions[slot]
+    base = first - table[slot, 0]
+    tile = tiles[t]
+    if stride == colsb == 64:  # whole rows back to back: one copy
+        flat = tile.ravel()
+        for j in range(rows * 64):
+            flat[j] = data[base + j]
+    else:
+        for r in range(rows):
+            offset = base + r * stride
+            for j in range(colsb):
+                tile[r, j] = data[offset + j]
+            for j in range(colsb, 64):
+                tile[r, j] = 0
+    flat = tile.ravel()
+    for j in range(rows * 64, 16 * 64):  # (loops, not slice assignments: numba's cost several times more)
+        flat[j] = 0
     if plant:
-        tiles[t, 0, 0] ^= 1
+        tile[0, 0] ^= 1
     return True
 
 
 @njit(cache=True)
 def tile_store(tiles, t, rows, colsb, first, stride, regions, table, regions_used, plant):
-    """TILESTORED of rows x colsb bytes to first + r * stride, in row order, if every row is inside a writable
-    region; else False."""
+    """TILESTORED of rows x colsb bytes to first + r * stride, in row order, if one writable region holds every
+    row; else False."""
+    slot = rows_region(table, regions_used, first, stride, rows, colsb, True)
+    if slot < 0:
+        return False
+    data = regions[slot]
+    base = first - table[slot, 0]
+    tile = tiles[t]
     for r in range(rows):
-        if region_of(table, regions_used, first + r * stride, colsb, True) < 0:
-            return False
-    for r in range(rows):
-        address = first + r * stride
-        slot = region_of(table, regions_used, address, colsb, True)
-        offset = address - table[slot, 0]
-        data = regions[slot]
+        offset = base + r * stride
         for j in range(colsb):
-            data[offset + j] = tiles[t, r, j]
+            data[offset + j] = tile[r, j]
     if plant:
-        slot = region_of(table, regions_used, first, colsb, True)
-        regions[slot][first - table[slot, 0]] ^= 1
+        data[base] ^= 1
     return True
 
 
@@ -239,7 +258,9 @@ def run_loop(forms, ops, addresses, count, start, budget, gpr, scalars, cfg, lim
                     break
                 passed[slot] = 1
                 newly[slot] = 1
-            tiles[t, :, :] = 0
+            flat = tiles[t].ravel()
+            for j in range(16 * 64):
+                flat[j] = 0
             if plant:
                 tiles[t, 0, 0] = 1
         elif form == L.JCC:

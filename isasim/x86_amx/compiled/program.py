@@ -15,13 +15,30 @@ import numpy as np
 from ...core import compiled as core_compiled
 from ...core.compiled import CompiledProgram
 from . import lowering
-from .loop import PARITY, run_loop
-from .tmul import fp16_widening_table
 
 REGION_SLOTS = 8  # memory regions the loop reaches (accesses elsewhere hand back)
 _NO_REGION = np.zeros(1, dtype=np.uint8)
-_FP16_TABLE = fp16_widening_table()
 _LOOP_NAME = "x86_amx"
+_LOOP_MODULE = __name__.rsplit(".", 1)[0] + ".loop"
+
+
+def _loop():
+    """loop.py's run_loop and its tables (imported on first use: importing numba takes about 0.3 s)."""
+    global _LOOP
+    if _LOOP is None:
+        from .loop import PARITY, run_loop
+        from .tmul import fp16_widening_table
+
+        _LOOP = run_loop, fp16_widening_table(), PARITY
+    return _LOOP
+
+
+_LOOP = None
+
+
+def loop_ready() -> bool:
+    """Whether run_loop is loaded in this process (compiled, or read from numba's cache)."""
+    return _LOOP is not None and bool(_LOOP[0].signatures)
 
 
 class X86CompiledProgram(CompiledProgram):
@@ -51,6 +68,7 @@ class X86CompiledProgram(CompiledProgram):
         self._regions_used = 0
         self._tilecfg = None  # the TileConfig object the cfg array below was made from, and its start_row
         self._cfg = np.zeros(18, dtype=np.int64)
+        self.steps_run = 0  # instructions this program's compiled runs executed (the tests' measure of coverage)
 
     def covers(self, pc: int) -> bool:
         index = self.lowered.index_of.get(pc)
@@ -98,14 +116,9 @@ class X86CompiledProgram(CompiledProgram):
         passed = np.array([key in checks_passed for key in keys], dtype=np.int8) if keys else _NO_KEYS
         newly = np.zeros(len(keys), dtype=np.int8) if keys else _NO_KEYS
         cfg = self._cfg_of(state.tilecfg)
-        global _LOOP_CALLED
-        if not _LOOP_CALLED:
-            with core_compiled.first_compile_notice(_LOOP_NAME):
-                result = self._loop(start, budget, gpr, scalars, cfg, tiles, regions, passed, newly)
-            _LOOP_CALLED = True
-        else:
-            result = self._loop(start, budget, gpr, scalars, cfg, tiles, regions, passed, newly)
+        result = self._call(start, budget, gpr, scalars, cfg, tiles, regions, passed, newly)
         _index, pc, steps, status = result
+        self.steps_run += steps
         state.gpr[:] = gpr.view(np.uint64).tolist()
         state.rflags = int(scalars[0])
         if keys and newly.any():
@@ -119,12 +132,26 @@ class X86CompiledProgram(CompiledProgram):
                     checks_passed[key] = ()
         return int(pc) % (1 << 64), int(steps), int(status)
 
-    def _loop(self, start, budget, gpr, scalars, cfg, tiles, regions, passed, newly):
+    def _call(self, start, budget, gpr, scalars, cfg, tiles, regions, passed, newly):
+        run_loop, fp16_table, parity = _loop()
         lowered = self.lowered
-        return run_loop(self.forms, self.ops, lowered.addresses, lowered.count, start, budget, gpr, scalars, cfg,
-                        self.limits, tiles, regions, self._table, self._regions_used, passed, newly, _FP16_TABLE,
-                        PARITY)
+        arguments = (self.forms, self.ops, lowered.addresses, lowered.count, start, budget, gpr, scalars, cfg,
+                     self.limits, tiles, regions, self._table, self._regions_used, passed, newly, fp16_table, parity)
+        if run_loop.signatures:
+            return run_loop(*arguments)
+        with core_compiled.first_compile_notice(_LOOP_NAME):  # (numba compiles it, or reads its cache)
+            return run_loop(*arguments)
+
+    def ready(self) -> bool:
+        return loop_ready()
+
+    def warm_up(self) -> None:
+        """Load the loop with a call that runs nothing (a budget of 0)."""
+        if not loop_ready():
+            tiles = np.zeros((8, 16, 64), dtype=np.uint8)
+            gpr, scalars = np.zeros(16, dtype=np.int64), np.zeros(2, dtype=np.int64)
+            self._call(0, 0, gpr, scalars, np.zeros(18, dtype=np.int64), tiles, (_NO_REGION,) * REGION_SLOTS,
+                       _NO_KEYS, _NO_KEYS)
 
 
 _NO_KEYS = np.zeros(0, dtype=np.int8)
-_LOOP_CALLED = False

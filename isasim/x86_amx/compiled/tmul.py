@@ -9,9 +9,10 @@ C := ADD32(C, T).  Three ways, each giving the semantics' bits:
 
 * exact: when no step can round (the proof of numerics.products.exact_totals, for one instruction's products:
   every input finite and normal or zero, q the lowest set bit's exponent over the products, their sum bounded
-  below 2^(q+24), q >= -126 and q + 24 <= 127), T is the exact sum of the products, which a float64 matrix
-  product computes exactly in any order, and an exact zero T is +0 (E and O start at +0).  C := ADD32(C, T)
-  then follows the lane rules below.
+  below 2^(q+24), q >= -126 and q + 24 <= 127), T is the exact sum of the products: every product and partial
+  sum, in any order, is a multiple of 2^q below 2^(q+24), an fp32 value, so float32 arithmetic computes it
+  exactly in any order (vectorized), and an exact zero T is +0 (E and O start at +0).  Where the proof also
+  holds with C's values in it, C + T is computed the same way; otherwise C := ADD32(C, T) by the lane rules.
 * finite lanes: every input finite (after DAZ); each step is s := acc + a*b in float64 and the AMX rounding of
   s.  a and b have at most 12 significant bits (bf16: 8, fp16: 11), so a*b is exact, and s is the exact sum or
   a faithful rounding of it that never lands on a 24-bit rounding boundary unless it is exact (the argument
@@ -131,67 +132,104 @@ def add32_bits(x, y):
 # ---- the TMULs ----------------------------------------------------------------------------------------------
 @njit(cache=True)
 def zero_outside(tiles, c, M, N):
-    """Rows of C beyond M and bytes beyond its 4N := 0 (every TMUL's epilogue)."""
-    tiles[c, M:, :] = 0
-    tiles[c, :M, 4 * N:] = 0
+    """Rows of C beyond M and bytes beyond its 4N := 0 (every TMUL's epilogue; loops, not slice assignments,
+    which cost numba several times more)."""
+    tile = tiles[c]
+    for m in range(M):
+        for j in range(4 * N, 64):
+            tile[m, j] = 0
+    for m in range(M, 16):
+        for j in range(64):
+            tile[m, j] = 0
 
 
 @njit(cache=True)
 def tmul_integer(tiles, c, a, b, M, K, N, a_signed, b_signed, plant):
-    """TDPB[SU][SU]D: C[m].dword[n] += sum over k, i of ext(A[m].byte[4k+i]) * ext(B[k].byte[4n+i]) (mod 2^32)."""
+    """TDPB[SU][SU]D: C[m].dword[n] += sum over k, i of ext(A[m].byte[4k+i]) * ext(B[k].byte[4n+i]) (mod 2^32).
+
+    The bytes widened to int16 once, B transposed so that each output's sum runs over contiguous memory
+    (what LLVM vectorizes): A16[m][4k+i], Bn[n][4k+i] = B[k].byte[4n+i]; each sum in int32, which wraps
+    as the accumulator does."""
     signed = tiles.view(np.int8)
     C = tiles.view(np.uint32)
     products = 4 * K
-    # B rearranged so that the inner loop runs over n, contiguous: Bt[4k+i][n] = B[k].byte[4n+i]
-    Bt = np.empty((products, N), dtype=np.int32)
-    for k in range(K):
-        for n in range(N):
-            for i in range(4):
-                Bt[4 * k + i, n] = signed[b, k, 4 * n + i] if b_signed else tiles[b, k, 4 * n + i]
-    total = np.empty(N, dtype=np.int32)
-    for m in range(M):
-        total[:] = 0
-        for j in range(products):
-            x = np.int32(signed[a, m, j]) if a_signed else np.int32(tiles[a, m, j])
+    A16 = np.empty((M, products), dtype=np.int16)
+    Bn = np.empty((N, products), dtype=np.int16)
+    if a_signed:
+        for m in range(M):
+            for j in range(products):
+                A16[m, j] = signed[a, m, j]
+    else:
+        for m in range(M):
+            for j in range(products):
+                A16[m, j] = tiles[a, m, j]
+    if b_signed:
+        for k in range(K):
             for n in range(N):
-                total[n] += x * Bt[j, n]
+                for i in range(4):
+                    Bn[n, 4 * k + i] = signed[b, k, 4 * n + i]
+    else:
+        for k in range(K):
+            for n in range(N):
+                for i in range(4):
+                    Bn[n, 4 * k + i] = tiles[b, k, 4 * n + i]
+    for m in range(M):
+        row = A16[m]
         for n in range(N):
-            C[c, m, n] = np.uint32((np.int64(C[c, m, n]) + np.int64(total[n])) & 0xFFFFFFFF)
+            column = Bn[n]
+            total = np.int32(0)
+            for j in range(products):
+                total += np.int32(row[j]) * np.int32(column[j])
+            C[c, m, n] = np.uint32((np.int64(C[c, m, n]) + np.int64(total)) & 0xFFFFFFFF)
     if plant:
         C[c, 0, 0] ^= np.uint32(1)
     zero_outside(tiles, c, M, N)
 
 
 @njit(cache=True)
-def widen_block(halves, rows, columns, fp16_table, fp16, out_bits):
-    """out_bits[r, j] := the fp32 pattern of element j of row r (16-bit elements, bf16 or fp16); returns
-    (any inf or NaN, any denormal, lowest set bit's exponent or None as 1 << 20, largest magnitude)."""
-    special, denormal = False, False
-    lowest_exponent, significands, largest = 1 << 20, 0, 0
-    for r in range(rows):
-        for j in range(columns):
-            h = halves[r, j]
-            w = np.int64(fp16_table[h]) if fp16 else np.int64(h) << 16
-            out_bits[r, j] = w
-            exponent = (w >> 23) & 0xFF
-            magnitude = w & ABS
-            if exponent == 0xFF:
-                special = True
-            elif exponent == 0:
-                if magnitude:
-                    denormal = True
-            else:
-                if exponent < lowest_exponent:
-                    lowest_exponent = exponent
-                significands |= (w & MANTISSA) | 0x800000
-                if magnitude > largest:
-                    largest = magnitude
-    if lowest_exponent == 1 << 20:
-        return special, denormal, 1 << 20, 0.0
+def fp32_statistics(bits):
+    """Of a C-contiguous array of fp32 patterns (uint32): (any inf or NaN, any denormal, the exponent of the
+    lowest set bit over the normal values (1 << 20 if there is none), their largest magnitude).  Branch-free
+    reductions (min, max, or), which LLVM vectorizes."""
+    flat = bits.ravel()
+    lowest, highest, significands, largest, denormals = 255, 0, 0, 0, 0
+    for j in range(flat.size):
+        w = np.int32(flat[j] & ABS)
+        exponent = w >> 23
+        normal = exponent != 0
+        lowest = min(lowest, exponent if normal else 255)
+        highest = max(highest, exponent)
+        significands |= ((w & MANTISSA) | 0x800000) if normal else 0
+        largest = max(largest, w)
+        denormals |= w if not normal else 0
+    special = highest == 255
+    if lowest == 255:
+        return special, denormals != 0, 1 << 20, 0.0
     trailing = 0
     while not (significands >> trailing) & 1:
         trailing += 1
-    return special, denormal, lowest_exponent - 150 + trailing, value_of(largest)
+    return special, denormals != 0, lowest - 150 + trailing, value_of(largest)
+
+
+@njit(cache=True)
+def no_rounding(q, largest):
+    """Whether sums of multiples of 2^q below ``largest`` in magnitude are exact fp32 values, none tiny."""
+    return q >= -126 and q + 24 <= 127 and largest < 2.0 ** (q + 24) * EXACT_MARGIN
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def exact_sums(A, BT, start, out):
+    """out[m][n] := start[m][n] + sum over j of A[m][j] * BT[n][j], in float32, where the caller has proved that
+    no product and no partial sum, in any order, rounds (so reassociating and fusing change nothing: the
+    only fast-math freedoms allowed here; signed zeros and NaNs keep their IEEE rules)."""
+    M, P = A.shape
+    N = BT.shape[0]
+    for m in range(M):
+        for n in range(N):
+            total = start[m, n]
+            for j in range(P):
+                total += A[m, j] * BT[n, j]
+            out[m, n] = total
 
 
 @njit(cache=True)
@@ -199,58 +237,70 @@ def tmul_float(tiles, c, a, b, M, K, N, fp16, fp16_table, plant):
     """TDPBF16PS / TDPFP16PS (see the module docstring for the three ways)."""
     halves = tiles.view(np.uint16)
     C = tiles.view(np.uint32)
-    A_bits = np.empty((M, 2 * K), dtype=np.int64)
-    B_bits = np.empty((K, 2 * N), dtype=np.int64)
-    a_special, a_denormal, a_low, a_max = widen_block(halves[a], M, 2 * K, fp16_table, fp16, A_bits)
-    b_special, b_denormal, b_low, b_max = widen_block(halves[b], K, 2 * N, fp16_table, fp16, B_bits)
+    # A's and B's elements widened to fp32 patterns: A_bits[m][2k + lane], BT_bits[n][2k + lane] = B[k].h[2n + lane]
+    A_bits = np.empty((M, 2 * K), dtype=np.uint32)
+    BT_bits = np.empty((N, 2 * K), dtype=np.uint32)
+    if fp16:
+        for m in range(M):
+            for j in range(2 * K):
+                A_bits[m, j] = fp16_table[halves[a, m, j]]
+        for k in range(K):
+            for n in range(N):
+                BT_bits[n, 2 * k] = fp16_table[halves[b, k, 2 * n]]
+                BT_bits[n, 2 * k + 1] = fp16_table[halves[b, k, 2 * n + 1]]
+    else:
+        for m in range(M):
+            for j in range(2 * K):
+                A_bits[m, j] = np.uint32(halves[a, m, j]) << 16
+        for k in range(K):
+            for n in range(N):
+                BT_bits[n, 2 * k] = np.uint32(halves[b, k, 2 * n]) << 16
+                BT_bits[n, 2 * k + 1] = np.uint32(halves[b, k, 2 * n + 1]) << 16
+    a_special, a_denormal, a_low, a_max = fp32_statistics(A_bits)
+    b_special, b_denormal, b_low, b_max = fp32_statistics(BT_bits)
     T = np.empty((M, N), dtype=np.int64)
     if a_special or b_special:
         for m in range(M):
             for n in range(N):
                 even, odd = np.int64(0), np.int64(0)
                 for k in range(K):
-                    even = fma32_bits(even, A_bits[m, 2 * k], B_bits[k, 2 * n])
-                    odd = fma32_bits(odd, A_bits[m, 2 * k + 1], B_bits[k, 2 * n + 1])
+                    even = fma32_bits(even, np.int64(A_bits[m, 2 * k]), np.int64(BT_bits[n, 2 * k]))
+                    odd = fma32_bits(odd, np.int64(A_bits[m, 2 * k + 1]), np.int64(BT_bits[n, 2 * k + 1]))
                 T[m, n] = add32_bits(even, odd)
     else:
-        # finite inputs: as float64 values, DAZ'd
-        A_values = np.empty((M, 2 * K), dtype=np.float64)
-        for m in range(M):
-            for j in range(2 * K):
-                A_values[m, j] = value_of(daz(A_bits[m, j]))
-        # B's lanes with n innermost: B_values[2k + lane][n] = B[k].h[2n + lane]
-        B_values = np.empty((2 * K, N), dtype=np.float64)
-        for k in range(K):
-            for n in range(N):
-                B_values[2 * k, n] = value_of(daz(B_bits[k, 2 * n]))
-                B_values[2 * k + 1, n] = value_of(daz(B_bits[k, 2 * n + 1]))
         q = a_low + b_low
-        exact = (not a_denormal and not b_denormal and a_low < (1 << 20) and b_low < (1 << 20)
-                 and q >= -126 and q + 24 <= 127
-                 and 2 * K * a_max * b_max < 2.0 ** (q + 24) * EXACT_MARGIN)
-        if exact:
-            sums = np.zeros(N, dtype=np.float64)
+        products_exact = (not a_denormal and not b_denormal and a_low < (1 << 20) and b_low < (1 << 20)
+                          and no_rounding(q, 2 * K * a_max * b_max))
+        if products_exact:
+            C_bits = np.ascontiguousarray(C[c, :M, :N])
+            c_special, c_denormal, c_low, c_max = fp32_statistics(C_bits)
+            with_c = (not c_special and not c_denormal
+                      and no_rounding(min(q, c_low), c_max + 2 * K * a_max * b_max))
+            start = C_bits.view(np.float32) if with_c else np.zeros((M, N), dtype=np.float32)
+            sums = np.empty((M, N), dtype=np.float32)
+            exact_sums(A_bits.view(np.float32), BT_bits.view(np.float32), start, sums)
             for m in range(M):
-                sums[:] = 0.0
-                for j in range(2 * K):
-                    x = A_values[m, j]
-                    for n in range(N):
-                        sums[n] += x * B_values[j, n]
                 for n in range(N):
-                    T[m, n] = bits_of(sums[n]) if sums[n] != 0.0 else 0
+                    total = bits_of(sums[m, n]) if sums[m, n] != 0.0 else 0  # (an exact zero is +0)
+                    if with_c:
+                        C[c, m, n] = np.uint32(total)
+                    else:
+                        T[m, n] = total
+            if with_c:  # C := C + every product, exactly: no step of either rounds
+                if plant:
+                    C[c, 0, 0] ^= np.uint32(1)
+                zero_outside(tiles, c, M, N)
+                return
         else:
-            even = np.empty(N, dtype=np.float64)
-            odd = np.empty(N, dtype=np.float64)
             for m in range(M):
-                even[:] = 0.0
-                odd[:] = 0.0
-                for k in range(K):
-                    x, y = A_values[m, 2 * k], A_values[m, 2 * k + 1]
-                    for n in range(N):
-                        even[n] = rounded(even[n] + x * B_values[2 * k, n])
-                        odd[n] = rounded(odd[n] + y * B_values[2 * k + 1, n])
                 for n in range(N):
-                    T[m, n] = add32_bits(bits_of(even[n]), bits_of(odd[n]))
+                    even, odd = 0.0, 0.0
+                    for k in range(K):
+                        even = rounded(even + value_of(daz(np.int64(A_bits[m, 2 * k])))
+                                       * value_of(daz(np.int64(BT_bits[n, 2 * k]))))
+                        odd = rounded(odd + value_of(daz(np.int64(A_bits[m, 2 * k + 1])))
+                                      * value_of(daz(np.int64(BT_bits[n, 2 * k + 1]))))
+                    T[m, n] = add32_bits(bits_of(even), bits_of(odd))
     for m in range(M):
         for n in range(N):
             C[c, m, n] = np.uint32(add32_bits(np.int64(C[c, m, n]), T[m, n]))
