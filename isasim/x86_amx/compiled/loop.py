@@ -7,7 +7,7 @@ isasim.core.compiled); where a check fails the loop stops with the index of that
 and the status HANDBACK.  The arrays (see program.py for how they are made from the state):
 
     gpr      int64[16]      the GPRs' bits
-    scalars  int64[2]       rflags, call depth
+    scalars  int64[3]       rflags, call depth, how many checks passed here (the loop counts them)
     cfg      int64[18]      TILECFG: palette, start_row, colsb[0..7], rows[0..7]
     limits   int64[3]       the CPU model's max_names, tmul_maxk, tmul_maxn (bytes)
     tiles    uint8[8,16,64] the tile data (the state's own array, written in place)
@@ -221,6 +221,7 @@ def run_loop(forms, ops, addresses, count, start, budget, gpr, scalars, cfg, lim
                     break
                 passed[slot] = 1
                 newly[slot] = 1
+                scalars[2] += 1
             M, K, N = cfg[CFG_ROWS + c], cfg[CFG_COLSB + a] // 4, cfg[CFG_COLSB + c] // 4
             if form == L.TDPBF16PS or form == L.TDPFP16PS:
                 tmul_float(tiles, c, a, b, M, K, N, form == L.TDPFP16PS, fp16_table, plant)
@@ -236,6 +237,7 @@ def run_loop(forms, ops, addresses, count, start, budget, gpr, scalars, cfg, lim
                     break
                 passed[slot] = 1
                 newly[slot] = 1
+                scalars[2] += 1
             first = row[7]
             if row[2] >= 0:
                 first += gpr[row[2]] & row[3]
@@ -258,6 +260,7 @@ def run_loop(forms, ops, addresses, count, start, budget, gpr, scalars, cfg, lim
                     break
                 passed[slot] = 1
                 newly[slot] = 1
+                scalars[2] += 1
             flat = tiles[t].ravel()
             for j in range(16 * 64):
                 flat[j] = 0

@@ -36,9 +36,12 @@ def _loop():
 _LOOP = None
 
 
+_READY = False  # run_loop has run in this process (asking numba's dispatcher costs tens of microseconds)
+
+
 def loop_ready() -> bool:
     """Whether run_loop is loaded in this process (compiled, or read from numba's cache)."""
-    return _LOOP is not None and bool(_LOOP[0].signatures)
+    return _READY
 
 
 class X86CompiledProgram(CompiledProgram):
@@ -111,7 +114,7 @@ class X86CompiledProgram(CompiledProgram):
         regions = self._region_views(memory)
         tiles = state.settled_tiles()  # (waiting TMUL products made now: the same bits as later)
         gpr = np.array(state.gpr, dtype=np.uint64).view(np.int64)
-        scalars = np.array([state.rflags, state.call_depth], dtype=np.int64)
+        scalars = np.array([state.rflags, state.call_depth, 0], dtype=np.int64)  # (2: checks newly passed)
         keys, checks_passed = lowered.keys, state.checks_passed
         passed = np.array([key in checks_passed for key in keys], dtype=np.int8) if keys else _NO_KEYS
         newly = np.zeros(len(keys), dtype=np.int8) if keys else _NO_KEYS
@@ -121,7 +124,7 @@ class X86CompiledProgram(CompiledProgram):
         self.steps_run += steps
         state.gpr[:] = gpr.view(np.uint64).tolist()
         state.rflags = int(scalars[0])
-        if keys and newly.any():
+        if scalars[2]:
             config = state.tilecfg
             for slot in np.flatnonzero(newly):
                 key = keys[slot]
@@ -137,10 +140,12 @@ class X86CompiledProgram(CompiledProgram):
         lowered = self.lowered
         arguments = (self.forms, self.ops, lowered.addresses, lowered.count, start, budget, gpr, scalars, cfg,
                      self.limits, tiles, regions, self._table, self._regions_used, passed, newly, fp16_table, parity)
-        if run_loop.signatures:
+        if _READY:
             return run_loop(*arguments)
         with core_compiled.first_compile_notice(_LOOP_NAME):  # (numba compiles it, or reads its cache)
-            return run_loop(*arguments)
+            result = run_loop(*arguments)
+        _ready()
+        return result
 
     def ready(self) -> bool:
         return loop_ready()
@@ -149,9 +154,14 @@ class X86CompiledProgram(CompiledProgram):
         """Load the loop with a call that runs nothing (a budget of 0)."""
         if not loop_ready():
             tiles = np.zeros((8, 16, 64), dtype=np.uint8)
-            gpr, scalars = np.zeros(16, dtype=np.int64), np.zeros(2, dtype=np.int64)
+            gpr, scalars = np.zeros(16, dtype=np.int64), np.zeros(3, dtype=np.int64)
             self._call(0, 0, gpr, scalars, np.zeros(18, dtype=np.int64), tiles, (_NO_REGION,) * REGION_SLOTS,
                        _NO_KEYS, _NO_KEYS)
+
+
+def _ready() -> None:
+    global _READY
+    _READY = True
 
 
 _NO_KEYS = np.zeros(0, dtype=np.int8)
