@@ -117,12 +117,15 @@ def copy_gm_to_l1_nd2nz(ctx, form, p):
     rows_32 = _nd2nz_rows(p, size, c0)
     low, high = rows_32.low, rows_32.high
     ctx.check_inside("L1", low, high - low, "dst")
-    rows = np.stack([_nd_rows(ctx, p["src"] + ti * p["srcNdMatrixStride"] * size, p["srcDValue"] * size,
-                              p["nValue"], p["dValue"] * size).reshape(p["nValue"], p["dValue"], size)
-                     for ti in range(p["ndNum"])])
+    matrices = [_nd_rows(ctx, p["src"] + ti * p["srcNdMatrixStride"] * size, p["srcDValue"] * size, p["nValue"],
+                         p["dValue"] * size) for ti in range(p["ndNum"])]
+    rows = matrices[0][None] if len(matrices) == 1 else np.stack(matrices)  # ndNum x nValue x dValue*size bytes
     if rows_32.disjoint:  # each destination row written once: a strided view of L1 takes them in any order
-        image = ctx.state.buffers["L1"][low:high].copy()
-        _nd2nz_place(image, rows.reshape(p["ndNum"], p["nValue"], p["dValue"] * size), p, size, c0, low)
+        if rows.size == high - low:  # and they cover [low, high) whole
+            image = np.empty(high - low, dtype=np.uint8)
+        else:
+            image = ctx.state.buffers["L1"][low:high].copy()
+        _nd2nz_place(image, rows, p, size, c0, low)
         ctx.write("L1", low, image, "dst")
         return
     dst = nd2nz_destinations(p)
@@ -147,6 +150,23 @@ def _nd2nz_rows(p: dict, size: int, c0: int) -> _Nd2NzRows:
     """The destination rows of an Nd2Nz with ndNum, nValue and dValue > 0: nd2nz_destinations' span, from the
     rows' starts (ndNum x nValue x blocks of C0) rather than every element."""
     blocks = -(-p["dValue"] // c0)
+    last_width = (p["dValue"] - (blocks - 1) * c0) * size
+    axes = [(p["dstNzMatrixStride"] * size, p["ndNum"]), (p["dstNzNStride"] * BLOCK, p["nValue"]),
+            (p["dstNzC0Stride"] * BLOCK, blocks)]
+    if all(stride >= 0 for stride, _count in axes):
+        # the rows' starts are an affine grid: the first at dst, the furthest at the last index of each axis
+        furthest = p["dst"] + sum(stride * (count - 1) for stride, count in axes)
+        high = furthest + last_width
+        if blocks > 1:  # the last block may be part-filled: the one before it may reach further
+            high = max(high, furthest - axes[2][0] + c0 * size)
+        # no two rows meet when, the axes taken by stride, each step clears the whole span of the axes inside
+        span = c0 * size
+        nested = True
+        for stride, count in sorted((a for a in axes if a[1] > 1)):
+            nested = nested and stride >= span
+            span = stride * (count - 1) + span
+        if nested:
+            return _Nd2NzRows(p["dst"], high, True)
     t, r, j = np.meshgrid(np.arange(p["ndNum"]), np.arange(p["nValue"]), np.arange(blocks), indexing="ij")
     starts = (p["dst"] + t * p["dstNzMatrixStride"] * size + (j * p["dstNzC0Stride"] + r * p["dstNzNStride"])
               * BLOCK).reshape(-1)

@@ -59,9 +59,13 @@ def _fractal_along(buffer: str, layout: str, dtype: str) -> tuple[int, int]:
 def read_matrix(ctx, buffer: str, offset: int, layout: str, rows: int, cols: int, dtype: str) -> np.ndarray:
     """The rows x cols matrix (element bits) whose fractals start at buffer[offset], in ``layout``."""
     size = ELEMENT_BYTES[dtype]
-    data = ctx.read(buffer, offset, matrix_bytes(buffer, layout, rows, cols, dtype), buffer).view(_storage(size))
+    nbytes = matrix_bytes(buffer, layout, rows, cols, dtype)
     if layout == "ND":  # a GEMV row: cols elements in a row
-        return data.reshape(rows, cols)
+        return ctx.read(buffer, offset, nbytes, buffer).view(_storage(size)).reshape(rows, cols)
+    # the unpacking below copies, so it reads the buffer in place (checked and tracked as ctx.read does)
+    ctx.check_inside(buffer, offset, nbytes, buffer)
+    ctx.track(buffer, offset, nbytes, write=False)
+    data = ctx.state.buffers[buffer][offset:offset + nbytes].view(_storage(size))
     fractal = layouts.L0C_FRACTAL if buffer == "L0C" else layouts.fractal_shape(dtype)
     unpack = {"Zz": layouts.zz_to_nd, "Nz": layouts.nz_to_nd, "Zn": layouts.zn_to_nd}[layout]
     return unpack(data, rows, cols, dtype, fractal)

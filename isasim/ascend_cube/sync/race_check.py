@@ -74,7 +74,7 @@ class Shadow:
 
     @property
     def size(self) -> int:
-        return self.write_pipe.size * self.granule
+        return self.write_pipe.shape[0] * self.granule
 
     def refine(self) -> None:
         """One record per byte from now on (each granule's record copied to its bytes)."""
@@ -147,15 +147,19 @@ class RaceCheck:
         then), or None."""
         if size <= 0:
             return None
-        pieces = list(self._pieces(space, start, size))
-        if self.kernel is not None and len(pieces) == 1:
-            shadow, a, b, _base = pieces[0]
-            if 0 <= a and b <= shadow.size:
-                lo, hi = shadow.units(a, b)
+        if self.kernel is not None:  # one shadow holds the bytes: the compiled check and record
+            if space != "GM":
+                shadow, a = self._buffer_shadow(space), start
+            else:
+                page = start // GM_PAGE
+                shadow = self._page_shadow(page) if (start + size - 1) // GM_PAGE == page else None
+                a = start - page * GM_PAGE
+            if shadow is not None and 0 <= a and a + size <= shadow.size:
+                lo, hi = shadow.units(a, a + size)
                 if self.kernel(shadow.write_pipe, shadow.write_seq, shadow.write_index, shadow.read_seq,
                                shadow.read_index, lo, 1, hi - lo, 0, write, pipe, seq, index, clock) == 1:
                     return None  # checked and recorded
-        return self._access_numpy(space, pieces, write, pipe, seq, index, clock)
+        return self._access_numpy(space, list(self._pieces(space, start, size)), write, pipe, seq, index, clock)
 
     def _access_numpy(self, space: str, pieces: list, write: bool, pipe: int, seq: int, index: int,
                       clock: np.ndarray) -> Conflict | None:
@@ -243,7 +247,10 @@ def _any_unordered(shadow: Shadow, lo: int, hi: int, write: bool, index: int, cl
 def lookup(clock: np.ndarray) -> np.ndarray:
     """A pipe's clock as ``access`` reads it: indexed by a writer's pipe number, where NONE (-1) picks the
     appended last entry, which never conflicts."""
-    return np.append(clock.astype(np.int32), UNORDERED)
+    out = np.empty(clock.size + 1, dtype=np.int32)
+    out[:-1] = clock
+    out[-1] = UNORDERED
+    return out
 
 
 def _conflict(kind: str, space: str, start: int, unordered: np.ndarray, indexes: np.ndarray,

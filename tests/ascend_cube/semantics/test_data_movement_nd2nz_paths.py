@@ -75,3 +75,13 @@ def test_nd2nz_moves_every_element_where_the_pseudocode_puts_it(seed):
         np.testing.assert_array_equal(got[untouched], l1[untouched])
         return
     np.testing.assert_array_equal(got, _expected(l1, gm, p, size))
+
+
+def test_nd2nz_interleaved_rows_that_do_not_meet():
+    """Destination rows interleaved (rows 64 B apart, C0 blocks 96 B apart) yet never sharing a byte."""
+    rng = np.random.default_rng(42)
+    p = {"dst": 256, "ndNum": 1, "nValue": 3, "dValue": 40, "srcDValue": 41, "srcNdMatrixStride": 0,
+         "dstNzC0Stride": 3, "dstNzNStride": 2, "dstNzMatrixStride": 0}
+    gm = rng.integers(0, 256, 3 * 41 + 64, dtype=np.uint8)
+    l1 = rng.integers(0, 256, L1_BYTES, dtype=np.uint8)
+    np.testing.assert_array_equal(_run(p, "int8", gm, l1), _expected(l1, gm, p, 1))
