@@ -9,17 +9,18 @@ one with an int32 bias.  ``--quick`` runs m = n = k = 128, batch 2 (what the tes
 
 * isasim: ``qbmm.build(case)`` (the instruction stream) and ``qbmm_run.run(kernel)`` (assembling it, loading
   A, B and the words into GM, simulating every DataCopy, LoadData, Mmad and Fixpipe), timed separately;
-* numpy: the same operator in plain numpy, no isasim code: ``np.matmul`` of A and B as int32 (numpy's integer
-  matmul), + bias, converted to float32, times each column's float32 scale decoded from its word (bits 31..13,
-  the M1 field the Fixpipe reads), rounded to bfloat16 by bits (ties to even);
-* for scale, not for the target: the same numpy operator with the product in float64 (BLAS), which is exact
-  here (|sum| <= 4095 * 2**14 < 2**53) and far faster than numpy's integer matmul (no BLAS behind it).
+* numpy f64, the target's baseline: the same operator in plain numpy, no isasim code: ``np.matmul`` of A and B
+  as float64 (BLAS; exact here: |sum| <= 4095 * 2**14 < 2**53), as int32, + bias, converted to float32, times
+  each column's float32 scale decoded from its word (bits 31..13, the M1 field the Fixpipe reads), rounded to
+  bfloat16 by bits (ties to even);
+* numpy int, for scale: the same operator with numpy's integer matmul (exact, no BLAS behind it, far slower).
 
-Each round times build, run and numpy back to back, and the ratio is the median of the rounds'
+Each round times build, run and both numpys back to back, and a ratio is the median of the rounds'
 (build + run) / numpy ratios: this machine's speed drifts, and a slow spell then slows both sides of one
-round rather than one side of the table.  Both Cs are compared every round; this case is integer-exact
-(every sum fits in float32's 24 bits, the scales are powers of two), so they must agree bit for bit.
-The target: isasim within 10x of numpy's time.
+round rather than one side of the table.  The Cs are compared every round; this case is integer-exact (every
+sum fits in float32's 24 bits, the scales are powers of two), so they must agree bit for bit, and a row whose
+Cs differ is an invalid measurement: the table gives no ratio for it, and no verdict on the target.
+The target (issue 33): isasim (build + run) within 2x of the float64-BLAS numpy's time.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from isasim.ascend_cube.numerics.quant_word import pack_scale  # noqa: E402
 
 SIZE, BATCH = 1024, 4
 QUICK_SIZE, QUICK_BATCH = 128, 2
-TARGET_RATIO = 10  # isasim within 10x of numpy's time
+TARGET_RATIO = 2  # isasim within 2x of the float64-BLAS numpy's time
 SCALES = tuple(np.float32(2.0 ** -e) for e in range(6, 11))  # 1/64 .. 1/1024: exact products, no double rounding
 BIAS_LIMIT = 1 << 20  # |A x B| <= 1024 * 128 * 128 = 2**24 at most, and far less for random data
 
@@ -163,21 +164,27 @@ def report(rows: list[dict], machine: str | None = None) -> list[str]:
     lines = ["ascend_cube qbmm: int8 x int8 -> bfloat16, per-channel uint64 scale, default tiling"
              + (f" ({machine})" if machine else ""),
              f"{'m x n x k':>18}{'batch':>6}{'bias':>7}{'blocks':>7}{'instr':>7}{'build s':>9}{'run s':>8}"
-             f"{'numpy s':>9}{'isasim/numpy':>14}{'numpy f64 s':>13}{'isasim/f64':>12}  C"]
+             f"{'numpy f64 s':>13}{'isasim/f64':>12}{'numpy int s':>13}{'isasim/int':>12}  C"]
     for row in rows:
+        valid = row["bit_exact"]  # no figure from an invalid measurement
+        f64 = f"{row['isasim_over_numpy_f64']:>11.2f}x" if valid else f"{'-':>12}"
+        integer = f"{row['isasim_over_numpy']:>11.2f}x" if valid else f"{'-':>12}"
         lines.append(f"{row['m']:>6} x{row['n']:>5} x{row['k']:>5}{row['batch']:>6}{row['bias'] or '-':>7}"
                      f"{row['blocks']:>7}{row['instructions']:>7}{row['build_s']:>9.3f}{row['run_s']:>8.2f}"
-                     f"{row['numpy_s']:>9.2f}{row['isasim_over_numpy']:>13.2f}x{row['numpy_f64_s']:>13.3f}"
-                     f"{row['isasim_over_numpy_f64']:>11.1f}x  "
-                     + ("bit-exact" if row["bit_exact"] else "NOT bit-exact: " + row["mismatch"]))
+                     f"{row['numpy_f64_s']:>13.3f}{f64}{row['numpy_s']:>13.2f}{integer}  "
+                     + ("bit-exact" if valid else "NOT bit-exact: " + row["mismatch"]))
     if rows and rows[0]["m"] == SIZE and rows[0]["batch"] == BATCH:
-        worst = max(row["isasim_over_numpy"] for row in rows)
-        worst_f64 = max(row["isasim_over_numpy_f64"] for row in rows)
-        lines.append(f"qbmm at m = n = k = {SIZE}, batch {BATCH}: isasim (build + run) {worst:.2f}x numpy's time "
-                     f"at worst (target <= {TARGET_RATIO}x: {'met' if worst <= TARGET_RATIO else 'NOT met'}); "
-                     f"{worst_f64:.1f}x the float64-BLAS numpy ({'met' if worst_f64 <= TARGET_RATIO else 'NOT met'} "
-                     f"against that faster baseline too)")
-    lines.append("numpy f64: the same operator with the product as a float64 BLAS matmul (exact here), for scale only")
+        if all(row["bit_exact"] for row in rows):
+            worst = max(row["isasim_over_numpy_f64"] for row in rows)
+            lines.append(f"qbmm at m = n = k = {SIZE}, batch {BATCH}: isasim (build + run) {worst:.2f}x the "
+                         f"float64-BLAS numpy's time at worst (target <= {TARGET_RATIO}x: "
+                         f"{'met' if worst <= TARGET_RATIO else 'NOT met'})")
+        else:
+            lines.append(f"qbmm at m = n = k = {SIZE}, batch {BATCH}: no ratio and no verdict on the target "
+                         f"(<= {TARGET_RATIO}x the float64-BLAS numpy): a row's Cs differ, so its times measure "
+                         "nothing")
+    lines.append("numpy f64: the operator with the product as a float64 BLAS matmul (exact here), the target's "
+                 "baseline; numpy int: with numpy's integer matmul, for scale")
     if not all(row["bit_exact"] for row in rows):
         lines.append("isasim's C and numpy's differ although this case is integer-exact: a bug in one of them")
     return lines
