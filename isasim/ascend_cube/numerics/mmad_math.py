@@ -32,7 +32,7 @@ import numpy as np
 from .formats import FLOAT_FORMATS, _bit_length, decode_exact, is_subnormal, round_exact
 from .layouts import fractal_shape
 
-__all__ = ["INT_INPUTS", "FLOAT_INPUTS", "accumulator_dtype", "mmad"]
+__all__ = ["INT_INPUTS", "FLOAT_INPUTS", "accumulator_dtype", "mmad", "add_int32"]
 
 INT_INPUTS = ("int8",)
 FLOAT_INPUTS = ("float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "hifloat8")
@@ -129,17 +129,7 @@ def _mmad_int8(a, b, c, overflow: str) -> np.ndarray:
         product = (_as_int8(a).astype(np.float32) @ _as_int8(b).astype(np.float32)).astype(np.int32)
         if c is None:  # nothing to wrap or saturate
             return product.view(np.uint32)
-        if overflow == "wrap":  # int32 arithmetic wraps as L0C does
-            product += _as_int32(c)
-            return product.view(np.uint32)
-        # saturate: the int32 sum overflowed where it has the opposite sign of both terms (which then share
-        # one); there the sum is the int32 limit on that side
-        addend = _as_int32(c)
-        total = product + addend
-        overflowed = ((product ^ total) & (addend ^ total)) < 0
-        if overflowed.any():
-            total[overflowed] = np.where(product[overflowed] > 0, np.int32((1 << 31) - 1), np.int32(-(1 << 31)))
-        return total.view(np.uint32)
+        return add_int32(product, c, overflow)
     if a.shape[1] < _EXACT_FLOAT64_K:
         exact = _as_int8(a).astype(np.float64) @ _as_int8(b).astype(np.float64)
         if c is not None:
@@ -152,6 +142,23 @@ def _mmad_int8(a, b, c, overflow: str) -> np.ndarray:
     if overflow == "saturate":
         np.clip(total, -(1 << 31), (1 << 31) - 1, out=total)
     return total.astype(np.uint32)  # the low 32 bits (two's complement): int32 wraps
+
+
+def add_int32(product: np.ndarray, c: np.ndarray, overflow: str) -> np.ndarray:
+    """The bits (uint32) of int32 ``product`` + the accumulator ``c`` (int32 bits), element by element, wrapped
+    or saturated to int32 (option l0c_int32_overflow): an int8 Mmad's accumulation, in any layout."""
+    product = np.asarray(product).view(np.int32) if np.asarray(product).dtype == np.uint32 else np.asarray(product)
+    addend = _as_int32(np.asarray(c))
+    total = product + addend  # int32 arithmetic wraps as L0C does
+    if overflow == "saturate":
+        # the sum overflowed where its sign is the opposite of both terms' (which then share one); there it is
+        # the int32 limit on that side
+        overflowed = ((product ^ total) & (addend ^ total)) < 0
+        if overflowed.any():
+            total[overflowed] = np.where(product[overflowed] > 0, np.int32((1 << 31) - 1), np.int32(-(1 << 31)))
+    elif overflow != "wrap":
+        raise ValueError(f"l0c_int32_overflow={overflow!r}")
+    return total.view(np.uint32)
 
 
 # ---------------------------------------------------------------------------

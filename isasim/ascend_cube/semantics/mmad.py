@@ -88,6 +88,22 @@ def write_matrix(ctx, offset: int, matrix: np.ndarray, dtype: str) -> None:
     ctx.write("L0C", offset, np.ascontiguousarray(packed, dtype=np.uint32).view(np.uint8), "c")
 
 
+def _accumulate_int32(ctx, p, a: np.ndarray, b: np.ndarray, m: int, n: int) -> None:
+    """An int8 Mmad accumulating into whole L0C fractals, the sum taken in L0C's Nz order: A.B (exact in int32:
+    |A.B| <= 4095 * 2**14) reordered once, C read in place; the same reads, write and bits as read_matrix, mmad
+    and write_matrix give."""
+    size = m * n * 4
+    ctx.check_inside("L0C", p["c"], size, "L0C")  # read_matrix's read of C
+    ctx.track("L0C", p["c"], size, write=False)
+    c = ctx.state.buffers["L0C"][p["c"]:p["c"] + size].view(np.uint32)
+    product = mmad_math.mmad(a, b, None, p["aType"], p["bType"], ctx.options, saturate=ctx.float_saturating)
+    total = mmad_math.add_int32(layouts.nd_to_nz(product, "int32", layouts.L0C_FRACTAL).reshape(-1), c,
+                                ctx.options["l0c_int32_overflow"])
+    ctx.check_inside("L0C", p["c"], size, "c")  # write_matrix's read and write
+    ctx.track("L0C", p["c"], size, write=False)
+    ctx.write("L0C", p["c"], total.view(np.uint8), "c")
+
+
 class NotSimulated(IsasimError):
     """An Mmad the chip has that isasim does not simulate: refused in one line rather than guessed at."""
 
@@ -160,6 +176,9 @@ def mmad(ctx, form, p):
     b = read_matrix(ctx, "L0B", p["b"], "Zn", k, n, p["bType"])
     initial = None
     start = _starts_from(p)
+    if start == "c" and c_type == "int32" and layouts.padded_shape(m, n, layouts.L0C_FRACTAL) == (m, n):
+        _accumulate_int32(ctx, p, a, b, m, n)
+        return
     if start == "bias":
         row = ctx.read("BT", p["bias"], n * 4, "bias").view(np.uint32)
         initial = np.broadcast_to(row, (m, n)).copy()

@@ -35,9 +35,13 @@ class Issued:
     barrier: str | None  # the pipe name of a PipeBarrier ("PIPE_M", "PIPE_ALL")
 
 
-def instruction_info(instruction) -> Issued:
+def instruction_info(instruction, names: dict | None = None) -> Issued:
+    """``names``: a cache of each form's operand names (by the form's id), for a whole program's instructions."""
     form = instruction.form
-    params = dict(zip(form.operand_names, instruction.operands))
+    operand_names = form.operand_names if names is None else names.get(id(form))
+    if operand_names is None:
+        operand_names = names[id(form)] = form.operand_names
+    params = dict(zip(operand_names, instruction.operands))
     pipe = form.pipe_of(params)
     sync = getattr(form, "sync", None)
     event = (params["event"], params["id"]) if sync in ("set", "wait") else None
@@ -50,7 +54,8 @@ class PipeModel:
         options = config["options"]
         self.checking = options.get("sync_check", "on") == "on"
         self.program_order = options.get("pipe_order", "program") == "program"
-        self.issued = [instruction_info(instruction) for instruction in program.instructions]
+        names: dict = {}
+        self.issued = [instruction_info(instruction, names) for instruction in program.instructions]
         self.end_address = program.end
         self.clocks = np.zeros((len(PIPES), len(PIPES)), dtype=np.int32)  # row p: pipe p's next instruction's
         self.counts = np.zeros(len(PIPES), dtype=np.int32)  # instructions each pipe has started
