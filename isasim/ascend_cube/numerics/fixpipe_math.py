@@ -132,6 +132,7 @@ class _Params:
     mcb: np.ndarray
     n_shift: np.ndarray
     decoded: list
+    m1_bits: np.ndarray  # M1 as float32 bits (its 19 bits at 31..13), per column
 
 
 def _params(words, n: int, form: str, chip: str, options: dict) -> _Params:
@@ -146,20 +147,24 @@ def _params(words, n: int, form: str, chip: str, options: dict) -> _Params:
                 raise ValueError(f"a scalar quant mode takes one word, not {words.size}")
             words = int(words.reshape(-1)[0])
         word_list = [int(words)] * n
-    cache: dict[int, object] = {}
-    decoded = []
+    # each distinct word decoded once (in the order of first use, so a bad word faults as column by column),
+    # then spread over the columns
+    cache: dict[int, int] = {}
+    unique = []
     for w in word_list:
         if w not in cache:
-            cache[w] = decode_quant_word(w, chip, options)
-        decoded.append(cache[w])
-    m1_bits = np.array([q.m1_bits << 13 for q in decoded], dtype=np.uint32)
+            cache[w] = len(unique)
+            unique.append(decode_quant_word(w, chip, options))
+    column = np.fromiter((cache[w] for w in word_list), dtype=np.int64, count=len(word_list))
+    decoded = [unique[i] for i in column.tolist()]
+    m1_bits = np.array([q.m1_bits << 13 for q in unique], dtype=np.uint32)[column]
     negative, magnitude, exponent, _, _ = decode_exact(m1_bits, "float32")
     return _Params((negative, magnitude, exponent),
-                   np.array([q.offset for q in decoded], dtype=np.int64),
-                   np.array([q.signed for q in decoded], dtype=bool),
-                   np.array([q.mcb for q in decoded], dtype=bool),
-                   np.array([q.n_shift or 0 for q in decoded], dtype=np.int64),
-                   decoded)
+                   np.array([q.offset for q in unique], dtype=np.int64)[column],
+                   np.array([q.signed for q in unique], dtype=bool)[column],
+                   np.array([q.mcb for q in unique], dtype=bool)[column],
+                   np.array([q.n_shift or 0 for q in unique], dtype=np.int64)[column],
+                   decoded, m1_bits)
 
 
 # ---------------------------------------------------------------------------
@@ -314,7 +319,7 @@ def _int32_scaled_to_half(bits: np.ndarray, spec: QuantMode, params: _Params, re
         return None
     if chip == "910B" and spec.name in _MCB_MODES and params.mcb.any():
         return None
-    m1 = np.array([q.m1_bits << 13 for q in params.decoded], dtype=np.uint32).view(np.float32)
+    m1 = params.m1_bits.view(np.float32)
     with np.errstate(over="ignore"):
         product = bits.view(np.int32).astype(np.float32) * m1[None, :]
     return _f32_to_half_bits(product.view(np.uint32), spec.outputs[0], float_saturates(spec.name, chip, options))

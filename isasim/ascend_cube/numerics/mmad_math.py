@@ -144,20 +144,27 @@ def _mmad_int8(a, b, c, overflow: str) -> np.ndarray:
     return total.astype(np.uint32)  # the low 32 bits (two's complement): int32 wraps
 
 
+def _may_overflow(product: np.ndarray, addend: np.ndarray) -> bool:
+    """Some int32 sum of the two could leave int32 (from the extremes: a few fast reductions, no temporaries)."""
+    high = int(product.max()) + int(addend.max())
+    low = int(product.min()) + int(addend.min())
+    return high > (1 << 31) - 1 or low < -(1 << 31)
+
+
 def add_int32(product: np.ndarray, c: np.ndarray, overflow: str) -> np.ndarray:
     """The bits (uint32) of int32 ``product`` + the accumulator ``c`` (int32 bits), element by element, wrapped
     or saturated to int32 (option l0c_int32_overflow): an int8 Mmad's accumulation, in any layout."""
+    if overflow not in ("wrap", "saturate"):
+        raise ValueError(f"l0c_int32_overflow={overflow!r}")
     product = np.asarray(product).view(np.int32) if np.asarray(product).dtype == np.uint32 else np.asarray(product)
     addend = _as_int32(np.asarray(c))
     total = product + addend  # int32 arithmetic wraps as L0C does
-    if overflow == "saturate":
+    if overflow == "saturate" and total.size and _may_overflow(product, addend):
         # the sum overflowed where its sign is the opposite of both terms' (which then share one); there it is
         # the int32 limit on that side
         overflowed = ((product ^ total) & (addend ^ total)) < 0
         if overflowed.any():
             total[overflowed] = np.where(product[overflowed] > 0, np.int32((1 << 31) - 1), np.int32(-(1 << 31)))
-    elif overflow != "wrap":
-        raise ValueError(f"l0c_int32_overflow={overflow!r}")
     return total.view(np.uint32)
 
 

@@ -20,7 +20,9 @@ Speed (issue 33), with the same faults and the same shadow contents:
   written 32 times; the first access that splits a granule turns it into the per-byte shadow (``refine``);
 * the check and record of one access, or of many equal rows ``stride`` apart (an Nd2Nz's source rows, a
   Fixpipe's ND rows), is one compiled loop (numba) when numba is there, row after row exactly as one
-  ``access`` per row would go; on a conflict the numpy path, the reference, says which bytes and whom.
+  ``access`` per row would go; on a conflict the numpy path, the reference, says which bytes and whom;
+* the compiled loop skips the check of a 4 KiB chunk whose summary (each pipe's latest seq that wrote or read
+  there; seqs only grow) is already ordered before the access: no record in it can then be unordered.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ NONE = -1  # no access yet (a byte the initial state holds)
 UNORDERED = np.iinfo(np.int32).max  # the clock entry of "no pipe": never unordered
 GM_PAGE = 1 << 16  # GM's shadow is kept in pages of this many bytes, made as they are touched
 GRANULE = 32  # bytes per record while every access to a shadow covers whole granules of this size
+CHUNK = 4096  # bytes per entry of a shadow's summary: the latest seq each pipe wrote or read there
+LATEST, LATEST_INDEX, BEFORE = 0, 1, 2  # the summary's rows
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,8 @@ class Shadow:
     """The last accesses of each byte of one space (a buffer, or one GM page): one record per ``granule`` bytes
     (every byte of a granule has had the same accesses), or per byte once ``refine`` has run."""
 
-    __slots__ = ("write_pipe", "write_seq", "write_index", "read_seq", "read_index", "granule")
+    __slots__ = ("write_pipe", "write_seq", "write_index", "read_seq", "read_index", "granule", "chunk_write",
+                 "chunk_read")
 
     def __init__(self, size: int, granule: int = GRANULE):
         if granule < 1 or size % granule:
@@ -71,6 +76,19 @@ class Shadow:
         self.write_index = np.full(units, NONE, dtype=np.int32)
         self.read_seq = np.zeros((len(PIPES), units), dtype=np.int32)  # 0: no read by that pipe
         self.read_index = np.full((len(PIPES), units), NONE, dtype=np.int32)
+        # per CHUNK bytes and pipe: [LATEST] the seq of the latest instruction that wrote / read a byte there (0:
+        # none), [LATEST_INDEX] its index, [BEFORE] the seq of the one before it (seqs only grow, so every record of
+        # the chunk other than the latest instruction's holds at most BEFORE): what the compiled check skips by
+        chunks = -(-size // CHUNK)
+        self.chunk_write = np.zeros((3, len(PIPES), chunks), dtype=np.int32)
+        self.chunk_read = np.zeros((3, len(PIPES), chunks), dtype=np.int32)
+        self.chunk_write[LATEST_INDEX] = NONE
+        self.chunk_read[LATEST_INDEX] = NONE
+
+    def note_chunks(self, a: int, b: int, write: bool, pipe: int, seq: int, index: int) -> None:
+        """Bytes [a, b) were written (or read) by instruction ``index`` (``pipe``'s ``seq``): their chunks' summary."""
+        _note_chunks(self.chunk_write if write else self.chunk_read, a // CHUNK, (b - 1) // CHUNK + 1, pipe, seq,
+                     index)
 
     @property
     def size(self) -> int:
@@ -157,7 +175,8 @@ class RaceCheck:
             if shadow is not None and 0 <= a and a + size <= shadow.size:
                 lo, hi = shadow.units(a, a + size)
                 if self.kernel(shadow.write_pipe, shadow.write_seq, shadow.write_index, shadow.read_seq,
-                               shadow.read_index, lo, 1, hi - lo, 0, write, pipe, seq, index, clock) == 1:
+                               shadow.read_index, shadow.chunk_write, shadow.chunk_read, CHUNK // shadow.granule,
+                               lo, 1, hi - lo, 0, write, pipe, seq, index, clock) == 1:
                     return None  # checked and recorded
         return self._access_numpy(space, list(self._pieces(space, start, size)), write, pipe, seq, index, clock)
 
@@ -188,6 +207,7 @@ class RaceCheck:
                 shadow.write_pipe[lo:hi], shadow.write_seq[lo:hi], shadow.write_index[lo:hi] = pipe, seq, index
             else:
                 shadow.read_seq[pipe, lo:hi], shadow.read_index[pipe, lo:hi] = seq, index
+            shadow.note_chunks(max(a, 0), min(b, shadow.size), write, pipe, seq, index)
         return None
 
     def access_rows(self, space: str, start: int, rows: int, row_bytes: int, stride: int, write: bool, pipe: int,
@@ -209,8 +229,8 @@ class RaceCheck:
                 shadow.refine()
                 g = 1
             passed = self.kernel(shadow.write_pipe, shadow.write_seq, shadow.write_index, shadow.read_seq,
-                                 shadow.read_index, a // g, count, row_bytes // g, stride // g, write, pipe, seq,
-                                 index, clock)
+                                 shadow.read_index, shadow.chunk_write, shadow.chunk_read, CHUNK // g, a // g, count,
+                                 row_bytes // g, stride // g, write, pipe, seq, index, clock)
             done += passed
             if passed < count:
                 return done
@@ -263,26 +283,44 @@ def _conflict(kind: str, space: str, start: int, unordered: np.ndarray, indexes:
     return Conflict(kind, space, start + first, start + first + run, other, PIPES[int(pipes[first])])
 
 
-def _check_record_rows_py(write_pipe, write_seq, write_index, read_seq, read_index, first, rows, length, stride,
-                          write, pipe, seq, index, clock):
+def _check_record_rows_py(write_pipe, write_seq, write_index, read_seq, read_index, chunk_write, chunk_read,
+                          chunk_units, first, rows, length, stride, write, pipe, seq, index, clock):
     """The compiled loop: check and record each row of ``length`` records at ``first`` + r * ``stride`` in turn;
-    the number of rows recorded before the first whose check finds an unordered record."""
+    the number of rows recorded before the first whose check finds an unordered record.  ``chunk_units``: records
+    per summary chunk."""
     unordered_limit = clock[clock.shape[0] - 1]  # a record no one wrote (writer NONE) is never unordered
     pipes = read_seq.shape[0]
     for r in range(rows):
         a = first + r * stride
         b = a + length
-        for x in range(a, b):
-            writer = write_pipe[x]
-            limit = clock[writer] if writer >= 0 else unordered_limit
-            if write_seq[x] > limit and write_index[x] != index:
-                return r
-        if write:
+        for chunk in range(a // chunk_units, (b - 1) // chunk_units + 1):
+            ordered = True
             for other in range(pipes):
-                limit = clock[other]
-                for x in range(a, b):
-                    if read_seq[other, x] > limit and read_index[other, x] != index:
-                        return r
+                # the latest instruction's seq, or the one's before when the latest is this instruction itself
+                # (its own records never conflict)
+                latest = 1 if chunk_write[1, other, chunk] == index else 0
+                if chunk_write[2 * latest, other, chunk] > clock[other]:
+                    ordered = False
+                if write:
+                    latest = 1 if chunk_read[1, other, chunk] == index else 0
+                    if chunk_read[2 * latest, other, chunk] > clock[other]:
+                        ordered = False
+            if ordered:
+                continue  # every record in the chunk is ordered before this access
+            lo = max(a, chunk * chunk_units)
+            hi = min(b, (chunk + 1) * chunk_units)
+            for x in range(lo, hi):
+                writer = write_pipe[x]
+                limit = clock[writer] if writer >= 0 else unordered_limit
+                if write_seq[x] > limit and write_index[x] != index:
+                    return r
+            if write:
+                for other in range(pipes):
+                    limit = clock[other]
+                    for x in range(lo, hi):
+                        if read_seq[other, x] > limit and read_index[other, x] != index:
+                            return r
+        if write:
             for x in range(a, b):
                 write_pipe[x] = pipe
                 write_seq[x] = seq
@@ -291,7 +329,22 @@ def _check_record_rows_py(write_pipe, write_seq, write_index, read_seq, read_ind
             for x in range(a, b):
                 read_seq[pipe, x] = seq
                 read_index[pipe, x] = index
+        _note_chunks(chunk_write if write else chunk_read, a // chunk_units, (b - 1) // chunk_units + 1, pipe, seq,
+                     index)
     return rows
 
 
-_check_record_rows = njit(cache=True, nogil=True)(_check_record_rows_py) if njit is not None else None
+def _note_chunks_py(summary, first, end, pipe, seq, index):
+    """Chunks [first, end) of a summary (see Shadow) now hold a record of instruction ``index``, ``pipe``'s ``seq``."""
+    for chunk in range(first, end):
+        if summary[1, pipe, chunk] != index:
+            summary[2, pipe, chunk] = summary[0, pipe, chunk]
+            summary[0, pipe, chunk] = seq
+            summary[1, pipe, chunk] = index
+
+
+if njit is not None:
+    _note_chunks = njit(cache=True, nogil=True)(_note_chunks_py)
+    _check_record_rows = njit(cache=True, nogil=True)(_check_record_rows_py)
+else:  # pragma: no cover - numba is optional
+    _note_chunks, _check_record_rows = _note_chunks_py, None

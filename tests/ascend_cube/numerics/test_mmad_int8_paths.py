@@ -1,6 +1,7 @@
 """The int8 Mmad's float BLAS paths (float32 for k <= 1024, float64 beyond; issue 33) against numpy's int64
 matmul: the extreme products (-128 x -128 summed k times reaches 2**24 at k = 1024), each k at the paths'
-edges, with and without an accumulator, wrapping and saturating."""
+edges, without an accumulator, with one that overflows int32 and with one that does not, wrapping and
+saturating."""
 
 from __future__ import annotations
 
@@ -30,8 +31,9 @@ def test_int8_mmad_float_paths_match_int64(k, overflow):
     a[1], b[:, 1] = -128, 127  # the most negative
     c = rng.integers(-(1 << 31), 1 << 31, (m, n)).astype(np.int32)
     c[0, 0], c[1, 1] = (1 << 31) - 1, -(1 << 31)  # saturate or wrap with the extreme sums
+    small = rng.integers(-1000, 1000, (m, n)).astype(np.int32)  # sums that stay inside int32
     options = {"l0c_int32_overflow": overflow}
-    for acc in (None, c):
+    for acc in (None, c, small):
         got = mmad(a.view(np.uint8), b.view(np.uint8), None if acc is None else acc.view(np.uint32), "int8",
                    "int8", options)
         np.testing.assert_array_equal(got, _int64_reference(a, b, acc, overflow))

@@ -11,7 +11,7 @@ from isasim.ascend_cube.sync import race_check
 from isasim.ascend_cube.sync.events import PIPES
 from isasim.ascend_cube.sync.race_check import GM_PAGE, RaceCheck, lookup
 
-SIZES = {"L1": 4096, "L0A": 1024}
+SIZES = {"L1": 16384, "L0A": 1024}  # L1: several summary chunks
 GM_FIRST = GM_PAGE - 1024  # GM accesses around a page boundary, so some cross it
 
 
