@@ -21,6 +21,7 @@ Values are exact integers (sign, magnitude, exponent) throughout; each rounding 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from fractions import Fraction
 
 import numpy as np
@@ -126,13 +127,18 @@ def float_saturates(mode: str, chip: str, options: dict) -> bool:
 
 @dataclass
 class _Params:
-    m1: tuple  # (negative, magnitude, exponent) per column
     offset: np.ndarray
     signed: np.ndarray
     mcb: np.ndarray
     n_shift: np.ndarray
     decoded: list
     m1_bits: np.ndarray  # M1 as float32 bits (its 19 bits at 31..13), per column
+
+    @cached_property
+    def m1(self) -> tuple:
+        """(negative, magnitude, exponent) of M1 per column, for the exact multiply."""
+        negative, magnitude, exponent, _, _ = decode_exact(self.m1_bits, "float32")
+        return negative, magnitude, exponent
 
 
 def _params(words, n: int, form: str, chip: str, options: dict) -> _Params:
@@ -158,9 +164,7 @@ def _params(words, n: int, form: str, chip: str, options: dict) -> _Params:
     column = np.fromiter((cache[w] for w in word_list), dtype=np.int64, count=len(word_list))
     decoded = [unique[i] for i in column.tolist()]
     m1_bits = np.array([q.m1_bits << 13 for q in unique], dtype=np.uint32)[column]
-    negative, magnitude, exponent, _, _ = decode_exact(m1_bits, "float32")
-    return _Params((negative, magnitude, exponent),
-                   np.array([q.offset for q in unique], dtype=np.int64)[column],
+    return _Params(np.array([q.offset for q in unique], dtype=np.int64)[column],
                    np.array([q.signed for q in unique], dtype=bool)[column],
                    np.array([q.mcb for q in unique], dtype=bool)[column],
                    np.array([q.n_shift or 0 for q in unique], dtype=np.int64)[column],
@@ -329,12 +333,21 @@ def _f32_to_half_bits(bits: np.ndarray, out_dtype: str, saturate: bool) -> np.nd
     """float32 bits that are zero, normal or inf (no NaN) to bfloat16 / float16 bits, nearest even; overflow and
     inf are +-max when ``saturate``, else +-inf."""
     fmt = _HALF_FORMATS[out_dtype]
+    if out_dtype == "bfloat16":
+        # the same exponent range: round off the low 16 bits, sign and all (a magnitude of at most inf carries
+        # no further than inf's code, never into the sign); past the largest finite value that is inf's code
+        out = bits >> np.uint32(16)
+        out &= np.uint32(1)
+        out += bits
+        out += np.uint32(0x7FFF)
+        out >>= np.uint32(16)
+        if saturate:
+            code = np.minimum(out & np.uint32(0x7FFF), np.uint32(fmt.max_code))
+            out &= np.uint32(0x8000)
+            out |= code
+        return out.astype(np.uint16)
     sign = (bits >> np.uint32(16)) & np.uint32(0x8000)
-    if out_dtype == "bfloat16":  # the same exponent range: round off the low 16 bits (a carry may reach inf)
-        code = ((bits & np.uint32(0x7FFFFFFF)) + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) \
-            >> np.uint32(16)
-    else:
-        code = _f32_magnitude_to_f16(bits & np.uint32(0x7FFFFFFF))
+    code = _f32_magnitude_to_f16(bits & np.uint32(0x7FFFFFFF))
     over = code > np.uint32(fmt.max_code)
     code = np.where(over, np.uint32(fmt.max_code if saturate else fmt.inf_code), code)
     return (sign | code).astype(np.uint16)

@@ -214,7 +214,7 @@ def _nd_rows(ctx, first: int, pitch: int, count: int, size: int) -> np.ndarray:
             ctx.track("GM", first, count * size, write=False)
         else:
             track_rows(ctx, "GM", first, count, size, pitch, write=False)
-        return np.array(rows)  # a copy: the view is onto GM
+        return rows  # a view onto GM: the caller copies it into L1 before anything writes GM
     return np.stack([ctx.gm_read(first + r * pitch, size) for r in range(count)])
 
 

@@ -51,22 +51,26 @@ def test_fixpipe_fast_path_matches_exact_pipeline(chip, mode, overflow):
         np.testing.assert_array_equal(fast, exact)
 
 
-def test_fixpipe_fast_path_float16_rounding_on_every_exponent():
-    """float32 values across float16's whole range and beyond (subnormals, ties, carries into the next binade)
-    rounded by the fast path's bit rounding and by the exact round_exact."""
+@pytest.mark.parametrize("out_dtype, low, high", [("float16", 127 - 30, 127 + 20), ("bfloat16", 1, 255)])
+def test_fixpipe_fast_path_half_rounding_on_every_exponent(out_dtype, low, high):
+    """float32 values across the output format's whole range and beyond (float16's subnormals, ties, carries into
+    the next binade and past the largest finite value) rounded by the fast path's bit rounding and by the exact
+    round_exact."""
     from isasim.ascend_cube.numerics.formats import FLOAT_FORMATS, decode_exact, round_exact
 
     rng = np.random.default_rng(5)
-    exponents = rng.integers(127 - 30, 127 + 20, 20000).astype(np.uint32)
+    exponents = rng.integers(low, high, 20000).astype(np.uint32)
     mantissas = rng.integers(0, 1 << 23, 20000).astype(np.uint32)
     mantissas[::3] &= np.uint32(~0x1FFF & 0x7FFFFF)  # exact float16 values and ties
     mantissas[::7] |= np.uint32(0x1000)
     bits = (rng.integers(0, 2, 20000).astype(np.uint32) << np.uint32(31)) | (exponents << np.uint32(23)) | mantissas
-    bits = np.concatenate([bits, np.array([0, 0x80000000, 0x7F800000, 0xFF800000], dtype=np.uint32)])
+    edges = [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F7F8000, 0x7F7E8000, 0x477FEFFF,
+             0x477FF000, 0xC77FF000, 0x33000000, 0x33000001, 0x387FC000]
+    bits = np.concatenate([bits, np.array(edges, dtype=np.uint32)])
     for saturate in (False, True):
-        fast = fixpipe_math._f32_to_half_bits(bits, "float16", saturate)
+        fast = fixpipe_math._f32_to_half_bits(bits, out_dtype, saturate)
         negative, magnitude, exponent, nan, inf = decode_exact(bits, "float32")
-        exact = round_exact(negative, magnitude, exponent, FLOAT_FORMATS["float16"], "ties_even", saturate, nan, inf)
+        exact = round_exact(negative, magnitude, exponent, FLOAT_FORMATS[out_dtype], "ties_even", saturate, nan, inf)
         np.testing.assert_array_equal(fast, exact.astype(np.uint16))
 
 
