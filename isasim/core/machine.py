@@ -265,6 +265,11 @@ class Machine:
                 self._compiled = self.isa.compile_program(self.program, self.config)
         return self._compiled
 
+    def use_compiled(self, compiled: "compiled_engine.CompiledProgram | None") -> None:
+        """Run the loaded program's plain runs with this lowering of it (the tests: one made with a form forced
+        off, or with a planted difference), or with the Python semantics only (None)."""
+        self._compiled = compiled
+
     def _run_compiled(self, compiled: "compiled_engine.CompiledProgram", max_steps: int) -> RunResult:
         """run() through the compiled engine: compiled stretches, and the Python semantics for each instruction
         it hands back (no compiled body, or one of its checks failed: a fault is always raised by Python)."""

@@ -69,7 +69,7 @@ class ArmCompiledProgram(compiled.CompiledProgram):
         if plant is not None:  # a test's planted fault: the first instruction with that body gets a wrong operand
             self.operands = self.operands.copy()
             first = int(np.flatnonzero(self.bodies == plant)[0])
-            self.operands[first, plant_operand(plant)] ^= 1
+            self.operands[first] = planted(plant, self.operands[first])
         self.addresses = [instruction.address for instruction in program.instructions]
         self.end = program.end
         self.count = len(self.addresses)
@@ -143,7 +143,18 @@ class ArmCompiledProgram(compiled.CompiledProgram):
         return pc, steps, (compiled.ENDED, compiled.HANDBACK, compiled.BUDGET)[status]
 
 
-def plant_operand(body: int) -> int:
-    """The operand a planted fault changes: the destination register (or the first operand) of most
-    bodies; the branch target of a branch."""
-    return 0
+def planted(body: int, operands: np.ndarray) -> np.ndarray:
+    """A planted fault (the tests' proof that the identity check sees a wrong body): the operands of one
+    instruction changed.  A branch goes to the end of the code (B), or decides the other way (the
+    conditional ones); every other body gets the next register or tile as its first operand (the destination
+    of most)."""
+    operands = operands.copy()
+    if body == B.BRANCH:
+        operands[0] = B.TARGET_END
+    elif body == B.BRANCH_COND:
+        operands[1] ^= 1
+    elif body in (B.COMPARE_BRANCH, B.TEST_BRANCH):
+        operands[3] ^= 1
+    else:
+        operands[0] ^= 1
+    return operands
