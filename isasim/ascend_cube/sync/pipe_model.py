@@ -107,9 +107,9 @@ class PipeModel:
                     f"({self.issued[setter].text}) set it and no WaitFlag<{event}>({event_id}) waited for it "
                     f"(set/wait pairs must match)" + self._others_left())
             return self.end_address
-        ready = self.schedule.ready(self._can_run)
-        if ready:
-            return self.issued[self.schedule.pick(ready)].address
+        chosen = self.schedule.next(self._can_run)
+        if chosen is not None:
+            return self.issued[chosen].address
         # nothing can run: the NPU would hang; run the first blocked wait, which says so
         return self.issued[self.schedule.heads_now()[0]].address
 

@@ -23,6 +23,7 @@ class Schedule:
         for k, pipe in enumerate(pipes):
             self.queues.setdefault(pipe, []).append(k)
         self.heads = {pipe: 0 for pipe in self.queues}
+        self.head_of = {pipe: queue[0] for pipe, queue in self.queues.items()}  # its queue's head (None: ran all)
         self.fenced = [k for k, fence in enumerate(in_program_order) if fence]
         self.next_fence = 0  # the first fence not run yet, an index into fenced
         self.done = [False] * len(pipes)
@@ -33,8 +34,10 @@ class Schedule:
     def ran(self, k: int) -> None:
         self.done[k] = True
         pipe = self.pipe_of[k]
-        if self.queues[pipe][self.heads[pipe]] == k:  # (a hung wait that raised did not run: it stays)
+        queue = self.queues[pipe]
+        if queue[self.heads[pipe]] == k:  # (a hung wait that raised did not run: it stays)
             self.heads[pipe] += 1
+            self.head_of[pipe] = queue[self.heads[pipe]] if self.heads[pipe] < len(queue) else None
         while self.first_not_done < self.count and self.done[self.first_not_done]:
             self.first_not_done += 1
         while self.next_fence < len(self.fenced) and self.done[self.fenced[self.next_fence]]:
@@ -46,7 +49,7 @@ class Schedule:
 
     def heads_now(self) -> list[int]:
         """The instruction at the head of each pipe's queue (not yet run), in program order."""
-        return sorted(queue[self.heads[pipe]] for pipe, queue in self.queues.items() if self.heads[pipe] < len(queue))
+        return sorted(k for k in self.head_of.values() if k is not None)
 
     def ready(self, can_wait) -> list[int]:
         """The instructions that may run now; ``can_wait(k)``: instruction k is no WaitFlag, or its flag is set."""
@@ -60,6 +63,22 @@ class Schedule:
             if can_wait(k):
                 out.append(k)
         return out
+
+    def next(self, can_wait) -> int | None:
+        """``pick(ready(can_wait))``, or None when nothing is ready (inorder: the first ready one, found without
+        listing the rest)."""
+        if self.how != "inorder":
+            ready = self.ready(can_wait)
+            return self.pick(ready) if ready else None
+        fence = self.fenced[self.next_fence] if self.next_fence < len(self.fenced) else self.count
+        for k in self.heads_now():
+            if k > fence:
+                continue
+            if k == fence and k != self.first_not_done:
+                continue
+            if can_wait(k):
+                return k
+        return None
 
     def pick(self, ready: list[int]) -> int:
         return ready[0] if self.how == "inorder" else self.random.choice(ready)
