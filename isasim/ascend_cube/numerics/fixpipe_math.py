@@ -146,29 +146,27 @@ def _params(words, n: int, form: str, chip: str, options: dict) -> _Params:
         words = np.asarray(words, dtype=np.uint64).reshape(-1)
         if words.size != n:
             raise ValueError(f"a vector quant mode needs one word per column: {words.size} words for {n} columns")
-        word_list = [int(w) for w in words]
+        # each distinct word decoded once, in the order of first use (so a bad word faults as column by column
+        # would), then spread over the columns
+        distinct, first, column = np.unique(words, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        unique = [decode_quant_word(int(w), chip, options) for w in distinct[order]]
+        column = rank[column.reshape(-1)]
     else:
         if isinstance(words, np.ndarray):
             if words.size != 1:
                 raise ValueError(f"a scalar quant mode takes one word, not {words.size}")
             words = int(words.reshape(-1)[0])
-        word_list = [int(words)] * n
-    # each distinct word decoded once (in the order of first use, so a bad word faults as column by column),
-    # then spread over the columns
-    cache: dict[int, int] = {}
-    unique = []
-    for w in word_list:
-        if w not in cache:
-            cache[w] = len(unique)
-            unique.append(decode_quant_word(w, chip, options))
-    column = np.fromiter((cache[w] for w in word_list), dtype=np.int64, count=len(word_list))
-    decoded = [unique[i] for i in column.tolist()]
-    m1_bits = np.array([q.m1_bits << 13 for q in unique], dtype=np.uint32)[column]
+        unique = [decode_quant_word(int(words), chip, options)] if n else []  # (no column: nothing read)
+        column = np.zeros(n, dtype=np.int64)
     return _Params(np.array([q.offset for q in unique], dtype=np.int64)[column],
                    np.array([q.signed for q in unique], dtype=bool)[column],
                    np.array([q.mcb for q in unique], dtype=bool)[column],
                    np.array([q.n_shift or 0 for q in unique], dtype=np.int64)[column],
-                   decoded, m1_bits)
+                   [unique[i] for i in column.tolist()],
+                   np.array([q.m1_bits << 13 for q in unique], dtype=np.uint32)[column])
 
 
 # ---------------------------------------------------------------------------
