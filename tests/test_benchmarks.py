@@ -111,3 +111,15 @@ def test_the_fuzz_scaling_benchmark_runs_quick(tmp_path):
     rows = json.loads(out.read_text())["rows"]
     assert [row["where"] for row in rows][:2] == ["this process", "2 local processes"]
     assert all(row["programs_per_second"] > 0 for row in rows) and "ceiling" in done.stdout
+
+
+def test_the_sme_fuzz_benchmark_runs_quick_and_both_engines_agree(tmp_path):
+    """benchmarks/sme_fuzz.py on a few cases: every program ends the same on both engines (it exits 1
+    otherwise and prints no figure) and the parts of a program's time are reported."""
+    out = tmp_path / "sme_fuzz.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sme_fuzz.py"), "--quick", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    row = json.loads(out.read_text())
+    assert row["disagreeing"] == 0 and row["programs"] >= 15
+    assert "programs per second" in done.stdout

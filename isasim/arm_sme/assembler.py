@@ -102,9 +102,27 @@ def _forms_for(text: str) -> tuple[list[tuple[A64Form, object]], str]:
         return fixed, ""
     forms = [(f, None) for f in FORMS.of_mnemonic(mnemonic)
              if f.fixed_text == mnemonic and not f.extra.get("written_as_aliases_only")]
-    forms += [(f, None) for f in FORMS if f.extra.get("alias") == mnemonic]  # mov is also MOVA, as llvm prints it
-    forms += [(f, a) for f in FORMS for a in f.extra.get("aliases", ()) if a.mnemonic == mnemonic]
+    forms += _alias_forms().get(mnemonic, [])
     return forms, rest
+
+
+_ALIAS_FORMS: dict[str, list] = {}
+
+
+def _alias_forms() -> dict[str, list]:
+    """Mnemonic -> the (form, alias) pairs it may name as another form's alias, in FORMS order: the forms
+    always printed under another name (mov is also MOVA, as llvm prints it) first, then the Arm ARM's aliases.
+    Made once: scanning every form for each statement was most of the assembler's time."""
+    if not _ALIAS_FORMS:
+        table: dict[str, list] = {}
+        for f in FORMS:
+            if f.extra.get("alias"):
+                table.setdefault(f.extra["alias"], []).append((f, None))
+        for f in FORMS:
+            for a in f.extra.get("aliases", ()):
+                table.setdefault(a.mnemonic, []).append((f, a))
+        _ALIAS_FORMS.update(table)
+    return _ALIAS_FORMS
 
 
 def _refuse(message: str, depth: int, shape: bool = False):

@@ -250,7 +250,9 @@ class ArmSmeState:
 
     def set_array(self, name: str, data: bytes) -> None:
         values = np.frombuffer(data, dtype=np.uint8)
-        if name == "za":
+        if name == "za" and not self.journal.enabled:  # loading an initial state: one copy
+            self.za[...] = values.reshape(self.svlb, self.svlb)
+        elif name == "za":
             for i, row in enumerate(values.reshape(self.svlb, self.svlb)):
                 self.write_za_vector(i, row)
         elif name == "zt0":

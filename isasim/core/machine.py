@@ -117,13 +117,19 @@ class Machine:
         self._prepared = _prepared_for(program)
         self._compiled = False
         self.state.pc = program.base
-        for address, data, writable in memory or []:
-            self.memory.map(address, data, writable=writable)
-        for name, value in (regs or {}).items():
-            self.state.write_register(name, value)
-        if arrays:
-            self.isa.seed_arrays(self.state, arrays)
-        self.isa.begin_program(self.state, program)
+        # the initial state is no step's writes: nothing is journalled (each ZA vector's record was most of the
+        # cost of loading a fuzz case)
+        enabled, self.journal.enabled = self.journal.enabled, False
+        try:
+            for address, data, writable in memory or []:
+                self.memory.map(address, data, writable=writable)
+            for name, value in (regs or {}).items():
+                self.state.write_register(name, value)
+            if arrays:
+                self.isa.seed_arrays(self.state, arrays)
+            self.isa.begin_program(self.state, program)
+        finally:
+            self.journal.enabled = enabled
         self.journal.take()
         self.steps = 0
         self.halted = False

@@ -5,6 +5,8 @@ random vectors, predicates, ZA, ZT0 and memory).  The package docstring says why
 
 from __future__ import annotations
 
+import functools
+
 import random
 import re
 from dataclasses import dataclass
@@ -27,9 +29,11 @@ MASK64 = (1 << 64) - 1
 SCALAR_EDGES = (0, 1, MASK64, 1 << 63, (1 << 63) - 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 0x1_0000_0000)
 
 
-def mode_ids() -> set[str]:
-    """The mode instructions (SMSTART, SMSTOP ...): a case runs them last (see the package docstring)."""
-    return {form.id for form in FORMS if form.group == "mode"}
+@functools.cache
+def mode_ids() -> frozenset[str]:
+    """The mode instructions (SMSTART, SMSTOP ...): a case runs them last (see the package docstring).
+    Made once: every case's text asks."""
+    return frozenset(form.id for form in FORMS if form.group == "mode")
 
 
 def memory_half(svl: int) -> int:
