@@ -27,6 +27,7 @@ from ..core.errors import EXIT_BAD_INPUT, EXIT_OK, IsasimError, UsageError
 from ..core.isa import get_isa, registered_isas
 from ..core.trace import printable
 from . import assembly, debugging, docs, explain, fuzz, kernel, running, stepping
+from ..core.compiled import ENGINE_VARIABLE
 from .options import add_common_options
 
 
@@ -72,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_BAD_INPUT
         if getattr(args, "max_steps", 1) is not None and getattr(args, "max_steps", 1) < 1:
             raise UsageError("--max-steps must be at least 1")
+        if getattr(args, "engine", None):
+            os.environ[ENGINE_VARIABLE] = args.engine  # every machine of this command (core.compiled.chosen_engine)
         return args.func(args)
     except IsasimError as error:
         # printable: a NUL or an escape sequence from the input is shown, not sent to the terminal

@@ -1,10 +1,11 @@
 """The options the commands share: the common ones of a command that runs a program (PROGRAM, --init,
---function, --isa, --max-steps, --no-color), every ISA's configuration options (--cpu, --svl, ...), the
+--function, --isa, --max-steps, --no-color, --engine), every ISA's configuration options (--cpu, --svl, ...), the
 --show views, and the backends the help texts and --against name."""
 
 from __future__ import annotations
 
 from ..core.arguments import positive_int
+from ..core.compiled import ENGINES
 from ..core.errors import UsageError
 from ..core.isa import DEFAULT_ISA, get_isa, registered_isas
 from ..core.machine import DEFAULT_STEP_LIMIT
@@ -25,6 +26,10 @@ def add_common_options(p, *, program=True):
     p.add_argument("--max-steps", type=positive_int, default=DEFAULT_STEP_LIMIT,
                    help="stop with an error after this many instructions (default %(default)s)")
     p.add_argument("--no-color", action="store_true", help="plain text output")
+    p.add_argument("--engine", choices=ENGINES, default=None,
+                   help="what runs a plain run: compiled (the ISA's compiled loop where it has one, the Python "
+                        "semantics for the rest) or python (the Python semantics only); default: $ISASIM_ENGINE, "
+                        "else compiled. Stepping and recorded runs always use Python; the results are the same")
 
 
 def config_options() -> dict[str, tuple[str, list]]:
