@@ -50,6 +50,7 @@ from isasim.x86_amx.oracle import host_cpu, platform_problem  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sme_kernels  # noqa: E402  (the arm_sme kernels' table, also runnable on its own)
+import sme_fuzz  # noqa: E402  (the arm_sme fuzzer's simulator side, also runnable on its own)
 import qbmm as qbmm_bench  # noqa: E402  (the ascend_cube QBMM kernel's table, also runnable on its own)
 import amx_targets  # noqa: E402  (the x86 AMX speed targets' table, also runnable on its own)
 import kernel_scale  # noqa: E402  (the block-parallel QBMM's table, also runnable on its own)
@@ -213,6 +214,7 @@ def main(argv=None) -> int:
                "single": single_instruction_costs(rounds), "silicon": silicon_tables(rounds),
                "amx_targets": amx_targets.measure(args.quick, rounds),
                "arm_sme": {"rows": sme_rows, "qemu_not_timed": qemu_reason},
+               "arm_sme_fuzz": sme_fuzz.measure(20 if args.quick else 2_000, 512),
                "ascend_qbmm": {"machine": qbmm_bench.cpu_model(),
                                "rows": qbmm_bench.kernel_rows(args.quick, 1 if args.quick else max(1, rounds // 2))}}
     # the quick run (what the test suite runs) leaves out the cluster and its worker processes
@@ -241,6 +243,8 @@ def main(argv=None) -> int:
     print("\n".join(amx_targets.report(results["amx_targets"])))
     print()
     print("\n".join(sme_kernels.report(sme_rows, qemu_reason)))
+    print()
+    print("\n".join(sme_fuzz.report(results["arm_sme_fuzz"])))
     print()
     print("\n".join(qbmm_bench.report(results["ascend_qbmm"]["rows"])))
     print()

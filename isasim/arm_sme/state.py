@@ -16,6 +16,8 @@ Location (``Location("za", 5)`` for ZA vector 5, ``Location("z3")`` for a whole 
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,7 +50,9 @@ P_LOCATIONS = tuple(Location(name) for name in P_NAMES)
 FFR, ZT0 = Location("ffr"), Location("zt0")
 
 
+@functools.cache
 def za_locations(rows: int) -> tuple[Location, ...]:
+    """ZA's vectors as journal locations, made once per SVL (every new state asks: a fuzz case makes one)."""
     return tuple(Location("za", i) for i in range(rows))
 
 
