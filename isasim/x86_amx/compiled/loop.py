@@ -12,7 +12,7 @@ and the status HANDBACK.  The arrays (see program.py for how they are made from 
     limits   int64[3]       the CPU model's max_names, tmul_maxk, tmul_maxn (bytes)
     tiles    uint8[8,16,64] the tile data (the state's own array, written in place)
     regions  8 x uint8[:]   views onto memory regions' bytes; table int64[8, 3]: start, end, writable
-    passed   int8[keys]     which TILECFG checks passed (state.checks_passed); newly: those passed here
+    passed   int8[keys]     which TILECFG checks passed (state.checks_passed): 1 before this run, 2 in it
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def tile_store(tiles, t, rows, colsb, first, stride, regions, table, regions_use
 # ---- the loop -----------------------------------------------------------------------------------------------
 @njit(cache=True)
 def run_loop(forms, ops, addresses, count, start, budget, gpr, scalars, cfg, limits, tiles, regions, table,
-             regions_used, passed, newly, fp16_table, parity):
+             regions_used, passed, fp16_table, parity):
     """Run from instruction ``start``; returns (instruction index, pc, steps, status).  The index is -1 where
     the pc is no instruction (the end, or a jump elsewhere)."""
     i, steps = start, 0
@@ -230,8 +230,7 @@ def run_loop(forms, ops, addresses, count, start, budget, gpr, scalars, cfg, lim
             if not passed[slot]:
                 if not tmul_checks(cfg, limits, c, a, b):
                     break
-                passed[slot] = 1
-                newly[slot] = 1
+                passed[slot] = 2
                 scalars[2] += 1
             M, K, N = cfg[CFG_ROWS + c], cfg[CFG_COLSB + a] // 4, cfg[CFG_COLSB + c] // 4
             if form == L.TDPBF16PS or form == L.TDPFP16PS:
@@ -246,8 +245,7 @@ def run_loop(forms, ops, addresses, count, start, budget, gpr, scalars, cfg, lim
             if not passed[slot]:
                 if not e3_checks(cfg, limits, t):
                     break
-                passed[slot] = 1
-                newly[slot] = 1
+                passed[slot] = 2
                 scalars[2] += 1
             first = row[7]
             if row[2] >= 0:
@@ -269,8 +267,7 @@ def run_loop(forms, ops, addresses, count, start, budget, gpr, scalars, cfg, lim
             if not passed[slot]:
                 if not (cfg[CFG_PALETTE] != 0 and tile_valid(cfg, limits, t)):
                     break
-                passed[slot] = 1
-                newly[slot] = 1
+                passed[slot] = 2
                 scalars[2] += 1
             flat = tiles[t].ravel()
             for j in range(16 * 64):

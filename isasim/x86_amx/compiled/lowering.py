@@ -56,6 +56,7 @@ _ARITHMETIC = {scalar_semantics.add: ADD, scalar_semantics.sub: SUB, scalar_sema
                scalar_semantics.test: TEST}
 _JCC_CODES = {semantics: code for code, semantics in enumerate(scalar_semantics.JCC.values())}  # CONDITIONS order
 TMUL_FORMS = (TDPBSSD, TDPBSUD, TDPBUSD, TDPBUUD, TDPBF16PS, TDPFP16PS)
+TILE_FORMS = (TILEZERO, TILELOADD, TILELOADDT1, TILESTORED) + TMUL_FORMS
 
 
 def _bits(value: int) -> int:

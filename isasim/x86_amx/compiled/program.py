@@ -53,29 +53,29 @@ class X86CompiledProgram(CompiledProgram):
         lowered = lowering.lowered(program, model)
         self.lowered = lowered
         self.model = model
-        self.forms = lowered.forms
-        self.ops = lowered.ops
-        if disabled or plant:
-            self.forms = lowered.forms.copy()
-            self.ops = lowered.ops.copy()
-            for name in disabled:
-                self.forms[self.forms == lowering.FORM_NUMBERS[name]] = lowering.NONE
-            if plant:
-                where = np.flatnonzero(self.forms == lowering.FORM_NUMBERS[plant])
-                if len(where):
-                    self.ops[where[0], lowering.PLANT] = 1
-        self.limits = np.array([model.max_names, model.tmul_maxk, model.tmul_maxn], dtype=np.int64)
+        # (what depends on the program and these options alone is made once and kept on the lowering: the
+        # fuzzer and the benchmarks build a Machine, so one of these, for every run of one program)
+        self.forms, self.ops, self.limits, self.entry = _shared(lowered, model, tuple(disabled), plant)
         self._memory = None  # the memory whose regions' views are below, and how many regions it had
         self._regions: tuple = ()
         self._table = np.zeros((REGION_SLOTS, 3), dtype=np.int64)
         self._regions_used = 0
         self._tilecfg = None  # the TileConfig object the cfg array below was made from, and its start_row
         self._cfg = np.zeros(18, dtype=np.int64)
+        # the registers' bits and the scalars, kept between runs (filled at each run's start)
+        self._gpr = np.zeros(16, dtype=np.uint64)
+        self._gpr_bits = self._gpr.view(np.int64)
+        self._scalars = np.zeros(3, dtype=np.int64)
+        # state.checks_passed as one byte per key (2: passed in the last run), valid while the state holds the
+        # same dict with as many keys as after the last run (the semantics only add keys; a new TILECFG, a
+        # restore, bring a new dict)
+        self._passed = np.zeros(len(lowered.keys), dtype=np.int8) if lowered.keys else _NO_KEYS
+        self._passed_of = (None, -1)
         self.steps_run = 0  # instructions this program's compiled runs executed (the tests' measure of coverage)
 
     def covers(self, pc: int) -> bool:
         index = self.lowered.index_of.get(pc)
-        return index is not None and self.forms[index] != lowering.NONE
+        return index is not None and self.entry[index]
 
     def compiled_forms(self) -> dict[str, int]:
         names, counts = np.unique(self.forms[self.forms != lowering.NONE], return_counts=True)
@@ -113,33 +113,39 @@ class X86CompiledProgram(CompiledProgram):
             return pc, 0, core_compiled.HANDBACK
         regions = self._region_views(memory)
         tiles = state.settled_tiles()  # (waiting TMUL products made now: the same bits as later)
-        gpr = np.array(state.gpr, dtype=np.uint64).view(np.int64)
-        scalars = np.array([state.rflags, state.call_depth, 0], dtype=np.int64)  # (2: checks newly passed)
+        self._gpr[:] = state.gpr
+        gpr = self._gpr_bits
+        scalars = self._scalars
+        scalars[0], scalars[1], scalars[2] = state.rflags, state.call_depth, 0  # (2: checks newly passed)
         keys, checks_passed = lowered.keys, state.checks_passed
-        passed = np.array([key in checks_passed for key in keys], dtype=np.int8) if keys else _NO_KEYS
-        newly = np.zeros(len(keys), dtype=np.int8) if keys else _NO_KEYS
+        passed = self._passed
+        if keys and (self._passed_of[0] is not checks_passed or self._passed_of[1] != len(checks_passed)):
+            passed[:] = [key in checks_passed for key in keys]
         cfg = self._cfg_of(state.tilecfg)
-        result = self._call(start, budget, gpr, scalars, cfg, tiles, regions, passed, newly)
+        result = self._call(start, budget, gpr, scalars, cfg, tiles, regions, passed)
         _index, pc, steps, status = result
         self.steps_run += steps
-        state.gpr[:] = gpr.view(np.uint64).tolist()
+        state.gpr[:] = self._gpr.tolist()
         state.rflags = int(scalars[0])
         if scalars[2]:
             config = state.tilecfg
-            for slot in np.flatnonzero(newly):
+            for slot in np.flatnonzero(passed == 2):
                 key = keys[slot]
                 if key[0] == "TMUL":
                     c, a = key[1], key[2]
                     checks_passed[key] = config.rows[c], config.colsb[a] // 4, config.colsb[c] // 4
                 else:
                     checks_passed[key] = ()
+                passed[slot] = 1
+        if keys:
+            self._passed_of = (checks_passed, len(checks_passed))
         return int(pc) % (1 << 64), int(steps), int(status)
 
-    def _call(self, start, budget, gpr, scalars, cfg, tiles, regions, passed, newly):
+    def _call(self, start, budget, gpr, scalars, cfg, tiles, regions, passed):
         run_loop, fp16_table, parity = _loop()
         lowered = self.lowered
         arguments = (self.forms, self.ops, lowered.addresses, lowered.count, start, budget, gpr, scalars, cfg,
-                     self.limits, tiles, regions, self._table, self._regions_used, passed, newly, fp16_table, parity)
+                     self.limits, tiles, regions, self._table, self._regions_used, passed, fp16_table, parity)
         if _READY:
             return run_loop(*arguments)
         with core_compiled.first_compile_notice(_LOOP_NAME):  # (numba compiles it, or reads its cache)
@@ -156,7 +162,7 @@ class X86CompiledProgram(CompiledProgram):
             tiles = np.zeros((8, 16, 64), dtype=np.uint8)
             gpr, scalars = np.zeros(16, dtype=np.int64), np.zeros(3, dtype=np.int64)
             self._call(0, 0, gpr, scalars, np.zeros(18, dtype=np.int64), tiles, (_NO_REGION,) * REGION_SLOTS,
-                       _NO_KEYS, _NO_KEYS)
+                       _NO_KEYS)
 
 
 def _ready() -> None:
@@ -165,3 +171,48 @@ def _ready() -> None:
 
 
 _NO_KEYS = np.zeros(0, dtype=np.int8)
+
+# A compiled run costs about 10 us to enter and leave (the state into arrays and back, numba's call), and the
+# Python semantics run a scalar instruction in 1-3 us: measured on the seed block, starting a compiled run
+# for its last instruction alone (ret) cost more than it saved.  So a run starts only where the stretch of
+# compiled instructions from there (in code order) holds a tile instruction (each costs tens of microseconds
+# in Python), a branch (which may loop), or at least SHORT_STRETCH instructions; elsewhere the Python
+# semantics run the instruction, and the next one is asked again.  (A compiled run once started goes on
+# through every compiled instruction it meets: this only decides where runs start.)
+SHORT_STRETCH = 8
+
+
+def _entries(forms) -> np.ndarray:
+    """Where a compiled run may start (see SHORT_STRETCH)."""
+    count = len(forms)
+    entry = np.zeros(count, dtype=bool)
+    worth, length = False, 0  # of the stretch from the instruction after this one
+    for i in range(count - 1, -1, -1):
+        form = int(forms[i])
+        if form == lowering.NONE:
+            worth, length = False, 0
+            continue
+        length += 1
+        worth = worth or form in lowering.TILE_FORMS or form in (lowering.JCC, lowering.JMP)
+        entry[i] = worth or length >= SHORT_STRETCH
+    return entry
+
+
+def _shared(lowered, model, disabled: tuple, plant):
+    """(forms, ops, limits, entries) of a lowering with these options, made once per lowering."""
+    cache = lowered.__dict__.setdefault("_compiled_parts", {})
+    key = (disabled, plant)
+    parts = cache.get(key)
+    if parts is None:
+        forms, ops = lowered.forms, lowered.ops
+        if disabled or plant:
+            forms, ops = forms.copy(), ops.copy()
+            for name in disabled:
+                forms[forms == lowering.FORM_NUMBERS[name]] = lowering.NONE
+            if plant:
+                where = np.flatnonzero(forms == lowering.FORM_NUMBERS[plant])
+                if len(where):
+                    ops[where[0], lowering.PLANT] = 1
+        limits = np.array([model.max_names, model.tmul_maxk, model.tmul_maxn], dtype=np.int64)
+        parts = cache[key] = forms, ops, limits, _entries(forms)
+    return parts
