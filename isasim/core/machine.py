@@ -235,32 +235,7 @@ class Machine:
             return RunResult(self.steps, self.halted, self.fault, records)
         if self.program is None:
             raise ProgramError("no program is loaded")
-        compiled = self.compiled_program()
-        if compiled is not None:
-            return self._run_compiled(compiled, max_steps)
-        state, end, translations = self.state, self.program.end, self._translations
-        self.journal.enabled = False
-        pc, steps = state.pc, self.steps
-        try:
-            while True:
-                if steps >= max_steps:
-                    self.steps = steps
-                    self._check_step_limit(max_steps)
-                run = translations.get(pc) or self._translation(pc)
-                next_pc = run()
-                steps += 1
-                if next_pc is None or next_pc == end:
-                    self.halted = True
-                    state.pc = end if next_pc is None else next_pc
-                    break
-                state.pc = pc = next_pc
-        except Fault as fault:
-            steps += 1
-            self._faulted(pc, fault)
-        finally:
-            self.steps = steps
-            self.journal.enabled = True
-        return RunResult(self.steps, self.halted, self.fault, records)
+        return self._run_plain(self.compiled_program(), max_steps)
 
     def compiled_program(self) -> "compiled_engine.CompiledProgram | None":
         """The loaded program as the ISA's compiled engine runs it, or None (the python engine, no compiled
@@ -276,15 +251,19 @@ class Machine:
         off, or with a planted difference), or with the Python semantics only (None)."""
         self._compiled = compiled
 
-    def _run_compiled(self, compiled: "compiled_engine.CompiledProgram", max_steps: int) -> RunResult:
-        """run() through the compiled engine: compiled stretches, and the Python semantics for each instruction
-        it hands back (no compiled body, or one of its checks failed: a fault is always raised by Python)."""
+    def _run_plain(self, compiled: "compiled_engine.CompiledProgram | None", max_steps: int) -> RunResult:
+        """run() without records: the translated instructions in a tight loop and, with a compiled engine,
+        compiled stretches between them; Python runs each instruction the compiled loop hands back (no compiled
+        body, or one of its checks failed: a fault is always raised by Python)."""
         state, end, translations = self.state, self.program.end, self._translations
         self.journal.enabled = False
         pc, steps = state.pc, self.steps
         python_next = False  # the compiled loop handed this pc back: run it in Python once
         # a loop not loaded yet is loaded only once the run proves long (core.compiled.TIER_STEPS)
-        tier = steps if compiled.ready() else steps + compiled_engine.TIER_STEPS
+        if compiled is None:
+            tier = max_steps + 1  # never
+        else:
+            tier = steps if compiled.ready() else steps + compiled_engine.TIER_STEPS
         try:
             while True:
                 if steps >= max_steps:
