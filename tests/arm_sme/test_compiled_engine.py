@@ -186,14 +186,37 @@ done:
 """
 
 
+MOVES = """\
+        smstart
+        ptrue pn8.b
+        ld1b {z0.b-z3.b}, pn8/z, [x2]
+        st1b {z0.b-z3.b}, pn8, [x3]
+        ldr z5, [x2, #1, mul vl]
+        str z5, [x3, #5, mul vl]
+        ld1w {z16.s, z24.s}, pn8/z, [x2, x4, lsl #2]
+        st1w {z16.s, z24.s}, pn8, [x3, x4, lsl #2]
+        ld1h {z6.h-z7.h}, pn8/z, [x2, #2, mul vl]
+        st1h {z6.h-z7.h}, pn8, [x3, #6, mul vl]
+        smstop
+        ret
+"""
+
+
 def loop_cases():
-    """A scalar loop with every kind of branch, from several starting counts."""
+    """A scalar loop with every kind of branch, from several starting counts, and the whole-vector moves (LDR/STR
+    Z, the multi-vector LD1/ST1 under an all-true predicate-as-counter) at two SVLs."""
     from isasim.core.trace import Init
 
     ISA = _imports()[0]
     program = ISA.assemble(LOOP)
     for count in (1, 2, 5, 17, 200):
         yield f"loop from {count}", program, Init(regs={"x0": count}, memory=[], arrays={}), {"svl": 128}
+    moves = ISA.assemble(MOVES)
+    rng = random.Random(5)
+    for svl in (128, 512):
+        memory = [(0x100000, rng.randbytes(2048), False), (0x200000, rng.randbytes(2048), True)]
+        init = Init(regs={"x2": 0x100000, "x3": 0x200000, "x4": 3}, memory=memory, arrays={})
+        yield f"moves SVL {svl}", moves, init, {"svl": svl}
 
 
 _FORM_IDS: dict[int, set[str]] = {}
@@ -232,7 +255,7 @@ def test_compiled_engine_matches_python_on_the_examples_and_kernels():
     assert compared >= len(cases) + 4 * len(SVLS) * len(KERNEL_SIZES)
     for form in ("UDOT_zas_b_single_vgx4", "UMOPA_zas_b", "LD1W_za_s", "ST1W_za_s", "LDR_za", "STR_za", "B_cond",
                  "WHILELT_b_x", "LD1B_z_b_imm", "ADDVL", "SUBS_64_imm", "MADD_64", "B", "CBZ_64", "CBNZ_32", "TBNZ",
-                 "UBFM_64", "EOR_64_log_shift"):
+                 "UBFM_64", "EOR_64_log_shift", "LDR_z", "STR_z", "LD1B_multi_x4_imm", "ST1W_strided_x2_ss"):
         assert covered[form], f"{form} never ran compiled: {sorted(covered)}"
 
 

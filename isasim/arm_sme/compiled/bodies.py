@@ -14,7 +14,11 @@ import numpy as np
 from numba import njit
 
 from .body_numbers import (  # noqa: F401  (BODY_NAMES: for the tests)
-    NONE, MOVE_WIDE, ADD_SUB_IMM, ADD_SUB_SHIFTED, ADD_SUB_EXTENDED, LOGICAL_IMM, LOGICAL_SHIFTED, BITFIELD_MOVE, MULTIPLY_ADD, BRANCH, BRANCH_COND, COMPARE_BRANCH, TEST_BRANCH, ADD_CONSTANT, SET_CONSTANT, WHILE_LOWER, SET_PREDICATE, LOAD_CONTIGUOUS, STORE_CONTIGUOUS, LOAD_TILE_SLICE, STORE_TILE_SLICE, LOAD_Z, STORE_Z, LOAD_ZA_VECTOR, STORE_ZA_VECTOR, DOT, OUTER_PRODUCT, CHECK_NONE, CHECK_SVE, CHECK_SM_ZA, CHECK_ZA, TARGET_END, TARGET_ELSEWHERE, BODY_NAMES)
+    ADD_CONSTANT, ADD_SUB_EXTENDED, ADD_SUB_IMM, ADD_SUB_SHIFTED, BITFIELD_MOVE, BODY_NAMES, BRANCH, BRANCH_COND,
+    CHECK_NONE, CHECK_SM, CHECK_SM_ZA, CHECK_SVE, CHECK_ZA, COMPARE_BRANCH, DOT, LOAD_CONTIGUOUS, LOAD_MULTI,
+    LOAD_TILE_SLICE, LOAD_Z, LOAD_ZA_VECTOR, LOGICAL_IMM, LOGICAL_SHIFTED, MOVE_WIDE, MULTIPLY_ADD, NONE,
+    OUTER_PRODUCT, SET_CONSTANT, SET_PREDICATE, STORE_CONTIGUOUS, STORE_MULTI, STORE_TILE_SLICE, STORE_Z,
+    STORE_ZA_VECTOR, TARGET_ELSEWHERE, TARGET_END, TEST_BRANCH, WHILE_LOWER)
 
 SP = 31
 NZCV = 32
@@ -54,6 +58,8 @@ def mode_allows(check, sm, za, sve):
         return sm and za
     if check == CHECK_ZA:
         return za
+    if check == CHECK_SM:
+        return sm
     return True
 
 
@@ -427,6 +433,48 @@ def memory_body(body, a, R, Z, P, ZA, svlb, mem, starts, sizes, writable, scratc
     return False
 
 
+@njit(cache=True)
+def counter_all_active(P, g, ebytes, nreg, svlb, maxbit):
+    """Whether CounterToPredicate(P[g]<15:0>, PL * nreg) (sve_counters.counter_to_predicate) makes every element
+    of ebytes active: the only case the multi-vector bodies do (any other hands back)."""
+    pred = np.int64(P[g, 0]) | (np.int64(P[g, 1]) << 8)
+    if pred & 0xF == 0:
+        return False
+    shift = 0
+    while (pred >> shift) & 1 == 0:
+        shift += 1
+    stored = 1 << shift  # the counter's element size in bytes
+    if ebytes < stored:  # read at a smaller element, some elements fall between the counter's
+        return False
+    count = (pred >> (shift + 1)) & ((1 << (maxbit - shift)) - 1)
+    elements = nreg * svlb // stored
+    if (pred >> 15) & 1:
+        return count == 0
+    return count >= elements
+
+
+@njit(cache=True)
+def multi_body(body, a, R, Z, P, svlb, mem, starts, sizes, writable):
+    """LD1/ST1 of 2 or 4 vectors under a predicate-as-counter, all elements active: one copy."""
+    nreg, g, n, k, mode, ebytes, maxbit = a[0], a[5], a[6], a[7], a[8], a[9], a[10]
+    if not counter_all_active(P, g, ebytes, nreg, svlb, maxbit):
+        return False
+    offset = np.uint64(k * svlb) if mode == 0 else read_x(R, k) * np.uint64(ebytes)
+    address = R[n] + offset
+    size = nreg * svlb
+    r = region_of(address, np.uint64(size), body == STORE_MULTI, starts, sizes, writable)
+    if r < 0:
+        return False
+    at = np.int64(address - starts[r])
+    data = mem[r][at:at + size]
+    for i in range(nreg):
+        if body == LOAD_MULTI:
+            Z[a[1 + i] % 32, :] = data[i * svlb:(i + 1) * svlb]
+        else:
+            data[i * svlb:(i + 1) * svlb] = Z[a[1 + i] % 32]
+    return True
+
+
 # ---- the integer dots and outer products ----------------------------------------------------------------
 
 @njit(cache=True)
@@ -593,6 +641,11 @@ def run_loop(bodies, operands, R, Z, P, ZA, sm, za, sve, mem, starts, sizes, wri
             if not mode_allows(check, sm, za, sve):
                 return index, steps, 1
             if not memory_body(body, a, R, Z, P, ZA, svlb, mem, starts, sizes, writable, scratch):
+                return index, steps, 1
+        elif body == LOAD_MULTI or body == STORE_MULTI:
+            if not sm:  # CheckStreamingSVEEnabled
+                return index, steps, 1
+            if not multi_body(body, a, R, Z, P, svlb, mem, starts, sizes, writable):
                 return index, steps, 1
         elif body == DOT or body == OUTER_PRODUCT:
             if not (sm and za):

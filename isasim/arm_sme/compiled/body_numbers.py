@@ -29,18 +29,21 @@ LOAD_ZA_VECTOR = 23
 STORE_ZA_VECTOR = 24
 DOT = 25
 OUTER_PRODUCT = 26
+LOAD_MULTI = 27
+STORE_MULTI = 28
 
 BODY_NAMES = ("MOVE_WIDE", "ADD_SUB_IMM", "ADD_SUB_SHIFTED", "ADD_SUB_EXTENDED", "LOGICAL_IMM", "LOGICAL_SHIFTED",
               "BITFIELD_MOVE", "MULTIPLY_ADD", "BRANCH", "BRANCH_COND", "COMPARE_BRANCH", "TEST_BRANCH",
               "ADD_CONSTANT", "SET_CONSTANT", "WHILE_LOWER", "SET_PREDICATE", "LOAD_CONTIGUOUS", "STORE_CONTIGUOUS",
               "LOAD_TILE_SLICE", "STORE_TILE_SLICE", "LOAD_Z", "STORE_Z", "LOAD_ZA_VECTOR", "STORE_ZA_VECTOR", "DOT",
-              "OUTER_PRODUCT")  # in body-number order, from 1
+              "OUTER_PRODUCT", "LOAD_MULTI", "STORE_MULTI")  # in body-number order, from 1
 
 # the ASL's mode checks (context.py), decided by PSTATE.SM and PSTATE.ZA, which no compiled body changes
 CHECK_NONE = 0
 CHECK_SVE = 1  # CheckSVEEnabled: streaming mode, or FEAT_SVE
 CHECK_SM_ZA = 2  # CheckStreamingSVEAndZAEnabled
 CHECK_ZA = 3  # CheckSMEAndZAEnabled
+CHECK_SM = 4  # CheckStreamingSVEEnabled
 
 # a branch target that is not an instruction index
 TARGET_END = -1  # the end of the code: the run ends

@@ -197,6 +197,15 @@ def _whole_z(body):
     return lowering
 
 
+def _multi(body):
+    def lowering(operands, kw, svl, target):
+        registers, g, (n, k) = operands
+        registers = list(registers)
+        return body, [len(registers)] + registers + [0] * (4 - len(registers)) + [
+            g, n, k, 0 if kw["mode"] == "imm" else 1, kw["esize"] // 8, (svl // 2 - 1).bit_length()]
+    return lowering
+
+
 LOWERINGS = {
     ("scalar", "move_wide"): _move_wide,
     ("scalar", "add_sub_imm"): _add_sub_imm,
@@ -227,6 +236,8 @@ LOWERINGS = {
     ("vector_memory", "ldr_z"): _whole_z(B.LOAD_Z),
     ("vector_memory", "str_z"): _whole_z(B.STORE_Z),
     ("za_moves", "ldr_za"): _za_vector(B.LOAD_ZA_VECTOR),
+    ("sve_counters", "ld1_multi"): _multi(B.LOAD_MULTI),
+    ("sve_counters", "st1_multi"): _multi(B.STORE_MULTI),
     ("za_moves", "str_za"): _za_vector(B.STORE_ZA_VECTOR),
 }
 

@@ -155,6 +155,8 @@ def planted(body: int, operands: np.ndarray) -> np.ndarray:
         operands[1] ^= 1
     elif body in (B.COMPARE_BRANCH, B.TEST_BRANCH):
         operands[3] ^= 1
+    elif body in (B.LOAD_MULTI, B.STORE_MULTI):
+        operands[1] ^= 1  # the first register of the list (operand 0 is how many)
     else:
         operands[0] ^= 1
     return operands
