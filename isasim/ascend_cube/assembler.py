@@ -18,6 +18,16 @@ from .operands import BLANK, LOCATION, parse_value, shown, value_text
 
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(.*)", re.DOTALL | re.ASCII)
 _NAMES = {form.name.lower(): form.name for form in FORMS}
+_LABEL = re.compile(r"[A-Za-z_.][A-Za-z0-9_.]*\s*:(?!:)", re.ASCII)
+_COMMENT = re.compile(r"#|//")
+# statement text (comment and blanks stripped) -> (form, operands, printed text): a kernel repeats its statements
+# (QBMM's ~6,000 lines are ~300 distinct ones, most of them SetFlag/WaitFlag), and a statement's parse depends on
+# its text alone.  The three are immutable (forms are shared declarations, operands a tuple of ints, bools and
+# strs), so each line still gets its own Instruction, with its own address and line.  Errors are not kept: a bad
+# statement is parsed (and refused, with the same message) each time.  Bounded, so a long-lived process that
+# assembles many distinct programs does not grow it without end.
+_PARSED: dict[str, tuple] = {}
+_PARSED_LIMIT = 1 << 14
 
 
 def instruction_text(form: AscendForm, operands: tuple) -> str:
@@ -80,9 +90,10 @@ def parse_line(body: str) -> AscendForm | tuple:
             raise AssemblyError(f"{canonical}: {shown(key)} is given twice")
         given[key] = value
     form = _form_for(canonical, given)
-    unknown = [key for key in given if key not in form.operand_names]
+    names = form.operand_names  # a property that builds its tuple: once per statement, not once per key
+    unknown = [key for key in given if key not in names]
     if unknown:
-        raise AssemblyError(f"{canonical}: no parameter '{shown(unknown[0])}' (it takes {', '.join(form.operand_names)})")
+        raise AssemblyError(f"{canonical}: no parameter '{shown(unknown[0])}' (it takes {', '.join(names)})")
     operands = []
     for p in form.params:
         if p.name in given:
@@ -95,7 +106,9 @@ def parse_line(body: str) -> AscendForm | tuple:
 
 
 def _strip(line: str) -> str:
-    return re.split(r"#|//", line, maxsplit=1)[0].strip(BLANK)
+    if "#" in line or "//" in line:  # most lines have no comment: no regex split for them
+        line = _COMMENT.split(line, maxsplit=1)[0]
+    return line.strip(BLANK)
 
 
 def source_lines(text: str) -> list[str]:
@@ -110,14 +123,20 @@ def assemble(text: str, isa: str, source: str, base: int) -> Program:
         body = _strip(line)
         if not body:
             continue
-        if re.match(r"[A-Za-z_.][A-Za-z0-9_.]*\s*:(?!:)", body, re.ASCII):
-            raise AssemblyError("ascend_cube programs are straight-line: no labels (generate the loop's "
-                                "iterations instead)", source=source, line=number)
-        try:
-            form, operands = parse_line(body)
-        except AssemblyError as error:
-            raise error.located(source, number)
+        parsed = _PARSED.get(body)
+        if parsed is None:  # a statement not seen yet (a label never is: it is refused, not kept)
+            if _LABEL.match(body):
+                raise AssemblyError("ascend_cube programs are straight-line: no labels (generate the loop's "
+                                    "iterations instead)", source=source, line=number)
+            try:
+                form, operands = parse_line(body)
+            except AssemblyError as error:
+                raise error.located(source, number)
+            parsed = form, operands, instruction_text(form, operands)
+            if len(_PARSED) >= _PARSED_LIMIT:
+                _PARSED.clear()
+            _PARSED[body] = parsed
+        form, operands, text = parsed
         address = base + len(instructions)
-        instructions.append(Instruction(form, operands, address, None, instruction_text(form, operands),
-                                        line=number, size=1))
+        instructions.append(Instruction(form, operands, address, None, text, line=number, size=1))
     return Program(isa, base, instructions, {}, source)

@@ -86,10 +86,12 @@ class AscendState:
         data = np.frombuffer(bytes(data), dtype=np.uint8) if isinstance(data, (bytes, bytearray)) else \
             np.ascontiguousarray(data).view(np.uint8).reshape(-1)
         target = self.buffers[buffer]
+        if not self.journal.enabled:  # a run without records (and a load): no old and new bytes to keep
+            target[offset : offset + data.size] = data
+            return
         old = target[offset : offset + data.size].tobytes()
         target[offset : offset + data.size] = data
-        if self.journal.enabled:
-            self.journal.record("array", Location(array_name(buffer), offset), old, data.tobytes())
+        self.journal.record("array", Location(array_name(buffer), offset), old, data.tobytes())
 
     # ---- arrays (traces) --------------------------------------------------------------------------
     def buffer_bytes(self, buffer: str) -> bytes:
