@@ -64,16 +64,17 @@ def mode_allows(check, sm, za, sve):
 
 
 @njit(cache=True)
-def region_of(address, size, write, starts, sizes, writable):
-    """The region holding the whole access [address, address + size), or -1 (unmapped, read-only for a
-    write, or spread over regions: the Python path then does it, or raises the fault)."""
+def located(address, size, write, starts, sizes, writable):
+    """(region, offset) of the access [address, address + size) in the one region holding all of it, or
+    (-1, 0): unmapped, read-only for a write, or spread over regions (the Python path then does it, or raises
+    the fault)."""
     for r in range(starts.size):
         offset = address - starts[r]  # wraps to a huge value below the region's start
         if address >= starts[r] and offset < sizes[r] and size <= sizes[r] - offset:
             if write and not writable[r]:
-                return -1
-            return r
-    return -1
+                return -1, 0
+            return r, np.int64(offset)
+    return -1, 0
 
 
 # ---- the A64 base instructions ------------------------------------------------------------------------
@@ -308,10 +309,9 @@ def load_elements(dest, P, g, address, elements, mbytes, ebytes, mem, starts, si
     zero-extended, inactive ones zero.  False: the active span is not in one region (Python reads it)."""
     if mbytes == ebytes and all_active(P, g, ebytes, elements):  # the common case: one copy
         size = elements * mbytes
-        r = region_of(address, np.uint64(size), False, starts, sizes, writable)
+        r, at = located(address, np.uint64(size), False, starts, sizes, writable)
         if r < 0:
             return False
-        at = np.int64(address - starts[r])
         dest[:size] = mem[r][at:at + size]
         return True
     first, last = active_span(P, g, elements, ebytes)
@@ -319,11 +319,11 @@ def load_elements(dest, P, g, address, elements, mbytes, ebytes, mem, starts, si
         dest[:] = 0
         return True
     span_start = address + np.uint64(first * mbytes)
-    r = region_of(span_start, np.uint64((last - first + 1) * mbytes), False, starts, sizes, writable)
+    r, at = located(span_start, np.uint64((last - first + 1) * mbytes), False, starts, sizes, writable)
     if r < 0:
         return False
     data = mem[r]
-    base = np.int64(span_start - starts[r]) - first * mbytes
+    base = at - first * mbytes
     for e in range(elements):
         at = e * ebytes
         if active(P, g, e, ebytes) and first <= e <= last:
@@ -344,21 +344,20 @@ def store_elements(source, P, g, address, elements, mbytes, ebytes, mem, starts,
     the active span is not in one writable region."""
     if mbytes == ebytes and all_active(P, g, ebytes, elements):
         size = elements * mbytes
-        r = region_of(address, np.uint64(size), True, starts, sizes, writable)
+        r, at = located(address, np.uint64(size), True, starts, sizes, writable)
         if r < 0:
             return False
-        at = np.int64(address - starts[r])
         mem[r][at:at + size] = source[:size]
         return True
     first, last = active_span(P, g, elements, ebytes)
     if first < 0:
         return True
     span_start = address + np.uint64(first * mbytes)
-    r = region_of(span_start, np.uint64((last - first + 1) * mbytes), True, starts, sizes, writable)
+    r, at = located(span_start, np.uint64((last - first + 1) * mbytes), True, starts, sizes, writable)
     if r < 0:
         return False
     data = mem[r]
-    base = np.int64(span_start - starts[r]) - first * mbytes
+    base = at - first * mbytes
     for e in range(first, last + 1):
         if active(P, g, e, ebytes):
             target = base + e * mbytes
@@ -413,10 +412,9 @@ def memory_body(body, a, R, Z, P, ZA, svlb, mem, starts, sizes, writable, scratc
         else:
             address = R[a[2]] + np.uint64(a[1] * svlb)
         write = body == STORE_Z or body == STORE_ZA_VECTOR
-        r = region_of(address, np.uint64(svlb), write, starts, sizes, writable)
+        r, at = located(address, np.uint64(svlb), write, starts, sizes, writable)
         if r < 0:
             return False
-        at = np.int64(address - starts[r])
         data = mem[r]
         if body == LOAD_Z:
             Z[a[0] % 32, :] = data[at:at + svlb]
@@ -462,10 +460,9 @@ def multi_body(body, a, R, Z, P, svlb, mem, starts, sizes, writable):
     offset = np.uint64(k * svlb) if mode == 0 else read_x(R, k) * np.uint64(ebytes)
     address = R[n] + offset
     size = nreg * svlb
-    r = region_of(address, np.uint64(size), body == STORE_MULTI, starts, sizes, writable)
+    r, at = located(address, np.uint64(size), body == STORE_MULTI, starts, sizes, writable)
     if r < 0:
         return False
-    at = np.int64(address - starts[r])
     data = mem[r][at:at + size]
     for i in range(nreg):
         if body == LOAD_MULTI:

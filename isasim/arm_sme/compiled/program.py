@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import weakref
 
-import sys
-
 import numpy as np
 
 from ...core import compiled
@@ -15,12 +13,14 @@ from .lowering import WIDTH, lower
 
 # numba (about 0.3 s to import) and the loop (about a second to load from numba's cache) are loaded only when
 # a run goes compiled (core.compiled.TIER_STEPS): lowering a program needs neither.
-_LOOP_MODULE = __name__.rsplit(".", 1)[0] + ".bodies"
+_LOADED = False  # the loop has run in this process (a flag: asking numba's dispatcher costs tens of microseconds)
 
 
 def _loop():
+    global _LOADED
     from . import bodies
 
+    _LOADED = True  # (set before the first call returns: ready() is only asked between runs)
     return bodies.run_loop
 
 # The lowering of a program under a configuration (the vector length and features decide it), by the
@@ -87,8 +87,7 @@ class ArmCompiledProgram(compiled.CompiledProgram):
         return index is not None and self.bodies[index] != B.NONE
 
     def ready(self) -> bool:
-        module = sys.modules.get(_LOOP_MODULE)
-        return module is not None and bool(module.run_loop.signatures)
+        return _LOADED
 
     def warm_up(self) -> None:
         if not self.ready():
